@@ -1,0 +1,54 @@
+# The README's two commands are `make demo` and `make test`. Everything they need
+# is installed from here: Go modules by `go`, the pinned Claude Code CLI by npm.
+
+GO        ?= go
+CLAUDE_DIR := tools/claude
+CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+ZERG      := bin/zerg
+
+.PHONY: all build claude test test-unit vet fmt-check demo bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(ZERG) ./cmd/zerg
+
+# The pinned real CLI (exact version and lockfile in tools/claude), installed
+# locally; no global install. Tests find it through this path.
+claude: $(CLAUDE_BIN)
+
+$(CLAUDE_BIN): $(CLAUDE_DIR)/package.json $(CLAUDE_DIR)/package-lock.json
+	cd $(CLAUDE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@$(CLAUDE_BIN) --version
+	@touch $@
+
+# The README's test command: formatting, vet, and every test, including the
+# end-to-end suites that drive the real CLI.
+test: claude fmt-check vet
+	$(GO) test -count=1 ./...
+
+# Quick loop for development: unit tests only of the current code.
+test-unit:
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# The README's demo command: runs offline on the bundled example project.
+demo: build
+	./scripts/demo.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+
+# Short fuzzing pass over the task-graph loader and validator.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 30s ./internal/spec
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./internal/spec
+
+clean:
+	rm -rf bin

@@ -1,0 +1,159 @@
+// Package cli holds zerg's commands: one file per command, all errors mapped
+// to exit codes in exit.go.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/zergrush/zerg/internal/cli.Version=…";
+// otherwise it comes from the module build info.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if v == "" || v == "(devel)" {
+			v = "dev"
+		}
+		if rev != "" {
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			v += "+" + rev
+			if dirty {
+				v += ".dirty"
+			}
+		}
+		return v
+	}
+	return "dev"
+}
+
+// commandConstructors is filled by each command file's init, so commands can be
+// added without editing this file.
+var commandConstructors []func(*app) *cobra.Command
+
+func register(newCmd func(*app) *cobra.Command) {
+	commandConstructors = append(commandConstructors, newCmd)
+}
+
+// app is the state shared by commands: streams, working directory, colour.
+type app struct {
+	stdout io.Writer
+	stderr io.Writer
+	getwd  func() (string, error)
+	color  bool // colour on stdout (a terminal and NO_COLOR unset)
+}
+
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{
+		stdout: stdout,
+		stderr: stderr,
+		getwd:  os.Getwd,
+		color:  colorEnabled(stdout),
+	}
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "zerg",
+		Short: "Run many Claude Code workers in parallel on one repository",
+		Long: `Zerg turns a task graph into one verified branch: it runs N real Claude Code
+workers at once, each in its own workspace, merges their work level by level
+through quality gates, and survives crashes, rate limits and bad output.`,
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetVersionTemplate("zerg {{.Version}}\n")
+	// Flag errors are usage errors (exit 2) with a pointer to help.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+	for _, newCmd := range commandConstructors {
+		root.AddCommand(newCmd(a))
+	}
+	return root
+}
+
+// Main runs zerg with os.Args and returns the process exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run executes one zerg command line and returns its exit code. It prints
+// errors as a single "zerg: …" line on stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := newApp(stdout, stderr)
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		err = classifyCobraError(cmd, err)
+		var ee *ExitError
+		if !(errors.As(err, &ee) && ee.Silent) {
+			fmt.Fprintf(stderr, "zerg: %s\n", oneLine(err.Error()))
+		}
+		if ctx.Err() != nil && exitCode(err) != ExitUsage {
+			return ExitInterrupted
+		}
+		return exitCode(err)
+	}
+	if ctx.Err() != nil {
+		return ExitInterrupted
+	}
+	return ExitOK
+}
+
+// classifyCobraError turns cobra's own argument errors (unknown command, wrong
+// number of args) into usage errors.
+func classifyCobraError(cmd *cobra.Command, err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			path := "zerg"
+			if cmd != nil {
+				path = cmd.CommandPath()
+			}
+			return usageErrorf("%s (see '%s --help')", msg, path)
+		}
+	}
+	return err
+}
+
+// oneLine keeps error output to a single line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.ReplaceAll(s, "\n", "; ")
+}

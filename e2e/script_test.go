@@ -1,0 +1,147 @@
+// Package e2e holds the CLI acceptance scenarios (testscript/txtar): each file in
+// testdata/script runs real zerg commands in a fresh temporary directory.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/zergrush/zerg/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"zerg": func() { os.Exit(cli.Main()) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			// A predictable, colourless, hermetic environment for every scenario.
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "Zerg Test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@zerg.invalid")
+			env.Setenv("GIT_COMMITTER_NAME", "Zerg Test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@zerg.invalid")
+			if root, err := repoRoot(); err == nil {
+				env.Setenv("SHARED", filepath.Join(filepath.Dir(root), "shared"))
+			}
+			return os.MkdirAll(env.WorkDir+"/home", 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gengraph": cmdGenGraph,
+			"genbytes": cmdGenBytes,
+			"gitinit":  cmdGitInit,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+// gengraph N FILE: writes a valid task graph of N tasks in N/100 levels, each
+// task depending on one task of the level below and owning one file.
+func cmdGenGraph(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gengraph N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), GenGraph(n), 0o644))
+}
+
+// GenGraph builds a valid graph with n tasks, 100 per level.
+func GenGraph(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"feature":"generated","tasks":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		level := i/100 + 1
+		deps := "[]"
+		if level > 1 {
+			deps = fmt.Sprintf(`["T%d"]`, i-100)
+		}
+		fmt.Fprintf(&b, `{"id":"T%d","title":"task %d","level":%d,"dependencies":%s,`+
+			`"files":{"create":["pkg/f%d.go"],"modify":[],"read":["README.md"]},`+
+			`"verification":{"command":"test -f pkg/f%d.go","timeout_seconds":30},"estimate_minutes":%d}`,
+			i, i, level, deps, i, i, 1+i%7)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// genbytes SIZE FILE: writes SIZE bytes (suffix K or M allowed) of a JSON-looking
+// prefix followed by filler, for oversized-input scenarios.
+func cmdGenBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genbytes SIZE FILE")
+	}
+	s := args[0]
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	}
+	n, err := strconv.Atoi(s)
+	ts.Check(err)
+	buf := make([]byte, n*mult)
+	copy(buf, `{"feature":"big","tasks":[],"pad":"`)
+	for i := 35; i < len(buf)-2; i++ {
+		buf[i] = 'x'
+	}
+	copy(buf[len(buf)-2:], `"}`)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf, 0o644))
+}
+
+// gitinit [DIR]: a git repository with one commit, so commands that need a repo have one.
+func cmdGitInit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! gitinit")
+	}
+	dir := ts.Getenv("WORK")
+	if len(args) > 0 {
+		dir = ts.MkAbs(args[0])
+	}
+	run := func(a ...string) {
+		cmd := exec.CommandContext(context.Background(), "git", a...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ts.Fatalf("git %v: %v\n%s", a, err, out)
+		}
+	}
+	ts.Check(os.MkdirAll(dir, 0o755))
+	run("init", "-q", "-b", "main")
+	run("-c", "user.name=Zerg Test", "-c", "user.email=test@zerg.invalid", "commit", "-q", "--allow-empty", "-m", "initial")
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/zergrush/zerg/internal/cli"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 func TestMain(m *testing.M) {
@@ -56,29 +57,7 @@ func cmdGenGraph(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), GenGraph(n), 0o644))
-}
-
-// GenGraph builds a valid graph with n tasks, 100 per level.
-func GenGraph(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"feature":"generated","tasks":[`)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		level := i/100 + 1
-		deps := "[]"
-		if level > 1 {
-			deps = fmt.Sprintf(`["T%d"]`, i-100)
-		}
-		fmt.Fprintf(&b, `{"id":"T%d","title":"task %d","level":%d,"dependencies":%s,`+
-			`"files":{"create":["pkg/f%d.go"],"modify":[],"read":["README.md"]},`+
-			`"verification":{"command":"test -f pkg/f%d.go","timeout_seconds":30},"estimate_minutes":%d}`,
-			i, i, level, deps, i, i, 1+i%7)
-	}
-	b.WriteString("]}")
-	return []byte(b.String())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), spec.Synthetic(n, 100), 0o644))
 }
 
 // genbytes SIZE FILE: writes SIZE bytes (suffix K or M allowed) of a JSON-looking

@@ -1,0 +1,492 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+func init() { register(newGraphCmd) }
+
+func newGraphCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "graph",
+		Short: "Validate, show and re-level task graphs",
+		Long: `Work with task graphs (task-graph.json; ZERG's format is accepted as it is).
+
+A graph is named by a file path or by a feature (.zerg/specs/<feature>/task-graph.json).
+With no argument, the only feature in .zerg/specs is used.`,
+	}
+	cmd.AddCommand(newGraphValidateCmd(a), newGraphShowCmd(a), newGraphRelevelCmd(a))
+	return cmd
+}
+
+func newGraphValidateCmd(a *app) *cobra.Command {
+	var asJSON, strict bool
+	cmd := &cobra.Command{
+		Use:   "validate [FILE|FEATURE]",
+		Short: "Check a task graph and list every problem",
+		Long: `Check a task graph: JSON, ids, titles, levels, dependencies, cycles, same-level
+file ownership and path safety. Every error is listed (not only the first), one per
+line, naming the task and field. Exit status 2 when the graph is invalid.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeFeatures,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := a.resolveGraph(args)
+			if err != nil {
+				return err
+			}
+			r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+			if err != nil {
+				return badInput(err)
+			}
+			invalid := !r.Valid() || (strict && len(r.Warnings) > 0)
+			if asJSON {
+				out := struct {
+					File     string         `json:"file"`
+					Valid    bool           `json:"valid"`
+					Errors   []spec.Issue   `json:"errors"`
+					Warnings []spec.Issue   `json:"warnings"`
+					Summary  *spec.Analysis `json:"summary,omitempty"`
+				}{File: file, Valid: !invalid, Errors: nonNil(r.Errors), Warnings: nonNil(r.Warnings)}
+				if r.Valid() {
+					an := spec.Analyze(r.Graph, 1)
+					out.Summary = &an
+				}
+				if err := printJSON(a.stdout, out); err != nil {
+					return err
+				}
+			} else {
+				a.printIssues(file, r)
+				if r.Valid() {
+					an := spec.Analyze(r.Graph, 1)
+					fmt.Fprintf(a.stdout, "%s: %s: %d tasks in %d levels, critical path %d tasks%s%s\n",
+						file, a.paint(ansiGreen, "valid"), an.Tasks, len(an.Levels), len(an.CriticalPath),
+						minutes(an.CriticalMinutes, an.HasEstimates || an.CriticalMinutes > 0, " (%s)"),
+						pluralf(len(r.Warnings), "; %d warning", "; %d warnings"))
+				} else {
+					fmt.Fprintf(a.stderr, "%s: %s: %s%s\n", file, a.paint(ansiRed, "invalid"),
+						pluralf(len(r.Errors), "%d error", "%d errors"), pluralf(len(r.Warnings), ", %d warning", ", %d warnings"))
+				}
+			}
+			if invalid {
+				return silent(ExitUsage)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	return cmd
+}
+
+func newGraphShowCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "show [FILE|FEATURE]",
+		Short: "Show levels, tasks, owned files, dependencies and the critical path",
+		Long: `Show a valid task graph as a table per level: each task's estimate, dependencies
+and owned files (create/modify), with the critical path marked (*) and the
+theoretical lower bound of the makespan for --workers workers.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeFeatures,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if workers < 1 || workers > 1024 {
+				return usageErrorf("--workers %d: give a number of workers from 1 to 1024", workers)
+			}
+			file, err := a.resolveGraph(args)
+			if err != nil {
+				return err
+			}
+			r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+			if err != nil {
+				return badInput(err)
+			}
+			if !r.Valid() {
+				a.printIssues(file, r)
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors); fix it, or run 'zerg graph relevel' for level problems", file, len(r.Errors))}
+			}
+			an := spec.Analyze(r.Graph, workers)
+			if asJSON {
+				return printJSON(a.stdout, showJSON(file, r.Graph, an))
+			}
+			a.printGraph(file, r.Graph, an)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print levels, tasks and the analysis as JSON")
+	cmd.Flags().IntVarP(&workers, "workers", "w", 4, "number of workers for the makespan lower bound")
+	return cmd
+}
+
+func newGraphRelevelCmd(a *app) *cobra.Command {
+	var write, asap, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "relevel [FILE|FEATURE]",
+		Short: "Recompute levels from dependencies and write the fixed graph",
+		Long: `Recompute task levels so every dependency is in a strictly lower level and no two
+tasks of one level own the same file. By default a task keeps its level unless it
+must move up; --asap puts every task at the earliest level its dependencies allow.
+Empty levels are closed up. Only level numbers change: every other byte of the file
+stays as it was.
+
+The fixed graph goes to stdout; --write replaces the file instead (atomically).
+Graphs with problems levels cannot fix (unknown dependencies, cycles, bad ids,
+unsafe paths) are reported and nothing is written.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeFeatures,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := a.resolveGraph(args)
+			if err != nil {
+				return err
+			}
+			data, err := spec.ReadFile(file)
+			if err != nil {
+				return badInput(err)
+			}
+			mode := spec.KeepLevels
+			if asap {
+				mode = spec.ASAP
+			}
+			out, changes, r, err := spec.Relevel(data, mode, spec.Options{RepoRoot: repoRootOf(file)})
+			if errors.Is(err, spec.ErrCannotRelevel) {
+				a.printIssues(file, r)
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot relevel: the graph has problems levels do not fix (listed above); nothing was written", file)}
+			}
+			if err != nil {
+				return badInput(fmt.Errorf("%s: %w", file, err))
+			}
+			written := false
+			if write && len(changes) > 0 {
+				if err := fsx.WriteFileAtomic(file, out, 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", file, err)
+				}
+				written = true
+			}
+			if asJSON {
+				return printJSON(a.stdout, struct {
+					File    string             `json:"file"`
+					Changes []spec.LevelChange `json:"changes"`
+					Written bool               `json:"written"`
+				}{file, nonNil(changes), written})
+			}
+			report := a.stderr
+			if write {
+				report = a.stdout
+			} else if _, err := a.stdout.Write(out); err != nil {
+				return err
+			}
+			if len(changes) == 0 {
+				fmt.Fprintf(report, "%s: levels already consistent; nothing to change\n", file)
+				return nil
+			}
+			for _, c := range changes {
+				from := fmt.Sprint(c.From)
+				if c.From == 0 {
+					from = "none"
+				}
+				fmt.Fprintf(report, "  %s: level %s → %d\n", c.Task, from, c.To)
+			}
+			verb := "would change"
+			if written {
+				verb = "changed"
+			}
+			fmt.Fprintf(report, "%s: %s the level of %s%s\n", file, verb, pluralf(len(changes), "%d task", "%d tasks"),
+				map[bool]string{true: "", false: " (use --write to replace the file)"}[write])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&write, "write", "w", false, "replace the file with the fixed graph")
+	cmd.Flags().BoolVar(&asap, "asap", false, "put every task at the earliest level its dependencies allow")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the level changes as JSON instead of the graph")
+	return cmd
+}
+
+// resolveGraph turns [FILE|FEATURE] into a task-graph path.
+func (a *app) resolveGraph(args []string) (string, error) {
+	cwd, err := a.getwd()
+	if err != nil {
+		return "", err
+	}
+	root := findZergRoot(cwd)
+	if len(args) == 0 {
+		if root == "" {
+			return "", usageErrorf("no task graph given and no .zerg directory here or above; pass a task-graph.json path or run 'zerg init'")
+		}
+		features := listFeatures(root)
+		switch len(features) {
+		case 1:
+			return rel(cwd, featureGraph(root, features[0])), nil
+		case 0:
+			return "", usageErrorf("no feature in %s; pass a task-graph.json path", rel(cwd, filepath.Join(root, ".zerg", "specs")))
+		default:
+			return "", usageErrorf("several features (%s); name one: zerg graph validate FEATURE", strings.Join(features, ", "))
+		}
+	}
+	arg := args[0]
+	if _, err := os.Lstat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") {
+		return arg, nil
+	}
+	if root != "" {
+		if f := featureGraph(root, arg); fileExists(f) {
+			return rel(cwd, f), nil
+		}
+		if features := listFeatures(root); len(features) > 0 {
+			return "", usageErrorf("%s: no such file or feature; features: %s", arg, strings.Join(features, ", "))
+		}
+	}
+	return "", usageErrorf("%s: no such file or feature; pass a task-graph.json path or a feature in .zerg/specs", arg)
+}
+
+func featureGraph(root, feature string) string {
+	return filepath.Join(root, ".zerg", "specs", feature, "task-graph.json")
+}
+
+// findZergRoot returns the nearest directory at or above dir holding .zerg/.
+func findZergRoot(dir string) string {
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, ".zerg")); err == nil && fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// repoRootOf returns the repository (a directory with .git) holding file, or
+// "" when it is not inside one; used for the symlink escape check.
+func repoRootOf(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return ""
+	}
+	for dir := filepath.Dir(abs); ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func listFeatures(root string) []string {
+	entries, err := os.ReadDir(filepath.Join(root, ".zerg", "specs"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && fileExists(featureGraph(root, e.Name())) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	cwd, err := a.getwd()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	if root := findZergRoot(cwd); root != "" {
+		return listFeatures(root), cobra.ShellCompDirectiveDefault
+	}
+	return nil, cobra.ShellCompDirectiveDefault
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func rel(base, p string) string {
+	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// printIssues writes errors and warnings compiler-style on stderr, one per line.
+func (a *app) printIssues(file string, r *spec.Report) {
+	for _, e := range r.Errors {
+		fmt.Fprintf(a.stderr, "%s: %s: %s\n", file, a.paintErr(ansiRed, "error"), e)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(a.stderr, "%s: %s: %s\n", file, a.paintErr(ansiYel, "warning"), w)
+	}
+}
+
+// paintErr colours text for stderr, which is checked on its own.
+func (a *app) paintErr(style, s string) string {
+	if !colorEnabled(a.stderr) {
+		return s
+	}
+	return style + s + ansiReset
+}
+
+func (a *app) printGraph(file string, g *spec.Graph, an spec.Analysis) {
+	w := a.stdout
+	critical := map[string]bool{}
+	for _, id := range an.CriticalPath {
+		critical[id] = true
+	}
+	fmt.Fprintf(w, "%s %s · %s · %s · at most %d at once\n", a.paint(ansiBold, "Feature"), g.Feature,
+		pluralf(an.Tasks, "%d task", "%d tasks"), pluralf(len(an.Levels), "%d level", "%d levels"), an.MaxParallelism)
+	fmt.Fprintf(w, "Critical path: %s%s\n", strings.Join(an.CriticalPath, " → "), minutes(an.CriticalMinutes, an.CriticalMinutes > 0, " (%s)"))
+	if an.TotalMinutes > 0 {
+		fmt.Fprintf(w, "Work: %s in all · lower bound with %d workers: %s with dependencies only, %s with level barriers\n",
+			fmtMinutes(an.TotalMinutes), an.Workers, fmtMinutes(an.LowerBoundDAG), fmtMinutes(an.LowerBoundLevels))
+		if !an.HasEstimates {
+			fmt.Fprintln(w, a.paint(ansiDim, "(some tasks have no estimate_minutes; they count as 0)"))
+		}
+	} else {
+		fmt.Fprintln(w, a.paint(ansiDim, "(no estimate_minutes in the graph: the critical path counts tasks)"))
+	}
+	byID := map[string]*spec.Task{}
+	for _, t := range g.Tasks {
+		byID[t.ID] = t
+	}
+	// One table for all levels so the columns line up.
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nLEVEL\t \tID\tTITLE\tEST\tDEPENDS ON\tOWNS")
+	for _, li := range an.Levels {
+		for _, id := range li.Tasks {
+			t := byID[id]
+			mark := " "
+			if critical[id] {
+				mark = "*"
+			}
+			est := "-"
+			if t.HasEstimate {
+				est = fmtMinutes(t.EstimateMinutes)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", li.Level, mark, id, truncate(oneLine(t.Title), 40), est,
+				listOrDash(t.Dependencies, 3), listOrDash(t.Files.Owned(), 3))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, li := range an.Levels {
+		fmt.Fprintf(w, "level %d: %s%s\n", li.Level, pluralf(len(li.Tasks), "%d task", "%d tasks"),
+			minutes(li.WorkMinutes, li.WorkMinutes > 0, ", %s of work"))
+	}
+	fmt.Fprintln(w, a.paint(ansiDim, "* = on the critical path"))
+}
+
+type showTask struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Level        int      `json:"level"`
+	Dependencies []string `json:"dependencies"`
+	Create       []string `json:"create"`
+	Modify       []string `json:"modify"`
+	Read         []string `json:"read"`
+	Estimate     *float64 `json:"estimate_minutes,omitempty"`
+	Critical     bool     `json:"critical"`
+	Verification string   `json:"verification,omitempty"`
+}
+
+func showJSON(file string, g *spec.Graph, an spec.Analysis) any {
+	critical := map[string]bool{}
+	for _, id := range an.CriticalPath {
+		critical[id] = true
+	}
+	tasks := make([]showTask, 0, len(g.Tasks))
+	for _, t := range g.Tasks {
+		st := showTask{ID: t.ID, Title: t.Title, Level: t.Level, Dependencies: nonNil(t.Dependencies),
+			Create: nonNil(t.Files.Create), Modify: nonNil(t.Files.Modify), Read: nonNil(t.Files.Read), Critical: critical[t.ID]}
+		if t.HasEstimate {
+			e := t.EstimateMinutes
+			st.Estimate = &e
+		}
+		if t.Verification != nil {
+			st.Verification = t.Verification.Command
+		}
+		tasks = append(tasks, st)
+	}
+	slices.SortStableFunc(tasks, func(x, y showTask) int { return x.Level - y.Level })
+	return struct {
+		File     string        `json:"file"`
+		Feature  string        `json:"feature"`
+		Analysis spec.Analysis `json:"analysis"`
+		Tasks    []showTask    `json:"tasks"`
+	}{file, g.Feature, an, tasks}
+}
+
+func listOrDash(s []string, max int) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	if len(s) > max {
+		return strings.Join(s[:max], ", ") + fmt.Sprintf(" +%d more", len(s)-max)
+	}
+	return strings.Join(s, ", ")
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func fmtMinutes(m float64) string {
+	if m >= 90 {
+		return fmt.Sprintf("%.1fh", m/60)
+	}
+	if m == float64(int(m)) {
+		return fmt.Sprintf("%dm", int(m))
+	}
+	return fmt.Sprintf("%.1fm", m)
+}
+
+func minutes(m float64, show bool, format string) string {
+	if !show {
+		return ""
+	}
+	return fmt.Sprintf(format, fmtMinutes(m))
+}
+
+func pluralf(n int, one, many string) string {
+	if n == 0 && strings.HasPrefix(one, ";") || n == 0 && strings.HasPrefix(one, ",") {
+		return ""
+	}
+	if n == 1 {
+		return fmt.Sprintf(one, n)
+	}
+	return fmt.Sprintf(many, n)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/config"
+)
+
+func init() { register(newConfigCmd) }
+
+func newConfigCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check or show the project configuration (.zerg/config.yaml)",
+		Args:  cobra.ArbitraryArgs,
+		// Without this, cobra would print help and exit 0 for a mistyped subcommand.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newConfigCheckCmd(a), newConfigShowCmd(a))
+	return cmd
+}
+
+func newConfigCheckCmd(a *app) *cobra.Command {
+	var file string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [--file F]",
+		Short: "Validate the config; exit 2 with every problem, one per line",
+		Long: `Validates .zerg/config.yaml (or --file) and prints every problem as one line:
+file:line: option: what is wrong and what to do. Exit 0 when valid, 2 when not.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, display, err := configPath(cmd.Context(), a, file)
+			if err != nil {
+				return err
+			}
+			_, err = loadConfigFile(path, display)
+			var ce *config.Error
+			if err != nil && !errors.As(err, &ce) {
+				return err
+			}
+			if asJSON {
+				if werr := writeConfigJSON(a.stdout, configCheckJSON(display, ce)); werr != nil {
+					return werr
+				}
+				if ce != nil {
+					return silent(ExitUsage)
+				}
+				return nil
+			}
+			if ce != nil {
+				printConfigProblems(a, ce)
+				return silent(ExitUsage)
+			}
+			fmt.Fprintf(a.stdout, "%s: ok\n", display)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "config file to check (default: .zerg/config.yaml at the repository root)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdict and problems as JSON")
+	return cmd
+}
+
+func newConfigShowCmd(a *app) *cobra.Command {
+	var file string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show [--json]",
+		Short: "Print the effective config: the file overlaid on the defaults",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, display, err := configPath(cmd.Context(), a, file)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadConfigFile(path, display)
+			var ce *config.Error
+			switch {
+			case errors.As(err, &ce):
+				printConfigProblems(a, ce)
+				return silent(ExitUsage)
+			case errors.Is(err, fs.ErrNotExist) && file == "":
+				// No file yet: the effective config is the defaults.
+				cfg = config.Default()
+				fmt.Fprintf(a.stderr, "zerg: %s does not exist; showing the defaults (zerg init writes the file)\n", display)
+			case err != nil:
+				return err
+			}
+			if asJSON {
+				return writeConfigJSON(a.stdout, cfg.Map())
+			}
+			out, err := cfg.YAML()
+			if err != nil {
+				return failedf("render config: %v", err)
+			}
+			_, err = a.stdout.Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "config file to show (default: .zerg/config.yaml at the repository root)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the config as JSON")
+	return cmd
+}
+
+// configPath resolves the config file: --file relative to the working
+// directory, else .zerg/config.yaml at the repository root. display is the
+// path as messages show it (relative to the working directory when inside it).
+func configPath(ctx context.Context, a *app, file string) (path, display string, err error) {
+	cwd, err := a.getwd()
+	if err != nil {
+		return "", "", failedf("find the current directory: %v", err)
+	}
+	if file != "" {
+		if filepath.IsAbs(file) {
+			return file, file, nil
+		}
+		return filepath.Join(cwd, file), file, nil
+	}
+	root, err := zergRepoRoot(ctx, cwd)
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(root, filepath.FromSlash(config.FileName))
+	display = path
+	if rel, err := filepath.Rel(cwd, path); err == nil {
+		display = rel
+	}
+	return path, display, nil
+}
+
+// loadConfigFile reads and parses a config file, naming it display in every
+// message. A missing file is a usage error wrapping fs.ErrNotExist.
+func loadConfigFile(path, display string) (config.Config, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Config{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s does not exist; run zerg init to create it: %w", display, fs.ErrNotExist)}
+	}
+	if err != nil {
+		return config.Config{}, usageErrorf("read %s: %v", display, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return config.Config{}, usageErrorf("%s is a directory, not a config file", display)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, config.MaxFileSize+1))
+	if err != nil {
+		return config.Config{}, usageErrorf("read %s: %v", display, err)
+	}
+	return config.Parse(data, display)
+}
+
+// printConfigProblems writes each config problem as one line on stderr.
+func printConfigProblems(a *app, ce *config.Error) {
+	for _, p := range ce.Problems {
+		fmt.Fprintln(a.stderr, p.String())
+	}
+}
+
+type configProblemJSON struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+	Text    string `json:"text"`
+}
+
+func configCheckJSON(display string, ce *config.Error) any {
+	out := struct {
+		File     string              `json:"file"`
+		Valid    bool                `json:"valid"`
+		Problems []configProblemJSON `json:"problems"`
+	}{File: display, Valid: ce == nil, Problems: []configProblemJSON{}}
+	if ce != nil {
+		for _, p := range ce.Problems {
+			out.Problems = append(out.Problems, configProblemJSON{File: p.File, Line: p.Line, Path: p.Path, Message: p.Message, Text: p.String()})
+		}
+	}
+	return out
+}
+
+func writeConfigJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,475 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default() is invalid:\n%v", err)
+	}
+}
+
+// The predecessor's init wrote a config its own loader rejected; this is the
+// test that would have caught it.
+func TestTemplateLoadsToDefault(t *testing.T) {
+	got, err := Parse(Template(), FileName)
+	if err != nil {
+		t.Fatalf("template does not load:\n%v", err)
+	}
+	if !reflect.DeepEqual(got, Default()) {
+		t.Fatalf("template differs from Default():\n got  %+v\n want %+v", got, Default())
+	}
+}
+
+// leafPaths lists every option path of Config; list elements appear as
+// "gates[].name".
+func leafPaths(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		p := join(prefix, tagName(f))
+		switch {
+		case f.Type == durationType:
+			out = append(out, p)
+		case f.Type.Kind() == reflect.Struct:
+			out = append(out, leafPaths(f.Type, p)...)
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			out = append(out, p)
+			out = append(out, leafPaths(f.Type.Elem(), p+"[]")...)
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestTemplateShowsEveryOption(t *testing.T) {
+	pos, err := positions(Template())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range leafPaths(reflect.TypeOf(Config{}), "") {
+		if strings.Contains(p, "[]") {
+			// List element options are shown in the commented gate example.
+			field := p[strings.LastIndex(p, ".")+1:]
+			if !strings.Contains(string(Template()), "#       "+field+":") && !strings.Contains(string(Template()), "#     - "+field+":") {
+				t.Errorf("template example does not show %s", p)
+			}
+			continue
+		}
+		if _, ok := pos[p]; !ok {
+			t.Errorf("template does not set %s", p)
+		}
+	}
+}
+
+// The commented gate example in the template must itself be valid config.
+func TestTemplateGateExampleIsValid(t *testing.T) {
+	var lines []string
+	for _, l := range strings.Split(string(Template()), "\n") {
+		if rest, ok := strings.CutPrefix(l, "#   "); ok {
+			lines = append(lines, rest)
+		}
+	}
+	cfg, err := Parse([]byte(strings.Join(lines, "\n")), "example")
+	if err != nil {
+		t.Fatalf("gate example is invalid:\n%v", err)
+	}
+	want := []Gate{{Name: "test", Command: "go test ./...", Timeout: DefaultGateTimeout, Required: DefaultGateRequired}}
+	if !reflect.DeepEqual(cfg.Gates, want) {
+		t.Fatalf("gate example = %+v, want %+v", cfg.Gates, want)
+	}
+}
+
+func TestDocsListEveryOption(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range leafPaths(reflect.TypeOf(Config{}), "") {
+		if !strings.Contains(string(doc), "`"+p+"`") {
+			t.Errorf("docs/configuration.md does not document `%s`", p)
+		}
+	}
+}
+
+func TestMissingKeysTakeDefaults(t *testing.T) {
+	cfg, err := Parse([]byte("workers: 8\nbreaker:\n  cooldown: 90s\ngates:\n  - name: test\n    command: go test ./...\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Workers = 8
+	want.Breaker.Cooldown = 90 * time.Second
+	want.Gates = []Gate{{Name: "test", Command: "go test ./...", Timeout: DefaultGateTimeout, Required: true}}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestEmptyAndNullKeepDefaults(t *testing.T) {
+	for _, in := range []string{"", "# only a comment\n", "---\n", "workers:\nbreaker:\n  cooldown:\n", "~\n"} {
+		cfg, err := Parse([]byte(in), "c.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if !reflect.DeepEqual(cfg, Default()) {
+			t.Fatalf("%q: got %+v", in, cfg)
+		}
+	}
+}
+
+func TestAliasesResolve(t *testing.T) {
+	cfg, err := Parse([]byte("retry:\n  infra_backoff_max: &long 10m\nverification:\n  timeout: *long\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Verification.Timeout != 10*time.Minute {
+		t.Fatalf("alias not resolved: %v", cfg.Verification.Timeout)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("workers: 2\nmode: dag\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	var ce *Error
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
+		t.Fatalf("want one problem, got %v", err)
+	}
+	if got, want := ce.Problems[0].String(), path+`:2: mode: "dag" is not one of subprocess, sandbox, container, tasks`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: want fs.ErrNotExist, got %v", err)
+	}
+}
+
+// Each case is a file and the exact problem lines it must produce, in order.
+func TestParseProblems(t *testing.T) {
+	const f = ".zerg/config.yaml"
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
+			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
+		{"unknown key without a near match", "frobnicate: 1\n",
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, launch, verification, gates, env, egress, security_rules, context`}},
+		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
+			[]string{f + `:3: breaker.cooldwn: unknown option "cooldwn"; did you mean cooldown? (see docs/configuration.md)`}},
+		{"unknown gate key", "gates:\n  - name: t\n    command: x\n    timout: 5s\n",
+			[]string{f + `:4: gates[0].timout: unknown option "timout"; did you mean timeout? (see docs/configuration.md)`}},
+		{"key set twice", "workers: 4\nworkers: 5\n",
+			[]string{f + `:2: workers: set twice (first on line 1); keep one`}},
+		{"bad duration", "breaker:\n  cooldown: abc\n",
+			[]string{f + `:2: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`}},
+		{"duration without unit", "heartbeat:\n  stall_timeout: 120\n",
+			[]string{f + `:2: heartbeat.stall_timeout: "120" is not a duration; write it like 60s, 5m or 1h30m`}},
+		{"zero duration", "breaker:\n  cooldown: 0s\n",
+			[]string{f + `:2: breaker.cooldown: 0s must be longer than 0; write it like 60s`}},
+		{"negative duration", "verification:\n  timeout: -5s\n",
+			[]string{f + `:2: verification.timeout: -5s must be longer than 0; write it like 60s`}},
+		{"negative stagger", "launch:\n  stagger: -1s\n",
+			[]string{f + `:2: launch.stagger: -1s must be 0 (no stagger) or longer`}},
+		{"backoff initial above max", "retry:\n  infra_backoff_initial: 10m\n  infra_backoff_max: 1m\n",
+			[]string{f + `:2: retry.infra_backoff_initial: 10m is longer than retry.infra_backoff_max (1m); make it shorter`}},
+		{"bad mode", "mode: docker\n",
+			[]string{f + `:1: mode: "docker" is not one of subprocess, sandbox, container, tasks`}},
+		{"bad schedule", "schedule: fast\n",
+			[]string{f + `:1: schedule: "fast" is not one of level, dag`}},
+		{"workers zero", "workers: 0\n",
+			[]string{f + `:1: workers: 0 is out of range; use a whole number from 1 to 64`}},
+		{"workers too many", "workers: 65\n",
+			[]string{f + `:1: workers: 65 is out of range; use a whole number from 1 to 64`}},
+		{"workers not a number", "workers: four\n",
+			[]string{f + `:1: workers: "four" is not a whole number; write it like 4`}},
+		{"workers a fraction", "workers: 2.5\n",
+			[]string{f + `:1: workers: "2.5" is not a whole number; write it like 4`}},
+		{"workers a list", "workers: [1, 2]\n",
+			[]string{f + `:1: workers: expected a whole number, found a list`}},
+		{"version", "version: 2\n",
+			[]string{f + `:1: version: 2 is not a config version this zerg reads; write version: 1`}},
+		{"claude path with spaces", "claude:\n  path: \" claude\"\n",
+			[]string{f + `:2: claude.path: " claude" has leading or trailing spaces; write the path alone, or leave it empty to find the pinned install`}},
+		{"bad base url", "claude:\n  base_url: localhost:8080\n",
+			[]string{f + `:2: claude.base_url: "localhost:8080" is not an http(s) URL; write it like https://api.anthropic.com or leave it empty`}},
+		{"api key value instead of name", "claude:\n  api_key_env: sk-ant-api03-SECRET\n",
+			[]string{f + `:2: claude.api_key_env: must be the NAME of an environment variable (like ANTHROPIC_API_KEY), never the key itself`}},
+		{"empty model", "models:\n  implement: \"\"\n",
+			[]string{f + `:2: models.implement: "" is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5`}},
+		{"bad fallback", "models:\n  fallback: \"two words\"\n",
+			[]string{f + `:2: models.fallback: "two words" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none`}},
+		{"negative budget", "budget:\n  run_usd: -1\n",
+			[]string{f + `:2: budget.run_usd: -1 must be 0 (no limit) or a positive amount in USD`}},
+		{"budget not a number", "budget:\n  task_usd: lots\n",
+			[]string{f + `:2: budget.task_usd: "lots" is not a number; write it like 2.5`}},
+		{"budget infinite", "budget:\n  task_usd: .inf\n",
+			[]string{f + `:2: budget.task_usd: ".inf" is not a finite number; write it like 2.5`}},
+		{"task budget above run budget", "budget:\n  task_usd: 60\n  run_usd: 50\n",
+			[]string{f + `:2: budget.task_usd: 60 is above budget.run_usd (50); lower it or raise the run budget`}},
+		{"negative max turns", "budget:\n  max_turns: -3\n",
+			[]string{f + `:2: budget.max_turns: -3 must be 0 (no limit) or a positive number of turns`}},
+		{"task retries", "retry:\n  task_retries: -1\n",
+			[]string{f + `:2: retry.task_retries: -1 is out of range; use a whole number from 0 to 20`}},
+		{"infra attempts", "retry:\n  infra_max_attempts: 0\n",
+			[]string{f + `:2: retry.infra_max_attempts: 0 is out of range; use a whole number from 1 to 100`}},
+		{"breaker failures", "breaker:\n  failures: 0\n",
+			[]string{f + `:2: breaker.failures: 0 is out of range; use a whole number from 1 to 1000`}},
+		{"window", "backpressure:\n  window: 0\n",
+			[]string{f + `:2: backpressure.window: 0 is out of range; use a whole number from 1 to 10000`}},
+		{"min samples above window", "backpressure:\n  window: 10\n  min_samples: 11\n",
+			[]string{f + `:3: backpressure.min_samples: 11 is out of range; use a whole number from 1 to 10`}},
+		{"yellow not below red", "backpressure:\n  yellow: 0.6\n  red: 0.5\n",
+			[]string{f + `:2: backpressure.yellow: 0.6 must be below backpressure.red (0.5)`}},
+		{"yellow equal red", "backpressure:\n  yellow: 0.5\n",
+			[]string{f + `:2: backpressure.yellow: 0.5 must be below backpressure.red (0.5)`}},
+		{"negative yellow", "backpressure:\n  yellow: -0.1\n",
+			[]string{f + `:2: backpressure.yellow: -0.1 is not a failure rate; use a fraction from 0 to 1, below backpressure.red`}},
+		{"red above one", "backpressure:\n  red: 1.5\n",
+			[]string{f + `:2: backpressure.red: 1.5 is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`}},
+		{"gates not a list", "gates: go test\n",
+			[]string{f + `:1: gates: expected a list, found a single value; write it like [a, b] or one '- item' per line`}},
+		{"gate not a mapping", "gates:\n  - go test ./...\n",
+			[]string{f + `:2: gates[0]: expected a mapping of options (name, command, timeout, required), found a single value; this must be 'key: value' lines`}},
+		{"gate empty item", "gates:\n  -\n",
+			[]string{f + `:2: gates[0]: empty list item; remove it`}},
+		{"gate without name or command", "gates:\n  - timeout: 5s\n",
+			[]string{
+				f + `:2: gates[0].name: every gate needs a name (like test or lint)`,
+				f + `:2: gates[0].command: is empty; write the shell command that runs the gate, like go test ./...`,
+			}},
+		{"gate duplicate names", "gates:\n  - name: test\n    command: a\n  - name: test\n    command: b\n",
+			[]string{f + `:4: gates[1].name: "test" is already the name of gates[0]; gate names must be unique`}},
+		{"gate bad name", "gates:\n  - name: my gate\n    command: a\n",
+			[]string{f + `:2: gates[0].name: "my gate" is not a gate name; use letters, digits, '.', '_' or '-' (up to 64)`}},
+		{"gate blank command", "gates:\n  - name: t\n    command: \"  \"\n",
+			[]string{f + `:3: gates[0].command: is empty; write the shell command that runs the gate, like go test ./...`}},
+		{"gate zero timeout", "gates:\n  - name: t\n    command: x\n    timeout: 0s\n",
+			[]string{f + `:4: gates[0].timeout: 0s must be longer than 0; write it like 60s`}},
+		{"gate required not a bool", "gates:\n  - name: t\n    command: x\n    required: sometimes\n",
+			[]string{f + `:4: gates[0].required: "sometimes" is not true or false; write true or false`}},
+		{"env bad name", "env:\n  pass: [GOOD, 1BAD]\n",
+			[]string{f + `:2: env.pass[1]: "1BAD" is not an environment variable name; use letters, digits and '_'`}},
+		{"env with value", "env:\n  pass:\n    - GITHUB_TOKEN=ghp_secret\n",
+			[]string{f + `:3: env.pass[0]: "GITHUB_TOKEN"=… is not a variable name; list names only, the values come from zerg's own environment`}},
+		{"env twice", "env:\n  pass: [A, A]\n",
+			[]string{f + `:2: env.pass[1]: "A" is listed twice; keep one`}},
+		{"env pass a scalar", "env:\n  pass: HOME\n",
+			[]string{f + `:2: env.pass: expected a list, found a single value; write it like [a, b] or one '- item' per line`}},
+		{"env a list", "env: [HOME]\n",
+			[]string{f + `:1: env: expected a mapping of options (pass), found a list; this must be 'key: value' lines`}},
+		{"egress url", "egress:\n  allow: [https://proxy.golang.org]\n",
+			[]string{f + `:2: egress.allow[0]: "https://proxy.golang.org" is not a host; write a host name like proxy.golang.org, optionally with :port or a leading *. (no scheme or path)`}},
+		{"egress bad port", "egress:\n  allow: [\"example.com:99999\"]\n",
+			[]string{f + `:2: egress.allow[0]: "example.com:99999" has a bad port; write a host name like proxy.golang.org, optionally with :port or a leading *.`}},
+		{"egress upper case", "egress:\n  allow: [Example.COM]\n",
+			[]string{f + `:2: egress.allow[0]: "Example.COM" is not a host; write a host name like proxy.golang.org, optionally with :port or a leading *. (lower case)`}},
+		{"rules branch", "security_rules:\n  commit: main\n",
+			[]string{f + `:2: security_rules.commit: "main" is not a full commit id; pin the rules to a full 40-character lower-case commit hash, not a branch or tag`}},
+		{"rules empty url", "security_rules:\n  url: \"\"\n",
+			[]string{f + `:2: security_rules.url: is empty; write a git repository URL like https://github.com/TikiTribe/claude-secure-coding-rules, or set security_rules.enabled: false`}},
+		{"rules bad url", "security_rules:\n  url: \"ftp://x/y\"\n",
+			[]string{f + `:2: security_rules.url: "ftp://x/y" is not a git URL; write a git repository URL like https://github.com/TikiTribe/claude-secure-coding-rules`}},
+		{"rules bad checksum", "security_rules:\n  sha256: abc\n",
+			[]string{f + `:2: security_rules.sha256: "abc" is not a SHA-256; write 64 lower-case hex digits or leave it empty`}},
+		{"token budget", "context:\n  token_budget: 0\n",
+			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
+		{"top level a list", "- workers: 4\n",
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, launch, verification, gates, env, egress, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+		{"section a scalar", "breaker: 5\n",
+			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
+		{"syntax error", "workers: 4\nmode: [subprocess\n",
+			[]string{f + `:2: invalid YAML: did not find expected ',' or ']'; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
+		{"list item in a mapping", "workers: 4\nmode: level\n- x\n",
+			[]string{f + `:3: invalid YAML: did not find expected key; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
+		{"bad indentation", "workers: 4\n mode: level\n",
+			[]string{f + `:2: invalid YAML: mapping values are not allowed in this context; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
+		{"tab indentation", "breaker:\n\tcooldown: 60s\n",
+			[]string{f + `:2: invalid YAML: found character that cannot start any token; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
+		{"two documents", "workers: 4\n---\nworkers: 5\n",
+			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
+		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
+			[]string{
+				f + `:1: mode: "docker" is not one of subprocess, sandbox, container, tasks`,
+				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
+				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
+				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
+			}},
+		{"rules disabled needs no source", "security_rules:\n  enabled: false\n  url: \"\"\n  commit: \"\"\n", nil},
+		{"ipv6 and wildcard egress", "egress:\n  allow: [\"[::1]:8080\", \"*.npmjs.org\", \"10.0.0.1\", \"proxy.golang.org:443\"]\n", nil},
+		{"local rules mirror", "security_rules:\n  url: /srv/mirror/rules\n", nil},
+		{"zero budgets mean no limit", "budget:\n  task_usd: 0\n  run_usd: 0\n  max_turns: 0\n  confirm_above_usd: 0\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in), f)
+			var got []string
+			if err != nil {
+				var ce *Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("error is %T, want *Error: %v", err, err)
+				}
+				for _, p := range ce.Problems {
+					got = append(got, p.String())
+				}
+				if err.Error() != strings.Join(got, "\n") {
+					t.Fatalf("Error() does not list the problems one per line:\n%s", err)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("problems:\n  got  %q\n  want %q", got, tt.want)
+			}
+			for _, l := range got {
+				if strings.Contains(l, "SECRET") || strings.Contains(l, "ghp_secret") {
+					t.Fatalf("a problem echoes a secret value: %s", l)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateInMemory(t *testing.T) {
+	c := Default()
+	c.Workers = 100
+	c.Breaker.Cooldown = 0
+	c.Backpressure.Red = math.NaN()
+	c.Gates = []Gate{{Name: "a", Command: "x", Timeout: time.Second}, {Name: "a", Command: "", Timeout: time.Second}}
+	err := c.Validate()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	want := []string{
+		`workers: 100 is out of range; use a whole number from 1 to 64`,
+		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
+		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
+		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
+		`gates[1].command: is empty; write the shell command that runs the gate, like go test ./...`,
+	}
+	var got []string
+	for _, p := range ce.Problems {
+		got = append(got, p.String())
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	big := make([]byte, MaxFileSize+1)
+	for i := range big {
+		big[i] = '#'
+	}
+	_, err := Parse(big, "c.yaml")
+	if err == nil || !strings.Contains(err.Error(), "c.yaml: the file is larger than") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestYAMLRoundTrip(t *testing.T) {
+	c := Default()
+	c.Workers = 9
+	c.Claude.BaseURL = "http://127.0.0.1:8080"
+	c.Models.Fallback = "claude-opus-4-8[1m]"
+	c.Budget.TaskUSD = 1.25
+	c.Retry.InfraBackoffInitial = 1500 * time.Millisecond
+	c.Heartbeat.StallTimeout = 90 * time.Second
+	c.Gates = []Gate{
+		{Name: "test", Command: "go test ./... && echo '# done: ok'", Timeout: 2 * time.Hour, Required: true},
+		{Name: "lint", Command: "true", Timeout: time.Minute},
+	}
+	c.Env.Pass = []string{"GOPATH", "NO_PROXY"}
+	c.Egress.Allow = []string{"proxy.golang.org", "*.npmjs.org:443"}
+	c.SecurityRules.SHA256 = strings.Repeat("0", 64)
+	out, err := c.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(out, "show")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Fatalf("round trip changed the config:\n%s\ngot  %+v\nwant %+v", out, got, c)
+	}
+	if m := c.Map(); m["breaker"].(map[string]any)["cooldown"] != "1m" || m["workers"] != 9 {
+		t.Fatalf("Map() = %v", m)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                  "0s",
+		60 * time.Second:                   "1m",
+		90 * time.Second:                   "1m30s",
+		120 * time.Second:                  "2m",
+		2 * time.Hour:                      "2h",
+		90 * time.Minute:                   "1h30m0s",
+		5 * time.Second:                    "5s",
+		1500 * time.Millisecond:            "1.5s",
+		-5 * time.Second:                   "-5s",
+		time.Hour + 30*time.Minute + 1e9*5: "1h30m5s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", time.Duration(d), got, want)
+		}
+		if back, err := time.ParseDuration(FormatDuration(d)); err != nil || back != d {
+			t.Errorf("FormatDuration(%v) does not parse back: %v %v", time.Duration(d), back, err)
+		}
+	}
+}
+
+// Load must never panic, and every rejection must be an *Error whose
+// problems are one non-empty line each, naming the file.
+func FuzzParse(f *testing.F) {
+	f.Add(Template())
+	f.Add([]byte("workers: 4\nwrokers: 5\n"))
+	f.Add([]byte("breaker:\n  cooldown: abc\n"))
+	f.Add([]byte("gates:\n  - name: t\n    command: x\n  - &a {name: u, command: y}\n  - *a\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("? [a, b]\n: c\n"))
+	f.Add([]byte("workers: !!binary aGVsbG8=\n"))
+	f.Add([]byte("{\"workers\": 3, \"env\": {\"pass\": [\"A\"]}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data, "f.yaml")
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+				t.Fatalf("rejection without problems: %T %v", err, err)
+			}
+			for _, p := range ce.Problems {
+				s := p.String()
+				if p.Message == "" || strings.ContainsAny(s, "\n\r") || !strings.HasPrefix(s, "f.yaml") {
+					t.Fatalf("bad problem line %q", s)
+				}
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("accepted a config that does not validate: %v", err)
+		}
+		out, err := cfg.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(out, "show")
+		if err != nil || !reflect.DeepEqual(back, cfg) {
+			t.Fatalf("round trip failed: %v\n%s", err, out)
+		}
+	})
+}

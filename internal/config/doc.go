@@ -1,0 +1,2 @@
+// Package config loads, checks and documents the project configuration, .zerg/config.yaml.
+package config

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Problem is one thing wrong with a config: where it is and what to do.
+type Problem struct {
+	File    string // as given to Load or Parse; empty for an in-memory Config
+	Line    int    // 1-based; 0 when unknown (a default value, or no file)
+	Path    string // option path such as "breaker.cooldown" or "gates[1].name"; empty for the whole file
+	Message string // what is wrong and how to fix it, one line
+}
+
+// String formats the problem as one line: "file:line: path: message".
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	}
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Error is returned by Load, Parse and Validate: every problem found, not just
+// the first, so one edit can fix them all.
+type Error struct {
+	Problems []Problem
+}
+
+// Error joins the problems, one per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sortProblems orders problems by line so output follows the file; problems
+// without a line (defaults, cross-field checks) keep their order at the end.
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		li, lj := ps[i].Line, ps[j].Line
+		if li == 0 || lj == 0 {
+			return li != 0 && lj == 0
+		}
+		return li < lj
+	})
+}
+
+// quote shows a user value in a message, shortened so a pasted blob cannot
+// flood the terminal.
+func quote(s string) string {
+	const max = 60
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,112 @@
+package config
+
+// Template returns the commented config that zerg init writes. It sets every
+// option to its default, so it loads to exactly Default() (a test holds it to
+// that), and says what each option does. docs/configuration.md has more.
+func Template() []byte { return []byte(template) }
+
+const template = `# zerg project configuration. Every option is shown with its default;
+# delete a line to keep the default. Reference: docs/configuration.md.
+# Check your edits with: zerg config check
+version: 1
+
+# How many Claude Code workers run at once (1-64).
+workers: 4
+# Worker isolation: subprocess | sandbox (bubblewrap + egress proxy)
+# | container (docker or podman) | tasks (Claude Code subagents via /zerg:rush).
+mode: subprocess
+# level: run a whole level, merge it, then the next.
+# dag: start each task as soon as its dependencies are merged.
+schedule: level
+
+claude:
+  # The Claude Code binary: a path or a name looked up in PATH. Empty: the
+  # ZERG_CLAUDE variable, then the pinned install (make claude), then PATH.
+  path: ""
+  # API endpoint for workers (ANTHROPIC_BASE_URL); empty keeps the CLI's default.
+  base_url: ""
+  # NAME of the environment variable that holds the API key. Never put the
+  # key itself here: this file is committed.
+  api_key_env: ANTHROPIC_API_KEY
+
+# Model per role: an alias (haiku, sonnet, opus) or a full model id.
+# A task's own "model" in the task graph wins over its role.
+models:
+  simple: haiku       # read-only and simple tasks
+  implement: sonnet   # tasks that write code
+  plan: sonnet        # zerg plan (requirements discovery)
+  design: opus        # zerg design (design.md and the task graph)
+  review: sonnet      # zerg review
+  debug: sonnet       # zerg debug (failure diagnosis)
+  fallback: ""        # model to switch to when the main one is overloaded; empty: none
+
+# Spending limits in USD; 0 means no limit.
+budget:
+  task_usd: 3             # per task attempt (claude --max-budget-usd)
+  run_usd: 50             # per run: no new launches once reached
+  max_turns: 50           # agent turns per attempt (claude --max-turns); 0: no limit
+  confirm_above_usd: 10   # ask before a run whose estimate is above this
+
+retry:
+  task_retries: 2               # retries of a task that failed on its own (verification, ownership, ...)
+  infra_backoff_initial: 5s     # first wait after an infra failure (rate limit, 5xx, stall, crash)
+  infra_backoff_max: 5m         # the wait doubles up to this
+  infra_max_attempts: 8         # infra attempts per task before it fails; these do not use task_retries
+
+# Circuit breaker: after this many consecutive infra failures, no launches
+# for the cooldown, then one probe.
+breaker:
+  failures: 5
+  cooldown: 60s
+
+# Failure rate over the last "window" attempts (once there are min_samples):
+# from yellow, half the workers; from red, launches pause until a probe succeeds.
+backpressure:
+  window: 20
+  min_samples: 5
+  yellow: 0.2
+  red: 0.5
+
+heartbeat:
+  # Kill and requeue a worker after this long without output. Keep it under
+  # 300s: the CLI's own stream watchdog never fires sooner than that.
+  stall_timeout: 120s
+
+launch:
+  # Delay between worker starts so the first warms the prompt cache; 0s: all at once.
+  stagger: 0s
+
+verification:
+  # Timeout of a task's verification command when the task graph gives none.
+  timeout: 10m
+
+# Quality gates run on the merged integration head after each level; a
+# failing required gate blocks the merge. Example:
+#   gates:
+#     - name: test
+#       command: go test ./...
+#       timeout: 10m      # default 10m
+#       required: true    # default true; false only reports
+gates: []
+
+env:
+  # Extra environment variables passed to workers, by NAME, on top of zerg's
+  # allowlist (PATH, HOME, LANG, ...). Everything else is withheld.
+  pass: []
+
+egress:
+  # Hosts sandbox and container workers may reach ("host", "host:port",
+  # "*.example.com"). The model API goes through zerg's gateway and needs no entry.
+  allow: []
+
+# Security rules given to workers, filtered by the languages of their files.
+security_rules:
+  enabled: true
+  url: https://github.com/TikiTribe/claude-secure-coding-rules
+  commit: f644d862f89f926537591d64439c067b1e066ffe   # a full commit id, never a branch
+  sha256: ""   # expected checksum of the fetched rules; empty: not checked
+
+context:
+  # Token budget of the task-specific part of each worker's prompt.
+  token_budget: 4000
+`

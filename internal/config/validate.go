@@ -1,0 +1,277 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Validate checks a Config held in memory and returns an *Error listing every
+// problem (by option path; there is no file or line), or nil. Load and Parse
+// run the same checks and add the file and line.
+func (c Config) Validate() error {
+	ps := c.problems()
+	if len(ps) == 0 {
+		return nil
+	}
+	return &Error{Problems: ps}
+}
+
+var (
+	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	gateNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	modelRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
+	hexRE       = regexp.MustCompile(`^[0-9a-f]+$`)
+	hostLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// Upper bounds that catch typos (an extra zero) rather than express policy.
+const (
+	maxWorkers     = 64
+	maxTaskRetries = 20
+	maxInfraTries  = 100
+)
+
+// problems runs every check and returns what failed, each with the option
+// path and what to do.
+func (c Config) problems() []Problem {
+	var ps []Problem
+	add := func(path, format string, a ...any) {
+		ps = append(ps, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
+	}
+	intRange := func(path string, v, lo, hi int) {
+		if v < lo || v > hi {
+			add(path, "%d is out of range; use a whole number from %d to %d", v, lo, hi)
+		}
+	}
+	positive := func(path string, d time.Duration) {
+		if d <= 0 {
+			add(path, "%s must be longer than 0; write it like 60s", fmtDur(d))
+		}
+	}
+	usd := func(path string, v float64) {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			add(path, "%v must be 0 (no limit) or a positive amount in USD", v)
+		}
+	}
+	oneOf := func(path, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			add(path, "%s is not one of %s", quote(v), strings.Join(allowed, ", "))
+		}
+	}
+
+	if c.Version != SchemaVersion {
+		add("version", "%d is not a config version this zerg reads; write version: %d", c.Version, SchemaVersion)
+	}
+	intRange("workers", c.Workers, 1, maxWorkers)
+	oneOf("mode", c.Mode, Modes)
+	oneOf("schedule", c.Schedule, Schedules)
+
+	// claude
+	if c.Claude.Path != "" && strings.TrimSpace(c.Claude.Path) != c.Claude.Path {
+		add("claude.path", "%s has leading or trailing spaces; write the path alone, or leave it empty to find the pinned install", quote(c.Claude.Path))
+	}
+	if c.Claude.BaseURL != "" {
+		if u, err := url.Parse(c.Claude.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("claude.base_url", "%s is not an http(s) URL; write it like https://api.anthropic.com or leave it empty", quote(c.Claude.BaseURL))
+		}
+	}
+	if !envNameRE.MatchString(c.Claude.APIKeyEnv) {
+		// Never echo the value: the usual mistake is pasting the key itself.
+		add("claude.api_key_env", "must be the NAME of an environment variable (like ANTHROPIC_API_KEY), never the key itself")
+	}
+
+	// models
+	for _, m := range []struct{ path, v string }{
+		{"models.simple", c.Models.Simple},
+		{"models.implement", c.Models.Implement},
+		{"models.plan", c.Models.Plan},
+		{"models.design", c.Models.Design},
+		{"models.review", c.Models.Review},
+		{"models.debug", c.Models.Debug},
+	} {
+		if !modelRE.MatchString(m.v) {
+			add(m.path, "%s is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5", quote(m.v))
+		}
+	}
+	if c.Models.Fallback != "" && !modelRE.MatchString(c.Models.Fallback) {
+		add("models.fallback", "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none", quote(c.Models.Fallback))
+	}
+
+	// budget
+	usd("budget.task_usd", c.Budget.TaskUSD)
+	usd("budget.run_usd", c.Budget.RunUSD)
+	usd("budget.confirm_above_usd", c.Budget.ConfirmAboveUSD)
+	if c.Budget.MaxTurns < 0 {
+		add("budget.max_turns", "%d must be 0 (no limit) or a positive number of turns", c.Budget.MaxTurns)
+	}
+	if c.Budget.TaskUSD > 0 && c.Budget.RunUSD > 0 && c.Budget.TaskUSD > c.Budget.RunUSD {
+		add("budget.task_usd", "%v is above budget.run_usd (%v); lower it or raise the run budget", c.Budget.TaskUSD, c.Budget.RunUSD)
+	}
+
+	// retry
+	intRange("retry.task_retries", c.Retry.TaskRetries, 0, maxTaskRetries)
+	positive("retry.infra_backoff_initial", c.Retry.InfraBackoffInitial)
+	positive("retry.infra_backoff_max", c.Retry.InfraBackoffMax)
+	if c.Retry.InfraBackoffInitial > 0 && c.Retry.InfraBackoffMax > 0 && c.Retry.InfraBackoffInitial > c.Retry.InfraBackoffMax {
+		add("retry.infra_backoff_initial", "%s is longer than retry.infra_backoff_max (%s); make it shorter", fmtDur(c.Retry.InfraBackoffInitial), fmtDur(c.Retry.InfraBackoffMax))
+	}
+	intRange("retry.infra_max_attempts", c.Retry.InfraMaxAttempts, 1, maxInfraTries)
+
+	// breaker
+	intRange("breaker.failures", c.Breaker.Failures, 1, 1000)
+	positive("breaker.cooldown", c.Breaker.Cooldown)
+
+	// backpressure
+	intRange("backpressure.window", c.Backpressure.Window, 1, 10000)
+	if c.Backpressure.Window >= 1 {
+		intRange("backpressure.min_samples", c.Backpressure.MinSamples, 1, c.Backpressure.Window)
+	}
+	y, r := c.Backpressure.Yellow, c.Backpressure.Red
+	switch {
+	case !(y >= 0 && y <= 1):
+		add("backpressure.yellow", "%v is not a failure rate; use a fraction from 0 to 1, below backpressure.red", y)
+	case !(r >= 0 && r <= 1):
+		add("backpressure.red", "%v is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow", r)
+	case y >= r:
+		add("backpressure.yellow", "%v must be below backpressure.red (%v)", y, r)
+	}
+
+	positive("heartbeat.stall_timeout", c.Heartbeat.StallTimeout)
+	if c.Launch.Stagger < 0 {
+		add("launch.stagger", "%s must be 0 (no stagger) or longer", fmtDur(c.Launch.Stagger))
+	}
+	positive("verification.timeout", c.Verification.Timeout)
+
+	// gates
+	names := map[string]int{}
+	for i, g := range c.Gates {
+		p := fmt.Sprintf("gates[%d]", i)
+		switch {
+		case g.Name == "":
+			add(p+".name", "every gate needs a name (like test or lint)")
+		case !gateNameRE.MatchString(g.Name):
+			add(p+".name", "%s is not a gate name; use letters, digits, '.', '_' or '-' (up to 64)", quote(g.Name))
+		default:
+			if first, dup := names[g.Name]; dup {
+				add(p+".name", "%s is already the name of gates[%d]; gate names must be unique", quote(g.Name), first)
+			} else {
+				names[g.Name] = i
+			}
+		}
+		if strings.TrimSpace(g.Command) == "" {
+			add(p+".command", "is empty; write the shell command that runs the gate, like go test ./...")
+		}
+		positive(p+".timeout", g.Timeout)
+	}
+
+	// env pass-through
+	seenEnv := map[string]bool{}
+	for i, name := range c.Env.Pass {
+		p := fmt.Sprintf("env.pass[%d]", i)
+		if n, _, hasValue := strings.Cut(name, "="); hasValue {
+			// Show only the name part: the rest may be a secret.
+			add(p, "%s=… is not a variable name; list names only, the values come from zerg's own environment", quote(n))
+			continue
+		}
+		if !envNameRE.MatchString(name) {
+			add(p, "%s is not an environment variable name; use letters, digits and '_'", quote(name))
+			continue
+		}
+		if seenEnv[name] {
+			add(p, "%s is listed twice; keep one", quote(name))
+		}
+		seenEnv[name] = true
+	}
+
+	for i, h := range c.Egress.Allow {
+		if msg := checkHost(h); msg != "" {
+			add(fmt.Sprintf("egress.allow[%d]", i), "%s %s", quote(h), msg)
+		}
+	}
+
+	// security rules
+	sr := c.SecurityRules
+	if sr.Enabled || sr.URL != "" {
+		if msg := checkRulesURL(sr.URL); msg != "" {
+			add("security_rules.url", "%s", msg)
+		}
+	}
+	if sr.Enabled || sr.Commit != "" {
+		if !(hexRE.MatchString(sr.Commit) && (len(sr.Commit) == 40 || len(sr.Commit) == 64)) {
+			add("security_rules.commit", "%s is not a full commit id; pin the rules to a full 40-character lower-case commit hash, not a branch or tag", quote(sr.Commit))
+		}
+	}
+	if sr.SHA256 != "" && !(hexRE.MatchString(sr.SHA256) && len(sr.SHA256) == 64) {
+		add("security_rules.sha256", "%s is not a SHA-256; write 64 lower-case hex digits or leave it empty", quote(sr.SHA256))
+	}
+
+	if c.Context.TokenBudget < 1 || c.Context.TokenBudget > 1_000_000 {
+		add("context.token_budget", "%d is out of range; use a number of tokens from 1 to 1000000 (default 4000)", c.Context.TokenBudget)
+	}
+	return ps
+}
+
+// checkHost returns what is wrong with an egress allowlist entry, or "".
+func checkHost(h string) string {
+	const how = "; write a host name like proxy.golang.org, optionally with :port or a leading *."
+	if strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@") {
+		return "is not a host" + how + " (no scheme or path)"
+	}
+	host := h
+	if strings.Contains(h, ":") {
+		hh, port, err := net.SplitHostPort(h)
+		if err != nil {
+			return "is not a host" + how
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "has a bad port" + how
+		}
+		host = hh
+	}
+	if net.ParseIP(host) != nil {
+		return ""
+	}
+	host = strings.TrimPrefix(host, "*.")
+	if host == "" || len(host) > 253 {
+		return "is not a host" + how
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if !hostLabelRE.MatchString(label) {
+			return "is not a host" + how + " (lower case)"
+		}
+	}
+	return ""
+}
+
+// checkRulesURL accepts the git URLs a rules fetch can use: https, http, ssh,
+// git, file, or an absolute local path (tests and air-gapped mirrors).
+func checkRulesURL(s string) string {
+	const how = "; write a git repository URL like " + DefaultRulesURL
+	if s == "" {
+		return "is empty" + how + ", or set security_rules.enabled: false"
+	}
+	if strings.HasPrefix(s, "/") {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return quote(s) + " is not a URL" + how
+	}
+	switch u.Scheme {
+	case "https", "http", "ssh", "git":
+		if u.Host == "" {
+			return quote(s) + " has no host" + how
+		}
+	case "file":
+	default:
+		return quote(s) + " is not a git URL" + how
+	}
+	return ""
+}

@@ -1,0 +1,176 @@
+package eventlog
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func appendN(t *testing.T, l *Log, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := l.AppendData("task_ready", "T"+string(rune('A'+i)), 1, map[string]int{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAppendReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs", "f", "events.jsonl")
+	l, evs, err := Open(path)
+	if err != nil || len(evs) != 0 {
+		t.Fatal(err, evs)
+	}
+	appendN(t, l, 3)
+	l.Close()
+
+	l, evs, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 || evs[2].Seq != 3 || evs[0].Prev != Genesis || evs[1].Prev != evs[0].Hash || evs[2].Task != "TC" {
+		t.Fatalf("replayed %+v", evs)
+	}
+	var payload map[string]int
+	if err := evs[1].Decode(&payload); err != nil || payload["i"] != 1 {
+		t.Fatalf("payload %v %v", payload, err)
+	}
+	e, err := l.Append(Event{Type: "run_done"})
+	if err != nil || e.Seq != 4 || e.Prev != evs[2].Hash {
+		t.Fatalf("continued chain: %+v %v", e, err)
+	}
+	l.Close()
+	if n, err := Verify(path); err != nil || n != 4 {
+		t.Fatalf("verify %d %v", n, err)
+	}
+}
+
+// TestTornLastLine: a crash mid-write leaves a partial line; opening drops it
+// and the chain continues from the last complete event.
+func TestTornLastLine(t *testing.T) {
+	for name, tail := range map[string]string{
+		"no newline":       `{"seq":3,"time":"2026-`,
+		"garbage with nl":  "{\"seq\":3,\"ti\n",
+		"half of a record": `{"seq":3,"time":"2026-11-21T00:00:00Z","type":"x","prev":"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "events.jsonl")
+			l, _, _ := Open(path)
+			appendN(t, l, 2)
+			l.Close()
+			f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(tail)
+			f.Close()
+
+			if evs, err := Read(path); err != nil || len(evs) != 2 {
+				t.Fatalf("read: %d events, %v", len(evs), err)
+			}
+			if _, err := Verify(path); err == nil {
+				t.Fatal("verify accepted a torn line")
+			}
+			l, evs, err := Open(path)
+			if err != nil || len(evs) != 2 {
+				t.Fatalf("open: %d events, %v", len(evs), err)
+			}
+			appendN(t, l, 1)
+			l.Close()
+			if n, err := Verify(path); err != nil || n != 3 {
+				t.Fatalf("after repair: %d %v", n, err)
+			}
+		})
+	}
+}
+
+// TestTamperingDetected: editing, removing, reordering or inserting a line is
+// reported with its line number, by Verify and by Open.
+func TestTamperingDetected(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	l, _, _ := Open(path)
+	appendN(t, l, 4)
+	l.Close()
+	orig, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(orig), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\n")
+	}
+	join := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	cases := map[string]struct {
+		doc  string
+		line int
+		want string
+	}{
+		"edited payload": {join(lines[0], strings.Replace(lines[1], `"i":1`, `"i":9`, 1), lines[2], lines[3]), 2, "edited"},
+		"edited type":    {join(lines[0], lines[1], strings.Replace(lines[2], "task_ready", "task_merged", 1), lines[3]), 3, "edited"},
+		"removed":        {join(lines[0], lines[2], lines[3]), 2, "sequence 3 follows 1"},
+		"reordered":      {join(lines[0], lines[2], lines[1], lines[3]), 2, "sequence"},
+		"duplicated":     {join(lines[0], lines[1], lines[1], lines[2], lines[3]), 3, "sequence 2 follows 2"},
+		"removed last":   {join(lines[0], lines[1], lines[2]) + "x\n", 4, "incomplete last line"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Verify(path)
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Line != c.line || !strings.Contains(ce.Reason, c.want) {
+				t.Fatalf("verify: %v, want line %d %q", err, c.line, c.want)
+			}
+		})
+	}
+	// Open refuses a log with damage before its last line: appending would bury it.
+	os.WriteFile(path, []byte(cases["edited payload"].doc), 0o644)
+	if _, _, err := Open(path); err == nil {
+		t.Fatal("open accepted a tampered log")
+	}
+}
+
+func TestSingleWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	l, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second writer: %v", err)
+	}
+	l.Close()
+	l2, _, err := Open(path)
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	l2.Close()
+}
+
+func TestConcurrentAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	l, _, _ := Open(path)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				if _, err := l.Append(Event{Type: "x"}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	l.Close()
+	if n, err := Verify(path); err != nil || n != 200 {
+		t.Fatalf("%d %v", n, err)
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Count(data, []byte("\n")) != 200 {
+		t.Fatal("lines interleaved")
+	}
+}

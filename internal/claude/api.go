@@ -1,0 +1,104 @@
+package claude
+
+import (
+	"os"
+	"strings"
+)
+
+// Secret is a credential. Every fmt verb prints it redacted, so a Spec, an
+// APISettings or an error can be logged whole; use string(s) to get the value.
+type Secret string
+
+const redacted = "[redacted]"
+
+// String redacts the secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString redacts the secret for %#v.
+func (s Secret) GoString() string { return `claude.Secret("` + s.String() + `")` }
+
+// MarshalText redacts the secret when encoded as JSON or text.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// API environment variable names, as the CLI honours them (claude-cli.md §10).
+const (
+	EnvBaseURL   = "ANTHROPIC_BASE_URL"
+	EnvAPIKey    = "ANTHROPIC_API_KEY"
+	EnvAuthToken = "ANTHROPIC_AUTH_TOKEN"
+)
+
+// APISettings is how a worker reaches the Messages API. The key and token
+// reach the worker only through its environment, never its argv.
+type APISettings struct {
+	BaseURL   string // ANTHROPIC_BASE_URL; empty = the CLI's default endpoint
+	APIKey    Secret // ANTHROPIC_API_KEY, sent as x-api-key
+	AuthToken Secret // ANTHROPIC_AUTH_TOKEN, sent as Authorization: Bearer
+}
+
+// APIFromEnv reads the API settings from the process environment.
+func APIFromEnv() APISettings { return apiFromGetenv(os.Getenv) }
+
+func apiFromGetenv(getenv func(string) string) APISettings {
+	return APISettings{
+		BaseURL:   getenv(EnvBaseURL),
+		APIKey:    Secret(getenv(EnvAPIKey)),
+		AuthToken: Secret(getenv(EnvAuthToken)),
+	}
+}
+
+// Merge returns a with every empty field filled from b: explicit config
+// first, then the environment.
+func (a APISettings) Merge(b APISettings) APISettings {
+	if a.BaseURL == "" {
+		a.BaseURL = b.BaseURL
+	}
+	if a.APIKey == "" {
+		a.APIKey = b.APIKey
+	}
+	if a.AuthToken == "" {
+		a.AuthToken = b.AuthToken
+	}
+	return a
+}
+
+// String describes the settings without the credentials' values.
+func (a APISettings) String() string {
+	var b strings.Builder
+	b.WriteString("base_url=")
+	if a.BaseURL == "" {
+		b.WriteString("(default)")
+	} else {
+		b.WriteString(a.BaseURL)
+	}
+	b.WriteString(" api_key=")
+	b.WriteString(present(a.APIKey))
+	b.WriteString(" auth_token=")
+	b.WriteString(present(a.AuthToken))
+	return b.String()
+}
+
+// GoString is String, so %#v cannot leak either.
+func (a APISettings) GoString() string { return "claude.APISettings{" + a.String() + "}" }
+
+func present(s Secret) string {
+	if s == "" {
+		return "unset"
+	}
+	return redacted
+}
+
+// redact replaces every occurrence of the settings' secrets in text.
+func (a APISettings) redact(text string) string {
+	for _, s := range []Secret{a.APIKey, a.AuthToken} {
+		// Very short values would redact ordinary words; they are not real keys.
+		if len(s) >= 8 {
+			text = strings.ReplaceAll(text, string(s), redacted)
+		}
+	}
+	return text
+}

@@ -1,0 +1,408 @@
+package claude
+
+// End-to-end tests: the real pinned Claude Code CLI against our scripted
+// Messages API (internal/mockapi), launched through Start exactly as the
+// coordinator will.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/mockapi"
+)
+
+var (
+	e2eOnce   sync.Once
+	e2eErr    error
+	e2eTmp    string
+	e2eZerg   string // zerg binary built for the hook
+	e2eClaude Location
+)
+
+// testMainE2E runs the tests and removes the shared build directory.
+func testMainE2E(m *testing.M) int {
+	code := m.Run()
+	if e2eTmp != "" {
+		os.RemoveAll(e2eTmp)
+	}
+	return code
+}
+
+// e2eSetup builds zerg once (the hook command needs a real binary) and finds
+// the real CLI; a missing CLI is a failure, not a skip.
+func e2eSetup(t *testing.T) {
+	t.Helper()
+	e2eOnce.Do(func() {
+		loc, err := Locate("")
+		if err != nil {
+			e2eErr = fmt.Errorf("real claude CLI not found: %v (run `make claude`)", err)
+			return
+		}
+		e2eClaude = loc
+		if loc.RepoRoot == "" {
+			e2eErr = fmt.Errorf("repository root not found from %s", loc.Path)
+			return
+		}
+		e2eTmp, err = os.MkdirTemp("", "zerg-claude-e2e-")
+		if err != nil {
+			e2eErr = err
+			return
+		}
+		e2eZerg = filepath.Join(e2eTmp, "zerg")
+		cmd := exec.Command("go", "build", "-o", e2eZerg, "./cmd/zerg")
+		cmd.Dir = loc.RepoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			e2eErr = fmt.Errorf("build zerg: %v\n%s", err, out)
+		}
+	})
+	if e2eErr != nil {
+		t.Fatal(e2eErr)
+	}
+}
+
+const e2eKey = "sk-ant-e2e-SECRET-do-not-log"
+
+// e2eRun is one worker against one scripted server.
+type e2eRun struct {
+	srv  *mockapi.Server
+	spec Spec
+	ws   string
+	root string
+}
+
+func newE2E(t *testing.T, scenario string) *e2eRun {
+	t.Helper()
+	e2eSetup(t)
+	sc, err := mockapi.ParseScenario([]byte(scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mockapi.NewServer(sc)
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &e2eRun{srv: srv, ws: ws, root: root, spec: Spec{
+		Binary:     e2eClaude.Path,
+		Workdir:    ws,
+		AttemptDir: filepath.Join(root, "attempt"),
+		Prompt:     "please do the e2e task",
+		API:        APISettings{BaseURL: url, APIKey: e2eKey},
+		Tools:      []string{"Bash", "Edit", "Read", "Write"},
+		MaxRetries: 1,
+		APITimeout: 5 * time.Second,
+		// A safety net only: the machine may be loaded, so it is generous.
+		IdleTimeout: 3 * time.Minute,
+		KillGrace:   2 * time.Second,
+		Hook:        HookSpec{ZergBinary: e2eZerg, AllowedPaths: []string{"**"}},
+	}}
+}
+
+func (e *e2eRun) run(t *testing.T) (Outcome, *Run) {
+	t.Helper()
+	r, err := Start(context.Background(), e.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return waitOutcome(t, r, 4*time.Minute), r
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestRealCLIVersionIsPinned(t *testing.T) {
+	e2eSetup(t)
+	v, err := Version(context.Background(), e2eClaude.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := PinnedVersion(e2eClaude.RepoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != pinned {
+		t.Fatalf("claude %s at %s (%s), pinned %s", v, e2eClaude.Path, e2eClaude.Source, pinned)
+	}
+}
+
+func TestE2EWriteEditBash(t *testing.T) {
+	e := newE2E(t, `
+tasks:
+  - name: work
+    match: "e2e task"
+    turns:
+      - tools: [{name: Write, input: {file_path: hello.txt, content: "hi\n"}}]
+      - tools: [{name: Read, input: {file_path: hello.txt}}]
+      - tools: [{name: Edit, input: {file_path: hello.txt, old_string: "hi", new_string: "hello"}}]
+      - tools: [{name: Bash, input: {command: "echo ran > ran.txt", description: "run"}}]
+      - text: "All done."
+        usage: {input_tokens: 5000, output_tokens: 300, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`)
+	var mu sync.Mutex
+	types := map[string]int{}
+	e.spec.OnEvent = func(ev Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
+	o, r := e.run(t)
+	if o.Class != ClassSuccess || o.Reason != ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
+		t.Fatalf("outcome %s/%s %q exit %d stderr %q", o.Class, o.Reason, o.Detail, o.ExitCode, o.Stderr)
+	}
+	if got := readFile(t, filepath.Join(e.ws, "hello.txt")); got != "hello\n" {
+		t.Fatalf("hello.txt = %q", got)
+	}
+	if got := readFile(t, filepath.Join(e.ws, "ran.txt")); got != "ran\n" {
+		t.Fatalf("ran.txt = %q", got)
+	}
+	// Accounting comes from the result event: the last turn's scripted
+	// usage is in the totals, and the cost is the CLI's.
+	if o.Usage.OutputTokens < 300 || o.Usage.InputTokens < 5000 || o.CostUSD <= 0 || o.NumTurns != 5 {
+		t.Fatalf("usage %+v cost %v turns %d", o.Usage, o.CostUSD, o.NumTurns)
+	}
+	var sum float64
+	for _, mu := range o.ModelUsage {
+		sum += mu.CostUSD
+	}
+	if len(o.ModelUsage) == 0 || fmt.Sprintf("%.6f", sum) != fmt.Sprintf("%.6f", o.CostUSD) {
+		t.Fatalf("modelUsage %+v vs cost %v", o.ModelUsage, o.CostUSD)
+	}
+	p := r.Progress()
+	if p.ToolCalls["Write"] != 1 || p.ToolCalls["Edit"] != 1 || p.ToolCalls["Read"] != 1 || p.ToolCalls["Bash"] != 1 || !p.TokensFinal || p.Turns != 5 {
+		t.Fatalf("progress %+v", p)
+	}
+	if o.SessionID != e.spec.SessionID && e.spec.SessionID != "" || o.SessionID != r.SessionID() {
+		t.Fatalf("session %q vs %q", o.SessionID, r.SessionID())
+	}
+	mu.Lock()
+	if types[TypeSystem] == 0 || types[TypeAssistant] < 5 || types[TypeUser] < 4 || types[TypeResult] != 1 {
+		t.Fatalf("event types %v", types)
+	}
+	mu.Unlock()
+	// The worker reached the API with our key (through its env) and our
+	// session id, and its state went to the attempt dir, not HOME.
+	reqs := e.srv.Requests()
+	mains := 0
+	for _, q := range reqs {
+		if q.Kind == mockapi.KindMain {
+			mains++
+			if !q.APIKey || q.SessionID != r.SessionID() || q.Tools != 4 {
+				t.Fatalf("request %+v", q)
+			}
+		}
+	}
+	if mains != 5 {
+		t.Fatalf("%d main requests, want 5", mains)
+	}
+	if _, err := os.Stat(filepath.Join(e.spec.AttemptDir, "config", ".claude.json")); err != nil {
+		t.Fatalf("config dir not used: %v", err)
+	}
+	assertNoSecret(t, o.Stderr+o.Detail+fmt.Sprintf("%+v", o))
+}
+
+func TestE2EFaults(t *testing.T) {
+	cases := []struct {
+		name   string
+		fault  string
+		idle   time.Duration
+		class  Class
+		reason string
+	}{
+		{"429 persistent", `{http: 429, retry_after: 1}`, 0, ClassInfra, ReasonRateLimit},
+		{"500 persistent", `{http: 500}`, 0, ClassInfra, ReasonServerError},
+		{"529", `{http: 529}`, 0, ClassInfra, ReasonOverloaded},
+		{"401", `{http: 401}`, 0, ClassFatal, ReasonAuth},
+		{"400", `{http: 400}`, 0, ClassFatal, ReasonBadRequest},
+		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, ClassFatal, ReasonModelNotFound},
+		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, ClassInfra, ReasonMalformed},
+		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, ClassInfra, ReasonTimeout},
+		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, ClassInfra, ReasonStalled},
+		{"max_tokens", `{stop: max_tokens, kinds: [main, fallback]}`, 0, ClassTask, ReasonMaxOutputTokens},
+		{"refusal", `{stop: refusal}`, 0, ClassTask, ReasonRefusal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t, `
+tasks:
+  - name: faulty
+    match: "e2e task"
+    turns: [{text: "never seen"}]
+    faults: [`+tc.fault+`]
+`)
+			e.spec.APITimeout = 2 * time.Second
+			if tc.idle > 0 {
+				e.spec.IdleTimeout = tc.idle
+			}
+			start := time.Now()
+			o, r := e.run(t)
+			if o.Class != tc.class || o.Reason != tc.reason {
+				t.Fatalf("outcome %s/%s, want %s/%s; detail %q exit %d stderr %q", o.Class, o.Reason, tc.class, tc.reason, o.Detail, o.ExitCode, o.Stderr)
+			}
+			if tc.idle == 0 && (o.Result == nil || !o.Result.IsError || o.ExitCode != 1) {
+				t.Fatalf("result %+v exit %d", o.Result, o.ExitCode)
+			}
+			if tc.idle > 0 && (!o.Stopped || time.Since(start) < tc.idle) {
+				t.Fatalf("watchdog: stopped %v after %v", o.Stopped, time.Since(start))
+			}
+			assertGone(t, r.PID())
+			t.Logf("%s: %s/%s in %v: %q", tc.name, o.Class, o.Reason, time.Since(start).Round(time.Millisecond), o.Detail)
+		})
+	}
+}
+
+// findSleep waits for the pid file the scripted Bash command writes.
+func waitPidFile(t *testing.T, path string, limit time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+				return pid
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+	return 0
+}
+
+func TestE2EStopLeavesNoProcess(t *testing.T) {
+	// Turn 1 detaches a long sleep the way an agent would (setsid + nohup);
+	// turn 2 hangs upstream so the run is mid-flight when we stop it.
+	const scenario = `
+tasks:
+  - name: detach
+    match: "e2e task"
+    turns:
+      - tools: [{name: Bash, input: {command: "setsid nohup sh -c 'echo $$ > sleep.pid; exec sleep 300' > /dev/null 2>&1 & echo started", description: "detach"}}]
+      - text: "never reached"
+        faults: [{stall: before_headers}]
+`
+	for _, tc := range []struct {
+		name  string
+		stop  func(*Run, context.CancelFunc)
+		cause string
+	}{
+		{"SIGTERM then SIGKILL", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
+		{"SIGKILL", func(r *Run, _ context.CancelFunc) { r.Kill() }, "killed"},
+		{"context cancelled", func(_ *Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, scenario)
+			e.spec.AllowedTools = []string{"Bash"}
+			e.spec.APITimeout = 0 // wait on the stalled turn until stopped
+			toolDone := make(chan struct{})
+			var once sync.Once
+			e.spec.OnEvent = func(ev Event) {
+				if ev.User != nil {
+					once.Do(func() { close(toolDone) })
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := Start(ctx, e.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sleepPID := waitPidFile(t, filepath.Join(e.ws, "sleep.pid"), 2*time.Minute)
+			if st, err := readStat(sleepPID); err != nil || st.sid != sleepPID {
+				t.Fatalf("sleep %d not detached into its own session: %+v %v", sleepPID, st, err)
+			}
+			// The tool result is out: the CLI is now on turn 2, which stalls.
+			select {
+			case <-toolDone:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("no tool result")
+			}
+			time.Sleep(300 * time.Millisecond)
+			if p := r.Progress(); p.ToolCalls["Bash"] != 1 {
+				t.Fatalf("progress %+v", p)
+			}
+			stopAt := time.Now()
+			tc.stop(r, cancel)
+			o := waitOutcome(t, r, time.Minute)
+			if d := time.Since(stopAt); d > 10*time.Second {
+				t.Errorf("stopping took %v", d)
+			}
+			if o.Class != ClassInfra || !o.Stopped || o.StopCause != tc.cause {
+				t.Fatalf("outcome %s/%s stopped %v cause %q", o.Class, o.Reason, o.Stopped, o.StopCause)
+			}
+			pids := []int{sleepPID}
+			for _, p := range r.PIDs() {
+				pids = append(pids, p.PID)
+			}
+			assertGone(t, pids...)
+			if len(o.Leftover) != 0 {
+				t.Fatalf("leftover %v", o.Leftover)
+			}
+			// Nothing anywhere still carries the run's marker.
+			for pid := range mustScan(t) {
+				if hasMarker(pid, []byte(EnvRunMarker+"="+r.Marker())) {
+					t.Fatalf("process %d still carries the run marker", pid)
+				}
+			}
+		})
+	}
+}
+
+func mustScan(t *testing.T) map[int]procStat {
+	t.Helper()
+	procs, err := scanProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return procs
+}
+
+func TestE2EHookPolicy(t *testing.T) {
+	outside := t.TempDir()
+	e := newE2E(t, fmt.Sprintf(`
+tasks:
+  - name: writes
+    match: "e2e task"
+    turns:
+      - tools:
+          - {name: Write, input: {file_path: %q, content: "escape\n"}}
+          - {name: Write, input: {file_path: "main.go", content: "package main\n"}}
+          - {name: Write, input: {file_path: "src/ok.txt", content: "allowed\n"}}
+      - text: "done"
+`, filepath.Join(outside, "evil.txt")))
+	e.spec.Hook.AllowedPaths = []string{"src/**"}
+	o, _ := e.run(t)
+	if o.Class != ClassSuccess {
+		t.Fatalf("outcome %s/%s %q stderr %q", o.Class, o.Reason, o.Detail, o.Stderr)
+	}
+	if got := readFile(t, filepath.Join(e.ws, "src", "ok.txt")); got != "allowed\n" {
+		t.Fatalf("allowed write: %q", got)
+	}
+	for _, p := range []string{filepath.Join(outside, "evil.txt"), filepath.Join(e.ws, "main.go")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s was created despite the policy", p)
+		}
+	}
+	for _, d := range o.PermissionDenials {
+		if d.ToolName != "Write" {
+			t.Fatalf("denial %+v", d)
+		}
+	}
+	if len(o.PermissionDenials) != 2 {
+		t.Fatalf("permission denials %+v", o.PermissionDenials)
+	}
+}

@@ -1,0 +1,154 @@
+package claude
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeExe writes an executable of size bytes (a stand-in binary).
+func writeExe(t *testing.T, path string, size int) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("#!/bin/sh\necho '9.9.9 (Claude Code)'\n")
+	if size > len(data) {
+		data = append(data, make([]byte, size-len(data))...)
+	}
+	if err := os.WriteFile(path, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func makeRepo(t *testing.T, wrapperSize, nativeSize int) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "tools/claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "tools/claude/package.json"), []byte(`{"dependencies":{"@anthropic-ai/claude-code":"2.1.197"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if wrapperSize > 0 {
+		writeExe(t, filepath.Join(root, pinnedWrapper), wrapperSize)
+	}
+	if nativeSize > 0 {
+		writeExe(t, filepath.Join(root, pinnedNative), nativeSize)
+	}
+	return root
+}
+
+func TestLocateOrder(t *testing.T) {
+	big := stubLimit + 1
+	full := makeRepo(t, big, big)
+	stub := makeRepo(t, 100, big)
+	noInstall := makeRepo(t, 0, 0)
+	elsewhere := t.TempDir()
+	cfgBin := writeExe(t, filepath.Join(elsewhere, "cfg/claude"), 10)
+	envBin := writeExe(t, filepath.Join(elsewhere, "env/claude"), 10)
+	pathBin := writeExe(t, filepath.Join(elsewhere, "path/claude"), 10)
+	notExec := filepath.Join(elsewhere, "noexec")
+	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name      string
+		config    string
+		env       string
+		exe, wd   string // where zerg runs from, the cwd
+		onPath    bool
+		want      string
+		source    Source
+		wantErr   bool
+		wantRoot  string
+		errString string
+	}{
+		{name: "config wins", config: cfgBin, env: envBin, exe: full + "/bin/zerg", onPath: true, want: cfgBin, source: SourceConfig, wantRoot: full},
+		{name: "config name on PATH", config: "claude", env: envBin, exe: full + "/bin/zerg", onPath: true, want: pathBin, source: SourceConfig, wantRoot: full},
+		{name: "config name not on PATH", config: "claude", env: envBin, wantErr: true, errString: "claude from config"},
+		{name: "env next", env: envBin, exe: full + "/bin/zerg", onPath: true, want: envBin, source: SourceEnv, wantRoot: full},
+		{name: "repo from binary location", exe: full + "/bin/zerg", wd: elsewhere, onPath: true, want: filepath.Join(full, pinnedWrapper), source: SourceRepo, wantRoot: full},
+		{name: "repo from cwd", exe: elsewhere + "/zerg", wd: filepath.Join(full, "internal", "x"), onPath: true, want: filepath.Join(full, pinnedWrapper), source: SourceRepo, wantRoot: full},
+		{name: "stub wrapper uses native", exe: stub + "/bin/zerg", onPath: true, want: filepath.Join(stub, pinnedNative), source: SourceRepo, wantRoot: stub},
+		{name: "repo without install falls to PATH", exe: noInstall + "/bin/zerg", onPath: true, want: pathBin, source: SourcePath, wantRoot: noInstall},
+		{name: "PATH last", exe: elsewhere + "/zerg", wd: elsewhere, onPath: true, want: pathBin, source: SourcePath},
+		{name: "nothing", exe: elsewhere + "/zerg", wd: elsewhere, wantErr: true, errString: "make claude"},
+		{name: "bad config path is an error", config: notExec, env: envBin, onPath: true, wantErr: true, errString: "not an executable"},
+		{name: "missing env path is an error", env: filepath.Join(elsewhere, "missing"), exe: full + "/bin/zerg", wantErr: true, errString: "ZERG_CLAUDE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := Locator{
+				Getenv: func(k string) string {
+					if k == EnvClaude {
+						return tc.env
+					}
+					return ""
+				},
+				Executable: func() (string, error) {
+					if tc.exe == "" {
+						return "", errors.New("no exe")
+					}
+					return tc.exe, nil
+				},
+				Getwd: func() (string, error) {
+					if tc.wd == "" {
+						return elsewhere, nil
+					}
+					return tc.wd, nil
+				},
+				LookPath: func(string) (string, error) {
+					if tc.onPath {
+						return pathBin, nil
+					}
+					return "", errors.New("not on PATH")
+				},
+			}
+			loc, err := l.Locate(tc.config)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tc.errString) {
+					t.Fatalf("Locate() = %+v, %v; want error containing %q", loc, err, tc.errString)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc.Path != tc.want || loc.Source != tc.source || loc.RepoRoot != tc.wantRoot {
+				t.Fatalf("Locate() = %+v, want path %s source %s root %q", loc, tc.want, tc.source, tc.wantRoot)
+			}
+		})
+	}
+}
+
+func TestPinnedVersion(t *testing.T) {
+	root := makeRepo(t, 0, 0)
+	v, err := PinnedVersion(root)
+	if err != nil || v != "2.1.197" {
+		t.Fatalf("PinnedVersion = %q, %v", v, err)
+	}
+	if _, err := PinnedVersion(t.TempDir()); err == nil {
+		t.Fatal("no package.json accepted")
+	}
+}
+
+func TestVersionFake(t *testing.T) {
+	bin := writeExe(t, filepath.Join(t.TempDir(), "claude"), 10)
+	v, err := Version(context.Background(), bin)
+	if err != nil || v != "9.9.9" {
+		t.Fatalf("Version = %q, %v", v, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho nope >&2; exit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Version(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("Version of a failing binary: %v", err)
+	}
+}

@@ -1,0 +1,404 @@
+package claude
+
+import (
+	"maps"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Class is how a run ended, for the coordinator's retry policy
+// (claude-cli.md §5.3, DESIGN.md §5 "Failure classes").
+type Class string
+
+const (
+	// ClassSuccess: the agent ran to completion. It may still have failed
+	// the task; the coordinator's verification decides.
+	ClassSuccess Class = "success"
+	// ClassTask: the run stopped for a reason tied to this task (max turns,
+	// budget, refusal, output or context too large); counted against the
+	// task's retry budget.
+	ClassTask Class = "task"
+	// ClassInfra: upstream or process trouble (rate limit, overload, 5xx,
+	// connection, timeout, malformed stream, stall, killed, no result);
+	// retried with backoff and not counted against the task.
+	ClassInfra Class = "infra"
+	// ClassFatal: retrying cannot help any task (invalid API key, model not
+	// found, bad request, CLI usage error); stop the run with the message.
+	ClassFatal Class = "fatal"
+)
+
+// Reasons: a short machine-readable word next to the class.
+const (
+	ReasonCompleted       = "completed"
+	ReasonMaxTurns        = "max_turns"
+	ReasonMaxBudget       = "max_budget"
+	ReasonStructuredOut   = "structured_output_retries"
+	ReasonRefusal         = "refusal"
+	ReasonMaxOutputTokens = "max_output_tokens"
+	ReasonContextTooLong  = "context_too_long"
+	ReasonTooLarge        = "request_too_large"
+	ReasonAuth            = "auth"
+	ReasonModelNotFound   = "model_not_found"
+	ReasonBadRequest      = "bad_request"
+	ReasonBilling         = "billing"
+	ReasonUsage           = "cli_usage"
+	ReasonRateLimit       = "rate_limit"
+	ReasonOverloaded      = "overloaded"
+	ReasonServerError     = "server_error"
+	ReasonForbidden       = "forbidden"
+	ReasonConnection      = "connection"
+	ReasonTimeout         = "timeout"
+	ReasonMalformed       = "malformed"
+	ReasonAPIError        = "api_error"
+	ReasonStalled         = "stalled"
+	ReasonStopped         = "stopped"
+	ReasonKilled          = "killed"
+	ReasonNoResult        = "no_result"
+	ReasonAborted         = "aborted"
+	ReasonUnknownResult   = "unknown_result"
+	ReasonStartFailed     = "start_failed"
+)
+
+// Outcome is everything known about a finished run.
+type Outcome struct {
+	Class  Class
+	Reason string
+	// Detail is the human-readable cause: the result text, errors[], or
+	// the stderr tail; secrets redacted.
+	Detail string
+
+	SessionID string
+	Model     string // the model of the last real assistant message
+	// Result is the result event, nil when the process died without one.
+	Result *ResultEvent
+
+	// Accounting, from the result event (zero without one).
+	CostUSD           float64
+	Usage             Usage
+	ModelUsage        map[string]ModelUsage
+	NumTurns          int
+	ResultText        string
+	StopReason        string
+	APIErrorStatus    int    // 0 when null
+	SyntheticError    string // the "error" of the last synthetic assistant line
+	PermissionDenials []PermissionDenial
+
+	// Process facts.
+	ExitCode   int    // -1 when killed by a signal
+	Signal     string // "killed", "terminated", … when killed by a signal
+	Stderr     string // bounded tail, redacted
+	Duration   time.Duration
+	APIRetries int
+	// Stopped is set when the driver signalled the run (Stop, Kill, context
+	// cancellation or the idle watchdog); StopCause says which.
+	Stopped   bool
+	StopCause string
+	// Leftover lists processes of the run still alive after the final sweep
+	// (normally empty).
+	Leftover []Proc
+	// Err is a launch or wait error, if any.
+	Err error
+}
+
+// Progress is a snapshot of a running worker, for heartbeats and status.
+type Progress struct {
+	SessionID string
+	Model     string
+	Started   time.Time
+	LastEvent time.Time // zero before the first stdout line
+	Events    int
+	// Turns counts distinct main-loop API messages seen so far; the final
+	// number is Outcome.NumTurns.
+	Turns           int
+	ToolCalls       map[string]int
+	APIRetries      int
+	LastRetryStatus int
+	LastRetryError  string
+	HookDenials     int
+	// Tokens is an estimate until the result arrives (TokensFinal): input
+	// and cache tokens of each distinct message counted once, output ≈
+	// content chars/4. Never use it for billing.
+	Tokens      Usage
+	TokensFinal bool
+	CostUSD     float64
+	Done        bool
+}
+
+// state folds events into progress and the facts the classifier needs. It
+// is shared by Run and the tests that replay captured streams.
+type state struct {
+	mu sync.Mutex
+	p  Progress
+
+	seenMsg     map[string]bool // message ids whose usage was counted
+	result      *ResultEvent
+	synthetic   string
+	synthText   string
+	signalled   bool // the driver sent a signal
+	resultFirst bool // the result arrived before any signal from us
+}
+
+func newState(start time.Time) *state {
+	return &state{p: Progress{Started: start, ToolCalls: map[string]int{}}, seenMsg: map[string]bool{}}
+}
+
+func (s *state) observe(ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p.Events++
+	if !ev.Time.IsZero() {
+		s.p.LastEvent = ev.Time
+	}
+	if ev.SessionID != "" {
+		s.p.SessionID = ev.SessionID
+	}
+	switch {
+	case ev.Init != nil:
+		if ev.Init.Model != "" {
+			s.p.Model = ev.Init.Model
+		}
+	case ev.Assistant != nil:
+		s.observeAssistant(ev.Assistant)
+	case ev.APIRetry != nil:
+		s.p.APIRetries++
+		s.p.LastRetryStatus = ev.APIRetry.ErrorStatus
+		s.p.LastRetryError = ev.APIRetry.Error
+	case ev.HookResponse != nil:
+		if ev.HookResponse.HookEvent == "PreToolUse" && ev.HookResponse.ExitCode == 2 {
+			s.p.HookDenials++
+		}
+	case ev.Result != nil:
+		s.result = ev.Result
+		s.resultFirst = !s.signalled
+		s.p.Tokens = ev.Result.Usage
+		s.p.TokensFinal = true
+		s.p.CostUSD = ev.Result.TotalCostUSD
+		if ev.Result.SessionID != "" {
+			s.p.SessionID = ev.Result.SessionID
+		}
+	}
+}
+
+func (s *state) observeAssistant(a *AssistantEvent) {
+	m := a.Message
+	if m.Model == SyntheticModel || a.Error != "" {
+		s.synthetic = a.Error
+		for _, b := range m.Content {
+			if b.Type == "text" {
+				s.synthText = b.Text
+			}
+		}
+		return
+	}
+	if m.Model != "" {
+		s.p.Model = m.Model
+	}
+	if m.ID != "" && !s.seenMsg[m.ID] {
+		s.seenMsg[m.ID] = true
+		if a.ParentToolUseID == "" {
+			s.p.Turns++
+		}
+		if !s.p.TokensFinal {
+			s.p.Tokens.InputTokens += m.Usage.InputTokens
+			s.p.Tokens.CacheReadInputTokens += m.Usage.CacheReadInputTokens
+			s.p.Tokens.CacheCreationInputTokens += m.Usage.CacheCreationInputTokens
+		}
+	}
+	for _, b := range m.Content {
+		if b.Type == "tool_use" {
+			s.p.ToolCalls[b.Name]++
+		}
+		if !s.p.TokensFinal {
+			n := len(b.Text) + len(b.Thinking) + len(b.Input)
+			s.p.Tokens.OutputTokens += int64((n + 3) / 4)
+		}
+	}
+}
+
+func (s *state) markSignalled() {
+	s.mu.Lock()
+	s.signalled = true
+	s.mu.Unlock()
+}
+
+func (s *state) progress() Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.p
+	p.ToolCalls = maps.Clone(s.p.ToolCalls)
+	return p
+}
+
+// procFacts is how the process ended.
+type procFacts struct {
+	exitCode  int
+	signal    string
+	stopCause string // "" unless the driver signalled: stopped, killed, cancelled, stalled
+	stderr    string
+}
+
+// outcome classifies the run; the state must be final.
+func (s *state) outcome(pf procFacts) Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := Outcome{
+		SessionID:      s.p.SessionID,
+		Model:          s.p.Model,
+		Result:         s.result,
+		SyntheticError: s.synthetic,
+		ExitCode:       pf.exitCode,
+		Signal:         pf.signal,
+		Stderr:         pf.stderr,
+		APIRetries:     s.p.APIRetries,
+		Stopped:        pf.stopCause != "",
+		StopCause:      pf.stopCause,
+	}
+	if r := s.result; r != nil {
+		o.CostUSD = r.TotalCostUSD
+		o.Usage = r.Usage
+		o.ModelUsage = r.ModelUsage
+		o.NumTurns = r.NumTurns
+		o.ResultText = r.Result
+		o.StopReason = r.StopReason
+		o.APIErrorStatus = r.APIErrorStatus
+		o.PermissionDenials = r.PermissionDenials
+	}
+	o.Class, o.Reason, o.Detail = classify(s.result, s.resultFirst, s.synthetic, s.synthText, pf)
+	return o
+}
+
+// classify implements claude-cli.md §5.3, with one deliberate change the
+// design asks for: a 401 / invalid key is Fatal, not Infra (after the CLI's
+// own retries it is persistent, and every other worker would hit it too).
+func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf procFacts) (Class, string, string) {
+	// After we signalled, trust the exit, not a result printed in the race
+	// (§6): only a result that arrived before the signal counts.
+	if pf.stopCause != "" && (r == nil || !resultFirst) {
+		reason := ReasonStopped
+		switch pf.stopCause {
+		case "stalled":
+			reason = ReasonStalled
+		case "killed":
+			reason = ReasonKilled
+		}
+		return ClassInfra, reason, "stopped by zerg (" + pf.stopCause + ")"
+	}
+	if r == nil {
+		if isUsageError(pf.stderr) && pf.signal == "" {
+			return ClassFatal, ReasonUsage, lastLine(pf.stderr)
+		}
+		if pf.signal != "" {
+			return ClassInfra, ReasonKilled, "claude killed by signal " + pf.signal + tail(pf.stderr)
+		}
+		return ClassInfra, ReasonNoResult, "claude exited without a result" + tail(pf.stderr)
+	}
+	detail := r.Result
+	if detail == "" && len(r.Errors) > 0 {
+		detail = strings.Join(r.Errors, "; ")
+	}
+	switch r.Subtype {
+	case ResultSuccess:
+		if !r.IsError {
+			reason := ReasonCompleted
+			if r.TerminalReason != "" && r.TerminalReason != "completed" {
+				reason = r.TerminalReason
+			}
+			return ClassSuccess, reason, detail
+		}
+		if detail == "" {
+			detail = synthText
+		}
+		c, reason := classifyAPIError(r, synthetic, detail)
+		return c, reason, detail
+	case ResultMaxTurns:
+		return ClassTask, ReasonMaxTurns, detail
+	case ResultMaxBudget:
+		return ClassTask, ReasonMaxBudget, detail
+	case ResultMaxStructRetry:
+		return ClassTask, ReasonStructuredOut, detail
+	case ResultDuringExec:
+		return ClassInfra, ReasonAborted, detail
+	}
+	return ClassInfra, ReasonUnknownResult, r.Subtype + ": " + detail
+}
+
+// classifyAPIError sorts a success/is_error result: the final API call failed.
+func classifyAPIError(r *ResultEvent, synthetic, text string) (Class, string) {
+	st := r.APIErrorStatus
+	switch {
+	// Credentials: nothing else will work either.
+	case st == 401 || synthetic == "authentication_failed" ||
+		strings.HasPrefix(text, "Invalid API key") || strings.Contains(text, "Not logged in"):
+		return ClassFatal, ReasonAuth
+	case synthetic == "billing_error":
+		return ClassFatal, ReasonBilling
+	case st == 404 || synthetic == "model_not_found":
+		return ClassFatal, ReasonModelNotFound
+	// Request/model problems tied to this task's conversation.
+	case r.StopReason == "refusal":
+		return ClassTask, ReasonRefusal
+	case synthetic == "max_output_tokens" || strings.Contains(text, "output token maximum"):
+		return ClassTask, ReasonMaxOutputTokens
+	case st == 413:
+		return ClassTask, ReasonTooLarge
+	case st == 400 && strings.Contains(strings.ToLower(text), "prompt is too long"):
+		return ClassTask, ReasonContextTooLong
+	case st == 400 || synthetic == "invalid_request":
+		return ClassFatal, ReasonBadRequest
+	// Upstream trouble.
+	case st == 429 || synthetic == "rate_limit":
+		return ClassInfra, ReasonRateLimit
+	case st == 529 || strings.Contains(text, "Repeated 529") || strings.Contains(text, "Overloaded"):
+		return ClassInfra, ReasonOverloaded
+	case st == 403:
+		return ClassInfra, ReasonForbidden
+	case st >= 500 && st <= 599:
+		return ClassInfra, ReasonServerError
+	case strings.HasPrefix(text, "API Error: Unable to connect"):
+		return ClassInfra, ReasonConnection
+	case strings.HasPrefix(text, "Request timed out") || strings.HasPrefix(text, "API Error: The operation timed out"):
+		return ClassInfra, ReasonTimeout
+	case strings.Contains(text, "empty or malformed response") || strings.HasPrefix(text, "API Error: Failed to parse JSON"):
+		return ClassInfra, ReasonMalformed
+	case synthetic == "server_error":
+		return ClassInfra, ReasonServerError
+	}
+	return ClassInfra, ReasonAPIError
+}
+
+// usageErrors are the CLI's own messages for a bad invocation (exit 1, no
+// result): our bug or a broken install, never fixed by retrying.
+var usageErrors = []string{
+	"error: unknown option",
+	"error: option '",
+	"error: missing required argument",
+	"Invalid session ID",
+	"cannot be used with root",
+	"requires --verbose",
+	"Input must be provided",
+}
+
+func isUsageError(stderr string) bool {
+	for _, u := range usageErrors {
+		if strings.Contains(stderr, u) {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func tail(stderr string) string {
+	if l := lastLine(stderr); l != "" {
+		return ": " + l
+	}
+	return ""
+}

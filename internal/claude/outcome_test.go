@@ -1,0 +1,228 @@
+package claude
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// replay folds captured lines into a state the way Run does and classifies.
+func replay(lines [][]byte, pf procFacts, signalAfter int) Outcome {
+	st := newState(time.Now())
+	for i, l := range lines {
+		if i == signalAfter {
+			st.markSignalled()
+		}
+		ev := ParseLine(l)
+		ev.Time = time.Now()
+		st.observe(ev)
+	}
+	if signalAfter >= len(lines) {
+		st.markSignalled()
+	}
+	return st.outcome(pf)
+}
+
+func TestClassifyCapturedStreams(t *testing.T) {
+	cases := []struct {
+		stream string
+		exit   int
+		class  Class
+		reason string
+		detail string
+	}{
+		{"happy", 0, ClassSuccess, ReasonCompleted, "Done: hello.txt says hello."},
+		{"hook", 0, ClassSuccess, ReasonCompleted, "done"},
+		{"429", 1, ClassInfra, ReasonRateLimit, "Request rejected (429)"},
+		{"500", 1, ClassInfra, ReasonServerError, "500 Internal server error"},
+		{"529", 1, ClassInfra, ReasonOverloaded, "529 Overloaded"},
+		{"stall", 1, ClassInfra, ReasonTimeout, "Request timed out"},
+		{"malformed", 1, ClassInfra, ReasonMalformed, "Failed to parse JSON"},
+		{"401", 1, ClassFatal, ReasonAuth, "Invalid API key"},
+		{"notloggedin", 1, ClassFatal, ReasonAuth, "Not logged in"},
+		{"404", 1, ClassFatal, ReasonModelNotFound, "issue with the selected model"},
+		{"400", 1, ClassFatal, ReasonBadRequest, "400 scripted bad request"},
+		{"413", 1, ClassTask, ReasonTooLarge, "Request too large"},
+		{"maxtokens", 1, ClassTask, ReasonMaxOutputTokens, "output token maximum"},
+		{"refusal", 1, ClassTask, ReasonRefusal, "Usage Policy"},
+		{"maxturns", 1, ClassTask, ReasonMaxTurns, "maximum number of turns"},
+		{"budget", 1, ClassTask, ReasonMaxBudget, "maximum budget"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.stream, func(t *testing.T) {
+			lines := streamLines(t, tc.stream)
+			o := replay(lines, procFacts{exitCode: tc.exit}, len(lines)+1)
+			if o.Class != tc.class || o.Reason != tc.reason {
+				t.Fatalf("class %s/%s, want %s/%s (detail %q)", o.Class, o.Reason, tc.class, tc.reason, o.Detail)
+			}
+			if !strings.Contains(o.Detail, tc.detail) {
+				t.Fatalf("detail %q does not contain %q", o.Detail, tc.detail)
+			}
+			if o.Result == nil || o.SessionID == "" || o.NumTurns == 0 {
+				t.Fatalf("outcome lacks result facts: %+v", o)
+			}
+		})
+	}
+}
+
+func TestOutcomeAccounting(t *testing.T) {
+	o := replay(streamLines(t, "happy"), procFacts{}, 1<<30)
+	if o.CostUSD != o.Result.TotalCostUSD || o.CostUSD <= 0 {
+		t.Fatalf("cost %v", o.CostUSD)
+	}
+	if o.Usage.OutputTokens != 350 || o.Usage.InputTokens <= 5000 {
+		t.Fatalf("usage %+v", o.Usage)
+	}
+	if mu := o.ModelUsage["claude-opus-4-8[1m]"]; mu.CostUSD != o.CostUSD {
+		t.Fatalf("modelUsage %+v", o.ModelUsage)
+	}
+	if o.NumTurns != 5 || o.StopReason != "end_turn" || o.Model != "claude-opus-4-8" || o.APIErrorStatus != 0 {
+		t.Fatalf("%+v", o)
+	}
+	o = replay(streamLines(t, "hook"), procFacts{}, 1<<30)
+	if len(o.PermissionDenials) != 1 || o.PermissionDenials[0].ToolName != "Write" {
+		t.Fatalf("denials %+v", o.PermissionDenials)
+	}
+	o = replay(streamLines(t, "429"), procFacts{exitCode: 1}, 1<<30)
+	if o.APIErrorStatus != 429 || o.APIRetries != 1 || o.SyntheticError != "rate_limit" || o.ExitCode != 1 {
+		t.Fatalf("%+v", o)
+	}
+}
+
+func TestProgressFromStream(t *testing.T) {
+	lines := streamLines(t, "happy")
+	st := newState(time.Now())
+	var before Progress
+	for _, l := range lines {
+		ev := ParseLine(l)
+		ev.Time = time.Now()
+		if ev.Result != nil {
+			before = st.progress()
+		}
+		st.observe(ev)
+	}
+	if before.TokensFinal || before.Turns != 5 || before.ToolCalls["Write"] != 1 || before.ToolCalls["Edit"] != 1 ||
+		before.ToolCalls["Read"] != 1 || before.ToolCalls["Bash"] != 1 || before.Model != "claude-opus-4-8" || before.SessionID == "" {
+		t.Fatalf("progress before result %+v", before)
+	}
+	// The estimate counts each message's start usage once, not per block.
+	if before.Tokens.InputTokens <= 0 || before.Tokens.OutputTokens <= 0 {
+		t.Fatalf("estimate %+v", before.Tokens)
+	}
+	after := st.progress()
+	if !after.TokensFinal || after.Tokens.OutputTokens != 350 || after.CostUSD <= 0 || after.LastEvent.IsZero() || after.Events != len(lines) {
+		t.Fatalf("progress after result %+v", after)
+	}
+	// Snapshots are copies.
+	after.ToolCalls["Write"] = 99
+	if st.progress().ToolCalls["Write"] != 1 {
+		t.Fatal("Progress shares its map")
+	}
+	rp := replayProgress(streamLines(t, "401"))
+	if rp.APIRetries != 1 || rp.LastRetryStatus != 401 || rp.LastRetryError != "authentication_failed" {
+		t.Fatalf("retries %+v", rp)
+	}
+}
+
+func replayProgress(lines [][]byte) Progress {
+	st := newState(time.Now())
+	for _, l := range lines {
+		st.observe(ParseLine(l))
+	}
+	return st.progress()
+}
+
+func TestClassifyProcessEnds(t *testing.T) {
+	initOnly := streamLines(t, "happy")[:1]
+	cases := []struct {
+		name        string
+		lines       [][]byte
+		pf          procFacts
+		signalAfter int
+		class       Class
+		reason      string
+	}{
+		// §6: SIGTERM during an API call prints only init and exits 143.
+		{"sigterm from outside", initOnly, procFacts{exitCode: -1, signal: "terminated"}, 1 << 30, ClassInfra, ReasonKilled},
+		{"exit 143 no result", initOnly, procFacts{exitCode: 143}, 1 << 30, ClassInfra, ReasonNoResult},
+		{"nothing at all", nil, procFacts{exitCode: 0}, 1 << 30, ClassInfra, ReasonNoResult},
+		{"usage error", nil, procFacts{exitCode: 1, stderr: "error: unknown option '--bogus'\n"}, 1 << 30, ClassFatal, ReasonUsage},
+		{"root bypass refused", nil, procFacts{exitCode: 1, stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"}, 1 << 30, ClassFatal, ReasonUsage},
+		{"bad session id", nil, procFacts{exitCode: 1, stderr: "Error: Invalid session ID. Must be a valid UUID.\n"}, 1 << 30, ClassFatal, ReasonUsage},
+		{"stopped by us", initOnly, procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 0, ClassInfra, ReasonStopped},
+		{"stalled", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "stalled"}, 0, ClassInfra, ReasonStalled},
+		{"killed", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "killed"}, 0, ClassInfra, ReasonKilled},
+		// A success printed after our signal raced the kill: do not trust it.
+		{"result after our signal", streamLines(t, "happy"), procFacts{exitCode: 143, stopCause: "stopped"}, 3, ClassInfra, ReasonStopped},
+		// A result that arrived before we signalled stands.
+		{"result before our signal", streamLines(t, "happy"), procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 1 << 30, ClassSuccess, ReasonCompleted},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState(time.Now())
+			for i, l := range tc.lines {
+				if i == tc.signalAfter {
+					st.markSignalled()
+				}
+				st.observe(ParseLine(l))
+			}
+			if tc.signalAfter == 0 && len(tc.lines) == 0 {
+				st.markSignalled()
+			}
+			o := st.outcome(tc.pf)
+			if o.Class != tc.class || o.Reason != tc.reason {
+				t.Fatalf("class %s/%s, want %s/%s (detail %q)", o.Class, o.Reason, tc.class, tc.reason, o.Detail)
+			}
+			if o.Stopped != (tc.pf.stopCause != "") {
+				t.Fatalf("Stopped = %v", o.Stopped)
+			}
+		})
+	}
+}
+
+// Lines the doc records (claude-cli.md §3, §5.2) for cases the scripted API
+// does not produce the same way.
+func TestClassifyDocumentedResults(t *testing.T) {
+	res := func(status, text, stop string) string {
+		st := "null"
+		if status != "" {
+			st = status
+		}
+		return `{"type":"result","subtype":"success","is_error":true,"api_error_status":` + st + `,"num_turns":1,"result":"` + text + `","stop_reason":"` + stop + `","session_id":"s","total_cost_usd":0}`
+	}
+	synth := func(kind, text string) string {
+		return `{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","content":[{"type":"text","text":"` + text + `"}],"usage":{"input_tokens":0,"output_tokens":0}},"parent_tool_use_id":null,"session_id":"s","error":"` + kind + `"}`
+	}
+	cases := []struct {
+		name   string
+		lines  []string
+		class  Class
+		reason string
+	}{
+		{"repeated 529", []string{synth("server_error", "API Error: Repeated 529 Overloaded errors."), res("", "API Error: Repeated 529 Overloaded errors. The API is at capacity", "stop_sequence")}, ClassInfra, ReasonOverloaded},
+		{"connection refused", []string{synth("server_error", "x"), res("", "API Error: Unable to connect to API (ConnectionRefused)", "stop_sequence")}, ClassInfra, ReasonConnection},
+		{"stream idle timeout", []string{synth("unknown", "x"), res("", "API Error: The operation timed out.", "stop_sequence")}, ClassInfra, ReasonTimeout},
+		{"empty or malformed", []string{synth("unknown", "x"), res("", "API Error: API returned an empty or malformed response (HTTP 200) — check for a proxy", "stop_sequence")}, ClassInfra, ReasonMalformed},
+		{"502", []string{res("502", "API Error: 502 Bad Gateway", "stop_sequence")}, ClassInfra, ReasonServerError},
+		{"403", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, ClassInfra, ReasonForbidden},
+		{"prompt too long", []string{res("400", "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", "stop_sequence")}, ClassTask, ReasonContextTooLong},
+		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, ClassFatal, ReasonBilling},
+		{"unknown api error", []string{res("", "something new", "stop_sequence")}, ClassInfra, ReasonAPIError},
+		{"during execution", []string{`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"errors":["[ede_diagnostic] result_type=user"]}`}, ClassInfra, ReasonAborted},
+		{"structured output retries", []string{`{"type":"result","subtype":"error_max_structured_output_retries","is_error":true}`}, ClassTask, ReasonStructuredOut},
+		{"unknown subtype", []string{`{"type":"result","subtype":"error_new_kind","is_error":true}`}, ClassInfra, ReasonUnknownResult},
+		{"hook stopped", []string{`{"type":"result","subtype":"success","is_error":false,"result":"","terminal_reason":"hook_stopped"}`}, ClassSuccess, "hook_stopped"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines [][]byte
+			for _, l := range tc.lines {
+				lines = append(lines, []byte(l))
+			}
+			o := replay(lines, procFacts{exitCode: 1}, 1<<30)
+			if o.Class != tc.class || o.Reason != tc.reason {
+				t.Fatalf("class %s/%s, want %s/%s", o.Class, o.Reason, tc.class, tc.reason)
+			}
+		})
+	}
+}

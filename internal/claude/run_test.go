@@ -1,0 +1,315 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClaude is a stand-in CLI for driver tests that need no model: it
+// prints stream-json lines and leaves detached processes behind, the way the
+// Bash tool's setsid'd commands do.
+const fakeClaude = `#!/bin/sh
+echo "$@" > "$FAKE_DIR/argv"
+env > "$FAKE_DIR/env"
+echo '{"type":"system","subtype":"init","session_id":"11111111-2222-4333-8444-555555555555","model":"fake-model","tools":["Bash"]}'
+echo 'not json at all'
+# Detached like the Bash tool: own session, survives a process-group kill.
+setsid sh -c 'echo $$ > "$FAKE_DIR/setsid.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+nohup sleep 300 </dev/null >/dev/null 2>&1 &
+echo $! > "$FAKE_DIR/nohup.pid"
+# Detached with a scrubbed environment: only the tree walk can find it.
+env -i setsid sh -c 'echo $$ > "'"$FAKE_DIR"'/envi.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+for f in setsid nohup envi; do
+  while [ ! -s "$FAKE_DIR/$f.pid" ]; do sleep 0.01; done
+done
+echo ready > "$FAKE_DIR/ready"
+case "$FAKE_MODE" in
+exit)
+  echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"fake done","session_id":"11111111-2222-4333-8444-555555555555","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}'
+  exit 0 ;;
+ignore-term)
+  trap '' TERM
+  echo '{"type":"assistant","message":{"id":"m1","model":"fake-model","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"parent_tool_use_id":null}'
+  while :; do sleep 1; done ;;
+silent)
+  exec sleep 300 ;;
+*)
+  echo '{"type":"assistant","message":{"id":"m1","model":"fake-model","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"parent_tool_use_id":null}'
+  exec sleep 300 ;;
+esac
+`
+
+func TestMain(m *testing.M) {
+	if err := EnableSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(testMainE2E(m))
+}
+
+type fakeRun struct {
+	dir  string
+	spec Spec
+}
+
+func newFakeRun(t *testing.T, mode string) *fakeRun {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "claude")
+	if err := os.WriteFile(bin, []byte(fakeClaude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &fakeRun{dir: dir, spec: Spec{
+		Binary:     bin,
+		Workdir:    ws,
+		AttemptDir: filepath.Join(dir, "attempt"),
+		Prompt:     "fake prompt",
+		API:        APISettings{BaseURL: "http://127.0.0.1:9", APIKey: testKey},
+		Hook:       HookSpec{Disabled: true},
+		SetEnv:     map[string]string{"FAKE_DIR": dir, "FAKE_MODE": mode},
+		KillGrace:  time.Second,
+	}}
+}
+
+func (f *fakeRun) pid(t *testing.T, name string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.dir, name+".pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func (f *fakeRun) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(f.dir, "ready")); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("fake claude never got ready")
+}
+
+// assertGone fails if any of pids still exists (zombies included: the run
+// must reap what re-parented to us).
+func assertGone(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if st, err := readStat(pid); err == nil {
+			t.Errorf("process %d still exists (state %c, ppid %d)", pid, st.state, st.ppid)
+		}
+	}
+}
+
+func waitOutcome(t *testing.T, r *Run, limit time.Duration) Outcome {
+	t.Helper()
+	select {
+	case <-r.Done():
+		return r.Wait()
+	case <-time.After(limit):
+		r.Kill()
+		t.Fatalf("run did not end within %v", limit)
+		return Outcome{}
+	}
+}
+
+func TestRunStopKillsDetachedTree(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode string
+		stop       func(*Run, context.CancelFunc)
+		cause      string
+	}{
+		{"Stop", "hang", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
+		{"Kill", "hang", func(r *Run, _ context.CancelFunc) { r.Kill() }, "killed"},
+		{"context cancel", "hang", func(_ *Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
+		{"SIGTERM ignored escalates to SIGKILL", "ignore-term", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeRun(t, tc.mode)
+			var mu sync.Mutex
+			var events []Event
+			f.spec.OnEvent = func(ev Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := Start(ctx, f.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.waitReady(t)
+			detached := []int{f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi")}
+			// Let the tracker record the tree.
+			time.Sleep(3 * trackInterval)
+			recorded := map[int]bool{}
+			for _, p := range r.PIDs() {
+				recorded[p.PID] = true
+			}
+			for _, pid := range append(detached, r.PID()) {
+				if !recorded[pid] {
+					t.Errorf("pid %d not recorded in %v", pid, r.PIDs())
+				}
+			}
+			start := time.Now()
+			tc.stop(r, cancel)
+			o := waitOutcome(t, r, 30*time.Second)
+			assertGone(t, append(detached, r.PID())...)
+			if o.Class != ClassInfra || !o.Stopped || o.StopCause != tc.cause || len(o.Leftover) != 0 {
+				t.Fatalf("outcome %s/%s stopped %v cause %q leftover %v", o.Class, o.Reason, o.Stopped, o.StopCause, o.Leftover)
+			}
+			if tc.mode == "ignore-term" && time.Since(start) < f.spec.KillGrace {
+				t.Fatalf("ended after %v, before the SIGKILL grace", time.Since(start))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(events) < 2 || events[0].Init == nil || events[1].IsJSON() || string(events[1].Raw) != "not json at all" {
+				t.Fatalf("events %+v", events)
+			}
+			if p := r.Progress(); p.Model != "fake-model" || p.SessionID == "" || p.LastEvent.IsZero() {
+				t.Fatalf("progress %+v", p)
+			}
+		})
+	}
+}
+
+func TestRunNormalExitSweepsLeftovers(t *testing.T) {
+	f := newFakeRun(t, "exit")
+	r, err := Start(context.Background(), f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := waitOutcome(t, r, 30*time.Second)
+	if o.Class != ClassSuccess || o.ResultText != "fake done" || o.CostUSD != 0.25 || o.ExitCode != 0 || o.Stopped {
+		t.Fatalf("outcome %+v", o)
+	}
+	// The nohup'd and setsid'd children carry the marker; the env -i one
+	// re-parented to us, probably before any scan, and is found by its cwd.
+	assertGone(t, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"))
+	if o.Duration <= 0 {
+		t.Fatal("no duration")
+	}
+}
+
+func TestRunWatchdog(t *testing.T) {
+	f := newFakeRun(t, "silent")
+	f.spec.IdleTimeout = 1500 * time.Millisecond
+	start := time.Now()
+	r, err := Start(context.Background(), f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := waitOutcome(t, r, 30*time.Second)
+	if o.Class != ClassInfra || o.Reason != ReasonStalled || o.StopCause != "stalled" {
+		t.Fatalf("outcome %s/%s cause %q", o.Class, o.Reason, o.StopCause)
+	}
+	if d := time.Since(start); d < f.spec.IdleTimeout {
+		t.Fatalf("watchdog fired after %v", d)
+	}
+	assertGone(t, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"))
+}
+
+func TestRunProcessEnvAndArgv(t *testing.T) {
+	f := newFakeRun(t, "exit")
+	r, err := Start(context.Background(), f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutcome(t, r, 30*time.Second)
+	assertGone(t, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"))
+	argv, err := os.ReadFile(filepath.Join(f.dir, "argv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSecret(t, string(argv))
+	if !strings.Contains(string(argv), "--output-format stream-json --verbose") || !strings.HasSuffix(strings.TrimSpace(string(argv)), "-- fake prompt") {
+		t.Fatalf("argv %q", argv)
+	}
+	env, err := os.ReadFile(filepath.Join(f.dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := append(append([]string{}, allowedEnv...), "FAKE_DIR", "FAKE_MODE", "PWD", "SHLVL", "_", "OLDPWD")
+	m := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(env)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		m[k] = v
+		found := false
+		for _, a := range allowed {
+			found = found || a == k
+		}
+		if !found {
+			t.Errorf("worker env has %s", k)
+		}
+	}
+	if m[EnvAPIKey] != testKey || m["HOME"] != filepath.Join(f.spec.AttemptDir, "home") || m["PWD"] != f.spec.Workdir {
+		t.Errorf("worker env %v", m)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	f := newFakeRun(t, "exit")
+	f.spec.Binary = filepath.Join(f.dir, "missing")
+	if _, err := Start(context.Background(), f.spec); err == nil {
+		t.Fatal("started a missing binary")
+	}
+	f.spec.Prompt = ""
+	if _, err := Start(context.Background(), f.spec); err == nil {
+		t.Fatal("started with an empty prompt")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := []byte("1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615")
+	st, err := parseStat(1234, line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ppid != 1 || st.pgid != 1234 || st.state != 'S' || st.start != 987654 {
+		t.Fatalf("%+v", st)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1", "1 (x) S a b c d e f g h i j k l m n o p q r s t"} {
+		if _, err := parseStat(1, []byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) accepted", bad)
+		}
+	}
+}
+
+func TestKillRecorded(t *testing.T) {
+	f := newFakeRun(t, "hang")
+	r, err := Start(context.Background(), f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady(t)
+	time.Sleep(3 * trackInterval)
+	// A coordinator that restarted knows only the records.
+	killed := KillRecorded(r.Marker(), r.PIDs(), time.Second)
+	if len(killed) < 4 {
+		t.Fatalf("KillRecorded killed %v", killed)
+	}
+	o := waitOutcome(t, r, 30*time.Second)
+	assertGone(t, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"), r.PID())
+	if o.Class != ClassInfra {
+		t.Fatalf("outcome %s/%s", o.Class, o.Reason)
+	}
+	// A stale record (same PID, other start time) is left alone.
+	self := os.Getpid()
+	if got := KillRecorded("", []Proc{{PID: self, StartTime: 1}}, 0); len(got) != 0 {
+		t.Fatalf("killed %v for a stale record", got)
+	}
+}

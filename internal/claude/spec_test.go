@@ -1,0 +1,391 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testKey = "sk-ant-test-SECRET-0123456789"
+const testToken = "tok-SECRET-abcdefghijkl"
+
+func baseSpec(t *testing.T) Spec {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		Binary:     "/usr/bin/claude",
+		Workdir:    ws,
+		AttemptDir: filepath.Join(root, "attempt"),
+		Prompt:     "do the task",
+		API:        APISettings{BaseURL: "http://127.0.0.1:9", APIKey: testKey, AuthToken: testToken},
+		Hook:       HookSpec{ZergBinary: "/opt/zerg/bin/zerg", AllowedPaths: []string{"src/**"}},
+	}
+}
+
+// argValue returns the word after flag in argv.
+func argValue(args []string, flag string) (string, bool) {
+	i := slices.Index(args, flag)
+	if i < 0 || i+1 >= len(args) {
+		return "", false
+	}
+	return args[i+1], true
+}
+
+func TestArgs(t *testing.T) {
+	cases := []struct {
+		name   string
+		mod    func(*Spec)
+		want   map[string]string // flag → value
+		absent []string
+		last   []string // expected tail of argv
+	}{
+		{
+			name:   "defaults",
+			mod:    func(*Spec) {},
+			want:   map[string]string{"--permission-mode": "acceptEdits", "--tools": "Bash,Edit,Read,Write,Glob,Grep", "--setting-sources": "", "--output-format": "stream-json"},
+			absent: []string{"--model", "--fallback-model", "--max-turns", "--max-budget-usd", "--append-system-prompt", "--allowedTools", "--disallowedTools", "--dangerously-skip-permissions", "--bare"},
+			last:   []string{"--", "do the task"},
+		},
+		{
+			name: "everything",
+			mod: func(s *Spec) {
+				s.Model, s.FallbackModel = "sonnet", "haiku"
+				s.MaxTurns, s.MaxBudgetUSD = 40, 2.5
+				s.Tools = []string{" Bash ", "Read", "", "Read", "Write "}
+				s.PermissionMode = "dontAsk"
+				s.AppendSystemPrompt = "be brief"
+				s.SessionID = "0b9a3c4e-1111-4222-8333-444455556666"
+				s.Prompt = "-starts with a dash"
+			},
+			want: map[string]string{"--model": "sonnet", "--fallback-model": "haiku", "--max-turns": "40", "--max-budget-usd": "2.5",
+				"--tools": "Bash,Read,Write", "--permission-mode": "dontAsk", "--append-system-prompt": "be brief",
+				"--session-id": "0b9a3c4e-1111-4222-8333-444455556666"},
+			last: []string{"--", "-starts with a dash"},
+		},
+		{
+			name: "no tools",
+			mod:  func(s *Spec) { s.Tools = []string{} },
+			want: map[string]string{"--tools": ""},
+		},
+		{
+			name: "huge prompt goes to stdin",
+			mod:  func(s *Spec) { s.Prompt = strings.Repeat("x", maxArgPrompt+1) },
+			last: []string{"--tools", "Bash,Edit,Read,Write,Glob,Grep"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := baseSpec(t)
+			tc.mod(&s)
+			n, err := s.normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := n.args()
+			for _, must := range []string{"-p", "--verbose", "--strict-mcp-config"} {
+				if !slices.Contains(args, must) {
+					t.Errorf("argv lacks %s: %q", must, args)
+				}
+			}
+			if v, _ := argValue(args, "--settings"); v != filepath.Join(n.AttemptDir, "settings.json") {
+				t.Errorf("--settings %q", v)
+			}
+			if v, _ := argValue(args, "--session-id"); !validSessionID(v) {
+				t.Errorf("--session-id %q is not a UUID", v)
+			}
+			for flag, want := range tc.want {
+				if got, ok := argValue(args, flag); !ok || got != want {
+					t.Errorf("%s = %q (present %v), want %q", flag, got, ok, want)
+				}
+			}
+			for _, flag := range tc.absent {
+				if slices.Contains(args, flag) {
+					t.Errorf("argv has %s: %q", flag, args)
+				}
+			}
+			if tc.last != nil && !slices.Equal(args[len(args)-len(tc.last):], tc.last) {
+				t.Errorf("argv ends %q, want %q", args[len(args)-len(tc.last):], tc.last)
+			}
+			if n.promptOnStdin() == slices.Contains(args, n.Prompt) {
+				t.Errorf("prompt on stdin %v but in argv %v", n.promptOnStdin(), slices.Contains(args, n.Prompt))
+			}
+			assertNoSecret(t, strings.Join(args, "\x00"))
+		})
+	}
+}
+
+func assertNoSecret(t *testing.T, s string) {
+	t.Helper()
+	for _, secret := range []string{testKey, testToken, "SECRET"} {
+		if strings.Contains(s, secret) {
+			t.Fatalf("secret %q leaked into %q", secret, s)
+		}
+	}
+}
+
+// allowedEnv is every name a worker may receive by default.
+var allowedEnv = []string{"PATH", "HOME", "TERM", "LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
+	"LC_MONETARY", "LC_NUMERIC", "LC_TIME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "CLAUDE_CODE_TMPDIR", EnvRunMarker}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func TestEnvAllowlist(t *testing.T) {
+	// A hostile parent environment: everything here that is not allowlisted
+	// must stay out.
+	parent := map[string]string{
+		"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "TERM": "xterm-256color",
+		"LD_PRELOAD": "/evil.so", "LD_LIBRARY_PATH": "/evil", "DYLD_INSERT_LIBRARIES": "x", "NODE_OPTIONS": "--require /evil.js",
+		"BASH_ENV": "/evil.sh", "ENV": "/evil.sh", "IS_SANDBOX": "1", "GIT_DIR": "/other/.git", "GIT_SSH_COMMAND": "evil",
+		"SSH_AUTH_SOCK": "/tmp/agent", "AWS_SECRET_ACCESS_KEY": "aws", "GITHUB_TOKEN": "ghp_x", "GOOGLE_APPLICATION_CREDENTIALS": "/k.json",
+		"ANTHROPIC_API_KEY": "parent-key-should-not-be-used", "HOME": "/root", "CLAUDE_CONFIG_DIR": "/root/.claude", "GOCACHE": "/root/.cache/go",
+		"HTTPS_PROXY": "http://proxy:3128",
+	}
+	getenv := func(k string) string { return parent[k] }
+	s := baseSpec(t)
+	s.APITimeout = 2500 * time.Millisecond
+	n, err := s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := n.env(getenv, "marker123")
+	m := envMap(env)
+	for k := range m {
+		if !slices.Contains(allowedEnv, k) {
+			t.Errorf("env has %s, which is not allowlisted", k)
+		}
+	}
+	want := map[string]string{
+		"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "TERM": "dumb",
+		"HOME":               filepath.Join(n.AttemptDir, "home"),
+		"CLAUDE_CONFIG_DIR":  filepath.Join(n.AttemptDir, "config"),
+		"CLAUDE_CODE_TMPDIR": filepath.Join(n.AttemptDir, "tmp"),
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"CLAUDE_CODE_MAX_RETRIES":                  "3",
+		"API_TIMEOUT_MS":                           "2500",
+		"ANTHROPIC_BASE_URL":                       "http://127.0.0.1:9",
+		"ANTHROPIC_API_KEY":                        testKey,
+		"ANTHROPIC_AUTH_TOKEN":                     testToken,
+		EnvRunMarker:                               "marker123",
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %q, want %q", k, m[k], v)
+		}
+	}
+	if len(m) != len(want) {
+		t.Errorf("env has %d entries, want %d: %q", len(m), len(want), env)
+	}
+
+	// Caller-listed names pass through; explicit values are set.
+	s.PassEnv = []string{"GOCACHE", "HTTPS_PROXY", "NOT_SET_ANYWHERE"}
+	s.SetEnv = map[string]string{"IS_SANDBOX": "1", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000"}
+	s.MaxRetries = 1
+	n, err = s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = envMap(n.env(getenv, "m"))
+	if m["GOCACHE"] != "/root/.cache/go" || m["HTTPS_PROXY"] != "http://proxy:3128" || m["IS_SANDBOX"] != "1" ||
+		m["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] != "8000" || m["CLAUDE_CODE_MAX_RETRIES"] != "1" {
+		t.Errorf("pass-through/set env wrong: %v", m)
+	}
+	if _, ok := m["NOT_SET_ANYWHERE"]; ok {
+		t.Error("unset pass-through variable appeared")
+	}
+
+	// No key configured: none is invented, the parent's is not used.
+	s = baseSpec(t)
+	s.API = APISettings{}
+	n, _ = s.normalize()
+	m = envMap(n.env(getenv, "m"))
+	for _, k := range []string{EnvAPIKey, EnvAuthToken, EnvBaseURL, "API_TIMEOUT_MS"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s set without being configured", k)
+		}
+	}
+	// Empty PATH gets a sane default.
+	if m := envMap(n.env(func(string) string { return "" }, "m")); m["PATH"] == "" {
+		t.Error("empty PATH")
+	}
+}
+
+func TestNormalizeRejects(t *testing.T) {
+	isRootOld := isRoot
+	defer func() { isRoot = isRootOld }()
+	cases := []struct {
+		name string
+		mod  func(*Spec)
+		root bool
+	}{
+		{"no binary", func(s *Spec) { s.Binary = "" }, false},
+		{"relative workdir", func(s *Spec) { s.Workdir = "ws" }, false},
+		{"relative attempt dir", func(s *Spec) { s.AttemptDir = "a" }, false},
+		{"attempt dir inside workdir", func(s *Spec) { s.AttemptDir = filepath.Join(s.Workdir, ".zerg") }, false},
+		{"empty prompt", func(s *Spec) { s.Prompt = "  " }, false},
+		{"bad permission mode", func(s *Spec) { s.PermissionMode = "yolo" }, false},
+		{"bypass as root", func(s *Spec) { s.PermissionMode = "bypassPermissions" }, true},
+		{"bad session id", func(s *Spec) { s.SessionID = "nope" }, false},
+		{"negative turns", func(s *Spec) { s.MaxTurns = -1 }, false},
+		{"tool with comma", func(s *Spec) { s.Tools = []string{"Bash,Read"} }, false},
+		{"pass key by name", func(s *Spec) { s.PassEnv = []string{"ANTHROPIC_API_KEY"} }, false},
+		{"set HOME", func(s *Spec) { s.SetEnv = map[string]string{"HOME": "/root"} }, false},
+		{"bad env name", func(s *Spec) { s.PassEnv = []string{"A=B"} }, false},
+		{"hook without zerg", func(s *Spec) { s.Hook.ZergBinary = "" }, false},
+		{"hook with relative zerg", func(s *Spec) { s.Hook.ZergBinary = "zerg" }, false},
+		{"bad allowed path", func(s *Spec) { s.Hook.AllowedPaths = []string{"../x"} }, false},
+		{"huge system prompt", func(s *Spec) { s.AppendSystemPrompt = strings.Repeat("x", maxArgPrompt+1) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			isRoot = func() bool { return tc.root }
+			s := baseSpec(t)
+			tc.mod(&s)
+			if _, err := s.normalize(); !errors.Is(err, ErrBadSpec) {
+				t.Fatalf("normalize() = %v, want ErrBadSpec", err)
+			} else {
+				assertNoSecret(t, err.Error())
+			}
+		})
+	}
+	// bypassPermissions is fine for a non-root user.
+	isRoot = func() bool { return false }
+	s := baseSpec(t)
+	s.PermissionMode = "bypassPermissions"
+	if _, err := s.normalize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSettingsAndPolicyFiles(t *testing.T) {
+	s := baseSpec(t)
+	s.AllowedTools = []string{"Bash(go test *)"}
+	s.DisallowedTools = []string{"Bash(rm *)", "Bash(curl *)"}
+	n, err := s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(n.settingsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type, Command string
+				Timeout       int
+			} `json:"hooks"`
+		} `json:"hooks"`
+		Permissions struct{ Allow, Deny []string } `json:"permissions"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	pre := st.Hooks["PreToolUse"]
+	if len(pre) != 1 || pre[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" || len(pre[0].Hooks) != 1 {
+		t.Fatalf("PreToolUse hooks: %+v", pre)
+	}
+	wantCmd := fmt.Sprintf("'/opt/zerg/bin/zerg' hook pre-tool-use --policy '%s'", n.policyPath())
+	if h := pre[0].Hooks[0]; h.Type != "command" || h.Command != wantCmd || h.Timeout <= 0 {
+		t.Fatalf("hook %+v, want command %q", h, wantCmd)
+	}
+	if !slices.Equal(st.Permissions.Allow, s.AllowedTools) || !slices.Equal(st.Permissions.Deny, s.DisallowedTools) {
+		t.Fatalf("permissions %+v", st.Permissions)
+	}
+	assertNoSecret(t, string(data))
+	pol, err := os.ReadFile(n.policyPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(pol), `"src/**"`) || !strings.Contains(string(pol), n.Workdir) {
+		t.Fatalf("policy %s", pol)
+	}
+	for _, d := range []string{n.homePath(), n.configPath(), n.tmpPath()} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			t.Errorf("%s not created", d)
+		}
+	}
+	// A workdir that does not exist is refused at prepare time.
+	s.Workdir = filepath.Join(s.Workdir, "missing")
+	n, _ = s.normalize()
+	if err := n.prepare(); !errors.Is(err, ErrBadSpec) {
+		t.Fatalf("prepare with missing workdir: %v", err)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"/a b/zerg": `'/a b/zerg'`, "it's": `'it'\''s'`, "$(x)": `'$(x)'`} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSecretsRedacted(t *testing.T) {
+	s := baseSpec(t)
+	for _, out := range []string{
+		fmt.Sprint(s), fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s), fmt.Sprintf("%s", s.API),
+		fmt.Sprintf("%v", s.API.APIKey), fmt.Sprint(&s), s.API.String(), fmt.Errorf("launch %v: boom", s.API).Error(),
+	} {
+		assertNoSecret(t, out)
+	}
+	b, err := json.Marshal(s.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoSecret(t, string(b))
+	if got := s.API.redact("key=" + testKey + " token=" + testToken); strings.Contains(got, "SECRET") {
+		t.Fatalf("redact: %q", got)
+	}
+	if string(s.API.APIKey) != testKey {
+		t.Fatal("the raw value must stay reachable by conversion")
+	}
+	if !strings.Contains(s.API.String(), "api_key=[redacted]") || !strings.Contains(APISettings{}.String(), "api_key=unset") {
+		t.Fatalf("String: %q / %q", s.API.String(), APISettings{}.String())
+	}
+}
+
+func TestAPISettingsFromEnvAndMerge(t *testing.T) {
+	env := map[string]string{EnvBaseURL: "http://env", EnvAPIKey: "env-key"}
+	a := apiFromGetenv(func(k string) string { return env[k] })
+	if a.BaseURL != "http://env" || a.APIKey != "env-key" || a.AuthToken != "" {
+		t.Fatalf("%#v", a)
+	}
+	cfg := APISettings{BaseURL: "http://cfg"}
+	m := cfg.Merge(a)
+	if m.BaseURL != "http://cfg" || m.APIKey != "env-key" {
+		t.Fatalf("merge: base %q key set %v", m.BaseURL, m.APIKey != "")
+	}
+}
+
+func TestNewSessionID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id := NewSessionID()
+		if !validSessionID(id) || id[14] != '4' || !strings.ContainsRune("89ab", rune(id[19])) || seen[id] {
+			t.Fatalf("bad or repeated id %q", id)
+		}
+		seen[id] = true
+	}
+}

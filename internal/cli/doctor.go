@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+)
+
+func init() { register(newDoctorCmd) }
+
+// doctorReport is what `zerg doctor --json` prints.
+type doctorReport struct {
+	OK     bool        `json:"ok"`
+	Claude claudeCheck `json:"claude"`
+	Git    toolCheck   `json:"git"`
+	Bwrap  toolCheck   `json:"bwrap"`
+	UserNS usernsCheck `json:"user_namespaces"`
+	Root   bool        `json:"root"`
+}
+
+type claudeCheck struct {
+	Found       bool   `json:"found"`
+	Path        string `json:"path,omitempty"`
+	Source      string `json:"source,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Pinned      string `json:"pinned,omitempty"`
+	PinnedMatch *bool  `json:"pinned_match,omitempty"` // nil when no pin is known
+	Error       string `json:"error,omitempty"`
+}
+
+type toolCheck struct {
+	Found   bool   `json:"found"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+type usernsCheck struct {
+	Available bool   `json:"available"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// doctorDeps are the probes, replaceable in tests.
+type doctorDeps struct {
+	locate    func(configPath string) (claude.Location, error)
+	version   func(ctx context.Context, path string) (string, error)
+	lookPath  func(string) (string, error)
+	toolVer   func(ctx context.Context, path string, args ...string) (string, error)
+	userns    func() usernsCheck
+	isRoot    func() bool
+	configBin func(a *app) string
+}
+
+var defaultDoctorDeps = doctorDeps{
+	locate:    claude.Locate,
+	version:   claude.Version,
+	lookPath:  exec.LookPath,
+	toolVer:   toolVersion,
+	userns:    probeUserNS,
+	isRoot:    func() bool { return os.Geteuid() == 0 },
+	configBin: configuredClaude,
+}
+
+func newDoctorCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var claudePath string
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces",
+		Long: `Reports the Claude Code binary zerg would launch (path, where it was found,
+version, and whether it is the version pinned in tools/claude/package.json),
+git, bubblewrap, user namespaces, and whether zerg runs as root.
+Exit 0 when everything required (git, claude) is there, 1 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDoctor(cmd.Context(), a, defaultDoctorDeps, claudePath, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&claudePath, "claude", "", "check this claude binary instead of the configured one")
+	return cmd
+}
+
+func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJSON bool) error {
+	if claudePath == "" {
+		claudePath = d.configBin(a)
+	}
+	rep := doctorReport{Root: d.isRoot()}
+
+	loc, err := d.locate(claudePath)
+	switch {
+	case err != nil:
+		rep.Claude.Error = err.Error()
+	default:
+		rep.Claude.Found, rep.Claude.Path, rep.Claude.Source = true, loc.Path, string(loc.Source)
+		if v, err := d.version(ctx, loc.Path); err != nil {
+			rep.Claude.Error = err.Error()
+		} else {
+			rep.Claude.Version = v
+		}
+	}
+	if loc.RepoRoot != "" {
+		if pin, err := claude.PinnedVersion(loc.RepoRoot); err == nil {
+			rep.Claude.Pinned = pin
+			if rep.Claude.Version != "" {
+				match := rep.Claude.Version == pin
+				rep.Claude.PinnedMatch = &match
+			}
+		}
+	}
+	rep.Git = checkTool(ctx, d, "git", "--version")
+	rep.Bwrap = checkTool(ctx, d, "bwrap", "--version")
+	rep.UserNS = d.userns()
+	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found
+
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(a, rep)
+	}
+	if !rep.OK {
+		return silent(ExitFailed)
+	}
+	return nil
+}
+
+func checkTool(ctx context.Context, d doctorDeps, name string, args ...string) toolCheck {
+	p, err := d.lookPath(name)
+	if err != nil {
+		return toolCheck{Error: name + " not found on PATH"}
+	}
+	tc := toolCheck{Found: true, Path: p}
+	if v, err := d.toolVer(ctx, p, args...); err != nil {
+		tc.Error = err.Error()
+	} else {
+		tc.Version = v
+	}
+	return tc
+}
+
+func printDoctor(a *app, rep doctorReport) {
+	line := func(status, name, text string) { fmt.Fprintf(a.stdout, "%-7s %-16s %s\n", status, name, text) }
+	c := rep.Claude
+	switch {
+	case !c.Found:
+		line("MISSING", "claude", c.Error+" (required; run `make claude` or set ZERG_CLAUDE)")
+	case c.Version == "":
+		line("FAIL", "claude", c.Path+" ("+c.Source+"): "+c.Error)
+	default:
+		text := fmt.Sprintf("%s %s (%s)", c.Path, c.Version, c.Source)
+		status := "ok"
+		if c.PinnedMatch != nil && !*c.PinnedMatch {
+			status = "WARN"
+			text += fmt.Sprintf("; pinned version is %s (run `make claude`)", c.Pinned)
+		} else if c.PinnedMatch != nil {
+			text += ", the pinned version"
+		}
+		line(status, "claude", text)
+	}
+	if rep.Git.Found {
+		line("ok", "git", rep.Git.Version)
+	} else {
+		line("MISSING", "git", "git not found on PATH (required)")
+	}
+	if rep.Bwrap.Found {
+		line("ok", "bwrap", rep.Bwrap.Version)
+	} else {
+		line("--", "bwrap", "not found (optional: needed for the sandbox isolation mode)")
+	}
+	if rep.UserNS.Available {
+		line("ok", "user namespaces", rep.UserNS.Detail)
+	} else {
+		line("--", "user namespaces", "unavailable: "+rep.UserNS.Detail+" (optional: needed by bwrap)")
+	}
+	if rep.Root {
+		line("note", "root", "running as root: workers never get bypassPermissions")
+	} else {
+		line("ok", "root", "not root")
+	}
+}
+
+// toolVersion runs `path args...` and returns its first output line.
+func toolVersion(ctx context.Context, path string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return first, nil
+}
+
+// probeUserNS starts `true` in a new user namespace: the only reliable test
+// (sysctls differ between distributions and containers forbid it anyway).
+func probeUserNS() usernsCheck {
+	tr, err := exec.LookPath("true")
+	if err != nil {
+		return usernsCheck{Detail: "no `true` binary to probe with"}
+	}
+	cmd := exec.Command(tr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	detail := ""
+	if data, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil {
+		detail = "max_user_namespaces=" + strings.TrimSpace(string(data))
+	}
+	if err := cmd.Run(); err != nil {
+		return usernsCheck{Detail: strings.TrimSpace(err.Error() + " " + detail)}
+	}
+	return usernsCheck{Available: true, Detail: detail}
+}
+
+// configuredClaude returns claude.path from the nearest .zerg/config.yaml
+// above the working directory, or "" (doctor also runs outside a project).
+func configuredClaude(a *app) string {
+	dir, err := a.getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, ".zerg", "config.yaml")
+		if _, err := os.Stat(p); err == nil {
+			cfg, err := config.Load(p)
+			if err != nil {
+				return ""
+			}
+			return cfg.Claude.Path
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

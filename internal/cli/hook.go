@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/security"
+)
+
+func init() { register(newHookCmd) }
+
+// hookDeny is Claude Code's blocking hook exit code; any other non-zero code
+// lets the tool run, so every failure path below must end in it.
+const hookDeny = 2
+
+// hookStdin is where the hook reads Claude Code's JSON; tests replace it.
+var hookStdin io.Reader = os.Stdin
+
+func newHookCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "hook",
+		Short:  "Claude Code hooks run by workers (not for direct use)",
+		Hidden: true,
+	}
+	cmd.AddCommand(newPreToolUseCmd(a, hookStdin))
+	return cmd
+}
+
+func newPreToolUseCmd(a *app, stdin io.Reader) *cobra.Command {
+	var policyPath string
+	cmd := &cobra.Command{
+		Use:   "pre-tool-use --policy FILE",
+		Short: "Allow or deny a file write by the policy file (exit 0 allows, exit 2 denies)",
+		Long: `Reads Claude Code's PreToolUse hook JSON on stdin. A Write, Edit, MultiEdit or
+NotebookEdit is allowed (exit 0) only when its path is inside the policy's
+workspace and matches an allowed path; anything else, including any internal
+error, is denied with exit 2 and a one-line reason on stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			return runPreToolUse(a, stdin, policyPath)
+		},
+	}
+	cmd.Flags().StringVar(&policyPath, "policy", "", "policy JSON file written by the driver (required)")
+	return cmd
+}
+
+// runPreToolUse fails closed: a panic, a missing policy or bad input all deny.
+func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = hookDenied(a, fmt.Sprintf("denied: internal error: %v", r))
+		}
+	}()
+	if policyPath == "" {
+		return hookDenied(a, "denied: zerg hook: no --policy given")
+	}
+	pol, err := security.LoadPolicy(policyPath)
+	if err != nil {
+		return hookDenied(a, "denied: zerg hook: "+err.Error())
+	}
+	in, err := security.ReadHookInput(stdin)
+	if err != nil {
+		return hookDenied(a, "denied: zerg hook: "+err.Error())
+	}
+	d := pol.Decide(in)
+	if !d.Allow {
+		return hookDenied(a, d.Reason)
+	}
+	return nil
+}
+
+// hookDenied prints the reason as one stderr line (Claude Code hands it to
+// the model) and exits 2 without Run adding its own message.
+func hookDenied(a *app, reason string) error {
+	fmt.Fprintln(a.stderr, strings.ReplaceAll(strings.TrimSpace(reason), "\n", " "))
+	return silent(hookDeny)
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/security"
+)
+
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("boom") }
+
+func TestHookPreToolUse(t *testing.T) {
+	ws := t.TempDir()
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	if err := security.WritePolicy(policy, &security.Policy{Version: 1, Workspace: ws, Allow: []string{"src/**"}}); err != nil {
+		t.Fatal(err)
+	}
+	input := func(path string) string {
+		b, _ := json.Marshal(map[string]any{
+			"session_id": "s", "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Write",
+			"tool_input": map[string]any{"file_path": path, "content": "x"}, "tool_use_id": "toolu_1",
+		})
+		return string(b)
+	}
+	cases := []struct {
+		name   string
+		args   []string
+		stdin  io.Reader
+		code   int
+		stderr string
+	}{
+		{"allowed", []string{"--policy", policy}, strings.NewReader(input("src/a.go")), 0, ""},
+		{"outside", []string{"--policy", policy}, strings.NewReader(input("/etc/passwd")), 2, "/etc/passwd"},
+		{"not allowed", []string{"--policy", policy}, strings.NewReader(input("main.go")), 2, "main.go"},
+		{"bad json", []string{"--policy", policy}, strings.NewReader("{"), 2, "parse hook input"},
+		{"empty stdin", []string{"--policy", policy}, strings.NewReader(""), 2, "denied"},
+		{"missing policy file", []string{"--policy", filepath.Join(ws, "nope.json")}, strings.NewReader(input("src/a.go")), 2, "read policy"},
+		{"no policy flag", nil, strings.NewReader(input("src/a.go")), 2, "no --policy"},
+		{"unknown flag", []string{"--nope"}, strings.NewReader(input("src/a.go")), 2, "unknown flag"},
+		{"panic", []string{"--policy", policy}, panicReader{}, 2, "internal error: boom"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := hookStdin
+			hookStdin = tc.stdin
+			defer func() { hookStdin = old }()
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), append([]string{"hook", "pre-tool-use"}, tc.args...), &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Fatalf("stdout %q, want nothing", stdout.String())
+			}
+			if tc.code == 0 && stderr.Len() != 0 {
+				t.Fatalf("stderr %q on allow", stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.stderr) {
+				t.Fatalf("stderr %q does not contain %q", stderr.String(), tc.stderr)
+			}
+			if tc.code != 0 && strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+				t.Fatalf("deny reason is not one line: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// A policy file that cannot be read must deny even when the workspace is
+// wide open: fail closed.
+func TestHookPolicyUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(policy, []byte(`{"version":1,"workspace":"relative","allow":["**"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := hookStdin
+	hookStdin = strings.NewReader(`{"cwd":"/","tool_name":"Write","tool_input":{"file_path":"/x"}}`)
+	defer func() { hookStdin = old }()
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"hook", "pre-tool-use", "--policy", policy}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+}

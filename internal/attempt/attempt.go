@@ -1,0 +1,301 @@
+package attempt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// Class is how an attempt ended, for the retry policy (DESIGN §5).
+type Class string
+
+const (
+	Success Class = "success" // committed
+	Task    Class = "task"    // counts against the task's retries
+	Infra   Class = "infra"   // retried with backoff, not counted
+	Fatal   Class = "fatal"   // stops the run
+)
+
+// Input is one attempt to run.
+type Input struct {
+	Repo    *gitx.Repo
+	Feature string
+	Graph   *spec.Graph
+	Task    *spec.Task
+	Number  int    // attempt number, from 1
+	Base    string // the integration head the workspace starts from
+	// Workspace is the worktree path, Branch its new branch; both are zerg's.
+	Workspace string
+	Branch    string
+	// Dir is the attempt's record directory (prompt, stream, verification
+	// output, diff); the worker's private state goes under Dir/claude.
+	Dir string
+	// Previous says why the last attempt failed; it goes into the retry prompt.
+	Previous string
+	// SpecText is the feature's spec (requirements/design) for the prompt, if any.
+	SpecText string
+
+	// Worker is the template of the worker launch: binary, API, model,
+	// limits, hook binary. Workdir, AttemptDir, Prompt and the allowed paths
+	// are filled in here.
+	Worker claude.Spec
+	// VerifyTimeout applies when the task gives none.
+	VerifyTimeout time.Duration
+	// VerifyEnv names variables passed from zerg's environment to the
+	// verification command (besides PATH and locale).
+	VerifyEnv []string
+
+	// OnStart is called once the worker runs, with its PIDs and marker, so the
+	// coordinator can record them before anything else happens.
+	OnStart func(pids []claude.Proc, marker string)
+	// OnProgress is called for every worker event.
+	OnProgress func(claude.Progress)
+}
+
+// Result is what an attempt produced.
+type Result struct {
+	Class  Class
+	Reason string // short code: completed, verification_failed, ownership, max_turns, rate_limit, …
+	Detail string // what happened, for the report and the retry prompt
+	Commit string // the task's commit (Success), or the preserved work of a failed attempt
+	// Changes are the paths the attempt changed.
+	Changes []gitx.Change
+	Worker  claude.Outcome
+	// Verify holds the verification command's exit code and output tail.
+	VerifyExit   int
+	VerifyOutput string
+	Duration     time.Duration
+}
+
+// Run executes the attempt. Errors are zerg's own failures (git, disk); what
+// the worker did is in Result.
+func Run(ctx context.Context, in Input) (Result, error) {
+	start := time.Now()
+	res, err := run(ctx, in)
+	res.Duration = time.Since(start)
+	return res, err
+}
+
+func run(ctx context.Context, in Input) (Result, error) {
+	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	if err := in.Repo.AddWorktree(ctx, in.Workspace, in.Branch, in.Base); err != nil {
+		return Result{}, fmt.Errorf("create workspace for %s: %w", in.Task.ID, err)
+	}
+	prompt := Prompt(in)
+	if err := os.WriteFile(filepath.Join(in.Dir, "prompt.md"), []byte(prompt), 0o644); err != nil {
+		return Result{}, err
+	}
+
+	out, err := launch(ctx, in, prompt)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Worker: out}
+	switch out.Class {
+	case claude.ClassInfra:
+		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
+	case claude.ClassFatal:
+		res.Class, res.Reason, res.Detail = Fatal, out.Reason, workerDetail(out)
+	case claude.ClassTask:
+		res.Class, res.Reason, res.Detail = Task, out.Reason, workerDetail(out)
+	case claude.ClassSuccess:
+		res.Class, res.Reason = Success, "completed"
+	default:
+		res.Class, res.Reason, res.Detail = Infra, "unknown", workerDetail(out)
+	}
+	if ctx.Err() != nil {
+		// Stopped by the coordinator: keep the work, let the caller decide.
+		res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
+	}
+
+	w := in.Repo.In(in.Workspace)
+	if res.Class == Success {
+		res.VerifyExit, res.VerifyOutput = verify(ctx, in)
+		if res.VerifyExit != 0 {
+			res.Class, res.Reason = Task, "verification_failed"
+			res.Detail = fmt.Sprintf("verification `%s` failed (exit %d): %s", in.Task.Verification.Command, res.VerifyExit, lastLines(res.VerifyOutput, 15))
+			if ctx.Err() != nil {
+				res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
+			}
+		}
+	}
+	// Staging everything lists untracked files too: nothing escapes the check.
+	changes, err := w.ChangedFiles(context.WithoutCancel(ctx), in.Base)
+	if err != nil {
+		return res, fmt.Errorf("list changes of %s: %w", in.Task.ID, err)
+	}
+	res.Changes = changes
+	if res.Class == Success {
+		if bad := Violations(in.Task, changes); len(bad) > 0 {
+			res.Class, res.Reason = Task, "ownership"
+			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
+				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
+		}
+	}
+	if diff, err := w.Run(context.WithoutCancel(ctx), "diff", "--cached", "--binary", in.Base, "--"); err == nil {
+		_ = os.WriteFile(filepath.Join(in.Dir, "diff.patch"), []byte(diff), 0o644)
+	}
+
+	// Commit: the task's result, or a failed attempt's work preserved on its
+	// own branch so the workspace can go without losing anything.
+	msg := fmt.Sprintf("%s: %s", in.Task.ID, oneLine(in.Task.Title))
+	trailers := map[string]string{"Task-Id": in.Task.ID, "Zerg-Feature": in.Feature, "Zerg-Attempt": fmt.Sprint(in.Number)}
+	if res.Class != Success {
+		msg = fmt.Sprintf("%s: attempt %d did not pass (%s)", in.Task.ID, in.Number, res.Reason)
+		trailers["Zerg-Status"] = "failed"
+	}
+	commit, err := w.Commit(context.WithoutCancel(ctx), msg, trailers)
+	if err != nil {
+		return res, fmt.Errorf("commit %s: %w", in.Task.ID, err)
+	}
+	res.Commit = commit
+	if err := in.Repo.RemoveWorktree(context.WithoutCancel(ctx), in.Workspace); err != nil && !errors.Is(err, gitx.ErrDirty) {
+		return res, fmt.Errorf("remove workspace of %s: %w", in.Task.ID, err)
+	}
+	return res, nil
+}
+
+func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, error) {
+	sp := in.Worker
+	sp.Workdir = in.Workspace
+	sp.AttemptDir = filepath.Join(in.Dir, "claude")
+	sp.Prompt = prompt
+	if in.Task.Model != "" {
+		sp.Model = in.Task.Model
+	}
+	if in.Task.MaxTurns > 0 {
+		sp.MaxTurns = in.Task.MaxTurns
+	}
+	if in.Task.BudgetUSD > 0 {
+		sp.MaxBudgetUSD = in.Task.BudgetUSD
+	}
+	sp.Hook.AllowedPaths = ownedPatterns(in.Task)
+
+	stream, err := os.Create(filepath.Join(in.Dir, "stream.jsonl"))
+	if err != nil {
+		return claude.Outcome{}, err
+	}
+	defer stream.Close()
+	var mu sync.Mutex
+	prev := sp.OnEvent
+	var current atomic.Pointer[claude.Run] // events may arrive before Start returns
+	sp.OnEvent = func(ev claude.Event) {
+		mu.Lock()
+		stream.Write(ev.Raw)
+		stream.Write([]byte{'\n'})
+		mu.Unlock()
+		if prev != nil {
+			prev(ev)
+		}
+		if r := current.Load(); in.OnProgress != nil && r != nil {
+			in.OnProgress(r.Progress())
+		}
+	}
+	run, err := claude.Start(ctx, sp)
+	if err != nil {
+		if errors.Is(err, claude.ErrBadSpec) {
+			return claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonStartFailed, Detail: err.Error()}, nil
+		}
+		return claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonStartFailed, Detail: err.Error()}, nil
+	}
+	current.Store(run)
+	if in.OnStart != nil {
+		in.OnStart(run.PIDs(), run.Marker())
+	}
+	return run.Wait(), nil
+}
+
+func workerDetail(o claude.Outcome) string {
+	d := oneLine(o.Detail)
+	if d == "" {
+		d = o.Reason
+	}
+	return fmt.Sprintf("worker %s: %s", o.Reason, clip(d, 300))
+}
+
+// verify runs the task's verification command in the workspace with a
+// minimal environment and a timeout, and returns its exit code and output.
+// A task without a command passes.
+func verify(ctx context.Context, in Input) (int, string) {
+	if in.Task.Verification == nil || strings.TrimSpace(in.Task.Verification.Command) == "" {
+		return 0, ""
+	}
+	timeout := in.VerifyTimeout
+	if s := in.Task.Verification.TimeoutSeconds; s > 0 {
+		timeout = time.Duration(s) * time.Second
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	vctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(vctx, "sh", "-c", in.Task.Verification.Command)
+	cmd.Dir = in.Workspace
+	home := filepath.Join(in.Dir, "verify-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd.Env = verifyEnv(home, in.VerifyEnv)
+	// Its own process group, so a timeout kills what it started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	out := buf.String()
+	_ = os.WriteFile(filepath.Join(in.Dir, "verify.log"), buf.Bytes(), 0o644)
+	code := 0
+	if err != nil {
+		code = 1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+			code = ee.ExitCode()
+		}
+		if vctx.Err() == context.DeadlineExceeded {
+			code = 124
+			out += fmt.Sprintf("\n(zerg: timed out after %s)", timeout)
+		}
+	}
+	return code, out
+}
+
+func verifyEnv(home string, pass []string) []string {
+	env := []string{"HOME=" + home, "TERM=dumb", "ZERG_VERIFY=1"}
+	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}, pass...) {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return clip(strings.Join(lines, " ⏎ "), 1500)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/claude"
+)
+
+func init() { register(newLogsCmd) }
+
+func newLogsCmd(a *app) *cobra.Command {
+	var feature string
+	var attemptN int
+	var showDiff, showPrompt bool
+	cmd := &cobra.Command{
+		Use:   "logs TASK",
+		Short: "Show a task's attempts: what the worker did, verification output, diff",
+		Long: `Show each attempt of a task: the worker's turns (its text and tool calls, with
+denied and failed calls marked), the outcome and cost, the verification output,
+and the changed files. --diff prints the full diff, --prompt the prompt.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := a.resolveRun(cmd.Context(), feature)
+			if err != nil {
+				return err
+			}
+			task := args[0]
+			dir := filepath.Join(t.paths.RunDir, "attempts", task)
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				return usageErrorf("task %s has no attempts in the run of %s (%s)", task, t.feature, dir)
+			}
+			var nums []int
+			for _, e := range entries {
+				if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
+					nums = append(nums, n)
+				}
+			}
+			slices.Sort(nums)
+			if attemptN > 0 {
+				if !slices.Contains(nums, attemptN) {
+					return usageErrorf("task %s has no attempt %d (it has %d)", task, attemptN, len(nums))
+				}
+				nums = []int{attemptN}
+			}
+			st, _ := t.state()
+			for _, n := range nums {
+				a.printAttempt(filepath.Join(dir, strconv.Itoa(n)), task, n, showDiff, showPrompt)
+			}
+			if st != nil {
+				if ts := st.Tasks[task]; ts != nil {
+					fmt.Fprintf(a.stdout, "\n%s: %s after %d attempt(s)\n", task, ts.Status, ts.Attempts)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&feature, "feature", "", "the run's feature (default: the only run)")
+	cmd.Flags().IntVar(&attemptN, "attempt", 0, "show only this attempt")
+	cmd.Flags().BoolVar(&showDiff, "diff", false, "print the attempt's full diff")
+	cmd.Flags().BoolVar(&showPrompt, "prompt", false, "print the prompt the worker got")
+	return cmd
+}
+
+func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
+	w := a.stdout
+	fmt.Fprintf(w, "%s\n", a.paint(ansiBold, fmt.Sprintf("== %s attempt %d (%s)", task, n, dir)))
+	if showPrompt {
+		if b, err := os.ReadFile(filepath.Join(dir, "prompt.md")); err == nil {
+			fmt.Fprintf(w, "-- prompt\n%s\n", strings.TrimSpace(string(b)))
+		}
+	}
+	if f, err := os.Open(filepath.Join(dir, "stream.jsonl")); err == nil {
+		fmt.Fprintln(w, "-- worker")
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+		for sc.Scan() {
+			if line := describeEvent(claude.ParseLine(sc.Bytes())); line != "" {
+				fmt.Fprintln(w, "  "+line)
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "verify.log")); err == nil {
+		out := strings.TrimSpace(string(b))
+		if out == "" {
+			out = "(no output)"
+		}
+		fmt.Fprintf(w, "-- verification output\n%s\n", indent(lastN(out, 40)))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "diff.patch")); err == nil {
+		if showDiff {
+			fmt.Fprintf(w, "-- diff\n%s\n", strings.TrimSpace(string(b)))
+		} else {
+			var files []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "diff --git ") {
+					files = append(files, strings.TrimPrefix(strings.Fields(l)[3], "b/"))
+				}
+			}
+			fmt.Fprintf(w, "-- changed: %s\n", strings.Join(nonEmpty(files, "nothing"), ", "))
+		}
+	}
+}
+
+// describeEvent renders one stream-json event as one line, or "".
+func describeEvent(ev claude.Event) string {
+	switch {
+	case ev.Assistant != nil:
+		var parts []string
+		for _, b := range ev.Assistant.Message.Content {
+			switch b.Type {
+			case "text":
+				if t := strings.TrimSpace(b.Text); t != "" {
+					parts = append(parts, "says: "+truncate(oneLine(t), 160))
+				}
+			case "tool_use":
+				parts = append(parts, fmt.Sprintf("%s %s", b.Name, truncate(string(b.Input), 140)))
+			}
+		}
+		return strings.Join(parts, "; ")
+	case ev.User != nil:
+		var parts []string
+		for _, r := range ev.User.Message.Content {
+			if r.IsError {
+				parts = append(parts, "✗ "+truncate(oneLine(resultText(r.Content)), 160))
+			}
+		}
+		return strings.Join(parts, "; ")
+	case ev.Result != nil:
+		r := ev.Result
+		return fmt.Sprintf("result: %s, %d turn(s), $%.4f%s", r.Subtype, r.NumTurns, r.TotalCostUSD,
+			map[bool]string{true: " (error: " + truncate(oneLine(r.Result), 120) + ")", false: ""}[r.IsError])
+	case ev.APIRetry != nil:
+		return fmt.Sprintf("api retry %d (status %d, %s)", ev.APIRetry.Attempt, ev.APIRetry.ErrorStatus, ev.APIRetry.Error)
+	}
+	return ""
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+func lastN(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		return fmt.Sprintf("(… %d lines)\n", len(lines)-n) + strings.Join(lines[len(lines)-n:], "\n")
+	}
+	return s
+}
+
+func nonEmpty(s []string, dflt string) []string {
+	if len(s) == 0 {
+		return []string{dflt}
+	}
+	return s
+}
+
+// resultText is a tool_result's content: a JSON string or a list of text blocks.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) == nil {
+		var parts []string
+		for _, b := range blocks {
+			parts = append(parts, b.Text)
+		}
+		return strings.Join(parts, " ")
+	}
+	return string(raw)
+}

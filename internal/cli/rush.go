@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+func init() { register(newRushCmd) }
+
+type rushFlags struct {
+	workers  int
+	mode     string
+	schedule string
+	resume   bool
+	dryRun   bool
+	rehearse bool
+	scenario string
+	graph    string
+	asJSON   bool
+}
+
+func newRushCmd(a *app) *cobra.Command {
+	var f rushFlags
+	cmd := &cobra.Command{
+		Use:   "rush FEATURE",
+		Short: "Run the feature's task graph with parallel Claude Code workers",
+		Long: `Run a feature's task graph: N real Claude Code workers at once, each in its own
+git worktree outside your working tree; every level's work is verified, checked
+for file ownership, committed by zerg, merged into zerg/<feature>/integration and
+put through the quality gates before the next level starts. Your own branches and
+working tree are never touched.
+
+--rehearse runs everything for real except the model: a scripted Messages API
+(zerg mockapi) answers from .zerg/specs/<feature>/scenario.yaml (or --scenario),
+so a whole run can be rehearsed offline without an API key or cost.
+
+Exit status: 0 delivered, 1 not delivered (the report names the tasks), 2 bad
+input, 3 interrupted (continue with --resume).`,
+		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+			fs, _ := a.completeFeatures(c, args, s)
+			return fs, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRush(cmd.Context(), a, args[0], f, cmd.Flags().Changed("workers"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: subprocess (default from config)")
+	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
+	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (levels, workers, models, budgets) and change nothing")
+	fl.BoolVar(&f.rehearse, "rehearse", false, "use the scripted model (zerg mockapi) instead of the real API")
+	fl.StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
+	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON")
+	return cmd
+}
+
+func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSet bool) error {
+	cwd, err := a.getwd()
+	if err != nil {
+		return err
+	}
+	root, err := zergRepoRoot(ctx, cwd)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadProjectConfig(root)
+	if err != nil {
+		return err
+	}
+	if workersSet && (f.workers < 1 || f.workers > 64) {
+		return usageErrorf("--workers %d: give a number from 1 to 64", f.workers)
+	}
+	if f.mode == "" {
+		f.mode = cfg.Mode
+	}
+	if f.schedule == "" {
+		f.schedule = cfg.Schedule
+	}
+	if f.mode != "subprocess" {
+		return usageErrorf("--mode %s: only subprocess mode is available in this version; use --mode subprocess", f.mode)
+	}
+	if f.schedule != "level" {
+		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)
+	}
+	if !f.rehearse && f.scenario != "" {
+		return usageErrorf("--scenario needs --rehearse")
+	}
+	if f.resume && f.dryRun {
+		return usageErrorf("--dry-run and --resume cannot be combined")
+	}
+	paths, err := run.PathsFor(ctx, root, feature)
+	if err != nil {
+		return err
+	}
+	if f.graph == "" {
+		f.graph = paths.Graph
+	}
+	if _, err := os.Stat(f.graph); err != nil {
+		return usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, f.graph), feature)
+	}
+	workers := cfg.Workers
+	if workersSet {
+		workers = f.workers
+	}
+	if f.dryRun {
+		return printPlan(a, f.graph, feature, cfg, workers, f.rehearse)
+	}
+
+	loc, err := claude.Locate(cfg.Claude.Path)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: self}}
+	if f.rehearse {
+		if f.scenario == "" {
+			f.scenario = filepath.Join(paths.SpecDir, "scenario.yaml")
+		}
+		sc, err := mockapi.LoadScenario(f.scenario)
+		if err != nil {
+			return badInput(err)
+		}
+		if err := os.MkdirAll(paths.RunDir, 0o755); err != nil {
+			return err
+		}
+		srv := mockapi.NewServer(sc, mockapi.WithLogFile(filepath.Join(paths.RunDir, "mockapi.jsonl")))
+		url, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		worker.API = claude.APISettings{BaseURL: url, APIKey: "zerg-rehearsal"}
+		// A scripted model answers at once: short timeouts keep injected
+		// faults from costing minutes.
+		worker.MaxRetries = 2
+		worker.APITimeout = 30 * time.Second
+	} else {
+		api := claude.APIFromEnv()
+		if cfg.Claude.BaseURL != "" {
+			api.BaseURL = cfg.Claude.BaseURL
+		}
+		if k := os.Getenv(cfg.Claude.APIKeyEnv); k != "" {
+			api.APIKey = claude.Secret(k)
+		}
+		if api.APIKey == "" && api.AuthToken == "" {
+			return usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", cfg.Claude.APIKeyEnv)
+		}
+		worker.API = api
+	}
+	if err := claude.EnableSubreaper(); err != nil {
+		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)
+	}
+	rep, err := run.Run(ctx, run.Options{
+		Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
+		Resume: f.resume, Rehearsal: f.rehearse, Worker: worker, Progress: a.stderr,
+	})
+	if rep != nil {
+		if f.asJSON {
+			if jerr := printJSON(a.stdout, rep); jerr != nil {
+				return jerr
+			}
+		} else {
+			rep.Print(a.stdout)
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, run.ErrBadInput), errors.Is(err, run.ErrAlreadyExists):
+		return badInput(err)
+	case errors.Is(err, run.ErrInterrupted):
+		return &ExitError{Code: ExitInterrupted, Err: err, Silent: rep != nil}
+	case errors.Is(err, run.ErrNotDelivered), errors.Is(err, run.ErrFatal):
+		return &ExitError{Code: ExitFailed, Err: err, Silent: rep != nil}
+	default:
+		return err
+	}
+}
+
+// loadProjectConfig reads .zerg/config.yaml, or the defaults when there is none.
+func loadProjectConfig(root string) (config.Config, error) {
+	p := filepath.Join(root, ".zerg", "config.yaml")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return config.Default(), nil
+	}
+	cfg, err := config.Load(p)
+	if err != nil {
+		return cfg, badInput(err)
+	}
+	return cfg, nil
+}
+
+// printPlan shows what rush would do, and changes nothing.
+func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool) error {
+	r, err := spec.Load(graphFile, spec.Options{RepoRoot: repoRootOf(graphFile)})
+	if err != nil {
+		return badInput(err)
+	}
+	if !r.Valid() {
+		a.printIssues(graphFile, r)
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors)", graphFile, len(r.Errors))}
+	}
+	an := spec.Analyze(r.Graph, workers)
+	w := a.stdout
+	model := map[bool]string{true: "scripted (rehearsal)", false: "real API"}[rehearse]
+	fmt.Fprintf(w, "Plan for %s (dry run: nothing is changed)\n", feature)
+	fmt.Fprintf(w, "  workers %d · mode %s · schedule %s · model %s\n", workers, cfg.Mode, cfg.Schedule, model)
+	fmt.Fprintf(w, "  budgets: $%.2f per task, $%.2f per run, %d turns per attempt; %d task retries\n",
+		cfg.Budget.TaskUSD, cfg.Budget.RunUSD, cfg.Budget.MaxTurns, cfg.Retry.TaskRetries)
+	fmt.Fprintf(w, "  integration branch: %s\n", run.IntegrationBranch(feature))
+	if len(cfg.Gates) == 0 {
+		fmt.Fprintln(w, "  gates: none (add gates to .zerg/config.yaml)")
+	}
+	for _, g := range cfg.Gates {
+		fmt.Fprintf(w, "  gate %s: %s\n", g.Name, g.Command)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nLEVEL\tTASK\tMODEL\tVERIFICATION\tOWNS")
+	for _, li := range an.Levels {
+		for _, id := range li.Tasks {
+			t := r.Graph.Task(id)
+			m := t.Model
+			if m == "" {
+				m = cfg.Models.Implement
+			}
+			v := "-"
+			if t.Verification != nil && t.Verification.Command != "" {
+				v = truncate(t.Verification.Command, 40)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", li.Level, id, m, v, listOrDash(t.Files.Owned(), 3))
+		}
+	}
+	tw.Flush()
+	if an.TotalMinutes > 0 {
+		fmt.Fprintf(w, "\nestimated work %s; lower bound with %d workers: %s (level barriers)\n", fmtMinutes(an.TotalMinutes), workers, fmtMinutes(an.LowerBoundLevels))
+	}
+	fmt.Fprintln(w, strings.TrimSpace("\nrun it: zerg rush "+feature+map[bool]string{true: " --rehearse", false: ""}[rehearse]))
+	return nil
+}

@@ -1,0 +1,108 @@
+package run
+
+import (
+	"github.com/zergrush/zerg/internal/claude"
+)
+
+// Event types of a run's log. Every task state transition is one of these.
+const (
+	EvRunStarted      = "run_started"
+	EvRunResumed      = "run_resumed"
+	EvAttemptStarted  = "attempt_started"
+	EvAttemptPIDs     = "attempt_pids"
+	EvAttemptFinished = "attempt_finished"
+	EvTaskFailed      = "task_failed"
+	EvTaskRequeued    = "task_requeued"
+	EvLevelMerged     = "level_merged"
+	EvLevelFailed     = "level_failed"
+	EvGateFinished    = "gate_finished"
+	EvRunStopped      = "run_stopped"
+	EvRunFinished     = "run_finished"
+)
+
+// RunStarted opens a run.
+type RunStarted struct {
+	Feature     string `json:"feature"`
+	Base        string `json:"base"`        // the commit the integration branch started from
+	BaseRef     string `json:"base_ref"`    // the user's branch at start, for the report
+	Integration string `json:"integration"` // branch name
+	GraphSHA256 string `json:"graph_sha256"`
+	Workers     int    `json:"workers"`
+	Rehearsal   bool   `json:"rehearsal,omitempty"`
+}
+
+// AttemptStarted is written before the workspace exists, so a crash at any
+// later point leaves a record of what to reconcile.
+type AttemptStarted struct {
+	Level     int    `json:"level"`
+	Base      string `json:"base"`
+	Workspace string `json:"workspace"`
+	Branch    string `json:"branch"`
+	Dir       string `json:"dir"`
+}
+
+// AttemptPIDs records the worker's processes so that only they are ever killed.
+type AttemptPIDs struct {
+	PIDs   []claude.Proc `json:"pids"`
+	Marker string        `json:"marker"`
+}
+
+// AttemptFinished closes an attempt.
+type AttemptFinished struct {
+	Class      string   `json:"class"` // success | task | infra | fatal
+	Reason     string   `json:"reason"`
+	Detail     string   `json:"detail,omitempty"`
+	Commit     string   `json:"commit,omitempty"`
+	Changed    []string `json:"changed,omitempty"`
+	CostUSD    float64  `json:"cost_usd,omitempty"`
+	Tokens     int64    `json:"tokens,omitempty"`
+	Turns      int      `json:"turns,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+	WorkerMS   int64    `json:"worker_ms,omitempty"` // time inside the claude process
+	VerifyExit int      `json:"verify_exit,omitempty"`
+}
+
+// TaskFailed: the task failed for good (retries spent or a fatal error).
+type TaskFailed struct {
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
+}
+
+// LevelMerged: the level's branches are merged and the gates passed; Head is
+// the new integration head. Written before the branch moves (see mergeLevel).
+type LevelMerged struct {
+	Level int      `json:"level"`
+	Base  string   `json:"base"`
+	Head  string   `json:"head"`
+	Tasks []string `json:"tasks"`
+}
+
+// LevelFailed: the level was not merged.
+type LevelFailed struct {
+	Level  int      `json:"level"`
+	Reason string   `json:"reason"`
+	Tasks  []string `json:"tasks,omitempty"`
+}
+
+// GateFinished is one quality gate on a merged head.
+type GateFinished struct {
+	Level    int    `json:"level"`
+	Name     string `json:"name"`
+	Command  string `json:"command"`
+	Exit     int    `json:"exit"`
+	Required bool   `json:"required"`
+	Output   string `json:"output,omitempty"` // tail
+	Head     string `json:"head"`
+}
+
+// RunFinished closes a run.
+type RunFinished struct {
+	Delivered bool   `json:"delivered"`
+	Head      string `json:"head"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// RunStopped: interrupted (signal or zerg stop).
+type RunStopped struct {
+	Reason string `json:"reason"`
+}

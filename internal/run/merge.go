@@ -1,0 +1,123 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// mergeLevel merges the level's committed branches one at a time into the
+// integration head inside the dedicated merge workspace, runs the gates on
+// the merged head, records level_merged and only then moves the branch
+// (compare-and-swap from base). The user's branches and working tree are
+// never touched.
+func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, tasks []*spec.Task) error {
+	ws := c.paths.Merge
+	if _, err := os.Stat(ws); err == nil {
+		if err := c.repo.RemoveWorktree(ctx, ws); err != nil {
+			return fmt.Errorf("merge workspace %s: %w", ws, err)
+		}
+	}
+	if err := c.repo.AddDetachedWorktree(ctx, ws, base); err != nil {
+		return err
+	}
+	defer c.repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
+	m := c.repo.In(ws)
+	var ids []string
+	for _, t := range tasks {
+		c.mu.Lock()
+		branch := c.state.Tasks[t.ID].Branch
+		c.mu.Unlock()
+		if _, err := m.Merge(ctx, branch, fmt.Sprintf("Merge %s: %s", t.ID, t.Title)); err != nil {
+			// Conflict-free by construction: a conflict means two tasks wrote the same file.
+			_ = c.emit(EvLevelFailed, "", 0, LevelFailed{Level: level, Reason: "merge conflict (an ownership violation): " + err.Error(), Tasks: []string{t.ID}})
+			return fmt.Errorf("%w: level %d: %v", ErrNotDelivered, level, err)
+		}
+		ids = append(ids, t.ID)
+	}
+	head, err := m.RevParse(ctx, "HEAD")
+	if err != nil {
+		return err
+	}
+	for _, g := range c.opts.Config.Gates {
+		exit, out := runGate(ctx, ws, g, c.opts.Config.Env.Pass)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		_ = c.emit(EvGateFinished, "", 0, GateFinished{Level: level, Name: g.Name, Command: g.Command, Exit: exit, Required: g.Required, Output: tail(out, 2000), Head: head})
+		switch {
+		case exit == 0:
+			c.printf("  gate %s: passed on %s", g.Name, short(head))
+		case !g.Required:
+			c.printf("  gate %s: failed (exit %d), not required: %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+		default:
+			c.printf("  gate %s: FAILED (exit %d): %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+			_ = c.emit(EvLevelFailed, "", 0, LevelFailed{Level: level, Reason: fmt.Sprintf("gate %s failed (exit %d)", g.Name, exit), Tasks: ids})
+			return fmt.Errorf("%w: level %d: gate %s failed (exit %d)", ErrNotDelivered, level, g.Name, exit)
+		}
+	}
+	// The event goes first: a crash before the branch moves is repaired on
+	// resume from the event; a crash before the event redoes only the merge.
+	if err := c.emit(EvLevelMerged, "", 0, LevelMerged{Level: level, Base: base, Head: head, Tasks: ids}); err != nil {
+		return err
+	}
+	if err := c.repo.SetBranch(ctx, IntegrationBranch(c.opts.Feature), head, base); err != nil {
+		return err
+	}
+	c.printf("level %d: merged %d task(s) → %s", level, len(ids), short(head))
+	return nil
+}
+
+// runGate runs one gate command in the merge workspace.
+func runGate(ctx context.Context, dir string, g config.Gate, pass []string) (int, string) {
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultGateTimeout
+	}
+	gctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(gctx, "sh", "-c", g.Command)
+	cmd.Dir = dir
+	env := []string{"TERM=dumb", "ZERG_GATE=" + g.Name}
+	for _, k := range append([]string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"}, pass...) {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	if err == nil {
+		return 0, buf.String()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode(), buf.String()
+	}
+	if gctx.Err() == context.DeadlineExceeded {
+		return 124, buf.String() + fmt.Sprintf("\n(zerg: gate timed out after %s)", timeout)
+	}
+	return 1, buf.String() + "\n" + err.Error()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

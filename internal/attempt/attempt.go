@@ -78,6 +78,9 @@ type Result struct {
 	VerifyExit   int
 	VerifyOutput string
 	Duration     time.Duration
+	// RetryAfter is the last retry delay the CLI reported for a rate limit
+	// (its api_retry events), so the coordinator can pause every launch.
+	RetryAfter time.Duration
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what
@@ -101,11 +104,11 @@ func run(ctx context.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 
-	out, err := launch(ctx, in, prompt)
+	out, retryAfter, err := launch(ctx, in, prompt)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Worker: out}
+	res := Result{Worker: out, RetryAfter: retryAfter}
 	switch out.Class {
 	case claude.ClassInfra:
 		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
@@ -170,7 +173,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 	return res, nil
 }
 
-func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, error) {
+func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.Duration, error) {
 	sp := in.Worker
 	sp.Workdir = in.Workspace
 	sp.AttemptDir = filepath.Join(in.Dir, "claude")
@@ -188,13 +191,17 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, error
 
 	stream, err := os.Create(filepath.Join(in.Dir, "stream.jsonl"))
 	if err != nil {
-		return claude.Outcome{}, err
+		return claude.Outcome{}, 0, err
 	}
+	var retryAfter atomic.Int64
 	defer stream.Close()
 	var mu sync.Mutex
 	prev := sp.OnEvent
 	var current atomic.Pointer[claude.Run] // events may arrive before Start returns
 	sp.OnEvent = func(ev claude.Event) {
+		if ev.APIRetry != nil && ev.APIRetry.ErrorStatus == 429 {
+			retryAfter.Store(int64(ev.APIRetry.RetryDelayMS * float64(time.Millisecond)))
+		}
 		mu.Lock()
 		stream.Write(ev.Raw)
 		stream.Write([]byte{'\n'})
@@ -209,15 +216,16 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, error
 	run, err := claude.Start(ctx, sp)
 	if err != nil {
 		if errors.Is(err, claude.ErrBadSpec) {
-			return claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonStartFailed, Detail: err.Error()}, nil
+			return claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonStartFailed, Detail: err.Error()}, 0, nil
 		}
-		return claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonStartFailed, Detail: err.Error()}, nil
+		return claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonStartFailed, Detail: err.Error()}, 0, nil
 	}
 	current.Store(run)
 	if in.OnStart != nil {
 		in.OnStart(run.PIDs(), run.Marker())
 	}
-	return run.Wait(), nil
+	out := run.Wait()
+	return out, time.Duration(retryAfter.Load()), nil
 }
 
 func workerDetail(o claude.Outcome) string {

@@ -48,7 +48,7 @@ func Prompt(in Input) string {
 		fmt.Fprintf(&b, "## Feature spec\n%s\n\n", s)
 	}
 	if in.Previous != "" {
-		fmt.Fprintf(&b, "## Previous attempt failed\nAttempt %d of this task failed: %s\nFix that this time.\n\n", in.Number-1, in.Previous)
+		fmt.Fprintf(&b, "## Previous attempt failed\nAn earlier attempt of this task failed: %s\nFix that this time.\n\n", in.Previous)
 	}
 	b.WriteString("## Rules\n- Do not commit, branch or push: zerg commits your work after checking it.\n- Finish with a one-paragraph summary of what you changed.\n")
 	return b.String()

@@ -107,6 +107,24 @@ func (a *app) printStatus(t *runTarget, st *run.State) {
 	if st.Started != nil {
 		fmt.Fprintf(w, "integration: %s at %s (%d level(s) merged)\n", st.Started.Integration, shortID(st.Head), len(st.Merged))
 	}
+	// The live view (heartbeats, governor) exists only while the coordinator runs.
+	var live *run.Live
+	if coordinatorPID(t.paths.Coordinator) > 0 {
+		live, _ = run.ReadLive(t.paths.RunDir)
+	}
+	if live != nil {
+		g := live.Governor
+		line := fmt.Sprintf("workers: %d running, concurrency %d · breaker %s · zone %s", g.Running, g.Limit, g.Breaker, g.Zone)
+		if !g.PausedUntil.IsZero() {
+			line += fmt.Sprintf(" · launches paused for %s", time.Until(g.PausedUntil).Round(time.Second))
+		}
+		if !g.OpenUntil.IsZero() {
+			line += fmt.Sprintf(" · probe in %s", time.Until(g.OpenUntil).Round(time.Second))
+		}
+		fmt.Fprintln(w, line)
+	} else if st.BreakerOpens > 0 || st.Pauses > 0 {
+		fmt.Fprintf(w, "resilience: breaker opened %d time(s), %d rate-limit pause(s)\n", st.BreakerOpens, st.Pauses)
+	}
 	tasks := make([]*run.TaskState, 0, len(st.Tasks))
 	for _, id := range st.Order {
 		tasks = append(tasks, st.Tasks[id])
@@ -124,6 +142,11 @@ func (a *app) printStatus(t *runTarget, st *run.State) {
 		switch {
 		case ts.Open != nil:
 			detail = fmt.Sprintf("attempt %d running for %s", ts.Open.Number, time.Since(ts.Open.Started).Round(time.Second))
+			if live != nil {
+				if la, ok := live.Running[ts.ID]; ok && !la.LastEvent.IsZero() {
+					detail += fmt.Sprintf(", last event %s ago, %d turn(s), %d tokens", time.Since(la.LastEvent).Round(time.Second), la.Turns, la.Tokens)
+				}
+			}
 		case ts.Status != run.StatusMerged && ts.Status != run.StatusCommitted:
 			detail = ts.Detail
 		}

@@ -81,7 +81,10 @@ type Fault struct {
 	After      int      `yaml:"after"`
 	Rate       *float64 `yaml:"rate"`
 	MaxPerTurn int      `yaml:"max_per_turn"`
-	Effect     `yaml:",inline"`
+	// Sessions limits the fault to the first N sessions (workers, attempts)
+	// that reach it, across the whole server: "the first 5 attempts fail".
+	Sessions int `yaml:"sessions"`
+	Effect   `yaml:",inline"`
 	AnyOf      []Effect `yaml:"any_of"`
 
 	id string // stable identity for counters, hashing and the log
@@ -371,8 +374,8 @@ func (f *Fault) validate(where string, nturns int) error {
 			return fmt.Errorf("%s.kinds: %q is not a request kind; use %s", where, k, strings.Join(faultKinds, ", "))
 		}
 	}
-	if f.First < 0 || f.After < 0 || f.MaxPerTurn < 0 {
-		return fmt.Errorf("%s: first, after and max_per_turn must be ≥ 0", where)
+	if f.First < 0 || f.After < 0 || f.MaxPerTurn < 0 || f.Sessions < 0 {
+		return fmt.Errorf("%s: first, after, max_per_turn and sessions must be ≥ 0", where)
 	}
 	if r := f.Rate; r != nil && (*r < 0 || *r > 1 || math.IsNaN(*r)) {
 		return fmt.Errorf("%s.rate: %v is not a probability; use a number from 0 to 1 (0.3 = 30%%)", where, *r)

@@ -82,6 +82,12 @@ type Server struct {
 	mu       sync.Mutex
 	reqs     []Request
 	sessions map[string]*sessionState
+	// faultSessions lists, per fault, the sessions that reached it in order,
+	// for the sessions selector; taskSessions numbers each task's sessions
+	// so seeded faults differ between attempts of one task yet repeat from
+	// run to run.
+	faultSessions map[string][]string
+	taskSessions  map[string][]string
 	logW     io.Writer
 	logFile  *os.File
 	logErr   error
@@ -407,6 +413,10 @@ func (s *Server) decide(session, task string, sc *Script, turnNo int, kind, mode
 		st = &sessionState{attempts: map[int]int{}, candidates: map[string]int{}, fired: map[string]int{}}
 		s.sessions[key] = st
 	}
+	if s.faultSessions == nil {
+		s.faultSessions, s.taskSessions = map[string][]string{}, map[string][]string{}
+	}
+	ordinal := sessionIndex(s.taskSessions, task, session, true) + 1
 	attempt := 0
 	if turnNo > 0 {
 		st.attempts[turnNo]++
@@ -430,12 +440,15 @@ func (s *Server) decide(session, task string, sc *Script, turnNo int, kind, mode
 		if f.Model != "" && !strings.Contains(model, f.Model) {
 			continue
 		}
+		if f.Sessions > 0 && sessionIndex(s.faultSessions, f.id, session, true) >= f.Sessions {
+			continue
+		}
 		st.candidates[f.id]++
 		n := st.candidates[f.id]
 		if (f.First > 0 && n > f.First) || n <= f.After {
 			continue
 		}
-		if f.Rate != nil && unitHash(seed, task, turnNo, f.id, n, "rate") >= *f.Rate {
+		if f.Rate != nil && unitHash(seed, fmt.Sprintf("%s#%d", task, ordinal), turnNo, f.id, n, "rate") >= *f.Rate {
 			continue
 		}
 		firedKey := fmt.Sprintf("%s@%d", f.id, turnNo)
@@ -445,12 +458,25 @@ func (s *Server) decide(session, task string, sc *Script, turnNo int, kind, mode
 		st.fired[firedKey]++
 		eff := f.Effect
 		if len(f.AnyOf) > 0 {
-			i := int(unitHash(seed, task, turnNo, f.id, n, "pick") * float64(len(f.AnyOf)))
+			i := int(unitHash(seed, fmt.Sprintf("%s#%d", task, ordinal), turnNo, f.id, n, "pick") * float64(len(f.AnyOf)))
 			eff = f.AnyOf[min(i, len(f.AnyOf)-1)]
 		}
 		return &eff, f.id, attempt
 	}
 	return nil, "", attempt
+}
+
+// sessionIndex returns session's position in m[key], appending it when add is
+// set and it is new.
+func sessionIndex(m map[string][]string, key, session string, add bool) int {
+	if i := slices.Index(m[key], session); i >= 0 {
+		return i
+	}
+	if !add {
+		return -1
+	}
+	m[key] = append(m[key], session)
+	return len(m[key]) - 1
 }
 
 // unitHash maps its inputs to [0,1): deterministic, so random faults repeat

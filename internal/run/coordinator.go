@@ -62,8 +62,21 @@ type Coordinator struct {
 	mu     sync.Mutex // guards state and progress output
 	state  *State
 	out    io.Writer
-	fatal  error
 	cancel context.CancelCauseFunc
+	gov    *Governor
+	// live holds each running attempt's progress for the heartbeat file.
+	live map[string]liveAttempt
+}
+
+// liveAttempt is a running attempt's heartbeat.
+type liveAttempt struct {
+	Attempt   int            `json:"attempt"`
+	PID       int            `json:"pid,omitempty"`
+	Started   time.Time      `json:"started"`
+	LastEvent time.Time      `json:"last_event,omitempty"`
+	Turns     int            `json:"turns"`
+	ToolCalls map[string]int `json:"tool_calls,omitempty"`
+	Tokens    int64          `json:"tokens"`
 }
 
 // Run executes (or resumes) the run and returns its report. The returned
@@ -107,7 +120,7 @@ func open(ctx context.Context, opts Options) (*Coordinator, error) {
 		out = io.Discard
 	}
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
-	c := &Coordinator{opts: opts, paths: paths, repo: repo, graph: r.Graph, out: out}
+	c := &Coordinator{opts: opts, paths: paths, repo: repo, graph: r.Graph, out: out, live: map[string]liveAttempt{}}
 
 	if _, statErr := os.Stat(paths.Events); statErr == nil {
 		existing, err := eventlog.Read(paths.Events)
@@ -172,6 +185,9 @@ func (c *Coordinator) run(ctx context.Context) (*Report, error) {
 	if err := c.writeCoordinatorFile(); err != nil {
 		return nil, err
 	}
+	c.gov = NewGovernor(c.opts.Config, c.opts.Workers, func(typ string, data any) { _ = c.emit(typ, "", 0, data) })
+	stopLive := c.startHeartbeats(ctx)
+	defer stopLive()
 	start := time.Now()
 	if c.state.Started == nil {
 		if err := c.begin(ctx); err != nil {
@@ -374,13 +390,16 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if ctx.Err() != nil {
 			return false, context.Cause(ctx)
 		}
+		probe, err := c.gov.Acquire(ctx)
+		if err != nil {
+			return false, err
+		}
 		c.mu.Lock()
 		ts := c.state.task(t.ID)
 		n := ts.Attempts + 1
-		previous := ""
-		if ts.Status == StatusRetryWait {
-			previous = ts.Detail
-		}
+		// Only the model's own failures go into the retry prompt, and an infra
+		// failure in between does not erase them.
+		previous := ts.Diagnosis
 		c.mu.Unlock()
 
 		in := attempt.Input{
@@ -391,12 +410,26 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		in.OnStart = func(pids []claude.Proc, marker string) {
 			_ = c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker})
+			c.setLive(t.ID, func(l *liveAttempt) {
+				if len(pids) > 0 {
+					l.PID = pids[0].PID
+				}
+			})
+		}
+		in.OnProgress = func(p claude.Progress) {
+			c.setLive(t.ID, func(l *liveAttempt) {
+				l.LastEvent, l.Turns, l.ToolCalls, l.Tokens = p.LastEvent, p.Turns, p.ToolCalls, p.Tokens.Total()
+			})
 		}
 		if err := c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: in.Workspace, Branch: in.Branch, Dir: in.Dir}); err != nil {
+			c.gov.Release(probe, Outcome{})
 			return false, err
 		}
-		c.printf("  %s: attempt %d started", t.ID, n)
+		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: time.Now()} })
+		c.printf("  %s: attempt %d started%s", t.ID, n, map[bool]string{true: " (probe)", false: ""}[probe])
 		res, err := attempt.Run(ctx, in)
+		c.dropLive(t.ID)
+		c.gov.Release(probe, governorOutcome(res))
 		if err != nil {
 			return false, err
 		}
@@ -451,6 +484,16 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			}
 		}
 	}
+}
+
+// governorOutcome is what the launch governor learns from an attempt.
+func governorOutcome(res attempt.Result) Outcome {
+	o := Outcome{Infra: res.Class == attempt.Infra, Reason: res.Reason, RetryAfter: res.RetryAfter}
+	if res.Reason == "cancelled" {
+		o.Infra = false // the run was stopped; the API was not at fault
+	}
+	o.Overload = o.Infra && (res.Reason == claude.ReasonRateLimit || res.Reason == claude.ReasonOverloaded)
+	return o
 }
 
 // backoff is exponential with ±25 % jitter, so workers that failed together

@@ -21,21 +21,25 @@ const (
 
 // TaskState is one task as rebuilt from the log.
 type TaskState struct {
-	ID            string        `json:"id"`
-	Level         int           `json:"level"`
-	Status        string        `json:"status"`
-	Attempts      int           `json:"attempts"`
-	TaskFailures  int           `json:"task_failures"`  // count against the retry budget
-	InfraFailures int           `json:"infra_failures"` // do not
-	Reason        string        `json:"reason,omitempty"`
-	Detail        string        `json:"detail,omitempty"`
-	Commit        string        `json:"commit,omitempty"` // the committed attempt's commit
-	CommitBase    string        `json:"-"`                // the head it was built on
-	Branch        string        `json:"branch,omitempty"`
-	CostUSD       float64       `json:"cost_usd"`
-	Tokens        int64         `json:"tokens"`
-	WorkerTime    time.Duration `json:"-"`
-	Started       time.Time     `json:"started,omitempty"`
+	ID            string `json:"id"`
+	Level         int    `json:"level"`
+	Status        string `json:"status"`
+	Attempts      int    `json:"attempts"`
+	TaskFailures  int    `json:"task_failures"`  // count against the retry budget
+	InfraFailures int    `json:"infra_failures"` // do not
+	Reason        string `json:"reason,omitempty"`
+	Detail        string `json:"detail,omitempty"`
+	LastClass     string `json:"last_class,omitempty"` // class of the last finished attempt
+	// Diagnosis is the detail of the last task-class failure: what the retry
+	// prompt tells the model, even when infra failures came in between.
+	Diagnosis  string        `json:"diagnosis,omitempty"`
+	Commit     string        `json:"commit,omitempty"` // the committed attempt's commit
+	CommitBase string        `json:"-"`                // the head it was built on
+	Branch     string        `json:"branch,omitempty"`
+	CostUSD    float64       `json:"cost_usd"`
+	Tokens     int64         `json:"tokens"`
+	WorkerTime time.Duration `json:"-"`
+	Started    time.Time     `json:"started,omitempty"`
 	// The open attempt, if the log says one is running.
 	Open *OpenAttempt `json:"open,omitempty"`
 }
@@ -70,6 +74,13 @@ type State struct {
 	// MergeCount counts level_merged events per task: more than one would
 	// mean a task merged twice.
 	MergeCount map[string]int
+	// The governor's last reported state.
+	Breaker      string
+	BreakerOpens int
+	Zone         string
+	Concurrency  int
+	PausedUntil  string
+	Pauses       int
 }
 
 func (s *State) task(id string) *TaskState {
@@ -139,13 +150,14 @@ func (s *State) Apply(e eventlog.Event) {
 			t.Tokens += d.Tokens
 			t.WorkerTime += time.Duration(d.WorkerMS) * time.Millisecond
 			s.CostUSD += d.CostUSD
-			t.Reason, t.Detail = d.Reason, d.Detail
+			t.Reason, t.Detail, t.LastClass = d.Reason, d.Detail, d.Class
 			switch d.Class {
 			case "success":
 				t.Status, t.Commit, t.CommitBase, t.Branch = StatusCommitted, d.Commit, base, branch
 			case "task":
 				t.TaskFailures++
 				t.Status = StatusRetryWait
+				t.Diagnosis = d.Detail
 			default:
 				t.InfraFailures++
 				t.Status = StatusRetryWait
@@ -188,6 +200,30 @@ func (s *State) Apply(e eventlog.Event) {
 			var d RunStopped
 			if e.Decode(&d) == nil {
 				s.Stopped = &d
+			}
+		case EvBreaker:
+			var d BreakerChange
+			if e.Decode(&d) == nil {
+				s.Breaker = d.State
+				if d.State == BreakerOpen {
+					s.BreakerOpens++
+				}
+			}
+		case EvZone:
+			var d ZoneChange
+			if e.Decode(&d) == nil {
+				s.Zone = d.Zone
+			}
+		case EvConcurrency:
+			var d ConcurrencyChange
+			if e.Decode(&d) == nil {
+				s.Concurrency = d.To
+			}
+		case EvPaused:
+			var d LaunchPause
+			if e.Decode(&d) == nil {
+				s.PausedUntil = d.Until
+				s.Pauses++
 			}
 		case EvRunFinished:
 			var d RunFinished

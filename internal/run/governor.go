@@ -1,0 +1,339 @@
+package run
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zergrush/zerg/internal/config"
+)
+
+// Breaker states.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
+// Backpressure zones.
+const (
+	ZoneGreen  = "green"  // full concurrency
+	ZoneYellow = "yellow" // half
+	ZoneRed    = "red"    // launches paused until a probe succeeds
+)
+
+// Governor event types (in the run log).
+const (
+	EvBreaker     = "breaker" // BreakerChange
+	EvZone        = "zone"    // ZoneChange
+	EvPaused      = "launches_paused"
+	EvConcurrency = "concurrency"
+)
+
+// BreakerChange records a circuit breaker transition.
+type BreakerChange struct {
+	State    string `json:"state"`
+	Failures int    `json:"failures,omitempty"` // consecutive infra failures that opened it
+	Until    string `json:"until,omitempty"`    // open: when the probe may run (RFC 3339)
+}
+
+// ZoneChange records a backpressure zone transition.
+type ZoneChange struct {
+	Zone        string  `json:"zone"`
+	FailureRate float64 `json:"failure_rate"`
+	Samples     int     `json:"samples"`
+}
+
+// LaunchPause records a pause of all launches (a rate limit).
+type LaunchPause struct {
+	Until  string `json:"until"`
+	Reason string `json:"reason"`
+}
+
+// ConcurrencyChange records an adaptive concurrency change.
+type ConcurrencyChange struct {
+	From   int    `json:"from"`
+	To     int    `json:"to"`
+	Reason string `json:"reason"`
+}
+
+// Outcome is what the governor learns from one finished attempt.
+type Outcome struct {
+	Infra bool // an infrastructure failure (rate limit, overload, 5xx, stall, crash)
+	// Overload marks 429/529: concurrency is halved.
+	Overload bool
+	// RetryAfter is the wait the API asked for, when known (rate limits).
+	RetryAfter time.Duration
+	Reason     string
+}
+
+// Governor decides when an attempt may launch: a circuit breaker over
+// consecutive infra failures, backpressure zones over the recent failure
+// rate, pauses for rate limits, and adaptive concurrency (halved after an
+// overload, raised again after a run of successes). Every change is reported
+// through emit, so it lands in the run log.
+type Governor struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	emit    func(typ string, data any)
+	changed chan struct{} // closed and replaced on every state change
+
+	maxWorkers int
+	limit      int // adaptive concurrency, 1..maxWorkers
+	running    int
+
+	failuresToOpen int
+	cooldown       time.Duration
+	breaker        string
+	consecutive    int
+	openUntil      time.Time
+	probing        bool // a half-open or red-zone probe is in flight
+
+	window     []bool // recent outcomes, true = infra failure
+	windowSize int
+	minSamples int
+	yellow     float64
+	red        float64
+	zone       string
+
+	pausedUntil   time.Time
+	defaultPause  time.Duration
+	successStreak int
+}
+
+// NewGovernor builds a governor from the config for maxWorkers workers.
+func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Governor {
+	if maxWorkers < 1 {
+		maxWorkers = 1
+	}
+	g := &Governor{
+		now: time.Now, emit: emit, changed: make(chan struct{}),
+		maxWorkers: maxWorkers, limit: maxWorkers,
+		failuresToOpen: cfg.Breaker.Failures, cooldown: cfg.Breaker.Cooldown, breaker: BreakerClosed,
+		windowSize: cfg.Backpressure.Window, minSamples: cfg.Backpressure.MinSamples,
+		yellow: cfg.Backpressure.Yellow, red: cfg.Backpressure.Red, zone: ZoneGreen,
+		defaultPause: cfg.Retry.InfraBackoffMax,
+	}
+	if g.failuresToOpen < 1 {
+		g.failuresToOpen = 5
+	}
+	if g.cooldown <= 0 {
+		g.cooldown = 60 * time.Second
+	}
+	if g.windowSize < 1 {
+		g.windowSize = 20
+	}
+	if g.minSamples < 1 {
+		g.minSamples = min(5, g.windowSize)
+	}
+	if g.red <= 0 || g.red > 1 {
+		g.red = 0.5
+	}
+	if g.yellow <= 0 || g.yellow >= g.red {
+		g.yellow = g.red / 2
+	}
+	if g.defaultPause <= 0 || g.defaultPause > time.Minute {
+		g.defaultPause = 30 * time.Second
+	}
+	if emit == nil {
+		g.emit = func(string, any) {}
+	}
+	return g
+}
+
+// Snapshot is the governor's state for status.
+type Snapshot struct {
+	Breaker     string    `json:"breaker"`
+	Zone        string    `json:"zone"`
+	Limit       int       `json:"concurrency"`
+	Running     int       `json:"running"`
+	PausedUntil time.Time `json:"paused_until,omitempty"`
+	OpenUntil   time.Time `json:"open_until,omitempty"`
+}
+
+// Snapshot returns the current state.
+func (g *Governor) Snapshot() Snapshot {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := Snapshot{Breaker: g.breaker, Zone: g.zone, Limit: g.limit, Running: g.running}
+	if g.pausedUntil.After(g.now()) {
+		s.PausedUntil = g.pausedUntil
+	}
+	if g.breaker == BreakerOpen {
+		s.OpenUntil = g.openUntil
+	}
+	return s
+}
+
+// Acquire blocks until an attempt may launch and returns whether it is a
+// probe (the single attempt allowed while the breaker is half-open or the
+// zone is red). Every Acquire must be followed by one Release.
+func (g *Governor) Acquire(ctx context.Context) (probe bool, err error) {
+	for {
+		g.mu.Lock()
+		ok, probe, wait := g.decide()
+		if ok {
+			g.running++
+			if probe {
+				g.probing = true
+			}
+			g.mu.Unlock()
+			return probe, nil
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		var timer *time.Timer
+		var fired <-chan time.Time
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			fired = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return false, context.Cause(ctx)
+		case <-ch:
+		case <-fired:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// decide says whether a launch may happen now, whether it is a probe, and
+// otherwise how long until the answer may change by time alone (0: wait for
+// a state change). Called with mu held.
+func (g *Governor) decide() (ok, probe bool, wait time.Duration) {
+	now := g.now()
+	if now.Before(g.pausedUntil) {
+		return false, false, g.pausedUntil.Sub(now)
+	}
+	if g.breaker == BreakerOpen {
+		if now.Before(g.openUntil) {
+			return false, false, g.openUntil.Sub(now)
+		}
+		g.setBreaker(BreakerHalfOpen, 0)
+	}
+	if g.breaker == BreakerHalfOpen || g.zone == ZoneRed {
+		if g.probing || g.running > 0 {
+			return false, false, 0
+		}
+		return true, true, 0
+	}
+	limit := g.limit
+	if g.zone == ZoneYellow {
+		limit = max(1, limit/2)
+	}
+	if g.running >= limit {
+		return false, false, 0
+	}
+	return true, false, 0
+}
+
+// Release records the outcome of an attempt that Acquire let through.
+func (g *Governor) Release(probe bool, o Outcome) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.running--
+	if probe {
+		g.probing = false
+	}
+	now := g.now()
+	g.window = append(g.window, o.Infra)
+	if len(g.window) > g.windowSize {
+		g.window = g.window[len(g.window)-g.windowSize:]
+	}
+	if o.Infra {
+		g.consecutive++
+		g.successStreak = 0
+		if o.Overload {
+			if g.limit > 1 {
+				from := g.limit
+				g.limit = max(1, g.limit/2)
+				g.emit(EvConcurrency, ConcurrencyChange{From: from, To: g.limit, Reason: o.Reason})
+			}
+			pause := o.RetryAfter
+			if pause <= 0 && o.Reason == "rate_limit" {
+				pause = g.defaultPause
+			}
+			if until := now.Add(pause); pause > 0 && until.After(g.pausedUntil) {
+				g.pausedUntil = until
+				g.emit(EvPaused, LaunchPause{Until: until.UTC().Format(time.RFC3339Nano), Reason: o.Reason})
+			}
+		}
+		switch {
+		case g.breaker == BreakerHalfOpen && probe:
+			g.open(now)
+		case g.breaker == BreakerClosed && g.consecutive >= g.failuresToOpen:
+			g.open(now)
+		}
+	} else {
+		g.consecutive = 0
+		if probe && g.breaker == BreakerHalfOpen {
+			g.setBreaker(BreakerClosed, 0)
+		}
+		if probe && g.zone == ZoneRed {
+			// The probe got through: forget the failures that made the zone red.
+			g.window = g.window[:0]
+		}
+		g.successStreak++
+		if g.limit < g.maxWorkers && g.successStreak >= g.limit {
+			from := g.limit
+			g.limit++
+			g.successStreak = 0
+			g.emit(EvConcurrency, ConcurrencyChange{From: from, To: g.limit, Reason: "successes"})
+		}
+	}
+	g.updateZone()
+	g.broadcast()
+}
+
+func (g *Governor) open(now time.Time) {
+	g.openUntil = now.Add(g.cooldown)
+	g.setBreaker(BreakerOpen, g.consecutive)
+}
+
+func (g *Governor) setBreaker(state string, failures int) {
+	if g.breaker == state {
+		return
+	}
+	g.breaker = state
+	bc := BreakerChange{State: state, Failures: failures}
+	if state == BreakerOpen {
+		bc.Until = g.openUntil.UTC().Format(time.RFC3339Nano)
+	}
+	g.emit(EvBreaker, bc)
+	g.broadcast()
+}
+
+func (g *Governor) updateZone() {
+	zone := ZoneGreen
+	rate := 0.0
+	if n := len(g.window); n >= g.minSamples {
+		fails := 0
+		for _, f := range g.window {
+			if f {
+				fails++
+			}
+		}
+		rate = float64(fails) / float64(n)
+		switch {
+		case rate >= g.red:
+			zone = ZoneRed
+		case rate >= g.yellow:
+			zone = ZoneYellow
+		}
+	}
+	if zone != g.zone {
+		g.zone = zone
+		g.emit(EvZone, ZoneChange{Zone: zone, FailureRate: rate, Samples: len(g.window)})
+	}
+}
+
+func (g *Governor) broadcast() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}

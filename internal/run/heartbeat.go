@@ -1,0 +1,83 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
+)
+
+// LiveFile is the heartbeat file the coordinator rewrites every second while
+// it runs: the launch governor's state and each running attempt's last
+// stream event, turns, tool calls and tokens. zerg status reads it; it is
+// not state (the log is), only a view.
+const LiveFile = "live.json"
+
+// Live is the content of the heartbeat file.
+type Live struct {
+	Written  time.Time              `json:"written"`
+	PID      int                    `json:"pid"`
+	Governor Snapshot               `json:"governor"`
+	Running  map[string]liveAttempt `json:"running"`
+}
+
+// ReadLive reads a run's heartbeat file.
+func ReadLive(runDir string) (*Live, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, LiveFile))
+	if err != nil {
+		return nil, err
+	}
+	var l Live
+	return &l, json.Unmarshal(b, &l)
+}
+
+func (c *Coordinator) setLive(task string, f func(*liveAttempt)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.live[task]
+	f(&l)
+	c.live[task] = l
+}
+
+func (c *Coordinator) dropLive(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.live, task)
+}
+
+// startHeartbeats rewrites the heartbeat file every second until stopped.
+func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	path := filepath.Join(c.paths.RunDir, LiveFile)
+	write := func() {
+		c.mu.Lock()
+		l := Live{Written: time.Now().UTC(), PID: os.Getpid(), Running: make(map[string]liveAttempt, len(c.live))}
+		for k, v := range c.live {
+			l.Running[k] = v
+		}
+		c.mu.Unlock()
+		l.Governor = c.gov.Snapshot()
+		if b, err := json.Marshal(l); err == nil {
+			_ = fsx.WriteFileAtomic(path, b, 0o644)
+		}
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			write()
+			select {
+			case <-ctx.Done():
+				os.Remove(path)
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -6,7 +6,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude test test-unit vet fmt-check demo bench fuzz clean
+.PHONY: all build claude test test-unit vet fmt-check demo bench bench-rush chaos fuzz clean
 
 all: build
 
@@ -44,6 +44,16 @@ demo: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+
+# A larger chaos run than the one in make test: random SIGKILLs of workers and
+# of the coordinator itself; prints kills, recoveries, extra attempts, wall time.
+chaos: claude
+	ZERG_CHAOS_TASKS=40 ZERG_CHAOS_COORDINATOR_KILLS=5 ZERG_CHAOS_WORKER_KILLS=10 \
+		$(GO) test -count=1 -run 'TestChaos$$' -v ./e2e/rush
+
+# Orchestration overhead with the real CLI and a scripted model (bench/rushbench).
+bench-rush: claude
+	$(GO) run ./bench/rushbench -tasks 50 -workers 1,4,8
 
 # Short fuzzing pass over the task-graph loader and validator.
 fuzz:

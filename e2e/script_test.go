@@ -41,9 +41,10 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"gengraph": cmdGenGraph,
-			"genbytes": cmdGenBytes,
-			"gitinit":  cmdGitInit,
+			"gengraph":  cmdGenGraph,
+			"genbytes":  cmdGenBytes,
+			"gitinit":   cmdGitInit,
+			"rulesrepo": cmdRulesRepo,
 		},
 		RequireExplicitExec: true,
 	})
@@ -123,4 +124,29 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// rulesrepo DIR: a git repository at DIR holding the security-rules snapshot
+// ($SHARED/corpora/secure-coding-rules), standing in for the unreachable
+// upstream; sets $RULES_COMMIT to its commit, which scripts cannot capture.
+func cmdRulesRepo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: rulesrepo DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.CopyFS(dir, os.DirFS(filepath.Join(ts.Getenv("SHARED"), "corpora", "secure-coding-rules"))))
+	git := func(a ...string) string {
+		cmd := exec.CommandContext(context.Background(), "git", a...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ts.Fatalf("git %v: %v\n%s", a, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("-c", "user.name=Zerg Test", "-c", "user.email=test@zerg.invalid", "commit", "-q", "-m", "rules snapshot")
+	ts.Setenv("RULES_COMMIT", git("rev-parse", "HEAD"))
 }

@@ -142,7 +142,7 @@ func makeProject(dir string, n, perLevel int) error {
 	files := map[string]string{
 		filepath.Join(spec, "task-graph.json"):     g.String(),
 		filepath.Join(spec, "scenario.yaml"):       sc.String(),
-		filepath.Join(dir, ".gitignore"):           ".zerg/runs/\n",
+		filepath.Join(dir, ".gitignore"):           ".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n",
 		filepath.Join(dir, ".zerg", "config.yaml"): "version: 1\nretry:\n  infra_backoff_initial: 1s\n",
 	}
 	for p, c := range files {

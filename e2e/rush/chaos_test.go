@@ -56,7 +56,7 @@ func chaosProject(t *testing.T, n int) *project {
 	files := map[string]string{
 		filepath.Join(spec, "task-graph.json"):       g.String(),
 		filepath.Join(spec, "scenario.yaml"):         sc.String(),
-		filepath.Join(p.dir, ".gitignore"):           ".zerg/runs/\n",
+		filepath.Join(p.dir, ".gitignore"):           ".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n",
 		filepath.Join(p.dir, ".zerg", "config.yaml"): "version: 1\nworkers: 4\nretry:\n  infra_backoff_initial: 200ms\n  infra_backoff_max: 2s\n  infra_max_attempts: 20\nbreaker:\n  failures: 8\n  cooldown: 2s\n",
 		filepath.Join(p.dir, "README.md"):            "chaos\n",
 	}

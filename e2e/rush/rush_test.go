@@ -78,7 +78,7 @@ func newProject(t *testing.T, mutate func(dir string)) *project {
 		t.Fatal(err)
 	}
 	os.MkdirAll(p.home, 0o755)
-	if err := os.WriteFile(filepath.Join(p.dir, ".gitignore"), []byte(".zerg/runs/\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.dir, ".gitignore"), []byte(".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if mutate != nil {
@@ -405,6 +405,19 @@ func TestOwnershipViolation(t *testing.T) {
 	}
 	if p.integrationFiles()["README.md"] && p.git("show", run.IntegrationBranch("demo")+":README.md") != p.git("show", "HEAD:README.md") {
 		t.Error("README.md changed on the integration branch")
+	}
+	// Both decisions are in the hash-chained audit log, which verifies.
+	audit, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"type":"hook_denied","task":"L1-docs"`, `/L1-docs-1/lib/greet.sh"`, `"type":"ownership_violation","task":"L1-docs"`, `"README.md"`} {
+		if !bytes.Contains(audit, []byte(want)) {
+			t.Errorf("audit log lacks %s:\n%s", want, audit)
+		}
+	}
+	if v := p.zerg("audit", "verify"); v.code != 0 {
+		t.Errorf("audit verify: exit %d %s%s", v.code, v.stdout, v.stderr)
 	}
 }
 

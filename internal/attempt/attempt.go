@@ -3,6 +3,7 @@ package attempt
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -57,6 +59,14 @@ type Input struct {
 	// VerifyEnv names variables passed from zerg's environment to the
 	// verification command (besides PATH and locale).
 	VerifyEnv []string
+
+	// Scanner checks everything the worker changed for secrets before
+	// anything is staged; nil disables the scan (tests of the pipeline only).
+	Scanner *security.Scanner
+	// Audit records the security decisions of the attempt; nil records nothing.
+	Audit *security.Audit
+	// Rules is the security-rules text for the task's languages, for the prompt.
+	Rules string
 
 	// OnStart is called once the worker runs, with its PIDs and marker, so the
 	// coordinator can record them before anything else happens.
@@ -127,6 +137,29 @@ func run(ctx context.Context, in Input) (Result, error) {
 	}
 
 	w := in.Repo.In(in.Workspace)
+	for _, d := range out.PermissionDenials {
+		in.record(security.AuditHookDenied, deniedCall(d, in.Scanner))
+	}
+	// Secrets first, before anything is staged: a secret must never reach
+	// git's object store, not even on a failed attempt's branch. The
+	// workspace is left as it is (zerg never deletes uncommitted work).
+	if in.Scanner != nil {
+		findings, err := scanWorkspace(context.WithoutCancel(ctx), w, in.Base, in.Scanner)
+		if err != nil {
+			return res, fmt.Errorf("secret scan of %s: %w", in.Task.ID, err)
+		}
+		if len(findings) > 0 {
+			var where []string
+			for _, f := range findings {
+				where = append(where, fmt.Sprintf("%s:%d (%s)", f.File, f.Line, f.RuleID))
+				in.record(security.AuditSecretFound, map[string]any{"rule": f.RuleID, "file": f.File, "line": f.Line})
+			}
+			res.Class, res.Reason = Task, "secret_found"
+			res.Detail = fmt.Sprintf("a secret was written to %s; never put credentials in files: read them from the environment or configuration. The work was not committed; it stays in %s",
+				strings.Join(where, ", "), in.Workspace)
+			return res, nil
+		}
+	}
 	if res.Class == Success {
 		res.VerifyExit, res.VerifyOutput = verify(ctx, in)
 		if res.VerifyExit != 0 {
@@ -145,6 +178,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 	res.Changes = changes
 	if res.Class == Success {
 		if bad := Violations(in.Task, changes); len(bad) > 0 {
+			in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad})
 			res.Class, res.Reason = Task, "ownership"
 			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
 				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
@@ -226,6 +260,72 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.
 	}
 	out := run.Wait()
 	return out, time.Duration(retryAfter.Load()), nil
+}
+
+// record writes one security decision to the audit log, if there is one.
+func (in Input) record(kind string, fields any) {
+	if in.Audit != nil {
+		_ = in.Audit.RecordTask(in.Task.ID, in.Number, kind, fields)
+	}
+}
+
+// deniedCall describes a denied tool call for the audit log: the tool and
+// its target, never file contents, and a Bash command only when it holds no
+// secret.
+func deniedCall(d claude.PermissionDenial, sc *security.Scanner) map[string]any {
+	fields := map[string]any{"tool": d.ToolName}
+	var input map[string]any
+	if json.Unmarshal(d.ToolInput, &input) != nil {
+		return fields
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path", "pattern"} {
+		if v, ok := input[k].(string); ok {
+			fields[k] = clip(v, 300)
+		}
+	}
+	if cmd, ok := input["command"].(string); ok {
+		if sc != nil && len(sc.ScanFile("command", []byte(cmd))) > 0 {
+			cmd = "[not recorded: it contains a secret]"
+		}
+		fields["command"] = clip(cmd, 300)
+	}
+	return fields
+}
+
+// scanWorkspace scans what the worker changed relative to base without
+// staging it: the diff of tracked files and the content of new files.
+func scanWorkspace(ctx context.Context, w *gitx.Runner, base string, sc *security.Scanner) ([]security.Finding, error) {
+	if allow, err := w.Run(ctx, "show", base+":"+security.SecretsAllowFile); err == nil {
+		// The allowlist comes from the base, never from the worker's own tree.
+		if a, err := security.ParseAllowlist(security.SecretsAllowFile, strings.NewReader(allow)); err == nil {
+			sc = sc.WithAllowlist(a)
+		}
+	}
+	diff, err := w.Run(ctx, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", base, "--")
+	if err != nil {
+		return nil, err
+	}
+	findings := sc.ScanDiff(diff)
+	untracked, err := w.Run(ctx, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range strings.Split(strings.TrimRight(untracked, "\x00"), "\x00") {
+		if p == "" {
+			continue
+		}
+		full := filepath.Join(w.Dir, p)
+		fi, err := os.Lstat(full)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4<<20 {
+			continue
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			continue
+		}
+		findings = append(findings, sc.ScanFile(p, data)...)
+	}
+	return findings, nil
 }
 
 func workerDetail(o claude.Outcome) string {

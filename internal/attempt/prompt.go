@@ -47,6 +47,9 @@ func Prompt(in Input) string {
 	if s := strings.TrimSpace(in.SpecText); s != "" {
 		fmt.Fprintf(&b, "## Feature spec\n%s\n\n", s)
 	}
+	if r := strings.TrimSpace(in.Rules); r != "" {
+		fmt.Fprintf(&b, "## Security rules for this task's languages\n%s\n\n", r)
+	}
 	if in.Previous != "" {
 		fmt.Fprintf(&b, "## Previous attempt failed\nAn earlier attempt of this task failed: %s\nFix that this time.\n\n", in.Previous)
 	}

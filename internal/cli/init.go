@@ -22,7 +22,7 @@ func init() { register(newInitCmd) }
 // gitignoreEntries are the paths zerg writes that must never be committed:
 // run state (event logs, attempts, worker config dirs) and re-creatable
 // caches such as the fetched security rules.
-var gitignoreEntries = []string{".zerg/runs/", ".zerg/cache/"}
+var gitignoreEntries = []string{".zerg/runs/", ".zerg/cache/", ".zerg/audit.jsonl*"}
 
 // initReport is what init did, per path relative to the repository root.
 type initReport struct {
@@ -66,8 +66,10 @@ func (e *initEnv) abs(rel string) string { return filepath.Join(e.root, filepath
 func initSteps() []initStep {
 	return []initStep{
 		{name: "config", check: checkConfigFile, apply: writeConfigFile},
+		rulesStep(),
 		{name: "specs", check: checkSpecsDir, apply: makeSpecsDir},
 		{name: "gitignore", check: checkGitignore, apply: updateGitignore},
+		precommitStep(),
 	}
 }
 

@@ -40,7 +40,7 @@ func TestUpdateGitignoreKeepsCRLF(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	want := "bin/\r\nobj/\r\n" + gitignoreHeader + "\r\n.zerg/runs/\r\n.zerg/cache/\r\n"
+	want := "bin/\r\nobj/\r\n" + gitignoreHeader + "\r\n.zerg/runs/\r\n.zerg/cache/\r\n.zerg/audit.jsonl*\r\n"
 	if string(got) != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}

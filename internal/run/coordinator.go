@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -64,6 +66,11 @@ type Coordinator struct {
 	out    io.Writer
 	cancel context.CancelCauseFunc
 	gov    *Governor
+	// Security: one secret scanner for every attempt, the audit log, and the
+	// verified rules cache ("" when rules are off or not fetched).
+	scanner  *security.Scanner
+	audit    *security.Audit
+	rulesDir string
 	// live holds each running attempt's progress for the heartbeat file.
 	live map[string]liveAttempt
 }
@@ -142,6 +149,9 @@ func open(ctx context.Context, opts Options) (*Coordinator, error) {
 				ErrAlreadyExists, IntegrationBranch(opts.Feature), opts.Feature)
 		}
 	}
+	if err := c.openSecurity(); err != nil {
+		return nil, err
+	}
 	log, events, err := eventlog.Open(paths.Events)
 	if err != nil {
 		if errors.Is(err, eventlog.ErrLocked) {
@@ -157,6 +167,9 @@ func open(ctx context.Context, opts Options) (*Coordinator, error) {
 func (c *Coordinator) close() {
 	os.Remove(c.paths.Coordinator)
 	c.log.Close()
+	if c.audit != nil {
+		c.audit.Close()
+	}
 }
 
 func (c *Coordinator) printf(format string, a ...any) {
@@ -407,6 +420,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			Workspace: c.paths.workspace(t.ID, n), Branch: AttemptBranch(c.opts.Feature, t.ID, n),
 			Dir: c.paths.attemptDir(t.ID, n), Previous: previous, SpecText: c.specText(),
 			Worker: c.workerSpec(t), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
+			Scanner: c.scanner, Audit: c.audit, Rules: c.rulesFor(t),
 		}
 		in.OnStart = func(pids []claude.Proc, marker string) {
 			_ = c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker})
@@ -533,6 +547,47 @@ func (c *Coordinator) workerSpec(t *spec.Task) claude.Spec {
 	}
 	sp.PassEnv = append(slices.Clone(sp.PassEnv), cfg.Env.Pass...)
 	return sp
+}
+
+// openSecurity builds the secret scanner, opens the audit log and checks the
+// security rules cache against its pinned checksum.
+func (c *Coordinator) openSecurity() error {
+	sc, err := security.NewScanner()
+	if err != nil {
+		return fmt.Errorf("secret scanner: %w", err)
+	}
+	c.scanner = sc
+	if c.audit, err = security.OpenAudit(security.AuditPath(c.opts.Root)); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	rules := c.opts.Config.SecurityRules
+	if !rules.Enabled {
+		return nil
+	}
+	dir := security.RulesCacheDir(c.opts.Root, rules.Commit)
+	if _, err := security.VerifyRules(dir, security.ExpectedChecksum(rules.Commit, rules.SHA256)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			c.printf("zerg: warning: the security rules are not fetched; workers get none (run zerg rules update)")
+			return nil
+		}
+		return fmt.Errorf("%w: the security rules in %s fail verification (%v); fetch them again with zerg rules update --force", ErrBadInput, dir, err)
+	}
+	c.rulesDir = dir
+	return nil
+}
+
+// rulesFor renders the security rules for the languages of a task's files,
+// within half of the context budget.
+func (c *Coordinator) rulesFor(t *spec.Task) string {
+	if c.rulesDir == "" {
+		return ""
+	}
+	files, err := security.RulesFor(c.rulesDir, append(t.Files.Owned(), t.Files.Read...))
+	if err != nil {
+		return ""
+	}
+	text, _ := security.RenderRules(files, c.opts.Config.Context.TokenBudget*security.CharsPerToken/2)
+	return text
 }
 
 // specText is the feature's requirements and design, when present.

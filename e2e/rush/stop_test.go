@@ -1,0 +1,79 @@
+package rush
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// TestStopThenResume: zerg stop ends a running rush gracefully (exit 3, the
+// stop recorded, no worker process left), and --resume then delivers.
+func TestStopThenResume(t *testing.T) {
+	p := newProject(t, func(dir string) {
+		editFile(t, scenarioPath(dir), func(s string) string {
+			// A slow level 1, so the stop lands while workers run.
+			return strings.Replace(s, "      - tools: [{name: Write, input: {file_path: data/names.txt",
+				"      - delay: 4s\n        tools: [{name: Write, input: {file_path: data/names.txt", 1)
+		})
+	})
+	cmd := exec.Command(zergBin, "rush", "demo", "--rehearse")
+	cmd.Dir, cmd.Env = p.dir, p.env()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		evs, _ := eventlog.Read(events)
+		if hasEvent(evs, run.EvAttemptPIDs, "L1-names") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("L1-names never started:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := p.zerg("stop")
+	if s.code != 0 || !strings.Contains(s.stdout, "stopping the coordinator of demo") {
+		t.Errorf("stop: exit %d\n%s%s", s.code, s.stdout, s.stderr)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("rush after stop: %v, want exit 3\n%s", err, out.String())
+	}
+	evs := p.events()
+	st := run.Replay(evs)
+	if st.Stopped == nil {
+		t.Error("no run_stopped event")
+	}
+	if left := runProcesses(evs); len(left) > 0 {
+		t.Errorf("processes left after stop: %v", left)
+	}
+	if r := p.zerg("stop"); !strings.Contains(r.stdout, "demo is not running") {
+		t.Errorf("second stop: %s", r.stdout)
+	}
+	r := p.zerg("rush", "demo", "--rehearse", "--resume")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	st = run.Replay(p.events())
+	for id, n := range st.MergeCount {
+		if n != 1 {
+			t.Errorf("%s merged %d times", id, n)
+		}
+	}
+	if len(st.MergeCount) != 7 {
+		t.Errorf("%d tasks merged, want 7", len(st.MergeCount))
+	}
+}

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/zergrush/zerg/internal/cli"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -114,16 +114,7 @@ func repoRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
+	return fsx.ModuleRoot(dir)
 }
 
 // rulesrepo DIR: a git repository at DIR holding the security-rules snapshot

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -165,14 +166,9 @@ func repoRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("run rushbench inside the zerg repository")
-		}
-		dir = parent
+	root, err := fsx.ModuleRoot(dir)
+	if err != nil {
+		return "", fmt.Errorf("run rushbench inside the zerg repository: %w", err)
 	}
+	return root, nil
 }

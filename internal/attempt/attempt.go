@@ -1,18 +1,15 @@
 package attempt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
@@ -337,8 +334,8 @@ func workerDetail(o claude.Outcome) string {
 }
 
 // verify runs the task's verification command in the workspace with a
-// minimal environment and a timeout, and returns its exit code and output.
-// A task without a command passes.
+// private HOME and an allowlisted environment, and returns its exit code and
+// output (also kept in verify.log). A task without a command passes.
 func verify(ctx context.Context, in Input) (int, string) {
 	if in.Task.Verification == nil || strings.TrimSpace(in.Task.Verification.Command) == "" {
 		return 0, ""
@@ -347,48 +344,12 @@ func verify(ctx context.Context, in Input) (int, string) {
 	if s := in.Task.Verification.TimeoutSeconds; s > 0 {
 		timeout = time.Duration(s) * time.Second
 	}
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
-	}
-	vctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(vctx, "sh", "-c", in.Task.Verification.Command)
-	cmd.Dir = in.Workspace
 	home := filepath.Join(in.Dir, "verify-home")
 	_ = os.MkdirAll(home, 0o755)
-	cmd.Env = verifyEnv(home, in.VerifyEnv)
-	// Its own process group, so a timeout kills what it started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	out := buf.String()
-	_ = os.WriteFile(filepath.Join(in.Dir, "verify.log"), buf.Bytes(), 0o644)
-	code := 0
-	if err != nil {
-		code = 1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
-			code = ee.ExitCode()
-		}
-		if vctx.Err() == context.DeadlineExceeded {
-			code = 124
-			out += fmt.Sprintf("\n(zerg: timed out after %s)", timeout)
-		}
-	}
+	code, out := Shell{Command: in.Task.Verification.Command, Dir: in.Workspace, Timeout: timeout,
+		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv}.Run(ctx)
+	_ = os.WriteFile(filepath.Join(in.Dir, "verify.log"), []byte(out), 0o644)
 	return code, out
-}
-
-func verifyEnv(home string, pass []string) []string {
-	env := []string{"HOME=" + home, "TERM=dumb", "ZERG_VERIFY=1"}
-	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}, pass...) {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 func lastLines(s string, n int) string {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // claudeBin finds the pinned CLI: $ZERG_CLAUDE, else
@@ -27,19 +29,13 @@ func claudeBin(t *testing.T) string {
 	if p := os.Getenv("ZERG_CLAUDE"); p != "" {
 		return p
 	}
-	dir, err := os.Getwd()
+	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
+	dir, err := fsx.ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "tools", "claude", "node_modules", ".bin", "claude")
 	if _, err := os.Stat(bin); err != nil {

@@ -1,16 +1,12 @@
 package run
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -83,34 +79,8 @@ func runGate(ctx context.Context, dir string, g config.Gate, pass []string) (int
 	if timeout <= 0 {
 		timeout = config.DefaultGateTimeout
 	}
-	gctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(gctx, "sh", "-c", g.Command)
-	cmd.Dir = dir
-	env := []string{"TERM=dumb", "ZERG_GATE=" + g.Name}
-	for _, k := range append([]string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"}, pass...) {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	if err == nil {
-		return 0, buf.String()
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() > 0 {
-		return ee.ExitCode(), buf.String()
-	}
-	if gctx.Err() == context.DeadlineExceeded {
-		return 124, buf.String() + fmt.Sprintf("\n(zerg: gate timed out after %s)", timeout)
-	}
-	return 1, buf.String() + "\n" + err.Error()
+	return attempt.Shell{Command: g.Command, Dir: dir, Timeout: timeout, Pass: append([]string{"HOME"}, pass...),
+		Env: []string{"ZERG_GATE=" + g.Name}}.Run(ctx)
 }
 
 func tail(s string, n int) string {

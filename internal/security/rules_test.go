@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
@@ -24,16 +25,11 @@ func rulesSnapshot(t testing.TB) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				shared = filepath.Join(filepath.Dir(dir), "shared")
-				break
-			}
-			if filepath.Dir(dir) == dir {
-				t.Fatal("go.mod not found above the test directory")
-			}
-			dir = filepath.Dir(dir)
+		root, err := fsx.ModuleRoot(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
+		shared = filepath.Join(filepath.Dir(root), "shared")
 	}
 	snap := filepath.Join(shared, "corpora", "secure-coding-rules")
 	if _, err := os.Stat(filepath.Join(snap, "rules", "_core")); err != nil {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // sharedDir finds ../shared beside the repository (CI clones main with shared/
@@ -20,16 +22,11 @@ func sharedDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(dir), "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
+	root, err := fsx.ModuleRoot(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return filepath.Join(filepath.Dir(root), "shared")
 }
 
 type expectation struct {

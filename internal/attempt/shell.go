@@ -1,0 +1,63 @@
+package attempt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Shell is one repository command zerg runs itself: a task's verification
+// or a quality gate.
+type Shell struct {
+	Command string
+	Dir     string
+	Timeout time.Duration
+	// Env is set on top of an allowlist (PATH, locale, TMPDIR) and the names
+	// in Pass copied from zerg's environment.
+	Env  []string
+	Pass []string
+}
+
+// Run runs the command with `sh -c` in its own process group, so a timeout
+// or cancellation kills everything it started, and returns its exit code
+// (124 on timeout) and combined output.
+func (s Shell) Run(ctx context.Context) (int, string) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "sh", "-c", s.Command)
+	cmd.Dir = s.Dir
+	env := []string{"TERM=dumb"}
+	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}, s.Pass...) {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	cmd.Env = append(env, s.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	out := buf.String()
+	if err == nil {
+		return 0, out
+	}
+	if cctx.Err() == context.DeadlineExceeded {
+		return 124, out + fmt.Sprintf("\n(zerg: timed out after %s)", timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode(), out
+	}
+	return 1, out + "\n" + err.Error()
+}

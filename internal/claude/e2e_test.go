@@ -56,6 +56,11 @@ func e2eSetup(t *testing.T) {
 			e2eErr = err
 			return
 		}
+		// Workers may run as another user: it must reach the hook binary.
+		if err := os.Chmod(e2eTmp, 0o755); err != nil {
+			e2eErr = err
+			return
+		}
 		e2eZerg = filepath.Join(e2eTmp, "zerg")
 		cmd := exec.Command("go", "build", "-o", e2eZerg, "./cmd/zerg")
 		cmd.Dir = loc.RepoRoot
@@ -307,6 +312,9 @@ tasks:
 		t.Run(tc.name, func(t *testing.T) {
 			e := newE2E(t, scenario)
 			e.spec.AllowedTools = []string{"Bash"}
+			// The detaching command is exactly what the Bash policy refuses
+			// (setsid, $$); this test is about killing, not the policy.
+			e.spec.Hook.BashUnrestricted = true
 			e.spec.APITimeout = 0 // wait on the stalled turn until stopped
 			toolDone := make(chan struct{})
 			var once sync.Once

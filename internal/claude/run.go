@@ -65,6 +65,12 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	cmd.Stdout = pw
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
+		// Groups empty: root's supplementary groups must not follow the
+		// worker. Go sets Pdeathsig after the switch, so it survives it; we
+		// stay root and can still signal and reap the whole tree.
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}
+	}
 	cmd.Cancel = func() error {
 		r.halt("cancelled", s.KillGrace)
 		return nil

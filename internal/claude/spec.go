@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -80,8 +81,17 @@ type Spec struct {
 	// the API credentials (use API) or the variables the driver owns.
 	SetEnv map[string]string
 
-	// Hook configures the PreToolUse write-policy hook.
+	// Hook configures the PreToolUse policy hook.
 	Hook HookSpec
+
+	// RunAs, when set, runs the CLI (and so its hooks and every tool command)
+	// as this unprivileged user: credentials set at exec, no supplementary
+	// groups, HOME/CLAUDE_CONFIG_DIR/TMPDIR under the attempt dir owned by
+	// that user, the attempt dir itself and its settings and policy files
+	// read-only for it. The workdir must already be usable by it
+	// (security.WorkerUser.PrepareWorkspace). Switching users needs root; nil
+	// runs the worker as zerg's own user.
+	RunAs *WorkerUser
 
 	// IdleTimeout kills the run when no stdout line arrived for this long
 	// (0 = no watchdog). The CLI itself needs ≥ 300 s to notice a stalled stream.
@@ -97,7 +107,11 @@ type Spec struct {
 	OnEvent func(Event)
 }
 
-// HookSpec is the write-policy hook of one attempt.
+// WorkerUser is the unprivileged account a worker runs as (Spec.RunAs).
+type WorkerUser = security.WorkerUser
+
+// HookSpec is the policy hook of one attempt: every tool call goes through
+// `zerg hook pre-tool-use`, which applies the attempt's security.Policy.
 type HookSpec struct {
 	// ZergBinary is the zerg executable the CLI runs as
 	// `<zerg> hook pre-tool-use --policy <file>`. Required unless Disabled.
@@ -105,6 +119,19 @@ type HookSpec struct {
 	// AllowedPaths are repo-relative paths or doublestar globs the agent may
 	// write with Write/Edit/MultiEdit/NotebookEdit; empty denies every write.
 	AllowedPaths []string
+	// ReadDirs are extra absolute directories the read tools may read
+	// besides the workdir; usually none.
+	ReadDirs []string
+	// BashAllow are Bash rules on top of security.DefaultBashAllow and the
+	// toolchain rules derived from BashCommands (see security.BashPolicy).
+	BashAllow []string
+	// BashCommands are command lines the worker may run exactly as written:
+	// the task's verification command. Their toolchains (go, npm, python,
+	// make, cargo) are allowed too.
+	BashCommands []string
+	// BashUnrestricted turns the Bash check off (tests of the driver only);
+	// the file and read checks still apply.
+	BashUnrestricted bool
 	// Disabled leaves the hook out (tests of the driver itself only).
 	Disabled bool
 }
@@ -123,7 +150,7 @@ var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "defa
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ownedEnv are variables only the driver sets.
-var ownedEnv = []string{"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", EnvRunMarker, EnvAPIKey, EnvAuthToken, EnvBaseURL}
+var ownedEnv = []string{"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker, EnvAPIKey, EnvAuthToken, EnvBaseURL}
 
 // ErrBadSpec marks a spec that cannot be launched.
 var ErrBadSpec = errors.New("bad worker spec")
@@ -218,12 +245,48 @@ func (s Spec) normalize() (Spec, error) {
 		if s.Hook.ZergBinary == "" || !filepath.IsAbs(s.Hook.ZergBinary) {
 			return bad("hook needs the absolute path of the zerg binary")
 		}
-		pol := security.Policy{Version: security.PolicyVersion, Workspace: s.Workdir, Allow: s.Hook.AllowedPaths}
-		if err := pol.Validate(); err != nil {
+		if err := s.policy().Validate(); err != nil {
 			return bad("%v", err)
 		}
 	}
+	if u := s.RunAs; u != nil {
+		if u.UID <= 0 || u.GID <= 0 {
+			return bad("worker user %s has uid %d gid %d; it must be unprivileged", u.Name, u.UID, u.GID)
+		}
+		if !isRoot() && u.UID != os.Geteuid() {
+			return bad("only root can run workers as %s", u.Name)
+		}
+	}
 	return s, nil
+}
+
+// policy is the attempt's hook policy for a normalized spec.
+func (s Spec) policy() *security.Policy {
+	bash := security.BashPolicy{Unrestricted: s.Hook.BashUnrestricted}
+	if !bash.Unrestricted {
+		bash.Allow = security.DefaultBashAllow()
+		for _, c := range s.Hook.BashCommands {
+			for _, r := range security.ToolchainRules(c) {
+				if !slices.Contains(bash.Allow, r) {
+					bash.Allow = append(bash.Allow, r)
+				}
+			}
+		}
+		for _, r := range s.Hook.BashAllow {
+			if !slices.Contains(bash.Allow, r) {
+				bash.Allow = append(bash.Allow, r)
+			}
+		}
+		bash.Commands = s.Hook.BashCommands
+	}
+	return &security.Policy{
+		Version:   security.PolicyVersion,
+		Workspace: s.Workdir,
+		Allow:     nonNil(s.Hook.AllowedPaths),
+		ReadDirs:  s.Hook.ReadDirs,
+		Protected: []string{s.AttemptDir},
+		Bash:      bash,
+	}
 }
 
 func within(parent, p string) bool {
@@ -287,6 +350,7 @@ func (s Spec) env(getenv func(string) string, marker string) []string {
 		"TERM":               "dumb",
 		"CLAUDE_CONFIG_DIR":  s.configPath(),
 		"CLAUDE_CODE_TMPDIR": s.tmpPath(),
+		"TMPDIR":             s.tmpPath(),
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"CLAUDE_CODE_MAX_RETRIES":                  strconv.Itoa(s.MaxRetries),
 		EnvRunMarker:                               marker,
@@ -312,6 +376,14 @@ func (s Spec) env(getenv func(string) string, marker string) []string {
 	}
 	if s.API.AuthToken != "" {
 		m[EnvAuthToken] = string(s.API.AuthToken)
+	}
+	if s.RunAs != nil {
+		// The worker's own git calls (git status, git diff) would refuse the
+		// workspace's git metadata, which stays zerg's ("dubious ownership").
+		// Command-line-scoped config trusts exactly this workspace.
+		m["GIT_CONFIG_COUNT"] = "1"
+		m["GIT_CONFIG_KEY_0"] = "safe.directory"
+		m["GIT_CONFIG_VALUE_0"] = s.Workdir
 	}
 	for _, n := range s.PassEnv {
 		if v, ok := lookup(getenv, n); ok {
@@ -363,13 +435,35 @@ type permissions struct {
 // the tool would run.
 const hookTimeoutSec = 120
 
+// denyRules are Claude Code permission rules added to every worker's
+// settings: a second layer under the hook for the worst cases, in the CLI's
+// own rule syntax (`//` starts an absolute path). The hook is the real check;
+// these only matter if it were ever left out or misconfigured.
+func (s Spec) denyRules() []string {
+	rules := []string{
+		"Bash(curl:*)", "Bash(wget:*)", "Bash(nc:*)", "Bash(ncat:*)", "Bash(ssh:*)", "Bash(scp:*)",
+		"Bash(sudo:*)", "Bash(su:*)", "Bash(env)", "Bash(env:*)", "Bash(printenv:*)",
+		"Bash(git push:*)", "Bash(git remote:*)", "Bash(git config:*)",
+		"WebFetch", "WebSearch",
+	}
+	// In-workspace paths (.git, .zerg, .claude settings) are left to the
+	// hook: a path rule there fails the call before any hook runs and the
+	// denial is then missing from the result's permission_denials.
+	rules = append(rules, "Edit(/"+filepath.ToSlash(s.AttemptDir)+"/**)", "Read(/"+filepath.ToSlash(s.AttemptDir)+"/**)")
+	return rules
+}
+
 // settingsJSON renders the settings file for a normalized spec.
 func (s Spec) settingsJSON() ([]byte, error) {
-	st := settings{Permissions: permissions{Allow: nonNil(s.AllowedTools), Deny: nonNil(s.DisallowedTools)}}
+	deny := nonNil(s.DisallowedTools)
+	if !s.Hook.Disabled {
+		deny = append(slices.Clone(deny), s.denyRules()...)
+	}
+	st := settings{Permissions: permissions{Allow: nonNil(s.AllowedTools), Deny: deny}}
 	if !s.Hook.Disabled {
 		st.Hooks = map[string][]hookMatcher{
 			"PreToolUse": {{
-				Matcher: security.WriteToolsMatcher(),
+				Matcher: security.HookMatcher(),
 				Hooks: []hookCommand{{
 					Type:    "command",
 					Command: shellQuote(s.Hook.ZergBinary) + " hook pre-tool-use --policy " + shellQuote(s.policyPath()),
@@ -394,28 +488,77 @@ func shellQuote(s string) string {
 }
 
 // prepare creates the attempt directory layout and writes the settings and
-// policy files.
+// policy files. With RunAs, home/, config/ and tmp/ become the worker's, the
+// attempt dir and the two files stay ours (0755/0644: readable, never
+// writable by the worker), and everything the worker must reach is checked,
+// so a 0700 directory on the way fails here with its name instead of as an
+// obscure CLI error.
 func (s Spec) prepare() error {
-	for _, d := range []string{s.AttemptDir, s.homePath(), s.configPath(), s.tmpPath()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create attempt dir: %w", err)
-		}
-	}
 	if st, err := os.Stat(s.Workdir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: workdir %s is not a directory", ErrBadSpec, s.Workdir)
+	}
+	if u := s.RunAs; u != nil {
+		if err := u.PrepareAttemptDir(s.AttemptDir, homeDir, configDir, tmpDir); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadSpec, err)
+		}
+		checks := []struct {
+			path string
+			want int
+			what string
+		}{
+			{s.Workdir, security.AccessRead | security.AccessWrite | security.AccessExec, "workdir (call PrepareWorkspace)"},
+			{s.Binary, security.AccessRead | security.AccessExec, "claude binary"},
+		}
+		if !s.Hook.Disabled {
+			checks = append(checks, struct {
+				path string
+				want int
+				what string
+			}{s.Hook.ZergBinary, security.AccessRead | security.AccessExec, "zerg binary (the hook)"})
+		}
+		for _, c := range checks {
+			p := c.path
+			if !filepath.IsAbs(p) {
+				lp, err := exec.LookPath(p)
+				if err != nil {
+					return fmt.Errorf("%w: %s %s: %v", ErrBadSpec, c.what, p, err)
+				}
+				if p, err = filepath.Abs(lp); err != nil {
+					return fmt.Errorf("%w: %s %s: %v", ErrBadSpec, c.what, lp, err)
+				}
+			}
+			if err := u.CheckAccess(p, c.want); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrBadSpec, c.what, err)
+			}
+		}
+	} else {
+		for _, d := range []string{s.AttemptDir, s.homePath(), s.configPath(), s.tmpPath()} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("create attempt dir: %w", err)
+			}
+		}
 	}
 	data, err := s.settingsJSON()
 	if err != nil {
 		return fmt.Errorf("encode settings: %w", err)
 	}
-	if err := os.WriteFile(s.settingsPath(), append(data, '\n'), 0o600); err != nil {
+	// 0644: a worker running as another user must read it; it holds no secret.
+	if err := writeFileMode(s.settingsPath(), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write settings: %w", err)
 	}
 	if !s.Hook.Disabled {
-		pol := &security.Policy{Version: security.PolicyVersion, Workspace: s.Workdir, Allow: nonNil(s.Hook.AllowedPaths)}
-		if err := security.WritePolicy(s.policyPath(), pol); err != nil {
+		if err := security.WritePolicy(s.policyPath(), s.policy()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeFileMode writes data with exactly mode perm (WriteFile keeps an
+// existing file's mode).
+func writeFileMode(path string, data []byte, perm os.FileMode) error {
+	if err := os.WriteFile(path, data, perm); err != nil {
+		return err
+	}
+	return os.Chmod(path, perm)
 }

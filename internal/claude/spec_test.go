@@ -136,7 +136,7 @@ func assertNoSecret(t *testing.T, s string) {
 // allowedEnv is every name a worker may receive by default.
 var allowedEnv = []string{"PATH", "HOME", "TERM", "LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
 	"LC_MONETARY", "LC_NUMERIC", "LC_TIME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
-	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "CLAUDE_CODE_TMPDIR", EnvRunMarker}
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker}
 
 func envMap(env []string) map[string]string {
 	m := map[string]string{}
@@ -177,6 +177,7 @@ func TestEnvAllowlist(t *testing.T) {
 		"HOME":               filepath.Join(n.AttemptDir, "home"),
 		"CLAUDE_CONFIG_DIR":  filepath.Join(n.AttemptDir, "config"),
 		"CLAUDE_CODE_TMPDIR": filepath.Join(n.AttemptDir, "tmp"),
+		"TMPDIR":             filepath.Join(n.AttemptDir, "tmp"),
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"CLAUDE_CODE_MAX_RETRIES":                  "3",
 		"API_TIMEOUT_MS":                           "2500",
@@ -252,6 +253,11 @@ func TestNormalizeRejects(t *testing.T) {
 		{"hook with relative zerg", func(s *Spec) { s.Hook.ZergBinary = "zerg" }, false},
 		{"bad allowed path", func(s *Spec) { s.Hook.AllowedPaths = []string{"../x"} }, false},
 		{"huge system prompt", func(s *Spec) { s.AppendSystemPrompt = strings.Repeat("x", maxArgPrompt+1) }, false},
+		{"relative read dir", func(s *Spec) { s.Hook.ReadDirs = []string{"ctx"} }, false},
+		{"empty bash rule", func(s *Spec) { s.Hook.BashAllow = []string{" "} }, false},
+		{"run as root user", func(s *Spec) { s.RunAs = &WorkerUser{Name: "r", UID: 0, GID: 5} }, true},
+		{"run as group 0", func(s *Spec) { s.RunAs = &WorkerUser{Name: "r", UID: 5, GID: 0} }, true},
+		{"switch user without root", func(s *Spec) { s.RunAs = &WorkerUser{Name: "w", UID: os.Geteuid() + 1, GID: 5} }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -303,15 +309,21 @@ func TestSettingsAndPolicyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre := st.Hooks["PreToolUse"]
-	if len(pre) != 1 || pre[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" || len(pre[0].Hooks) != 1 {
+	if len(pre) != 1 || pre[0].Matcher != "*" || len(pre[0].Hooks) != 1 {
 		t.Fatalf("PreToolUse hooks: %+v", pre)
 	}
 	wantCmd := fmt.Sprintf("'/opt/zerg/bin/zerg' hook pre-tool-use --policy '%s'", n.policyPath())
 	if h := pre[0].Hooks[0]; h.Type != "command" || h.Command != wantCmd || h.Timeout <= 0 {
 		t.Fatalf("hook %+v, want command %q", h, wantCmd)
 	}
-	if !slices.Equal(st.Permissions.Allow, s.AllowedTools) || !slices.Equal(st.Permissions.Deny, s.DisallowedTools) {
+	// The caller's deny rules come first, then the driver's second layer.
+	if !slices.Equal(st.Permissions.Allow, s.AllowedTools) || !slices.Equal(st.Permissions.Deny[:len(s.DisallowedTools)], s.DisallowedTools) {
 		t.Fatalf("permissions %+v", st.Permissions)
+	}
+	for _, want := range []string{"Bash(curl:*)", "Bash(git push:*)", "Read(/" + n.AttemptDir + "/**)"} {
+		if !slices.Contains(st.Permissions.Deny, want) {
+			t.Errorf("deny rules lack %s: %v", want, st.Permissions.Deny)
+		}
 	}
 	assertNoSecret(t, string(data))
 	pol, err := os.ReadFile(n.policyPath())
@@ -387,5 +399,48 @@ func TestNewSessionID(t *testing.T) {
 			t.Fatalf("bad or repeated id %q", id)
 		}
 		seen[id] = true
+	}
+}
+
+// The policy file carries the defaults, the verification command's
+// toolchain, the caller's extra rules and the attempt dir as protected.
+func TestPolicyComposition(t *testing.T) {
+	s := baseSpec(t)
+	s.Hook.BashCommands = []string{"go test ./... && sh tests/run.sh"}
+	s.Hook.BashAllow = []string{"npm ci", "ls"}
+	s.Hook.ReadDirs = []string{"/opt/ctx"}
+	n, err := s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := n.policy()
+	for _, want := range []string{"ls", "sh {script}", "go test", "go vet", "npm ci"} {
+		if !slices.Contains(p.Bash.Allow, want) {
+			t.Errorf("bash rules lack %q: %v", want, p.Bash.Allow)
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(p.Bash.Allow), func(r string) bool { return r != "ls" })); n != 1 {
+		t.Errorf("duplicate rules: %v", p.Bash.Allow)
+	}
+	if !slices.Equal(p.Bash.Commands, s.Hook.BashCommands) || p.Protected[0] != n.AttemptDir || p.ReadDirs[0] != "/opt/ctx" || p.Bash.Unrestricted {
+		t.Errorf("policy %+v", p)
+	}
+	s.Hook.BashUnrestricted = true
+	n, _ = s.normalize()
+	if p := n.policy(); !p.Bash.Unrestricted || len(p.Bash.Allow) != 0 {
+		t.Errorf("unrestricted policy %+v", p.Bash)
+	}
+	// The worker user's env trusts exactly the workdir for its own git.
+	isRootOld := isRoot
+	defer func() { isRoot = isRootOld }()
+	isRoot = func() bool { return true }
+	s.RunAs = &WorkerUser{Name: "w", UID: 12345, GID: 12345}
+	n, err = s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := envMap(n.env(func(string) string { return "" }, "m"))
+	if m["GIT_CONFIG_KEY_0"] != "safe.directory" || m["GIT_CONFIG_VALUE_0"] != n.Workdir || m["GIT_CONFIG_COUNT"] != "1" {
+		t.Errorf("worker git env %v", m)
 	}
 }

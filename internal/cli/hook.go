@@ -34,11 +34,14 @@ func newPreToolUseCmd(a *app, stdin io.Reader) *cobra.Command {
 	var policyPath string
 	cmd := &cobra.Command{
 		Use:   "pre-tool-use --policy FILE",
-		Short: "Allow or deny a file write by the policy file (exit 0 allows, exit 2 denies)",
-		Long: `Reads Claude Code's PreToolUse hook JSON on stdin. A Write, Edit, MultiEdit or
-NotebookEdit is allowed (exit 0) only when its path is inside the policy's
-workspace and matches an allowed path; anything else, including any internal
-error, is denied with exit 2 and a one-line reason on stderr.`,
+		Short: "Allow or deny one tool call by the policy file (exit 0 allows, exit 2 denies)",
+		Long: `Reads Claude Code's PreToolUse hook JSON on stdin and applies the attempt's
+policy (internal/security): Write, Edit, MultiEdit and NotebookEdit only on the
+task's paths inside the workspace and never in .git, .zerg or Claude settings;
+Read, Glob and Grep only inside the workspace; Bash only for commands that
+parse and match the policy's rules; tools the policy does not know are denied.
+Exit 0 allows; anything else, including any internal error, is denied with
+exit 2 and a one-line reason on stderr (exit 1 would let the tool run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			return runPreToolUse(a, stdin, policyPath)
@@ -69,6 +72,9 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 	d := pol.Decide(in)
 	if !d.Allow {
 		return hookDenied(a, d.Reason)
+	}
+	if _, err := a.stdout.Write(security.HookAllowOutput(d)); err != nil {
+		return hookDenied(a, "denied: zerg hook: write decision: "+err.Error())
 	}
 	return nil
 }

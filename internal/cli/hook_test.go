@@ -20,8 +20,12 @@ func (panicReader) Read([]byte) (int, error) { panic("boom") }
 func TestHookPreToolUse(t *testing.T) {
 	ws := t.TempDir()
 	policy := filepath.Join(t.TempDir(), "policy.json")
-	if err := security.WritePolicy(policy, &security.Policy{Version: 1, Workspace: ws, Allow: []string{"src/**"}}); err != nil {
+	if err := security.WritePolicy(policy, &security.Policy{Version: security.PolicyVersion, Workspace: ws, Allow: []string{"src/**"}, Bash: security.BashPolicy{Allow: security.DefaultBashAllow()}}); err != nil {
 		t.Fatal(err)
+	}
+	tool := func(name string, in map[string]any) string {
+		b, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": name, "tool_input": in, "tool_use_id": "toolu_2"})
+		return string(b)
 	}
 	input := func(path string) string {
 		b, _ := json.Marshal(map[string]any{
@@ -46,6 +50,12 @@ func TestHookPreToolUse(t *testing.T) {
 		{"no policy flag", nil, strings.NewReader(input("src/a.go")), 2, "no --policy"},
 		{"unknown flag", []string{"--nope"}, strings.NewReader(input("src/a.go")), 2, "unknown flag"},
 		{"panic", []string{"--policy", policy}, panicReader{}, 2, "internal error: boom"},
+		{"read inside", []string{"--policy", policy}, strings.NewReader(tool("Read", map[string]any{"file_path": "src/a.go"})), 0, ""},
+		{"read outside", []string{"--policy", policy}, strings.NewReader(tool("Read", map[string]any{"file_path": "/etc/shadow"})), 2, "/etc/shadow"},
+		{"grep outside", []string{"--policy", policy}, strings.NewReader(tool("Grep", map[string]any{"pattern": "x", "path": "/root"})), 2, "outside the workspace"},
+		{"bash curl", []string{"--policy", policy}, strings.NewReader(tool("Bash", map[string]any{"command": "curl http://x"})), 2, "network access"},
+		{"bash ls", []string{"--policy", policy}, strings.NewReader(tool("Bash", map[string]any{"command": "ls -la"})), 0, ""},
+		{"unknown tool", []string{"--policy", policy}, strings.NewReader(tool("WebFetch", map[string]any{"url": "http://x"})), 2, "not a tool"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +67,12 @@ func TestHookPreToolUse(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr.String())
 			}
-			if stdout.Len() != 0 {
+			// An allow is explicit JSON, so the policy (not the CLI's own
+			// prompts) decides; a deny prints nothing on stdout.
+			if tc.code == 0 && !strings.Contains(stdout.String(), `"permissionDecision":"allow"`) {
+				t.Fatalf("stdout %q, want an allow decision", stdout.String())
+			}
+			if tc.code != 0 && stdout.Len() != 0 {
 				t.Fatalf("stdout %q, want nothing", stdout.String())
 			}
 			if tc.code == 0 && stderr.Len() != 0 {

@@ -34,6 +34,7 @@ type Config struct {
 	Gates         []Gate        `yaml:"gates"`
 	Env           Env           `yaml:"env"`
 	Egress        Egress        `yaml:"egress"`
+	Security      Security      `yaml:"security"`
 	SecurityRules SecurityRules `yaml:"security_rules"`
 	Context       Context       `yaml:"context"`
 }
@@ -149,6 +150,17 @@ type Egress struct {
 	Allow []string `yaml:"allow"`
 }
 
+// Security holds worker confinement options.
+type Security struct {
+	// WorkerUser is the unprivileged account workers run as when zerg runs
+	// as root; zerg creates it (useradd --system) when it is missing.
+	WorkerUser string `yaml:"worker_user"`
+}
+
+// DefaultWorkerUser is the default of security.worker_user (the same name as
+// internal/security.DefaultWorkerUser; config does not import that package).
+const DefaultWorkerUser = "zerg-worker"
+
 // SecurityRules says where the security rules come from.
 type SecurityRules struct {
 	Enabled bool   `yaml:"enabled"`
@@ -212,6 +224,7 @@ func Default() Config {
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}},
 		Egress:       Egress{Allow: []string{}},
+		Security:     Security{WorkerUser: DefaultWorkerUser},
 		SecurityRules: SecurityRules{
 			Enabled: true,
 			URL:     DefaultRulesURL,

@@ -99,6 +99,11 @@ egress:
   # "*.example.com"). The model API goes through zerg's gateway and needs no entry.
   allow: []
 
+security:
+  # Unprivileged account workers run as when zerg runs as root (created with
+  # useradd --system when missing). Never root.
+  worker_user: zerg-worker
+
 # Security rules given to workers, filtered by the languages of their files.
 security_rules:
   enabled: true

@@ -29,6 +29,7 @@ var (
 	modelRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
 	hexRE       = regexp.MustCompile(`^[0-9a-f]+$`)
 	hostLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	userNameRE  = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
 )
 
 // Upper bounds that catch typos (an extra zero) rather than express policy.
@@ -194,6 +195,13 @@ func (c Config) problems() []Problem {
 		if msg := checkHost(h); msg != "" {
 			add(fmt.Sprintf("egress.allow[%d]", i), "%s %s", quote(h), msg)
 		}
+	}
+
+	// security
+	if wu := c.Security.WorkerUser; wu == "root" {
+		add("security.worker_user", "must not be root: workers would run with full privileges; use an unprivileged account such as %s", DefaultWorkerUser)
+	} else if !userNameRE.MatchString(wu) {
+		add("security.worker_user", "%s is not a user name; use lower-case letters, digits, _ and - (at most 31, not starting with a digit or -), e.g. %s", quote(wu), DefaultWorkerUser)
 	}
 
 	// security rules

@@ -63,11 +63,36 @@ type Runner struct {
 	Name, Email string
 	// ExtraEnv is appended to the minimal environment (e.g. GIT_INDEX_FILE in tests).
 	ExtraEnv []string
+	// Trusted are workspaces zerg created and handed to an unprivileged
+	// worker user. Git refuses to work in a repository owned by someone else
+	// ("dubious ownership"); for a call whose Dir is inside one of them the
+	// runner passes -c safe.directory=<that exact path>, never "*", after
+	// checking that the workspace's .git entry is still zerg's own, so a
+	// worker cannot point zerg's git at a config it wrote (core.fsmonitor,
+	// filters, diff.external would run as zerg). Nested repositories the
+	// worker creates stay untrusted. A call also trusts a listed workspace
+	// it names as an argument (git worktree remove runs git status inside it).
+	Trusted []string
+	// shared holds workspaces trusted at run time (TrustWorkspace); New
+	// creates it and In/Trust copies share it.
+	shared *trustList
+}
+
+type trustList struct {
+	mu   sync.Mutex
+	dirs []string
 }
 
 // New returns a runner for dir with zerg's identity.
 func New(dir string) *Runner {
-	return &Runner{Dir: dir, Timeout: DefaultTimeout, Name: "zerg", Email: "zerg@localhost"}
+	return &Runner{Dir: dir, Timeout: DefaultTimeout, Name: "zerg", Email: "zerg@localhost", shared: &trustList{}}
+}
+
+// Trust returns a copy of r that also trusts dirs (see Runner.Trusted).
+func (r *Runner) Trust(dirs ...string) *Runner {
+	c := *r
+	c.Trusted = append(append([]string{}, r.Trusted...), dirs...)
+	return &c
 }
 
 // In returns a copy of r that runs in dir.
@@ -120,7 +145,16 @@ func (r *Runner) run(ctx context.Context, stdin []byte, args ...string) ([]byte,
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	full := append(append([]string{}, hardening...), args...)
+	full := append([]string{}, hardening...)
+	for _, dir := range r.trustedFor(args) {
+		if err := checkGitEntry(dir); err != nil {
+			return nil, &Error{Args: args, Dir: r.Dir, ExitCode: -1, Stderr: err.Error(), Err: err}
+		}
+		for _, d := range safeForms(dir) {
+			full = append(full, "-c", "safe.directory="+d)
+		}
+	}
+	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = r.Dir
 	cmd.Env = r.env()

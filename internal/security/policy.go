@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -14,26 +15,41 @@ import (
 )
 
 // PolicyVersion is the only policy file version this build understands.
-const PolicyVersion = 1
+// Version 2 added the read scope, the protected paths and the Bash rules;
+// a version-1 file is refused (it would silently allow every read).
+const PolicyVersion = 2
 
-// Policy is the write policy of one attempt: which files inside the workspace
-// a file-editing tool may touch. It is written by the driver next to the
-// attempt's settings file, outside the workspace, and read by the hook.
+// Policy is what one attempt's worker may do through its tools: which files
+// inside the workspace the file-editing tools may write, where the read tools
+// may look, and which shell commands the Bash tool may run. It is written by
+// the driver next to the attempt's settings file, outside the workspace, and
+// read by the PreToolUse hook for every tool call.
 type Policy struct {
 	Version int `json:"version"`
 	// Workspace is the absolute path of the worker's checkout. Nothing outside
-	// it is ever writable through a file tool.
+	// it is ever writable through a tool, and nothing outside it and ReadDirs
+	// is readable.
 	Workspace string `json:"workspace"`
 	// Allow lists repo-relative paths or doublestar globs ("internal/x/**",
-	// "docs/*.md"). A pattern ending in "/" means the whole directory.
+	// "docs/*.md") the write tools may touch. A pattern ending in "/" means
+	// the whole directory.
 	Allow []string `json:"allow"`
+	// ReadDirs are extra absolute directories the read tools (and Bash
+	// arguments) may read, e.g. a shared context directory. Usually empty.
+	ReadDirs []string `json:"read_dirs,omitempty"`
+	// Protected are absolute paths (files or directories) never writable,
+	// whatever Allow says: the attempt's own policy and settings files.
+	Protected []string `json:"protected,omitempty"`
+	// Bash says which commands the Bash tool may run.
+	Bash BashPolicy `json:"bash"`
 }
 
 // ErrBadPolicy marks a policy that cannot be used; the hook denies everything then.
 var ErrBadPolicy = errors.New("bad policy")
 
-// Validate checks that the policy can be enforced: an absolute workspace and
-// patterns that are relative, free of "..", and valid globs.
+// Validate checks that the policy can be enforced: an absolute workspace,
+// patterns that are relative, free of "..", and valid globs, absolute
+// read and protected paths, and well-formed Bash rules.
 func (p *Policy) Validate() error {
 	if p.Version != PolicyVersion {
 		return fmt.Errorf("%w: version %d, want %d", ErrBadPolicy, p.Version, PolicyVersion)
@@ -45,6 +61,19 @@ func (p *Policy) Validate() error {
 		if err := validatePattern(pat); err != nil {
 			return fmt.Errorf("%w: allow pattern %q: %v", ErrBadPolicy, pat, err)
 		}
+	}
+	for _, d := range p.ReadDirs {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("%w: read dir %q is not an absolute path", ErrBadPolicy, d)
+		}
+	}
+	for _, d := range p.Protected {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBadPolicy, d)
+		}
+	}
+	if err := p.Bash.validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadPolicy, err)
 	}
 	return nil
 }
@@ -69,7 +98,8 @@ func validatePattern(pat string) error {
 	return nil
 }
 
-// LoadPolicy reads and validates a policy file.
+// LoadPolicy reads and validates a policy file. Unknown fields are errors:
+// a newer driver's rule this hook does not know must not be ignored.
 func LoadPolicy(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -87,7 +117,9 @@ func LoadPolicy(path string) (*Policy, error) {
 	return &p, nil
 }
 
-// WritePolicy writes p as JSON to path (mode 0600) after validating it.
+// WritePolicy writes p as JSON to path after validating it. The file is
+// 0644: the hook runs as the worker's user and must read it, and nothing in
+// it is secret; it must not be writable by that user (the caller owns it).
 func WritePolicy(path string, p *Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -96,7 +128,11 @@ func WritePolicy(path string, p *Policy) error {
 	if err != nil {
 		return fmt.Errorf("encode policy: %w", err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write policy: %w", err)
+	}
+	// WriteFile keeps the mode of an existing file; make it exact.
+	if err := os.Chmod(path, 0o644); err != nil {
 		return fmt.Errorf("write policy: %w", err)
 	}
 	return nil
@@ -138,9 +174,10 @@ func ReadHookInput(r io.Reader) (*HookInput, error) {
 // Decision is the policy's verdict on one tool call.
 type Decision struct {
 	Allow bool
-	// Path is the resolved absolute target path when the tool writes a file.
+	// Path is the resolved absolute target path when the tool names one.
 	Path string
-	// Reason is one line, naming the path, for the model and the audit log.
+	// Reason is one line, naming the path or command, for the model and the
+	// audit log.
 	Reason string
 }
 
@@ -152,54 +189,198 @@ var pathFields = map[string]string{
 	"NotebookEdit": "notebook_path",
 }
 
-// IsWriteTool reports whether the policy checks the target path of tool.
+// readFields maps each file-reading tool to the input field holding its target.
+var readFields = map[string]string{
+	"Read":         "file_path",
+	"NotebookRead": "notebook_path",
+}
+
+// searchTools look under a directory (the "path" input, default the cwd)
+// with a pattern.
+var searchTools = map[string]bool{"Glob": true, "Grep": true, "LS": true}
+
+// passTools touch neither files nor the network nor a shell, so they are
+// allowed as they are. Agent/Task start a subagent whose own tool calls go
+// through this hook again.
+var passTools = map[string]bool{
+	"TodoWrite": true, "TodoRead": true, "Task": true, "Agent": true,
+	"TaskCreate": true, "TaskGet": true, "TaskList": true, "TaskUpdate": true,
+	"TaskOutput": true, "TaskStop": true, "ExitPlanMode": true, "EnterPlanMode": true,
+	"StructuredOutput": true,
+}
+
+// IsWriteTool reports whether the policy checks tool as a file write.
 func IsWriteTool(tool string) bool { _, ok := pathFields[tool]; return ok }
 
-// WriteToolsMatcher returns the tools whose paths the policy checks, as a
-// Claude Code hook matcher.
+// WriteToolsMatcher returns the tools whose paths the write policy checks,
+// as a Claude Code hook matcher.
 func WriteToolsMatcher() string { return "Write|Edit|MultiEdit|NotebookEdit" }
 
-// Decide applies the policy to one PreToolUse call. Tools that do not write
-// files are outside this policy and are allowed (the hook matcher decides
-// which tools reach it); every write must land inside the workspace, outside
-// .git, and match an allow pattern after symlinks are resolved.
-func (p *Policy) Decide(in *HookInput) Decision {
-	field, ok := pathFields[in.ToolName]
-	if !ok {
-		return Decision{Allow: true, Reason: in.ToolName + " does not write files"}
-	}
+// HookMatcher is the PreToolUse matcher the driver installs: every tool goes
+// through the hook, so a tool the policy does not know is denied rather than
+// silently allowed.
+func HookMatcher() string { return "*" }
+
+// Decide applies the policy to one PreToolUse call. Write tools must land
+// inside the workspace, outside protected paths, on an allowed pattern; read
+// and search tools must stay inside the workspace (or ReadDirs); Bash
+// commands must parse and match the Bash rules; a few tools without reach
+// pass; every other tool is denied. A panic is a deny.
+func (p *Policy) Decide(in *HookInput) (d Decision) {
+	defer func() {
+		if r := recover(); r != nil {
+			d = deny("", "internal error: %v", r)
+		}
+	}()
 	var input map[string]any
-	if err := json.Unmarshal(in.ToolInput, &input); err != nil {
-		return deny("", "%s: unreadable tool_input: %v", in.ToolName, err)
+	if err := json.Unmarshal(in.ToolInput, &input); err != nil || input == nil {
+		return deny("", "%s: unreadable tool_input", in.ToolName)
 	}
+	if field, ok := pathFields[in.ToolName]; ok {
+		return p.decideWrite(in, input, field)
+	}
+	if field, ok := readFields[in.ToolName]; ok {
+		return p.decideRead(in, input, field)
+	}
+	if searchTools[in.ToolName] {
+		return p.decideSearch(in, input)
+	}
+	if in.ToolName == "Bash" {
+		return p.decideBash(in, input)
+	}
+	if passTools[in.ToolName] {
+		return Decision{Allow: true, Reason: in.ToolName + " reaches no files"}
+	}
+	return deny("", "%s is not a tool workers may use", in.ToolName)
+}
+
+// scope is the policy's directories with symlinks resolved.
+type scope struct {
+	ws    string
+	reads []string
+	prot  []string
+}
+
+func (p *Policy) scope() (scope, error) {
+	ws, err := filepath.EvalSymlinks(filepath.Clean(p.Workspace))
+	if err != nil {
+		return scope{}, fmt.Errorf("workspace: %v", err)
+	}
+	sc := scope{ws: ws}
+	for _, d := range p.ReadDirs {
+		if r, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil {
+			sc.reads = append(sc.reads, r)
+		}
+	}
+	for _, d := range p.Protected {
+		sc.prot = append(sc.prot, filepath.Clean(d))
+		if r, err := resolvePath(filepath.Clean(d)); err == nil {
+			sc.prot = append(sc.prot, r)
+		}
+	}
+	return sc, nil
+}
+
+// rel returns the slash-separated path of resolved inside the workspace, or
+// false when it is the workspace itself or outside it.
+func (sc scope) rel(resolved string) (string, bool) {
+	rel, err := filepath.Rel(sc.ws, resolved)
+	if err != nil || rel == "." || !local(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// readable reports whether resolved may be read: the workspace (itself
+// included) or a read dir.
+func (sc scope) readable(resolved string) bool {
+	if resolved == sc.ws || within(sc.ws, resolved) {
+		return true
+	}
+	for _, d := range sc.reads {
+		if resolved == d || within(d, resolved) {
+			return true
+		}
+	}
+	return false
+}
+
+func (sc scope) isProtected(resolved string) bool {
+	for _, d := range sc.prot {
+		if resolved == d || within(d, resolved) {
+			return true
+		}
+	}
+	return false
+}
+
+func local(rel string) bool {
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func within(parent, p string) bool {
+	rel, err := filepath.Rel(parent, p)
+	return err == nil && rel != "." && local(rel)
+}
+
+// protectedRel says why a workspace-relative path may never be written,
+// whatever the allow list says: git metadata (a hook there runs on the next
+// commit), zerg's own state, and Claude Code settings (a hook there runs in
+// the next session opened on the merged repository). Empty when writable.
+func protectedRel(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, seg := range segs {
+		switch seg {
+		case ".git":
+			return "inside .git"
+		case ".zerg":
+			return "inside .zerg"
+		case ".claude":
+			if i == len(segs)-2 {
+				if ok, _ := path.Match("settings*.json", segs[i+1]); ok {
+					return "a Claude Code settings file"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// target resolves a tool's path argument: absolute, or relative to the
+// hook's absolute cwd; cleaned; symlinks of the existing prefix resolved.
+func target(cwd, raw string) (string, error) {
+	t := raw
+	if !filepath.IsAbs(t) {
+		if cwd == "" || !filepath.IsAbs(cwd) {
+			return "", errors.New("relative path and no absolute cwd")
+		}
+		t = filepath.Join(cwd, t)
+	}
+	return resolvePath(filepath.Clean(t))
+}
+
+func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) Decision {
 	raw, _ := input[field].(string)
 	if raw == "" {
 		return deny("", "%s: no %s in tool_input", in.ToolName, field)
 	}
-	target := raw
-	if !filepath.IsAbs(target) {
-		if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
-			return deny(raw, "%s %s: relative path and no absolute cwd", in.ToolName, raw)
-		}
-		target = filepath.Join(in.Cwd, target)
-	}
-	resolved, err := resolvePath(filepath.Clean(target))
+	resolved, err := target(in.Cwd, raw)
 	if err != nil {
 		return deny(raw, "%s %s: %v", in.ToolName, raw, err)
 	}
-	ws, err := filepath.EvalSymlinks(filepath.Clean(p.Workspace))
+	sc, err := p.scope()
 	if err != nil {
-		return deny(resolved, "%s %s: workspace: %v", in.ToolName, raw, err)
+		return deny(resolved, "%s %s: %v", in.ToolName, raw, err)
 	}
-	rel, err := filepath.Rel(ws, resolved)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, ws)
+	if sc.isProtected(resolved) {
+		return deny(resolved, "%s %s: a protected file", in.ToolName, resolved)
 	}
-	rel = filepath.ToSlash(rel)
-	for _, seg := range strings.Split(rel, "/") {
-		if seg == ".git" {
-			return deny(resolved, "%s %s: inside .git", in.ToolName, rel)
-		}
+	rel, ok := sc.rel(resolved)
+	if !ok {
+		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+	}
+	if why := protectedRel(rel); why != "" {
+		return deny(resolved, "%s %s: %s", in.ToolName, rel, why)
 	}
 	if pat, ok := p.match(rel); ok {
 		return Decision{Allow: true, Path: resolved, Reason: fmt.Sprintf("%s %s: allowed by %q", in.ToolName, rel, pat)}
@@ -224,7 +405,8 @@ func (p *Policy) match(rel string) (string, bool) {
 }
 
 func deny(path, format string, a ...any) Decision {
-	return Decision{Allow: false, Path: path, Reason: "denied: " + fmt.Sprintf(format, a...)}
+	reason := strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ")
+	return Decision{Allow: false, Path: path, Reason: "denied: " + reason}
 }
 
 // resolvePath resolves symlinks in the longest existing prefix of the clean
@@ -237,7 +419,7 @@ func resolvePath(p string) (string, error) {
 	for {
 		if _, err := os.Lstat(existing); err == nil {
 			break
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errNotDir) {
 			return "", fmt.Errorf("stat %s: %w", existing, err)
 		}
 		parent := filepath.Dir(existing)
@@ -257,4 +439,19 @@ func resolvePath(p string) (string, error) {
 		resolved = filepath.Join(resolved, rest[i])
 	}
 	return resolved, nil
+}
+
+// HookAllowOutput is the JSON the hook prints on stdout when the policy
+// allows a call. An explicit "allow" makes the policy the decision: with a
+// silent exit 0 the CLI would apply its own permission mode on top, which in
+// -p mode denies every command it would have asked about (sh, go test, …)
+// and so would refuse what the task's rules allow.
+func HookAllowOutput(d Decision) []byte {
+	out := map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":            "PreToolUse",
+		"permissionDecision":       "allow",
+		"permissionDecisionReason": "zerg policy: " + d.Reason,
+	}}
+	data, _ := json.Marshal(out)
+	return append(data, '\n')
 }

@@ -41,7 +41,7 @@ func TestDecide(t *testing.T) {
 	}
 	mustSymlink(t, filepath.Join(root, "nowhere", "x"), filepath.Join(ws, "src", "dangling"))
 
-	p := &Policy{Version: 1, Workspace: ws, Allow: []string{"src/**", "README.md", "docs/*.md", "gen/"}}
+	p := &Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"src/**", "README.md", "docs/*.md", "gen/"}}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,10 @@ func TestDecide(t *testing.T) {
 		{"path of wrong type", ws, "Write", map[string]any{"file_path": 42}, false, "no file_path"},
 		{"relative path, relative cwd", "ws", "Write", map[string]any{"file_path": "src/a.go"}, false, "no absolute cwd"},
 		{"relative path, no cwd", "", "Write", map[string]any{"file_path": "src/a.go"}, false, "no absolute cwd"},
-		{"non-write tool", ws, "Read", map[string]any{"file_path": "/etc/passwd"}, true, "does not write"},
+		{"read outside", ws, "Read", map[string]any{"file_path": "/etc/passwd"}, false, "outside the workspace"},
+		{"unknown tool", ws, "WebFetch", map[string]any{"url": "http://x"}, false, "not a tool workers may use"},
+		{"claude settings", ws, "Write", map[string]any{"file_path": ".claude/settings.local.json"}, false, "Claude Code settings"},
+		{"zerg state", ws, "Write", map[string]any{"file_path": "src/.zerg/x"}, false, "inside .zerg"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +101,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideBadToolInput(t *testing.T) {
-	p := &Policy{Version: 1, Workspace: t.TempDir(), Allow: []string{"**"}}
+	p := &Policy{Version: PolicyVersion, Workspace: t.TempDir(), Allow: []string{"**"}}
 	d := p.Decide(&HookInput{Cwd: p.Workspace, ToolName: "Write", ToolInput: json.RawMessage(`"not an object"`)})
 	if d.Allow {
 		t.Fatal("unreadable tool_input was allowed")
@@ -107,7 +110,7 @@ func TestDecideBadToolInput(t *testing.T) {
 
 func TestDecideMissingWorkspace(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "gone")
-	p := &Policy{Version: 1, Workspace: ws, Allow: []string{"**"}}
+	p := &Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"**"}}
 	d := p.Decide(hookInput(t, "/", "Write", map[string]any{"file_path": filepath.Join(ws, "a")}))
 	if d.Allow {
 		t.Fatal("write into a missing workspace was allowed")
@@ -121,14 +124,14 @@ func TestValidate(t *testing.T) {
 		p    Policy
 		ok   bool
 	}{
-		{"ok", Policy{Version: 1, Workspace: ws, Allow: []string{"a/**", "b.txt", "c/"}}, true},
-		{"no allow is valid and denies all", Policy{Version: 1, Workspace: ws}, true},
-		{"wrong version", Policy{Version: 2, Workspace: ws}, false},
-		{"relative workspace", Policy{Version: 1, Workspace: "ws"}, false},
-		{"absolute pattern", Policy{Version: 1, Workspace: ws, Allow: []string{"/etc/**"}}, false},
-		{"dotdot pattern", Policy{Version: 1, Workspace: ws, Allow: []string{"a/../../b"}}, false},
-		{"empty pattern", Policy{Version: 1, Workspace: ws, Allow: []string{" "}}, false},
-		{"bad glob", Policy{Version: 1, Workspace: ws, Allow: []string{"a/[b"}}, false},
+		{"ok", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/**", "b.txt", "c/"}}, true},
+		{"no allow is valid and denies all", Policy{Version: PolicyVersion, Workspace: ws}, true},
+		{"wrong version", Policy{Version: 1, Workspace: ws}, false},
+		{"relative workspace", Policy{Version: PolicyVersion, Workspace: "ws"}, false},
+		{"absolute pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"/etc/**"}}, false},
+		{"dotdot pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/../../b"}}, false},
+		{"empty pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{" "}}, false},
+		{"bad glob", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/[b"}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +149,7 @@ func TestValidate(t *testing.T) {
 func TestPolicyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.json")
-	want := &Policy{Version: 1, Workspace: dir, Allow: []string{"x/**"}}
+	want := &Policy{Version: PolicyVersion, Workspace: dir, Allow: []string{"x/**"}}
 	if err := WritePolicy(path, want); err != nil {
 		t.Fatal(err)
 	}

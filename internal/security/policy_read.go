@@ -1,0 +1,108 @@
+package security
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// errNotDir: a path under a regular file cannot exist; resolvePath treats it
+// like a missing path instead of failing.
+var errNotDir = syscall.ENOTDIR
+
+// decideRead allows Read/NotebookRead only inside the workspace or a read
+// dir, judged after symlinks are resolved, so a link in the workspace that
+// points at ~/.ssh/id_rsa is refused.
+func (p *Policy) decideRead(in *HookInput, input map[string]any, field string) Decision {
+	raw, _ := input[field].(string)
+	if raw == "" {
+		return deny("", "%s: no %s in tool_input", in.ToolName, field)
+	}
+	resolved, err := target(in.Cwd, raw)
+	if err != nil {
+		return deny(raw, "%s %s: %v", in.ToolName, raw, err)
+	}
+	sc, err := p.scope()
+	if err != nil {
+		return deny(resolved, "%s %s: %v", in.ToolName, raw, err)
+	}
+	if !sc.readable(resolved) || sc.isProtected(resolved) {
+		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+	}
+	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": inside the workspace"}
+}
+
+// decideSearch allows Glob/Grep/LS only under a directory inside the
+// workspace (the "path" input, default the cwd), with patterns that cannot
+// leave it: no absolute pattern, no "~", no "..".
+func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
+	dir := in.Cwd
+	if v, ok := input["path"]; ok && v != nil {
+		s, ok := v.(string)
+		if !ok {
+			return deny("", "%s: path is not a string", in.ToolName)
+		}
+		if s != "" {
+			dir = s
+		}
+	}
+	if dir == "" {
+		return deny("", "%s: no path and no cwd", in.ToolName)
+	}
+	resolved, err := target(in.Cwd, dir)
+	if err != nil {
+		return deny(dir, "%s %s: %v", in.ToolName, dir, err)
+	}
+	sc, err := p.scope()
+	if err != nil {
+		return deny(resolved, "%s %s: %v", in.ToolName, dir, err)
+	}
+	if !sc.readable(resolved) || sc.isProtected(resolved) {
+		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+	}
+	fields := map[string]bool{"Glob": true, "Grep": false, "LS": false}
+	for _, f := range []string{"pattern", "glob", "ignore"} {
+		v, ok := input[f]
+		if !ok || v == nil || (f == "pattern" && !fields[in.ToolName]) {
+			continue // Grep's pattern is a regexp over contents, not a path
+		}
+		var pats []string
+		switch x := v.(type) {
+		case string:
+			pats = []string{x}
+		case []any:
+			for _, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return deny(resolved, "%s: %s is not a list of strings", in.ToolName, f)
+				}
+				pats = append(pats, s)
+			}
+		default:
+			return deny(resolved, "%s: %s is not a string", in.ToolName, f)
+		}
+		for _, pat := range pats {
+			if why := escapingPattern(pat); why != "" {
+				return deny(resolved, "%s %s %q: %s", in.ToolName, f, pat, why)
+			}
+		}
+	}
+	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " under " + resolved + ": inside the workspace"}
+}
+
+// escapingPattern says why a glob could match outside its base directory.
+// ".." anywhere is refused, even inside a brace alternative or a name, to
+// stay on the safe side of the tool's own glob dialect.
+func escapingPattern(pat string) string {
+	switch {
+	case filepath.IsAbs(pat) || strings.HasPrefix(pat, "/"):
+		return "absolute pattern"
+	case strings.HasPrefix(pat, "~"):
+		return "pattern in a home directory"
+	case strings.Contains(pat, ".."):
+		return `".." in a pattern`
+	case strings.Contains(pat, "{/") || strings.Contains(pat, ",/"):
+		return "absolute alternative in a pattern"
+	}
+	return ""
+}

@@ -121,11 +121,17 @@ type result struct {
 
 func (p *project) zerg(args ...string) result {
 	p.t.Helper()
+	return p.zergEnv(p.env(), args...)
+}
+
+// zergEnv runs zerg with the given environment.
+func (p *project) zergEnv(env []string, args ...string) result {
+	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, zergBin, args...)
 	cmd.Dir = p.dir
-	cmd.Env = p.env()
+	cmd.Env = env
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

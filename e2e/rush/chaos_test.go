@@ -30,7 +30,7 @@ func envInt(name string, def int) int {
 // model takes a moment per turn so kills land mid-attempt.
 func chaosProject(t *testing.T, n int) *project {
 	t.Helper()
-	tmp := t.TempDir()
+	tmp := traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home")}
 	spec := filepath.Join(p.dir, ".zerg", "specs", "demo")
 	if err := os.MkdirAll(spec, 0o755); err != nil {

@@ -52,6 +52,11 @@ func setup(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer os.RemoveAll(dir)
+	// Workers run as an unprivileged user when the tests run as root: their
+	// hook runs this binary, so its directory must be reachable.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return 1, err
+	}
 	zergBin = filepath.Join(dir, "zerg")
 	cmd := exec.Command("go", "build", "-o", zergBin, "./cmd/zerg")
 	cmd.Dir = repoRoot
@@ -72,7 +77,7 @@ type project struct {
 // newProject copies examples/demo, lets mutate change it, and commits it.
 func newProject(t *testing.T, mutate func(dir string)) *project {
 	t.Helper()
-	tmp := t.TempDir()
+	tmp := traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home")}
 	if err := os.CopyFS(p.dir, os.DirFS(filepath.Join(repoRoot, "examples", "demo"))); err != nil {
 		t.Fatal(err)
@@ -89,6 +94,25 @@ func newProject(t *testing.T, mutate func(dir string)) *project {
 	p.git("commit", "-q", "-m", "demo project")
 	p.base = p.git("rev-parse", "HEAD")
 	return p
+}
+
+// traversable lets other users (the worker user, when the tests run as root)
+// pass through dir and the test's temporary parents, which Go creates 0700.
+// Nothing becomes listable or writable to them.
+func traversable(t *testing.T, dir string) string {
+	t.Helper()
+	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
 }
 
 func (p *project) env() []string {
@@ -292,6 +316,22 @@ func TestRushDeliversDemo(t *testing.T) {
 	}
 	if st.Finished == nil || !st.Finished.Delivered {
 		t.Errorf("run_finished: %+v", st.Finished)
+	}
+
+	// Run as root, the workers ran as the unprivileged worker user: their
+	// private HOME belongs to it.
+	if os.Geteuid() == 0 {
+		homes, _ := filepath.Glob(filepath.Join(p.home, "workspaces", "*", "demo", "_state", "L1-names-1", "home"))
+		if len(homes) != 1 {
+			t.Fatalf("worker HOME of L1-names not found: %v", homes)
+		}
+		fi, err := os.Stat(homes[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid == 0 {
+			t.Error("the worker ran as root")
+		}
 	}
 
 	// After the run: status from the log, logs of the retried task, a second

@@ -40,8 +40,12 @@ type Input struct {
 	Workspace string
 	Branch    string
 	// Dir is the attempt's record directory (prompt, stream, verification
-	// output, diff); the worker's private state goes under Dir/claude.
+	// output, diff), written by zerg.
 	Dir string
+	// WorkerDir holds the worker's private state (settings, policy, HOME,
+	// CLAUDE_CONFIG_DIR, tmp); it must be reachable by the worker user.
+	// Default: Dir/claude.
+	WorkerDir string
 	// Previous says why the last attempt failed; it goes into the retry prompt.
 	Previous string
 	// SpecText is the feature's spec (requirements/design) for the prompt, if any.
@@ -103,8 +107,20 @@ func run(ctx context.Context, in Input) (Result, error) {
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return Result{}, err
 	}
+	if in.WorkerDir == "" {
+		in.WorkerDir = filepath.Join(in.Dir, "claude")
+	}
 	if err := in.Repo.AddWorktree(ctx, in.Workspace, in.Branch, in.Base); err != nil {
 		return Result{}, fmt.Errorf("create workspace for %s: %w", in.Task.ID, err)
+	}
+	if u := in.Worker.RunAs; u != nil {
+		// The worker owns its files; .git stays zerg's, and zerg trusts exactly
+		// this workspace for its own git calls.
+		in.Repo.TrustWorkspace(in.Workspace)
+		defer in.Repo.UntrustWorkspace(in.Workspace)
+		if err := u.PrepareWorkspace(in.Workspace); err != nil {
+			return Result{}, fmt.Errorf("hand the workspace of %s to %s: %w", in.Task.ID, u.Name, err)
+		}
 	}
 	prompt := Prompt(in)
 	if err := os.WriteFile(filepath.Join(in.Dir, "prompt.md"), []byte(prompt), 0o644); err != nil {
@@ -207,7 +223,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.Duration, error) {
 	sp := in.Worker
 	sp.Workdir = in.Workspace
-	sp.AttemptDir = filepath.Join(in.Dir, "claude")
+	sp.AttemptDir = in.WorkerDir
 	sp.Prompt = prompt
 	if in.Task.Model != "" {
 		sp.Model = in.Task.Model
@@ -219,6 +235,10 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.
 		sp.MaxBudgetUSD = in.Task.BudgetUSD
 	}
 	sp.Hook.AllowedPaths = ownedPatterns(in.Task)
+	if v := in.Task.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
+		// The worker may run the check zerg will run anyway.
+		sp.Hook.BashCommands = append(sp.Hook.BashCommands, v.Command)
+	}
 
 	stream, err := os.Create(filepath.Join(in.Dir, "stream.jsonl"))
 	if err != nil {
@@ -344,10 +364,13 @@ func verify(ctx context.Context, in Input) (int, string) {
 	if s := in.Task.Verification.TimeoutSeconds; s > 0 {
 		timeout = time.Duration(s) * time.Second
 	}
-	home := filepath.Join(in.Dir, "verify-home")
+	home := filepath.Join(in.WorkerDir, "verify-home")
 	_ = os.MkdirAll(home, 0o755)
+	if u := in.Worker.RunAs; u != nil {
+		_ = u.GiveTree(home)
+	}
 	code, out := Shell{Command: in.Task.Verification.Command, Dir: in.Workspace, Timeout: timeout,
-		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv}.Run(ctx)
+		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv, RunAs: in.Worker.RunAs}.Run(ctx)
 	_ = os.WriteFile(filepath.Join(in.Dir, "verify.log"), []byte(out), 0o644)
 	return code, out
 }

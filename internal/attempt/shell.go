@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // Shell is one repository command zerg runs itself: a task's verification
@@ -21,6 +23,9 @@ type Shell struct {
 	// in Pass copied from zerg's environment.
 	Env  []string
 	Pass []string
+	// RunAs runs the command as the unprivileged worker user: it executes
+	// code a worker wrote.
+	RunAs *security.WorkerUser
 }
 
 // Run runs the command with `sh -c` in its own process group, so a timeout
@@ -43,6 +48,9 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 	}
 	cmd.Env = append(env, s.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var buf bytes.Buffer

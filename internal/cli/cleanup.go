@@ -72,6 +72,9 @@ func runCleanup(ctx context.Context, a *app, feature string, all, dryRun bool) e
 		if !ok || !within(t.paths.Workspaces, path) {
 			continue
 		}
+		// Workspaces may belong to the worker user; trust exactly this one
+		// (gitx checks that its .git entry is still zerg's).
+		repo.TrustWorkspace(path)
 		if dirty, err := repo.In(path).IsDirty(ctx); err == nil && dirty {
 			fmt.Fprintf(a.stdout, "kept     %s (uncommitted changes: commit or copy them, then run cleanup again)\n", path)
 			kept++
@@ -88,6 +91,16 @@ func runCleanup(ctx context.Context, a *app, feature string, all, dryRun bool) e
 	}
 	if !dryRun {
 		_, _ = repo.Run(ctx, "worktree", "prune")
+	}
+	// Workers' private state (settings, HOME, CLAUDE_CONFIG_DIR) is zerg's
+	// scratch: the records of each attempt are in the run directory.
+	if _, err := os.Stat(t.paths.State); err == nil {
+		if !dryRun {
+			if err := os.RemoveAll(t.paths.State); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.stdout, "%s worker state %s\n", verb, t.paths.State)
 	}
 
 	// Branches: only zerg/<feature>/…

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -132,7 +134,16 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	if err != nil {
 		return err
 	}
-	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: self}}
+	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	if os.Geteuid() == 0 {
+		// Never run a worker as root: it would read every secret on the machine
+		// and anything it writes could later run as root.
+		u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
+		if err != nil {
+			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", cfg.Security.WorkerUser, err)
+		}
+		worker.RunAs = u
+	}
 	if f.rehearse {
 		if f.scenario == "" {
 			f.scenario = filepath.Join(paths.SpecDir, "scenario.yaml")
@@ -196,6 +207,20 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	default:
 		return err
 	}
+}
+
+// hookBinary is the zerg executable workers' hooks run. Under testscript the
+// test binary stands in for zerg and dispatches on the name it was run as, so
+// the path that name resolves to is kept rather than the resolved test binary.
+func hookBinary(self string) string {
+	if filepath.Base(os.Args[0]) == "zerg" {
+		if p, err := exec.LookPath(os.Args[0]); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+		}
+	}
+	return self
 }
 
 // loadProjectConfig reads .zerg/config.yaml, or the defaults when there is none.

@@ -111,6 +111,20 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 	})
 }
 
+// DiscardWorktree removes one of zerg's own scratch worktrees (the merge
+// workspace) even when commands left files in it: it holds no work, only a
+// checkout of commits zerg already recorded.
+func (r *Repo) DiscardWorktree(ctx context.Context, path string) error {
+	return r.Locked(func() error {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			_, err := r.Run(ctx, "worktree", "prune")
+			return err
+		}
+		_, err := r.Run(ctx, "worktree", "remove", "--force", "--", path)
+		return err
+	})
+}
+
 // IsDirty reports whether the working tree has changes, untracked files included.
 func (r *Runner) IsDirty(ctx context.Context) (bool, error) {
 	out, err := r.Run(ctx, "status", "--porcelain=v1", "--untracked-files=all", "--ignored=no")

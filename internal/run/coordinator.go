@@ -304,6 +304,9 @@ func (c *Coordinator) preserve(ctx context.Context, o OpenAttempt, task string) 
 	if _, err := os.Stat(o.Workspace); err != nil {
 		return ""
 	}
+	// A workspace handed to the worker user is trusted only by exact path.
+	c.repo.TrustWorkspace(o.Workspace)
+	defer c.repo.UntrustWorkspace(o.Workspace)
 	w := c.repo.In(o.Workspace)
 	if _, err := w.ChangedFiles(ctx, "HEAD"); err != nil {
 		return ""
@@ -418,7 +421,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		in := attempt.Input{
 			Repo: c.repo, Feature: c.opts.Feature, Graph: c.graph, Task: t, Number: n, Base: base,
 			Workspace: c.paths.workspace(t.ID, n), Branch: AttemptBranch(c.opts.Feature, t.ID, n),
-			Dir: c.paths.attemptDir(t.ID, n), Previous: previous, SpecText: c.specText(),
+			Dir: c.paths.attemptDir(t.ID, n), WorkerDir: c.paths.workerDir(t.ID, n), Previous: previous, SpecText: c.specText(),
 			Worker: c.workerSpec(t), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 			Scanner: c.scanner, Audit: c.audit, Rules: c.rulesFor(t),
 		}

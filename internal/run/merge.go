@@ -3,11 +3,11 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -18,15 +18,19 @@ import (
 // never touched.
 func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, tasks []*spec.Task) error {
 	ws := c.paths.Merge
-	if _, err := os.Stat(ws); err == nil {
-		if err := c.repo.RemoveWorktree(ctx, ws); err != nil {
-			return fmt.Errorf("merge workspace %s: %w", ws, err)
-		}
+	runAs := c.opts.Worker.RunAs
+	if err := c.repo.DiscardWorktree(ctx, ws); err != nil {
+		return fmt.Errorf("merge workspace %s: %w", ws, err)
 	}
 	if err := c.repo.AddDetachedWorktree(ctx, ws, base); err != nil {
 		return err
 	}
-	defer c.repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
+	defer c.repo.DiscardWorktree(context.WithoutCancel(ctx), ws)
+	if runAs != nil {
+		// Trusted by exact path once it exists (gitx checks its .git entry).
+		c.repo.TrustWorkspace(ws)
+		defer c.repo.UntrustWorkspace(ws)
+	}
 	m := c.repo.In(ws)
 	var ids []string
 	for _, t := range tasks {
@@ -44,8 +48,14 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 	if err != nil {
 		return err
 	}
+	// Gates run the workers' code: as the worker user, like verification.
+	if runAs != nil && len(c.opts.Config.Gates) > 0 {
+		if err := runAs.PrepareWorkspace(ws); err != nil {
+			return fmt.Errorf("hand the merge workspace to %s: %w", runAs.Name, err)
+		}
+	}
 	for _, g := range c.opts.Config.Gates {
-		exit, out := runGate(ctx, ws, g, c.opts.Config.Env.Pass)
+		exit, out := runGate(ctx, ws, g, c.opts.Config.Env.Pass, runAs)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -74,13 +84,17 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 }
 
 // runGate runs one gate command in the merge workspace.
-func runGate(ctx context.Context, dir string, g config.Gate, pass []string) (int, string) {
+func runGate(ctx context.Context, dir string, g config.Gate, pass []string, runAs *security.WorkerUser) (int, string) {
 	timeout := g.Timeout
 	if timeout <= 0 {
 		timeout = config.DefaultGateTimeout
 	}
-	return attempt.Shell{Command: g.Command, Dir: dir, Timeout: timeout, Pass: append([]string{"HOME"}, pass...),
-		Env: []string{"ZERG_GATE=" + g.Name}}.Run(ctx)
+	env := []string{"ZERG_GATE=" + g.Name}
+	pass = append([]string{"HOME"}, pass...)
+	if runAs != nil {
+		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
+	}
+	return attempt.Shell{Command: g.Command, Dir: dir, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
 }
 
 func tail(s string, n int) string {

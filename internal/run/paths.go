@@ -20,6 +20,7 @@ type Paths struct {
 	Coordinator string // coordinator.json: the live coordinator's pid, for zerg stop
 	Workspaces  string // <cache>/zerg/worktrees/<repo>-<hash>/<feature>: outside the working tree (docs/workspaces.md)
 	Merge       string // the merge workspace
+	State       string // workers' private state dirs (HOME, CLAUDE_CONFIG_DIR, tmp), beside the workspaces
 	Graph       string // the task graph
 	SpecDir     string
 }
@@ -49,6 +50,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 		Coordinator: filepath.Join(run, "coordinator.json"),
 		Workspaces:  ws,
 		Merge:       filepath.Join(ws, "_merge"),
+		State:       filepath.Join(ws, "_state"),
 		Graph:       filepath.Join(spec, "task-graph.json"),
 		SpecDir:     spec,
 	}, nil
@@ -62,6 +64,11 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 func WorkspaceRoot() (string, error) {
 	if d := os.Getenv("ZERG_WORKSPACES"); d != "" {
 		return filepath.Abs(d)
+	}
+	if os.Geteuid() == 0 {
+		// Root's cache dir is inside /root (0700): workers, which run as an
+		// unprivileged user, could not reach their workspaces there.
+		return "/var/tmp/zerg-0/worktrees", nil
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -83,6 +90,10 @@ func BranchPrefix(feature string) string { return "zerg/" + feature + "/" }
 
 func (p Paths) workspace(task string, n int) string {
 	return filepath.Join(p.Workspaces, fmt.Sprintf("%s-%d", task, n))
+}
+
+func (p Paths) workerDir(task string, n int) string {
+	return filepath.Join(p.State, fmt.Sprintf("%s-%d", task, n))
 }
 
 func (p Paths) attemptDir(task string, n int) string {

@@ -214,6 +214,10 @@ func TestRedTeam(t *testing.T) {
 	if !bytes.Contains(audit, []byte(`"type":"secret_found","task":"RT-secret"`)) {
 		t.Error("no secret_found record for RT-secret")
 	}
+	// The coordinator's own credentials were withheld from the workers, by name.
+	if !bytes.Contains(audit, []byte(`"type":"env_dropped"`)) || !bytes.Contains(audit, []byte(`"AWS_SECRET_ACCESS_KEY"`)) || !bytes.Contains(audit, []byte(`"GITHUB_TOKEN"`)) {
+		t.Error("env_dropped record with AWS_SECRET_ACCESS_KEY and GITHUB_TOKEN missing from the audit log")
+	}
 	if v := p.zerg("audit", "verify"); v.code != 0 {
 		t.Errorf("audit verify: exit %d %s%s", v.code, v.stdout, v.stderr)
 	}

@@ -401,6 +401,13 @@ func (s Spec) env(getenv func(string) string, marker string) []string {
 	return out
 }
 
+// InheritedEnv reports whether the driver copies the variable name from
+// zerg's environment into every worker's (besides the API variables and the
+// names a Spec passes): PATH, language and locale, time zone.
+func InheritedEnv(name string) bool {
+	return name == "PATH" || name == "LANG" || name == "LANGUAGE" || name == "TZ" || slices.Contains(localeNames, name)
+}
+
 // localeNames are the LC_* variables passed through when set.
 var localeNames = []string{"LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME"}
 

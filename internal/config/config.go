@@ -140,6 +140,10 @@ func (g *Gate) defaults() {
 // built-in allowlist.
 type Env struct {
 	Pass []string `yaml:"pass"`
+	// AllowDangerous overrides, by name, the refusal of dangerous names in
+	// Pass (LD_*, NODE_OPTIONS, GIT_*, cloud and VCS credentials, …). Each
+	// override is recorded in the audit log when a run starts.
+	AllowDangerous []string `yaml:"allow_dangerous"`
 }
 
 // Egress is the network allowlist for sandbox and container workers.
@@ -222,7 +226,7 @@ func Default() Config {
 		Heartbeat:    Heartbeat{StallTimeout: 120 * time.Second},
 		Verification: Verification{Timeout: 10 * time.Minute},
 		Gates:        []Gate{},
-		Env:          Env{Pass: []string{}},
+		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Egress:       Egress{Allow: []string{}},
 		Security:     Security{WorkerUser: DefaultWorkerUser},
 		SecurityRules: SecurityRules{

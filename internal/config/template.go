@@ -93,6 +93,11 @@ env:
   # Extra environment variables passed to workers, by NAME, on top of zerg's
   # allowlist (PATH, HOME, LANG, ...). Everything else is withheld.
   pass: []
+  # Names in pass that zerg considers dangerous (LD_*, DYLD_*, NODE_OPTIONS,
+  # BASH_ENV, GIT_*, SSH_AUTH_SOCK, IS_SANDBOX, cloud and VCS credentials, any
+  # *TOKEN*/*SECRET*/*PASSWORD*) are refused unless repeated here; each
+  # override is written to the audit log when a run starts.
+  allow_dangerous: []
 
 egress:
   # Hosts sandbox and container workers may reach ("host", "host:port",

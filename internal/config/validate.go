@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // Validate checks a Config held in memory and returns an *Error listing every
@@ -189,6 +191,14 @@ func (c Config) problems() []Problem {
 			add(p, "%s is listed twice; keep one", quote(name))
 		}
 		seenEnv[name] = true
+		if why := security.DangerousEnv(name); why != "" && !slices.Contains(c.Env.AllowDangerous, name) {
+			add(p, "%s %s; workers do not get it unless you also list it under env.allow_dangerous", quote(name), why)
+		}
+	}
+	for i, name := range c.Env.AllowDangerous {
+		if !seenEnv[name] {
+			add(fmt.Sprintf("env.allow_dangerous[%d]", i), "%s is not in env.pass; list it there too, or remove it here", quote(name))
+		}
 	}
 
 	for i, h := range c.Egress.Allow {

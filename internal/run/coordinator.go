@@ -563,6 +563,7 @@ func (c *Coordinator) openSecurity() error {
 	if c.audit, err = security.OpenAudit(security.AuditPath(c.opts.Root)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
+	c.recordEnv()
 	rules := c.opts.Config.SecurityRules
 	if !rules.Enabled {
 		return nil
@@ -577,6 +578,31 @@ func (c *Coordinator) openSecurity() error {
 	}
 	c.rulesDir = dir
 	return nil
+}
+
+// recordEnv writes to the audit log which of zerg's environment variables
+// workers will not get (names only), and every dangerous name the config
+// passes anyway.
+func (c *Coordinator) recordEnv() {
+	pass := c.opts.Config.Env.Pass
+	var dropped []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if claude.InheritedEnv(name) || slices.Contains(pass, name) ||
+			name == claude.EnvAPIKey || name == claude.EnvAuthToken || name == claude.EnvBaseURL {
+			continue
+		}
+		dropped = append(dropped, name)
+	}
+	slices.Sort(dropped)
+	if len(dropped) > 0 {
+		_ = c.audit.Record(security.AuditEnvDropped, map[string]any{"feature": c.opts.Feature, "names": dropped})
+	}
+	for _, name := range c.opts.Config.Env.AllowDangerous {
+		if _, set := os.LookupEnv(name); set {
+			_ = c.audit.Record(security.AuditDangerousEnvAllowed, map[string]any{"feature": c.opts.Feature, "name": name, "why": security.DangerousEnv(name)})
+		}
+	}
 }
 
 // rulesFor renders the security rules for the languages of a task's files,

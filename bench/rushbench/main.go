@@ -47,6 +47,11 @@ func benchmark(n, perLevel int, workersFlag, zerg string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// As root, workers run as an unprivileged user who must reach the
+	// workspaces and the zerg binary (its hook) inside this directory.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return err
+	}
 	if zerg == "" {
 		zerg = filepath.Join(tmp, "zerg")
 		cmd := exec.Command("go", "build", "-o", zerg, "./cmd/zerg")

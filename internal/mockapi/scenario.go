@@ -85,7 +85,7 @@ type Fault struct {
 	// that reach it, across the whole server: "the first 5 attempts fail".
 	Sessions int `yaml:"sessions"`
 	Effect   `yaml:",inline"`
-	AnyOf      []Effect `yaml:"any_of"`
+	AnyOf    []Effect `yaml:"any_of"`
 
 	id string // stable identity for counters, hashing and the log
 }

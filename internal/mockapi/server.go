@@ -88,9 +88,9 @@ type Server struct {
 	// run to run.
 	faultSessions map[string][]string
 	taskSessions  map[string][]string
-	logW     io.Writer
-	logFile  *os.File
-	logErr   error
+	logW          io.Writer
+	logFile       *os.File
+	logErr        error
 
 	done      chan struct{} // closed by Close: ends stalls
 	closeOnce sync.Once

@@ -77,8 +77,9 @@ func precommitBinary() string {
 	if err != nil || exe == "" || !filepath.IsAbs(exe) {
 		return "zerg"
 	}
-	tmp := filepath.Clean(os.TempDir()) + string(filepath.Separator)
-	if strings.HasPrefix(exe, tmp) || strings.Contains(exe, string(filepath.Separator)+"go-build") {
+	// go run and go test build into go-build directories; a binary built
+	// anywhere else (a clone under /tmp included) is a real install.
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return "zerg"
 	}
 	return exe

@@ -261,6 +261,7 @@ func TestPrecommitHookRespectsHooksPath(t *testing.T) {
 func TestPrecommitBinary(t *testing.T) {
 	for _, tt := range []struct{ exe, want string }{
 		{"/usr/local/bin/zerg", "/usr/local/bin/zerg"},
+		{filepath.Join(os.TempDir(), "clone", "bin", "zerg"), filepath.Join(os.TempDir(), "clone", "bin", "zerg")},
 		{filepath.Join(os.TempDir(), "go-build123", "b001", "exe", "zerg"), "zerg"},
 		{"/home/u/.cache/go-build/ab/zerg", "zerg"},
 		{"relative/zerg", "zerg"},

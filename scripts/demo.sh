@@ -25,7 +25,7 @@ echo "== zerg rush demo --rehearse"
 "$zerg" rush demo --rehearse
 echo
 echo "== the integration branch"
-git log --oneline --graph zerg/demo/integration | head -n 30
+git log --oneline --graph -n 30 zerg/demo/integration
 echo
 git ls-tree -r --name-only zerg/demo/integration | grep -v '^\.zerg/'
 echo

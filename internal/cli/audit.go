@@ -99,7 +99,7 @@ intact and empty.`,
 				if ae != nil {
 					out.Line, out.Reason = ae.Line, ae.Reason
 				}
-				if err := writeConfigJSON(a.stdout, out); err != nil {
+				if err := printJSON(a.stdout, out); err != nil {
 					return err
 				}
 			}
@@ -169,7 +169,7 @@ run zerg audit verify to check that nobody changed it.`,
 				out = append(out, auditEntryJSON{Seq: e.Seq, Time: e.Time, Kind: e.Type, Task: e.Task, Attempt: e.Attempt, Fields: e.Data, Hash: e.Hash})
 			}
 			if asJSON {
-				return writeConfigJSON(a.stdout, out)
+				return printJSON(a.stdout, out)
 			}
 			if len(out) == 0 {
 				fmt.Fprintf(a.stderr, "%s: no entries\n", display)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +53,7 @@ file:line: option: what is wrong and what to do. Exit 0 when valid, 2 when not.`
 				return err
 			}
 			if asJSON {
-				if werr := writeConfigJSON(a.stdout, configCheckJSON(display, ce)); werr != nil {
+				if werr := printJSON(a.stdout, configCheckJSON(display, ce)); werr != nil {
 					return werr
 				}
 				if ce != nil {
@@ -101,7 +100,7 @@ func newConfigShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeConfigJSON(a.stdout, cfg.Map())
+				return printJSON(a.stdout, cfg.Map())
 			}
 			out, err := cfg.YAML()
 			if err != nil {
@@ -190,10 +189,4 @@ func configCheckJSON(display string, ce *config.Error) any {
 		}
 	}
 	return out
-}
-
-func writeConfigJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

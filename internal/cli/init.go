@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
 )
 
 func init() { register(newInitCmd) }
@@ -132,18 +133,16 @@ func runInit(ctx context.Context, a *app, asJSON bool) error {
 // zergRepoRoot returns the top of the git working tree holding dir. Outside a
 // repository it is a usage error telling the user to run git init.
 func zergRepoRoot(ctx context.Context, dir string) (string, error) {
-	// zerg's own git calls never run repository hooks or prompt for input.
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "rev-parse", "--show-toplevel")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := gitx.New(dir).Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", usageErrorf("git is not installed (not found in PATH); install git, then run zerg again")
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := err.Error()
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			msg = strings.TrimSpace(ge.Stderr)
+		}
 		if strings.Contains(msg, "not a git repository") || strings.Contains(msg, "must be run in a work tree") {
 			return "", usageErrorf("%s is not inside a git repository; run `git init` first", dir)
 		}
@@ -152,7 +151,7 @@ func zergRepoRoot(ctx context.Context, dir string) (string, error) {
 		}
 		return "", usageErrorf("find the git repository of %s: %s", dir, msg)
 	}
-	root := strings.TrimSpace(string(out))
+	root := strings.TrimSpace(out)
 	if root == "" {
 		return "", usageErrorf("%s is not inside a git working tree; run `git init` first", dir)
 	}

@@ -169,7 +169,7 @@ cache is not fetched again unless --force.`,
 			}
 			out.SHA256, out.Files = m.Checksum, len(m.Files)
 			if asJSON {
-				return writeConfigJSON(a.stdout, out)
+				return printJSON(a.stdout, out)
 			}
 			verb := "fetched"
 			if !out.Fetched {
@@ -248,7 +248,7 @@ func newRulesVerifyCmd(a *app) *cobra.Command {
 				out.Problem = verr.Error()
 			}
 			if asJSON {
-				if err := writeConfigJSON(a.stdout, out); err != nil {
+				if err := printJSON(a.stdout, out); err != nil {
 					return err
 				}
 			}
@@ -319,7 +319,7 @@ naming what was left out.`,
 			if render {
 				text, rep := security.RenderRules(files, budget*security.CharsPerToken)
 				if asJSON {
-					return writeConfigJSON(a.stdout, struct {
+					return printJSON(a.stdout, struct {
 						Text   string                `json:"text"`
 						Report security.RenderReport `json:"report"`
 					}{text, rep})
@@ -330,7 +330,7 @@ naming what was left out.`,
 				return nil
 			}
 			if asJSON {
-				return writeConfigJSON(a.stdout, struct {
+				return printJSON(a.stdout, struct {
 					Commit string              `json:"commit"`
 					Dir    string              `json:"dir"`
 					Files  []security.RuleFile `json:"files"`

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -148,21 +148,22 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	// Fixed prefixes, no colour, no external diff or textconv driver: the
 	// output must be plain unified diff whatever the user's config says.
 	// -U0: context lines are not scanned, so they need not be sent.
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "-c", "core.quotePath=true",
+	g := gitx.New(root)
+	if idx, ok := os.LookupEnv("GIT_INDEX_FILE"); ok {
+		// As a pre-commit hook under `git commit -a`, the staged content is in
+		// the temporary index git names here; the hardened runner drops every
+		// other inherited GIT_* variable.
+		g.ExtraEnv = append(g.ExtraEnv, "GIT_INDEX_FILE="+idx)
+	}
+	diff, err := g.Run(ctx, "-c", "core.quotePath=true",
 		"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
 		"--unified=0", "--diff-filter=d")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, failedf("git diff --cached: %v: %s", err, oneLine(firstLine(stderr.String())))
+		return nil, failedf("%v", err)
 	}
-	diff := string(out)
 	res := &scanResult{Findings: s.ScanDiff(diff)}
 	res.Files = strings.Count("\n"+diff, "\ndiff --git ")
 	if res.Findings == nil {

@@ -479,26 +479,7 @@ func TestKillCoordinatorAndResume(t *testing.T) {
 				"      - delay: 3s\n        tools:\n          - {name: Read, input: {file_path: data/names.txt}}", 1)
 		})
 	})
-	cmd := exec.Command(zergBin, "rush", "demo", "--rehearse")
-	cmd.Dir, cmd.Env = p.dir, p.env()
-	var se bytes.Buffer
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		evs, _ := eventlog.Read(events)
-		if hasEvent(evs, run.EvAttemptPIDs, "L2-greet-all") {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("level 2 never started:\n%s", se.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L2-greet-all")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -539,6 +520,33 @@ func TestKillCoordinatorAndResume(t *testing.T) {
 	// Nothing is left running in the workspaces.
 	if leftovers := processesUnder(filepath.Join(p.home, "workspaces")); len(leftovers) > 0 {
 		t.Errorf("processes left running in workspaces: %v", leftovers)
+	}
+}
+
+// startRushUntil starts `zerg rush demo --rehearse` in the background and
+// returns once its log has an event of type typ for task; the output
+// collects stdout and stderr.
+func (p *project) startRushUntil(typ, task string) (*exec.Cmd, *bytes.Buffer) {
+	p.t.Helper()
+	cmd := exec.Command(zergBin, "rush", "demo", "--rehearse")
+	cmd.Dir, cmd.Env = p.dir, p.env()
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		evs, _ := eventlog.Read(events)
+		if hasEvent(evs, typ, task) {
+			return cmd, out
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			p.t.Fatalf("no %s event for %s:\n%s", typ, task, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

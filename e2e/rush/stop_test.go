@@ -1,15 +1,11 @@
 package rush
 
 import (
-	"bytes"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -23,26 +19,7 @@ func TestStopThenResume(t *testing.T) {
 				"      - delay: 4s\n        tools: [{name: Write, input: {file_path: data/names.txt", 1)
 		})
 	})
-	cmd := exec.Command(zergBin, "rush", "demo", "--rehearse")
-	cmd.Dir, cmd.Env = p.dir, p.env()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		evs, _ := eventlog.Read(events)
-		if hasEvent(evs, run.EvAttemptPIDs, "L1-names") {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("L1-names never started:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	cmd, out := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
 	s := p.zerg("stop")
 	if s.code != 0 || !strings.Contains(s.stdout, "stopping the coordinator of demo") {
 		t.Errorf("stop: exit %d\n%s%s", s.code, s.stdout, s.stderr)

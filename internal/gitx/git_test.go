@@ -256,3 +256,51 @@ func TestErrorKeepsStderr(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestIsAncestorAndWorktrees(t *testing.T) {
+	dir := t.TempDir()
+	r := New(dir)
+	ctx := context.Background()
+	mustRun := func(args ...string) string {
+		t.Helper()
+		out, err := r.Run(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	mustRun("init", "-q", "-b", "main")
+	mustRun("commit", "-q", "--allow-empty", "-m", "one")
+	one := mustRun("rev-parse", "HEAD")
+	mustRun("commit", "-q", "--allow-empty", "-m", "two")
+	two := mustRun("rev-parse", "HEAD")
+	if ok, err := r.IsAncestor(ctx, one, two); err != nil || !ok {
+		t.Errorf("one before two: %v %v", ok, err)
+	}
+	// The control: the reverse is a plain "no", not an error.
+	if ok, err := r.IsAncestor(ctx, two, one); err != nil || ok {
+		t.Errorf("two before one: %v %v", ok, err)
+	}
+	// An unknown commit is an error, never a "no".
+	if _, err := r.IsAncestor(ctx, strings.Repeat("1", 40), two); err == nil {
+		t.Error("unknown commit: no error")
+	}
+	if b, err := r.CurrentBranch(ctx); err != nil || b != "main" {
+		t.Errorf("current branch %q %v", b, err)
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	repo := &Repo{Runner: r}
+	if err := repo.AddWorktree(ctx, ws, "feature/x", one); err != nil {
+		t.Fatal(err)
+	}
+	list, err := r.Worktrees(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("worktrees %+v %v", list, err)
+	}
+	if list[1].Branch != "feature/x" || list[1].Head != one || list[0].Branch != "main" {
+		t.Errorf("worktrees %+v", list)
+	}
+	if p, _ := r.WorktreeOf(ctx, "feature/x"); filepath.Base(p) != "ws" {
+		t.Errorf("worktree of feature/x: %q", p)
+	}
+}

@@ -90,6 +90,31 @@ var idPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 // featurePattern keeps feature names usable as directory and git ref components.
 var featurePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 
+// refComponentProblem says why s, which already matches idPattern or
+// featurePattern, is not usable as one component of a git ref name, or "".
+// Task ids and the feature go into branch names (zerg/<feature>/task/<id>/<n>)
+// and directory names; the patterns allow the characters but not these
+// sequences, which git check-ref-format refuses. Git refuses a trailing '.'
+// only at the end of the whole name; it is refused here in any component
+// because a component may end a name and some file systems drop it.
+func refComponentProblem(s string) string {
+	switch {
+	case strings.HasPrefix(s, "."):
+		return "starts with '.'"
+	case strings.HasPrefix(s, "-"):
+		return "starts with '-'"
+	case strings.Contains(s, ".."):
+		return "contains '..'"
+	case strings.Contains(s, "@{"):
+		return "contains '@{'"
+	case strings.HasSuffix(s, ".lock"):
+		return "ends with '.lock'"
+	case strings.HasSuffix(s, "."):
+		return "ends with '.'"
+	}
+	return ""
+}
+
 // ErrTooLarge is returned for files over MaxGraphBytes.
 var ErrTooLarge = errors.New("task graph too large")
 
@@ -166,6 +191,9 @@ func Parse(data []byte) (*Graph, []Issue) {
 		if !featurePattern.MatchString(f) {
 			add(Issue{Severity: Error, Code: CodeBadValue, Field: "feature",
 				Message: fmt.Sprintf("%q is not a usable feature name; use letters, digits, '_', '.' and '-' (it becomes a directory and branch name)", f)})
+		} else if why := refComponentProblem(f); why != "" {
+			add(Issue{Severity: Error, Code: CodeBadValue, Field: "feature",
+				Message: fmt.Sprintf("%q %s; the feature becomes part of git branch names (zerg/<feature>/...), so it must be a valid ref component: rename the feature", f, why)})
 		}
 	default:
 		add(Issue{Severity: Error, Code: CodeType, Field: "feature", Message: fmt.Sprintf("is %s; it must be a string", jsonKind(f))})
@@ -224,6 +252,8 @@ func parseTask(index int, raw any) (*Task, []Issue) {
 		t.ID = v
 		if !idPattern.MatchString(v) {
 			add(CodeBadID, "id", "%q is not a valid id; start with a letter, then letters, digits, '_', '.' or '-', at most 64 characters", clip(v))
+		} else if why := refComponentProblem(v); why != "" {
+			add(CodeBadID, "id", "%q %s; ids become part of git branch names (zerg/<feature>/task/<id>/<n>), so they must be valid ref components: rename the task (and the dependencies that name it)", v, why)
 		}
 	default:
 		add(CodeType, "id", "is %s; it must be a string", jsonKind(v))

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,12 @@ func TestIssues(t *testing.T) {
 		{"id with space", graphJSON(`{"id":"a b","title":"x","level":1}`), Error, CodeBadID, "a b", "id", "not a valid id"},
 		{"id too long", graphJSON(`{"id":"a` + strings.Repeat("b", 64) + `","title":"x","level":1}`), Error, CodeBadID, "", "id", "at most 64"},
 		{"duplicate id", graphJSON(task("A", 1, ""), task("A", 1, "")), Error, CodeDuplicateID, "A", "id", "tasks 1 and 2"},
+		{"id ends with .lock", graphJSON(task("A.lock", 1, "")), Error, CodeBadID, "A.lock", "id", `"A.lock" ends with '.lock'; ids become part of git branch names (zerg/<feature>/task/<id>/<n>), so they must be valid ref components: rename the task`},
+		{"id with ..", graphJSON(task("B..c", 1, "")), Error, CodeBadID, "B..c", "id", `"B..c" contains '..'`},
+		{"id ends with .", graphJSON(task("C.", 1, "")), Error, CodeBadID, "C.", "id", `"C." ends with '.'`},
+		{"feature ends with .lock", `{"feature":"auth.lock","tasks":[` + task("A", 1, "") + `]}`, Error, CodeBadValue, "", "feature", `"auth.lock" ends with '.lock'; the feature becomes part of git branch names (zerg/<feature>/...), so it must be a valid ref component: rename the feature`},
+		{"feature with ..", `{"feature":"a..b","tasks":[` + task("A", 1, "") + `]}`, Error, CodeBadValue, "", "feature", `"a..b" contains '..'`},
+		{"feature ends with .", `{"feature":"v1.","tasks":[` + task("A", 1, "") + `]}`, Error, CodeBadValue, "", "feature", `"v1." ends with '.'`},
 		{"missing title", graphJSON(`{"id":"A","level":1}`), Error, CodeMissing, "A", "title", "missing"},
 		{"blank title", graphJSON(`{"id":"A","title":"  ","level":1}`), Error, CodeMissing, "A", "title", "empty"},
 		{"missing level", graphJSON(`{"id":"A","title":"x"}`), Error, CodeMissing, "A", "level", "missing"},
@@ -127,6 +134,45 @@ func TestIssues(t *testing.T) {
 			}
 			t.Fatalf("no %s %s; errors %v warnings %v", c.severity, c.code, r.Errors, r.Warnings)
 		})
+	}
+}
+
+// TestRefComponent covers every form git refuses in one ref component,
+// including those the id and feature patterns already exclude, so the check
+// stays right if a pattern is ever widened.
+func TestRefComponent(t *testing.T) {
+	for s, want := range map[string]string{
+		"A":          "",
+		"TASK-001":   "",
+		"a.b.c":      "",
+		"lock":       "",
+		"A.locked":   "",
+		"v1.2_x-y":   "",
+		".hidden":    "starts with '.'",
+		"-flag":      "starts with '-'",
+		"a..b":       "contains '..'",
+		"a@{1}":      "contains '@{'",
+		"A.lock":     "ends with '.lock'",
+		"A.":         "ends with '.'",
+		"x.lock.":    "ends with '.'",
+		"..":         "starts with '.'",
+		"A.lock.tmp": "",
+	} {
+		if got := refComponentProblem(s); got != want {
+			t.Errorf("refComponentProblem(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestBadRefIDOneIssue: an id git refuses is one error for that task, and a
+// task that depends on it still resolves (no extra unknown-dependency error).
+func TestBadRefIDOneIssue(t *testing.T) {
+	r := Check([]byte(graphJSON(task("A.lock", 1, ""), task("B", 2, `"dependencies":["A.lock"]`))), Options{})
+	if len(r.Errors) != 1 || r.Errors[0].Code != CodeBadID || r.Errors[0].Task != "A.lock" || r.Errors[0].Field != "id" {
+		t.Fatalf("want one bad-id error on A.lock, got %v", r.Errors)
+	}
+	if _, _, _, err := Relevel([]byte(graphJSON(task("A.lock", 2, ""))), KeepLevels, Options{}); !errors.Is(err, ErrCannotRelevel) {
+		t.Fatalf("relevel of a bad id: %v, want ErrCannotRelevel", err)
 	}
 }
 

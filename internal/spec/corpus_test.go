@@ -7,27 +7,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/zergrush/zerg/internal/fsx"
 )
 
-// sharedDir finds ../shared beside the repository (CI clones main with shared/
-// beside it). ZERG_SHARED overrides.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("ZERG_SHARED"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := fsx.ModuleRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(filepath.Dir(root), "shared")
-}
+// corpusDir holds 50 real task graphs written for ZERG and their expected
+// verdicts (EXPECTED.md); LICENSE there says where they come from.
+const corpusDir = "testdata/corpus"
 
 type expectation struct {
 	file, verdict, firstError string
@@ -38,7 +22,7 @@ func readExpected(t *testing.T, path string) []expectation {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("corpus not found: %v (the test reads ../shared/corpora beside the repository; set ZERG_SHARED to its location)", err)
+		t.Fatalf("corpus not found: %v", err)
 	}
 	defer f.Close()
 	var out []expectation
@@ -61,7 +45,7 @@ func readExpected(t *testing.T, path string) []expectation {
 // exactly the verdict of EXPECTED.md; for invalid graphs, some error must name
 // the same tasks (and the path, for ownership conflicts).
 func TestCorpusVerdicts(t *testing.T) {
-	dir := filepath.Join(sharedDir(t), "corpora", "zerg-task-graphs")
+	dir := corpusDir
 	exps := readExpected(t, filepath.Join(dir, "EXPECTED.md"))
 	if len(exps) != 50 {
 		t.Fatalf("EXPECTED.md lists %d graphs, want 50", len(exps))

@@ -13,12 +13,12 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"feature":"f","tasks":[{"id":"A","title":"a","level":1.0e400}]}`))
 	f.Add([]byte(`[`))
 	f.Add([]byte(`{"feature":null,"tasks":[null,1,"x",{}]}`))
-	// A few real graphs, when the corpus is beside the repository.
-	if m, _ := filepath.Glob("../../../shared/corpora/zerg-task-graphs/gsd__specs__rush-perf-fix*.json"); len(m) > 0 {
-		if data, err := os.ReadFile(m[0]); err == nil {
-			f.Add(data)
-		}
+	// A real graph from the corpus.
+	data, err := os.ReadFile(filepath.Join(corpusDir, "gsd__specs__rush-perf-fix.task-graph.json"))
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(data)
 }
 
 // FuzzLoad: parsing never panics, and every rejection is an issue with a message.

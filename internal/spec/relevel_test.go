@@ -130,8 +130,7 @@ func TestRelevelRefusesWhatLevelsCannotFix(t *testing.T) {
 // TestRelevelCorpus: every corpus graph whose only problems are levels becomes
 // valid after relevel, and valid graphs are left byte for byte.
 func TestRelevelCorpus(t *testing.T) {
-	dir := filepath.Join(sharedDir(t), "corpora", "zerg-task-graphs")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.task-graph.json"))
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.task-graph.json"))
 	if len(files) != 50 {
 		t.Fatalf("%d corpus graphs, want 50", len(files))
 	}

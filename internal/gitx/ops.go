@@ -111,6 +111,14 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 	})
 }
 
+// PruneWorktrees drops git's records of worktrees whose directories are gone.
+func (r *Repo) PruneWorktrees(ctx context.Context) error {
+	return r.Locked(func() error {
+		_, err := r.Run(ctx, "worktree", "prune")
+		return err
+	})
+}
+
 // DiscardWorktree removes one of zerg's own scratch worktrees (the merge
 // workspace) even when commands left files in it: it holds no work, only a
 // checkout of commits zerg already recorded.
@@ -128,6 +136,17 @@ func (r *Repo) DiscardWorktree(ctx context.Context, path string) error {
 // IsDirty reports whether the working tree has changes, untracked files included.
 func (r *Runner) IsDirty(ctx context.Context) (bool, error) {
 	out, err := r.Run(ctx, "status", "--porcelain=v1", "--untracked-files=all", "--ignored=no")
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(out) != "", nil
+}
+
+// HasTrackedChanges reports whether tracked files differ from HEAD, in the
+// index or the working tree. Untracked files do not count: they do not block
+// a merge (git refuses by itself to overwrite one).
+func (r *Runner) HasTrackedChanges(ctx context.Context) (bool, error) {
+	out, err := r.Run(ctx, "status", "--porcelain=v1", "--untracked-files=no", "--ignored=no")
 	if err != nil {
 		return false, err
 	}
@@ -218,6 +237,17 @@ func (r *Runner) Merge(ctx context.Context, branch, message string) (string, err
 		return "", err
 	}
 	return r.RevParse(ctx, "HEAD")
+}
+
+// FastForward moves the branch checked out in the working tree forward to
+// branch, updating the files; it fails, changing nothing, when that is not
+// a fast-forward.
+func (r *Runner) FastForward(ctx context.Context, branch string) error {
+	if _, err := refArg(branch); err != nil {
+		return err
+	}
+	_, err := r.Run(ctx, "merge", "--ff-only", "--no-verify", "--no-edit", "--end-of-options", branch)
+	return err
 }
 
 // TrailerValue returns the value of a trailer in commit's message.

@@ -1,15 +1,12 @@
 package security
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -17,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -281,24 +277,15 @@ type treeFile struct {
 // fetchTree fetches commit from source into a bare repository under tmp and
 // returns the files of its rules/ tree.
 func fetchTree(ctx context.Context, tmp, source, commit string) ([]treeFile, error) {
-	gitDir := filepath.Join(tmp, "git")
-	initArgs := []string{"init", "--bare", "-q"}
+	format := ""
 	if len(commit) == 64 {
-		initArgs = append(initArgs, "--object-format=sha256")
+		format = "sha256"
 	}
-	if _, err := gitx.New(tmp).Run(ctx, append(initArgs, gitDir)...); err != nil {
+	g, err := gitx.InitBare(ctx, filepath.Join(tmp, "git"), format)
+	if err != nil {
 		return nil, fmt.Errorf("prepare rules fetch: %w", err)
 	}
-	g := gitx.New(gitDir)
-	// fsckObjects rejects malformed trees (".." or ".git" path components);
-	// the ext and fd transports could run commands, so they are off even if a
-	// user config enables them.
-	_, err := g.Run(ctx,
-		"-c", "transfer.fsckObjects=true",
-		"-c", "protocol.ext.allow=never",
-		"-c", "protocol.fd.allow=never",
-		"fetch", "--quiet", "--depth", "1", "--no-tags", "--", source, commit)
-	if err != nil {
+	if err := g.FetchCommit(ctx, source, commit); err != nil {
 		return nil, &FetchError{Source: source, Commit: commit, Err: err}
 	}
 	got, err := g.RevParse(ctx, commit)
@@ -308,78 +295,51 @@ func fetchTree(ctx context.Context, tmp, source, commit string) ([]treeFile, err
 	if got != commit {
 		return nil, fmt.Errorf("fetch rules %s: asked for commit %s, got %s", source, commit, got)
 	}
-	out, err := g.Run(ctx, "ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", rulesSubtree)
+	list, err := g.TreeEntries(ctx, commit, rulesSubtree)
 	if err != nil {
 		return nil, fmt.Errorf("list rules at %s: %w", commit, err)
 	}
-	type entry struct{ path, oid string }
-	var entries []entry
+	var entries []gitx.TreeEntry
 	var total int64
-	for rec := range strings.SplitSeq(out, "\x00") {
-		if rec == "" {
-			continue
-		}
-		meta, p, ok := strings.Cut(rec, "\t")
-		fields := strings.Fields(meta)
-		if !ok || len(fields) != 4 {
-			return nil, fmt.Errorf("list rules at %s: unexpected git output %q", commit, rec)
-		}
-		mode, typ, oid, sizeStr := fields[0], fields[1], fields[2], fields[3]
+	for _, e := range list {
 		switch {
-		case mode == "120000":
-			return nil, fmt.Errorf("rules at %s: %s is a symlink; refusing a tree that could point outside itself", commit, p)
-		case typ != "blob":
-			return nil, fmt.Errorf("rules at %s: %s is a %s (submodule?); only plain files are accepted", commit, p, typ)
+		case e.Mode == "120000":
+			return nil, fmt.Errorf("rules at %s: %s is a symlink; refusing a tree that could point outside itself", commit, e.Path)
+		case e.Type != "blob":
+			return nil, fmt.Errorf("rules at %s: %s is a %s (submodule?); only plain files are accepted", commit, e.Path, e.Type)
 		}
-		if err := checkRulePath(p); err != nil {
+		if err := checkRulePath(e.Path); err != nil {
 			return nil, fmt.Errorf("rules at %s: %w", commit, err)
 		}
-		size, err := strconv.ParseInt(sizeStr, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("list rules at %s: bad size in %q", commit, rec)
-		}
-		total += size
+		total += e.Size
 		switch {
-		case size > maxRuleFileBytes:
-			return nil, fmt.Errorf("rules at %s: %s is %d bytes, more than a rules file can be (%d)", commit, p, size, maxRuleFileBytes)
+		case e.Size > maxRuleFileBytes:
+			return nil, fmt.Errorf("rules at %s: %s is %d bytes, more than a rules file can be (%d)", commit, e.Path, e.Size, maxRuleFileBytes)
 		case total > maxRulesBytes:
 			return nil, fmt.Errorf("rules at %s: the rules/ tree is larger than %d bytes; is %s the rules repository?", commit, maxRulesBytes, source)
 		case len(entries) >= maxRuleFiles:
 			return nil, fmt.Errorf("rules at %s: more than %d files under rules/; is %s the rules repository?", commit, maxRuleFiles, source)
 		}
-		entries = append(entries, entry{p, oid})
+		entries = append(entries, e)
 	}
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("rules at %s: %s has no rules/ directory at that commit; is it the rules repository?", commit, source)
 	}
-	var in bytes.Buffer
-	for _, e := range entries {
-		in.WriteString(e.oid + "\n")
+	oids := make([]string, len(entries))
+	for i, e := range entries {
+		oids[i] = e.OID
 	}
-	blobs, err := g.RunInput(ctx, in.Bytes(), "cat-file", "--batch")
+	blobs, err := g.ReadBlobs(ctx, oids)
 	if err != nil {
 		return nil, fmt.Errorf("read rules at %s: %w", commit, err)
 	}
-	br := bufio.NewReader(strings.NewReader(blobs))
 	files := make([]treeFile, 0, len(entries))
-	for _, e := range entries {
-		hdr, err := br.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("read rules at %s: %s: truncated git output", commit, e.path)
+	for i, e := range entries {
+		// The listing's sizes were checked; the blobs must agree with them.
+		if int64(len(blobs[i])) != e.Size {
+			return nil, fmt.Errorf("read rules at %s: %s: %d bytes, the tree says %d", commit, e.Path, len(blobs[i]), e.Size)
 		}
-		f := strings.Fields(hdr)
-		if len(f) != 3 || f[0] != e.oid || f[1] != "blob" {
-			return nil, fmt.Errorf("read rules at %s: %s: unexpected git output %q", commit, e.path, strings.TrimSpace(hdr))
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n < 0 || n > maxRuleFileBytes {
-			return nil, fmt.Errorf("read rules at %s: %s: bad size %q", commit, e.path, f[2])
-		}
-		data := make([]byte, n+1) // content and the trailing newline
-		if _, err := io.ReadFull(br, data); err != nil || data[n] != '\n' {
-			return nil, fmt.Errorf("read rules at %s: %s: truncated git output", commit, e.path)
-		}
-		files = append(files, treeFile{path: e.path, data: data[:n]})
+		files = append(files, treeFile{path: e.Path, data: blobs[i]})
 	}
 	return files, nil
 }

@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,7 +198,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
 		}
 	}
-	if diff, err := w.Run(context.WithoutCancel(ctx), "diff", "--cached", "--binary", in.Base, "--"); err == nil {
+	if diff, err := w.StagedPatch(context.WithoutCancel(ctx), in.Base); err == nil {
 		_ = os.WriteFile(filepath.Join(in.Dir, "diff.patch"), []byte(diff), 0o644)
 	}
 
@@ -312,25 +313,22 @@ func deniedCall(d claude.PermissionDenial, sc *security.Scanner) map[string]any 
 // scanWorkspace scans what the worker changed relative to base without
 // staging it: the diff of tracked files and the content of new files.
 func scanWorkspace(ctx context.Context, w *gitx.Runner, base string, sc *security.Scanner) ([]security.Finding, error) {
-	if allow, err := w.Run(ctx, "show", base+":"+security.SecretsAllowFile); err == nil {
+	if allow, err := w.FileAt(ctx, base, security.SecretsAllowFile); err == nil {
 		// The allowlist comes from the base, never from the worker's own tree.
-		if a, err := security.ParseAllowlist(security.SecretsAllowFile, strings.NewReader(allow)); err == nil {
+		if a, err := security.ParseAllowlist(security.SecretsAllowFile, bytes.NewReader(allow)); err == nil {
 			sc = sc.WithAllowlist(a)
 		}
 	}
-	diff, err := w.Run(ctx, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", base, "--")
+	diff, err := w.WorkingDiff(ctx, base)
 	if err != nil {
 		return nil, err
 	}
 	findings := sc.ScanDiff(diff)
-	untracked, err := w.Run(ctx, "ls-files", "--others", "--exclude-standard", "-z")
+	untracked, err := w.UntrackedFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range strings.Split(strings.TrimRight(untracked, "\x00"), "\x00") {
-		if p == "" {
-			continue
-		}
+	for _, p := range untracked {
 		full := filepath.Join(w.Dir, p)
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4<<20 {

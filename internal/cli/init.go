@@ -133,7 +133,7 @@ func runInit(ctx context.Context, a *app, asJSON bool) error {
 // zergRepoRoot returns the top of the git working tree holding dir. Outside a
 // repository it is a usage error telling the user to run git init.
 func zergRepoRoot(ctx context.Context, dir string) (string, error) {
-	out, err := gitx.New(dir).Run(ctx, "rev-parse", "--show-toplevel")
+	root, err := gitx.New(dir).TopLevel(ctx)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", usageErrorf("git is not installed (not found in PATH); install git, then run zerg again")
@@ -151,7 +151,6 @@ func zergRepoRoot(ctx context.Context, dir string) (string, error) {
 		}
 		return "", usageErrorf("find the git repository of %s: %s", dir, msg)
 	}
-	root := strings.TrimSpace(out)
 	if root == "" {
 		return "", usageErrorf("%s is not inside a git working tree; run `git init` first", dir)
 	}

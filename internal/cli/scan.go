@@ -145,9 +145,7 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Fixed prefixes, no colour, no external diff or textconv driver: the
-	// output must be plain unified diff whatever the user's config says.
-	// -U0: context lines are not scanned, so they need not be sent.
+	// StagedDiff fixes the diff format whatever the user's config says.
 	g := gitx.New(root)
 	if idx, ok := os.LookupEnv("GIT_INDEX_FILE"); ok {
 		// As a pre-commit hook under `git commit -a`, the staged content is in
@@ -155,9 +153,7 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 		// other inherited GIT_* variable.
 		g.ExtraEnv = append(g.ExtraEnv, "GIT_INDEX_FILE="+idx)
 	}
-	diff, err := g.Run(ctx, "-c", "core.quotePath=true",
-		"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
-		"--unified=0", "--diff-filter=d")
+	diff, err := g.StagedDiff(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

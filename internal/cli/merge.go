@@ -17,26 +17,36 @@ func init() { register(newMergeCmd) }
 
 func newMergeCmd(a *app) *cobra.Command {
 	var into string
+	var create bool
 	cmd := &cobra.Command{
-		Use:   "merge FEATURE --into BRANCH",
+		Use:   "merge [FEATURE] --into BRANCH",
 		Short: "Merge a delivered integration branch into a branch of yours",
 		Long: `Merge zerg/FEATURE/integration into BRANCH: a fast-forward when possible, else a
 merge commit. This is the only command that writes to your branches, and only
-when you ask. If BRANCH is checked out, your working tree must be clean.`,
-		Args:              cobra.ExactArgs(1),
+when you ask. If BRANCH is checked out, your working tree must be clean.
+FEATURE may be left out when the repository has a single run.
+
+BRANCH must exist: a mistyped name is an error, not a new branch. --create
+creates it at the integration head when it does not exist.`,
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if into == "" {
 				return usageErrorf("--into BRANCH is required: name the branch to merge into")
 			}
-			return runMerge(cmd.Context(), a, args[0], into)
+			feature := ""
+			if len(args) == 1 {
+				feature = args[0]
+			}
+			return runMerge(cmd.Context(), a, feature, into, create)
 		},
 	}
 	cmd.Flags().StringVar(&into, "into", "", "the branch to merge into (required)")
+	cmd.Flags().BoolVar(&create, "create", false, "create BRANCH at the integration head if it does not exist")
 	return cmd
 }
 
-func runMerge(ctx context.Context, a *app, feature, into string) error {
+func runMerge(ctx context.Context, a *app, feature, into string, create bool) error {
 	if err := gitx.ValidateRef(into); err != nil {
 		return usageErrorf("--into: %v", err)
 	}
@@ -62,8 +72,13 @@ func runMerge(ctx context.Context, a *app, feature, into string) error {
 		return err
 	}
 	if !exists {
-		if err := repo.SetBranch(ctx, into, head, ""); err != nil {
-			return err
+		if !create {
+			return usageErrorf("branch %s does not exist; check the name, or pass --create to create it at the head of %s", into, integration)
+		}
+		// The all-zero old value makes the update fail if the branch
+		// appeared meanwhile, rather than overwrite it.
+		if err := repo.SetBranch(ctx, into, head, strings.Repeat("0", len(head))); err != nil {
+			return fmt.Errorf("create branch %s: %w", into, err)
 		}
 		fmt.Fprintf(a.stdout, "created %s at %s\n", into, shortID(head))
 		return nil
@@ -72,25 +87,36 @@ func runMerge(ctx context.Context, a *app, feature, into string) error {
 	if err != nil {
 		return err
 	}
-	ff := false
-	if _, err := repo.Run(ctx, "merge-base", "--is-ancestor", target, head); err == nil {
-		ff = true
+	if done, err := repo.IsAncestor(ctx, head, target); err != nil {
+		return err
+	} else if done {
+		fmt.Fprintf(a.stdout, "%s already contains %s; nothing to merge\n", into, integration)
+		return nil
 	}
+	ff, err := repo.IsAncestor(ctx, target, head)
+	if err != nil {
+		return err
+	}
+	message := fmt.Sprintf("Merge %s (zerg)", integration)
 	// Where is BRANCH checked out? Then git must update that working tree too.
-	checkedOut := worktreeOf(ctx, repo, into)
+	checkedOut, err := repo.WorktreeOf(ctx, into)
+	if err != nil {
+		return err
+	}
 	if checkedOut != "" {
 		w := repo.In(checkedOut)
 		// Untracked files do not block a merge (git refuses by itself to
 		// overwrite one); changes to tracked files do.
-		if st, err := w.Run(ctx, "status", "--porcelain", "--untracked-files=no"); err != nil || strings.TrimSpace(st) != "" {
+		if changed, err := w.HasTrackedChanges(ctx); err != nil || changed {
 			return usageErrorf("%s is checked out in %s with uncommitted changes; commit or stash them first", into, checkedOut)
 		}
-		args := []string{"merge", "--no-verify", "--no-edit", "--ff-only", integration}
-		if !ff {
-			args = []string{"merge", "--no-verify", "--no-edit", "--no-ff", "-m", fmt.Sprintf("Merge %s (zerg)", integration), integration}
+		if ff {
+			err = w.FastForward(ctx, integration)
+		} else {
+			// Merge aborts a failed merge, leaving the working tree as it was.
+			_, err = w.Merge(ctx, integration, message)
 		}
-		if _, err := w.Run(ctx, args...); err != nil {
-			_, _ = w.Run(ctx, "merge", "--abort")
+		if err != nil {
 			return failedf("merge into %s failed; nothing changed: %v", into, err)
 		}
 	} else if ff {
@@ -108,7 +134,7 @@ func runMerge(ctx context.Context, a *app, feature, into string) error {
 			return err
 		}
 		defer repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
-		merged, err := repo.In(ws).Merge(ctx, integration, fmt.Sprintf("Merge %s (zerg)", integration))
+		merged, err := repo.In(ws).Merge(ctx, integration, message)
 		if err != nil {
 			return failedf("merge into %s failed; nothing changed: %v", into, err)
 		}
@@ -120,22 +146,4 @@ func runMerge(ctx context.Context, a *app, feature, into string) error {
 	how := map[bool]string{true: "fast-forwarded", false: "merged"}[ff]
 	fmt.Fprintf(a.stdout, "%s %s into %s: %s → %s\n", how, integration, into, shortID(target), shortID(now))
 	return nil
-}
-
-// worktreeOf returns the working tree where branch is checked out, or "".
-func worktreeOf(ctx context.Context, repo *gitx.Repo, branch string) string {
-	out, err := repo.Run(ctx, "worktree", "list", "--porcelain")
-	if err != nil {
-		return ""
-	}
-	path := ""
-	for _, line := range strings.Split(out, "\n") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			path = p
-		}
-		if line == "branch refs/heads/"+branch {
-			return path
-		}
-	}
-	return ""
 }

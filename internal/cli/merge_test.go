@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMergeIntoMissingBranch: a mistyped target is a usage error that
+// writes nothing; --create is how a new branch is asked for.
+func TestMergeIntoMissingBranch(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	code, out, errs := runZerg(t, "merge", "auth", "--into", "mian")
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d (stdout %q stderr %q)", code, ExitUsage, out, errs)
+	}
+	if strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "mian") || !strings.Contains(errs, "--create") {
+		t.Fatalf("message %q: want one line naming the branch and --create", errs)
+	}
+	if at := f.branchAt(t, "mian"); at != "" {
+		t.Fatalf("branch mian created at %s", at)
+	}
+	if at := f.branchAt(t, "main"); at != f.base {
+		t.Fatal("main moved")
+	}
+
+	code, out, errs = runZerg(t, "merge", "auth", "--into", "mian", "--create")
+	if code != ExitOK {
+		t.Fatalf("--create: exit %d %q %q", code, out, errs)
+	}
+	if at := f.branchAt(t, "mian"); at != f.head {
+		t.Fatalf("mian at %q, want the integration head %s", at, f.head)
+	}
+	// --create on an existing branch merges as usual.
+	if code, _, errs := runZerg(t, "merge", "--into", "main", "--create"); code != ExitOK || f.branchAt(t, "main") != f.head {
+		t.Fatalf("--create into main: exit %d %q", code, errs)
+	}
+}
+
+// TestMergeFeatureOptional: with a single run the feature can be left out;
+// main, checked out and clean, fast-forwards with its working tree.
+func TestMergeFeatureOptional(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	code, out, errs := runZerg(t, "merge", "--into", "main")
+	if code != ExitOK || !strings.HasPrefix(out, "fast-forwarded zerg/auth/integration into main") {
+		t.Fatalf("exit %d %q %q", code, out, errs)
+	}
+	if f.branchAt(t, "main") != f.head {
+		t.Fatal("main not at the integration head")
+	}
+	if b, err := os.ReadFile(filepath.Join(f.root, "feature.txt")); err != nil || string(b) != "the feature\n" {
+		t.Fatalf("working tree not updated: %q %v", b, err)
+	}
+	if code, out, _ := runZerg(t, "merge", "--into", "main"); code != ExitOK || !strings.Contains(out, "already contains") {
+		t.Fatalf("second merge: exit %d %q", code, out)
+	}
+	// Two arguments are a usage error.
+	if code, _, _ := runZerg(t, "merge", "auth", "other", "--into", "main"); code != ExitUsage {
+		t.Fatalf("two features: exit %d", code)
+	}
+}
+
+// TestMergeDiverged: a branch that moved on gets a merge commit, checked
+// out or not; a checked-out branch with changes to tracked files is refused.
+func TestMergeDiverged(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	other := f.commitOn(t, "other", "other.txt", "o\n")
+	writeFile(t, filepath.Join(f.root, "main.txt"), []byte("m\n"))
+	gitRun(t, f.repo.Runner, "add", "main.txt")
+	gitRun(t, f.repo.Runner, "commit", "--quiet", "-m", "main moves on")
+	mainHead := f.branchAt(t, "main")
+
+	// Checked out with a change to a tracked file: refused, nothing moves.
+	writeFile(t, filepath.Join(f.root, "README.md"), []byte("edited\n"))
+	if code, _, errs := runZerg(t, "merge", "--into", "main"); code != ExitUsage || !strings.Contains(errs, "uncommitted") {
+		t.Fatalf("dirty main: exit %d %q", code, errs)
+	}
+	if f.branchAt(t, "main") != mainHead {
+		t.Fatal("main moved although its working tree had changes")
+	}
+	gitRun(t, f.repo.Runner, "checkout", "--quiet", "--", "README.md")
+
+	for branch, before := range map[string]string{"main": mainHead, "other": other} {
+		code, out, errs := runZerg(t, "merge", "auth", "--into", branch)
+		if code != ExitOK || !strings.HasPrefix(out, "merged ") {
+			t.Fatalf("%s: exit %d %q %q", branch, code, out, errs)
+		}
+		parents := strings.Fields(gitRun(t, f.repo.Runner, "log", "-1", "--format=%P", "refs/heads/"+branch))
+		if len(parents) != 2 || parents[0] != before || parents[1] != f.head {
+			t.Fatalf("%s: parents %q, want %s and %s", branch, parents, before, f.head)
+		}
+	}
+	if !exists(filepath.Join(f.root, "feature.txt")) {
+		t.Fatal("the checked-out main's working tree lacks the merged file")
+	}
+}
+
+func TestMergeNotDelivered(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	if code, _, errs := runZerg(t, "merge", "auth", "--into", "main"); code != ExitUsage || !strings.Contains(errs, "not delivered") {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	if f.branchAt(t, "main") != f.base {
+		t.Fatal("main moved")
+	}
+}

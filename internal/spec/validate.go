@@ -355,14 +355,16 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 		}
 	}
 	var issues []Issue
-	conflict := func(level int, p string, tasks []string, sev Severity, code, what string) {
+	// conflict reports tasks of one level that own the same path p, or (no
+	// path) may own the same files; what names it in the message.
+	conflict := func(level int, p, what string, tasks []string, sev Severity, code, verb string) {
 		slices.Sort(tasks)
 		tasks = slices.Compact(tasks)
 		if len(tasks) < 2 {
 			return
 		}
 		issues = append(issues, Issue{Severity: sev, Code: code, Task: tasks[0], Tasks: tasks, Field: "files", Path: p,
-			Message: fmt.Sprintf("%s %s at level %d; only one task of a level may create or modify a path (give it to one task, or move one to another level)", what, p, level)})
+			Message: fmt.Sprintf("%s %s at level %d; only one task of a level may create or modify a path (give it to one task, or move one to another level)", verb, what, level)})
 	}
 	levelNums := make([]int, 0, len(levels))
 	for l := range levels {
@@ -382,7 +384,7 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 				for i, o := range owners {
 					ids[i] = o.task
 				}
-				conflict(l, p, ids, Error, CodeOwnership, "both own")
+				conflict(l, p, p, ids, Error, CodeOwnership, "both own")
 			}
 		}
 		patterns := append(append([]owner{}, li.dirs...), li.globs...)
@@ -395,14 +397,15 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 				if p == pat.raw || strings.HasPrefix(p, pat.raw+"/") || globMatch(glob, p) {
 					for _, o := range li.literal[p] {
 						if o.task != pat.task {
-							conflict(l, p, []string{pat.task, o.task}, Error, CodeOwnership, "both own")
+							conflict(l, p, p, []string{pat.task, o.task}, Error, CodeOwnership, "both own")
 						}
 					}
 				}
 			}
 			for _, other := range patterns[i+1:] {
 				if other.task != pat.task && patternsMayOverlap(pat.raw, other.raw) {
-					conflict(l, pat.raw+" and "+other.raw, []string{pat.task, other.task}, Warning, CodeGlobOverlap, "may both own files matching")
+					// Two patterns are not one path: the message names both.
+					conflict(l, "", pat.raw+" and "+other.raw, []string{pat.task, other.task}, Warning, CodeGlobOverlap, "may both own files matching")
 				}
 			}
 		}

@@ -99,7 +99,7 @@ func TestIssues(t *testing.T) {
 		{"unknown consumer", graphJSON(task("A", 1, `"consumers":["Q"],"integration_test":"t.py"`)), Warning, CodeUnknownRef, "A", "consumers[0]", `unknown task "Q"`},
 		{"duplicate dependency", graphJSON(task("A", 1, ""), task("B", 2, `"dependencies":["A","A"]`)), Warning, CodeDuplicate, "B", "dependencies[1]", "listed twice"},
 		{"create and modify", graphJSON(task("A", 1, `"files":{"create":["a"],"modify":["a"]}`)), Warning, CodeSelfConflict, "A", "files.modify[0]", "both create and modify"},
-		{"glob overlap", graphJSON(task("A", 1, `"files":{"modify":["src/**"]}`), task("B", 1, `"files":{"modify":["src/a/*.go"]}`)), Warning, CodeGlobOverlap, "A, B", "files", "may both own"},
+		{"glob overlap", graphJSON(task("A", 1, `"files":{"modify":["src/**"]}`), task("B", 1, `"files":{"modify":["src/a/*.go"]}`)), Warning, CodeGlobOverlap, "A, B", "files", "may both own files matching src/** and src/a/*.go at level 1"},
 		{"legacy files_owned", graphJSON(task("A", 1, `"files_owned":["a.py"]`)), Warning, CodeLegacy, "A", "files_owned", "read as files.modify"},
 		{"legacy delete", graphJSON(task("A", 1, `"files":{"delete":["a.py"]}`)), Warning, CodeLegacy, "A", "files.delete", "files.modify"},
 	}
@@ -173,6 +173,32 @@ func TestBadRefIDOneIssue(t *testing.T) {
 	}
 	if _, _, _, err := Relevel([]byte(graphJSON(task("A.lock", 2, ""))), KeepLevels, Options{}); !errors.Is(err, ErrCannotRelevel) {
 		t.Fatalf("relevel of a bad id: %v, want ErrCannotRelevel", err)
+	}
+}
+
+// TestIssuePath: Path is only ever a file path of the graph (the --json
+// "path" key), never two patterns joined in prose.
+func TestIssuePath(t *testing.T) {
+	for _, c := range []struct {
+		doc, code, path string
+	}{
+		{graphJSON(task("A", 1, `"files":{"create":["x.go"]}`), task("B", 1, `"files":{"modify":["./x.go"]}`)), CodeOwnership, "x.go"},
+		{graphJSON(task("A", 1, `"files":{"create":["/etc/passwd"]}`)), CodeUnsafePath, "/etc/passwd"},
+		{graphJSON(task("A", 1, `"files":{"modify":["src/**"]}`), task("B", 1, `"files":{"modify":["src/a/*.go"]}`)), CodeGlobOverlap, ""},
+	} {
+		r := Check([]byte(c.doc), Options{})
+		found := false
+		for _, is := range append(r.Errors, r.Warnings...) {
+			if is.Code == c.code {
+				found = true
+				if is.Path != c.path {
+					t.Errorf("%s: path %q, want %q", c.code, is.Path, c.path)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s in %v %v", c.code, r.Errors, r.Warnings)
+		}
 	}
 }
 

@@ -18,29 +18,47 @@ import (
 func init() { register(newCleanupCmd) }
 
 func newCleanupCmd(a *app) *cobra.Command {
-	var all, dryRun bool
+	var o cleanupOpts
 	cmd := &cobra.Command{
-		Use:   "cleanup FEATURE",
+		Use:   "cleanup [FEATURE]",
 		Short: "Remove the workspaces and branches zerg owns for a feature (never dirty ones)",
 		Long: `Remove what zerg created for a feature and no longer needs: its clean
 workspaces, and attempt branches already merged into the integration branch.
-A workspace with uncommitted changes is never deleted (it is listed instead), and
-nothing outside zerg/FEATURE/ branches and zerg's workspace directory is touched.
+A workspace with uncommitted changes is never deleted (it is listed instead),
+nor is a branch checked out in any worktree, and nothing outside zerg/FEATURE/
+branches and zerg's workspace directory is touched. FEATURE may be left out
+when the repository has a single run.
 
 --all also removes the integration branch, every attempt branch (failed attempts'
-preserved work included) and the run's log, so the feature can be run afresh.`,
-		Args:              cobra.ExactArgs(1),
+preserved work included) and the run's log, so the feature can be run afresh.
+It keeps the log and the integration branch, and exits 1, while a kept
+workspace holds uncommitted work (the log is what zerg rush --resume saves it
+from) or while the run delivered and its integration branch was never merged
+into a branch of yours; --force removes them anyway (never a dirty workspace).`,
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCleanup(cmd.Context(), a, args[0], all, dryRun)
+			if o.force && !o.all {
+				return usageErrorf("--force only applies with --all")
+			}
+			feature := ""
+			if len(args) == 1 {
+				feature = args[0]
+			}
+			return runCleanup(cmd.Context(), a, feature, o)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "also remove the integration branch, all attempt branches and the run log")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed and remove nothing")
+	cmd.Flags().BoolVar(&o.all, "all", false, "also remove the integration branch, all attempt branches and the run log")
+	cmd.Flags().BoolVar(&o.force, "force", false, "with --all, remove the run log and integration branch even if they hold unsaved or unmerged work")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would be removed and remove nothing")
 	return cmd
 }
 
-func runCleanup(ctx context.Context, a *app, feature string, all, dryRun bool) error {
+type cleanupOpts struct {
+	all, force, dryRun bool
+}
+
+func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) error {
 	t, err := a.resolveRun(ctx, feature)
 	if err != nil {
 		return err
@@ -49,100 +67,244 @@ func runCleanup(ctx context.Context, a *app, feature string, all, dryRun bool) e
 		return usageErrorf("%q is not a feature name zerg could have used", t.feature)
 	}
 	// Holding the log's lock proves no coordinator is running.
+	var st *run.State
+	var logErr error
 	if _, statErr := os.Stat(t.paths.Events); statErr == nil {
-		log, _, err := eventlog.Open(t.paths.Events)
+		log, events, err := eventlog.Open(t.paths.Events)
 		if errors.Is(err, eventlog.ErrLocked) {
 			return usageErrorf("the run of %s is in progress; stop it first (zerg stop %s)", t.feature, t.feature)
 		}
 		if err == nil {
 			defer log.Close()
+			st = run.Replay(events)
 		}
+		logErr = err
 	}
 	repo := &gitx.Repo{Runner: gitx.New(t.root)}
-	verb := map[bool]string{true: "would remove", false: "removed"}[dryRun]
-	kept := 0
+	verb := map[bool]string{true: "would remove", false: "removed"}[o.dryRun]
+	var failures []string
+	logPath := rel(t.root, t.paths.RunDir)
 
-	// Workspaces: git's own list, restricted to zerg's directory for this feature.
-	out, err := repo.Run(ctx, "worktree", "list", "--porcelain")
+	// Workspaces: git's own list, restricted to zerg's directory for this
+	// feature. A kept one keeps its branch: deleting the branch checked out
+	// in it would leave it on an unborn branch ("No commits yet").
+	worktrees, err := repo.Worktrees(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("list worktrees: %w", err)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		path, ok := strings.CutPrefix(line, "worktree ")
-		if !ok || !within(t.paths.Workspaces, path) {
-			continue
-		}
-		// Workspaces may belong to the worker user; trust exactly this one
-		// (gitx checks that its .git entry is still zerg's).
-		repo.TrustWorkspace(path)
-		if dirty, err := repo.In(path).IsDirty(ctx); err == nil && dirty {
-			fmt.Fprintf(a.stdout, "kept     %s (uncommitted changes: commit or copy them, then run cleanup again)\n", path)
-			kept++
-			continue
-		}
-		if !dryRun {
-			if err := repo.RemoveWorktree(ctx, path); err != nil {
-				fmt.Fprintf(a.stdout, "kept     %s (%v)\n", path, err)
-				kept++
-				continue
+	inUse := map[string]string{} // branch → the worktree that keeps it
+	var unsaved []string         // kept workspaces that may hold uncommitted work
+	keptOther := 0
+	removedAny := false
+	for _, w := range worktrees {
+		if w.Bare || !withinAny(w.Path, t.paths.Workspaces) {
+			if w.Branch != "" {
+				inUse[w.Branch] = w.Path
 			}
+			continue
 		}
-		fmt.Fprintf(a.stdout, "%s workspace %s\n", verb, path)
+		why, work := cleanWorkspace(ctx, repo, t.paths.Merge, w, o.dryRun)
+		if why == "" {
+			removedAny = true
+			fmt.Fprintf(a.stdout, "%s workspace %s\n", verb, w.Path)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "kept     %s (%s)\n", w.Path, why)
+		if work {
+			unsaved = append(unsaved, w.Path)
+		} else {
+			keptOther++
+		}
+		if w.Branch != "" {
+			inUse[w.Branch] = w.Path
+		}
 	}
-	if !dryRun {
-		_, _ = repo.Run(ctx, "worktree", "prune")
+	if removedAny && !o.dryRun {
+		_ = repo.PruneWorktrees(ctx)
+	}
+	if n := len(unsaved); n > 0 {
+		failures = append(failures, fmt.Sprintf("%d workspace(s) kept because they hold uncommitted work", n))
+	}
+	if keptOther > 0 {
+		failures = append(failures, fmt.Sprintf("%d workspace(s) could not be removed", keptOther))
 	}
 	// Workers' private state (settings, HOME, CLAUDE_CONFIG_DIR) is zerg's
 	// scratch: the records of each attempt are in the run directory.
 	if _, err := os.Stat(t.paths.State); err == nil {
-		if !dryRun {
+		if !o.dryRun {
 			if err := os.RemoveAll(t.paths.State); err != nil {
-				return err
+				return fmt.Errorf("remove worker state %s: %w", t.paths.State, err)
 			}
 		}
 		fmt.Fprintf(a.stdout, "%s worker state %s\n", verb, t.paths.State)
 	}
 
-	// Branches: only zerg/<feature>/…
+	// What --all must not throw away: the log while a workspace may still
+	// need it, a delivery nobody merged.
 	integration := run.IntegrationBranch(t.feature)
-	refs, err := repo.Run(ctx, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+run.BranchPrefix(t.feature))
-	if err != nil {
-		return err
-	}
-	merged := map[string]bool{}
-	if ok, _ := repo.BranchExists(ctx, integration); ok {
-		if m, err := repo.Run(ctx, "branch", "--format=%(refname:short)", "--merged", integration, "--list", run.BranchPrefix(t.feature)+"*"); err == nil {
-			for _, b := range strings.Fields(m) {
-				merged[b] = true
+	integrationHead, err := repo.RevParse(ctx, "refs/heads/"+integration)
+	hasIntegration := err == nil
+	var reasons []string
+	if o.all {
+		for _, ws := range unsaved {
+			save := "commit or copy it"
+			if st == nil || st.Finished == nil || !st.Finished.Delivered {
+				save += fmt.Sprintf(" (zerg rush %s --resume saves it to its branch)", t.feature)
+			}
+			reasons = append(reasons, fmt.Sprintf("run log %s: workspace %s has uncommitted work; %s, then run cleanup again, or pass --force", logPath, ws, save))
+		}
+		if logErr != nil {
+			reasons = append(reasons, fmt.Sprintf("run log %s and branch %s: the log cannot be read (%v), so whether the run delivered is unknown; pass --force to remove them anyway", logPath, integration, logErr))
+		}
+		if st != nil && st.Finished != nil && st.Finished.Delivered && hasIntegration {
+			merged, err := mergedOutsideZerg(ctx, repo, integrationHead)
+			if err != nil {
+				return err
+			}
+			if !merged {
+				reasons = append(reasons, fmt.Sprintf("branch %s and run log %s: the run delivered and the result was never merged; zerg merge %s --into BRANCH, or pass --force", integration, logPath, t.feature))
 			}
 		}
 	}
-	for _, b := range strings.Fields(refs) {
-		if b == integration && !all {
+	blocked := len(reasons) > 0 && !o.force
+	all := o.all && !blocked
+
+	// Branches: only zerg/<feature>/…
+	prefix := run.BranchPrefix(t.feature)
+	branches, err := repo.Branches(ctx, prefix)
+	if err != nil {
+		return fmt.Errorf("list branches: %w", err)
+	}
+	merged := map[string]bool{}
+	if hasIntegration {
+		list, err := repo.BranchesMergedInto(ctx, integrationHead, prefix)
+		if err != nil {
+			return fmt.Errorf("list merged branches: %w", err)
+		}
+		for _, b := range list {
+			merged[b] = true
+		}
+	}
+	keptBranches := 0
+	for _, b := range branches {
+		if !all && (b == integration || !merged[b]) {
 			continue
 		}
-		if !all && !merged[b] {
+		if ws, ok := inUse[b]; ok {
+			fmt.Fprintf(a.stdout, "kept     branch %s (checked out in %s)\n", b, ws)
+			keptBranches++
 			continue
 		}
-		if !dryRun {
+		if !o.dryRun {
 			if err := repo.DeleteBranch(ctx, b); err != nil {
-				return err
+				return fmt.Errorf("delete branch %s: %w", b, err)
 			}
 		}
 		fmt.Fprintf(a.stdout, "%s branch %s\n", verb, b)
 	}
-	if all {
-		if !dryRun {
+	if keptBranches > 0 {
+		failures = append(failures, fmt.Sprintf("%d branch(es) kept because a worktree has them checked out", keptBranches))
+	}
+
+	if blocked {
+		for _, r := range reasons {
+			fmt.Fprintf(a.stdout, "kept     %s\n", r)
+		}
+		failures = append(failures, fmt.Sprintf("the run log and %s were kept (see above)", integration))
+	} else if all {
+		if !o.dryRun {
 			if err := os.RemoveAll(t.paths.RunDir); err != nil {
-				return err
+				return fmt.Errorf("remove run log %s: %w", logPath, err)
 			}
 		}
-		fmt.Fprintf(a.stdout, "%s run log %s\n", verb, rel(t.root, t.paths.RunDir))
+		fmt.Fprintf(a.stdout, "%s run log %s\n", verb, logPath)
 	}
-	if kept > 0 {
-		return failedf("%d workspace(s) kept because they hold uncommitted work", kept)
+	if len(failures) > 0 {
+		return failedf("%s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// cleanWorkspace removes one of the feature's workspaces (in a dry run, only
+// decides) and returns why it was kept instead, "" when it goes; work says
+// the kept workspace may hold uncommitted work.
+func cleanWorkspace(ctx context.Context, repo *gitx.Repo, mergeWS string, w gitx.Worktree, dryRun bool) (why string, work bool) {
+	if w.Prunable {
+		// Its directory is gone: only git's record of it remains.
+		if !dryRun {
+			if err := repo.RemoveWorktree(ctx, w.Path); err != nil {
+				return err.Error(), false
+			}
+		}
+		return "", false
+	}
+	// Workspaces may belong to the worker user; trust exactly this one
+	// (gitx checks that its .git entry is still zerg's).
+	if err := repo.TrustWorkspace(w.Path); err != nil {
+		return err.Error(), true
+	}
+	if samePath(w.Path, mergeWS) {
+		// The merge workspace is zerg's scratch, a checkout of commits
+		// already recorded; what gates left in it is no one's work, and the
+		// next merge discards it too.
+		if !dryRun {
+			if err := repo.DiscardWorktree(ctx, w.Path); err != nil {
+				return err.Error(), false
+			}
+		}
+		return "", false
+	}
+	dirty, err := repo.In(w.Path).IsDirty(ctx)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("cannot check it for uncommitted work: %v", err), true
+	case dirty:
+		return "uncommitted changes: commit or copy them, then run cleanup again", true
+	case w.Locked:
+		return "locked with git worktree lock: unlock it, then run cleanup again", false
+	}
+	if !dryRun {
+		if err := repo.RemoveWorktree(ctx, w.Path); err != nil {
+			return err.Error(), errors.Is(err, gitx.ErrDirty)
+		}
+	}
+	return "", false
+}
+
+// mergedOutsideZerg reports whether commit is in the history of a branch
+// that is not zerg's: the user merged the delivery somewhere.
+func mergedOutsideZerg(ctx context.Context, repo *gitx.Repo, commit string) (bool, error) {
+	list, err := repo.BranchesContaining(ctx, commit, "")
+	if err != nil {
+		return false, fmt.Errorf("find branches containing %s: %w", shortID(commit), err)
+	}
+	for _, b := range list {
+		if !strings.HasPrefix(b, "zerg/") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// withinAny reports whether p is inside dir, comparing real paths too: git
+// lists worktrees by their resolved path.
+func withinAny(p, dir string) bool {
+	if within(dir, p) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && within(real, p)
+}
+
+// samePath reports whether p and q name the same existing file, symlinks
+// resolved.
+func samePath(p, q string) bool {
+	if filepath.Clean(p) == filepath.Clean(q) {
+		return true
+	}
+	rp, err1 := filepath.EvalSymlinks(p)
+	rq, err2 := filepath.EvalSymlinks(q)
+	return err1 == nil && err2 == nil && rp == rq
 }
 
 func within(dir, p string) bool {

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// attemptWorkspace adds a workspace for task's first attempt under the
+// run's workspace directory, on its attempt branch at the integration head
+// (so the branch counts as merged into the integration branch).
+func (f *fakeRun) attemptWorkspace(t *testing.T, task string) (ws, branch string) {
+	t.Helper()
+	ws = filepath.Join(f.paths.Workspaces, task+"-1")
+	branch = run.AttemptBranch(f.feature, task, 1)
+	if err := f.repo.AddWorktree(context.Background(), ws, branch, f.head); err != nil {
+		t.Fatal(err)
+	}
+	return ws, branch
+}
+
+// cleanupTwice runs cleanup with args as a dry run, then for real, and
+// checks the dry run announced exactly what the real run did, kept lines
+// included. It returns the real run's exit code and output.
+func cleanupTwice(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	dryCode, dry, _ := runZerg(t, append(append([]string{"cleanup"}, args...), "--dry-run")...)
+	code, out, errs := runZerg(t, append([]string{"cleanup"}, args...)...)
+	if want := strings.ReplaceAll(dry, "would remove", "removed"); out != want || code != dryCode {
+		t.Fatalf("cleanup %v: the dry run (exit %d) said\n%s\nthe real run (exit %d) did\n%s%s", args, dryCode, dry, code, out, errs)
+	}
+	return code, out
+}
+
+// TestCleanupKeepsCheckedOutBranches: a dirty workspace is kept with the
+// branch checked out in it, and still works afterwards; so is any branch
+// checked out in another worktree. Clean workspaces and their merged
+// branches go.
+func TestCleanupKeepsCheckedOutBranches(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	ctx := context.Background()
+	dirtyWS, dirtyBranch := f.attemptWorkspace(t, "T1")
+	writeFile(t, filepath.Join(dirtyWS, "work.txt"), []byte("precious\n"))
+	cleanWS, cleanBranch := f.attemptWorkspace(t, "T2")
+	// The user's own worktree, outside zerg's directory, on an attempt branch.
+	userWS := filepath.Join(t.TempDir(), "mine")
+	userBranch := run.AttemptBranch("auth", "T3", 1)
+	if err := f.repo.AddWorktree(ctx, userWS, userBranch, f.head); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out := cleanupTwice(t) // no feature: the only run
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitFailed, out)
+	}
+	for _, want := range []string{
+		"kept     " + dirtyWS + " (uncommitted changes",
+		"kept     branch " + dirtyBranch + " (checked out in " + dirtyWS + ")",
+		"kept     branch " + userBranch + " (checked out in " + userWS + ")",
+		"removed workspace " + cleanWS,
+		"removed branch " + cleanBranch,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, b := range []string{dirtyBranch, userBranch, run.IntegrationBranch("auth")} {
+		if f.branchAt(t, b) == "" {
+			t.Errorf("branch %s deleted", b)
+		}
+	}
+	if f.branchAt(t, cleanBranch) != "" || exists(cleanWS) {
+		t.Error("the clean workspace or its merged branch is still there")
+	}
+	// The kept workspace still works: on its branch, with its work.
+	w := f.repo.In(dirtyWS)
+	status := gitRun(t, w, "status")
+	if !strings.Contains(status, "On branch "+dirtyBranch) || strings.Contains(status, "No commits yet") || !strings.Contains(status, "work.txt") {
+		t.Fatalf("git status in the kept workspace:\n%s", status)
+	}
+	if b, err := os.ReadFile(filepath.Join(dirtyWS, "work.txt")); err != nil || string(b) != "precious\n" {
+		t.Fatalf("dirty work: %q %v", b, err)
+	}
+	if !exists(userWS) || !exists(f.paths.RunDir) {
+		t.Fatal("the user's worktree or the run log was removed")
+	}
+}
+
+// TestCleanupAllKeepsLogForUnsavedWork: --all keeps the run log (and the
+// integration branch) while a kept workspace holds uncommitted work;
+// --force removes them, never the workspace.
+func TestCleanupAllKeepsLogForUnsavedWork(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	dirtyWS, dirtyBranch := f.attemptWorkspace(t, "T1")
+	writeFile(t, filepath.Join(dirtyWS, "work.txt"), []byte("precious\n"))
+	integration := run.IntegrationBranch("auth")
+
+	code, out := cleanupTwice(t, "auth", "--all")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitFailed, out)
+	}
+	want := "kept     run log .zerg/runs/auth: workspace " + dirtyWS + " has uncommitted work"
+	if !strings.Contains(out, want) || !strings.Contains(out, "--resume") || !strings.Contains(out, "--force") {
+		t.Fatalf("output lacks %q with what to do:\n%s", want, out)
+	}
+	if !exists(f.paths.Events) || f.branchAt(t, integration) == "" || f.branchAt(t, dirtyBranch) == "" {
+		t.Fatal("--all removed the log, the integration branch or the dirty workspace's branch")
+	}
+
+	code, out, _ = runZerg(t, "cleanup", "auth", "--all", "--force")
+	if code != ExitFailed { // the dirty workspace is still kept
+		t.Fatalf("--force: exit %d:\n%s", code, out)
+	}
+	if exists(f.paths.RunDir) || f.branchAt(t, integration) != "" {
+		t.Fatalf("--force kept the log or the integration branch:\n%s", out)
+	}
+	if f.branchAt(t, dirtyBranch) == "" || !exists(filepath.Join(dirtyWS, "work.txt")) {
+		t.Fatal("--force removed the dirty workspace or its branch")
+	}
+}
+
+// TestCleanupAllUnmergedDelivery: a delivery nobody merged keeps the log and
+// the integration branch under --all; merged into main, or with --force,
+// they go.
+func TestCleanupAllUnmergedDelivery(t *testing.T) {
+	integration := run.IntegrationBranch("auth")
+	t.Run("kept until merged", func(t *testing.T) {
+		f := newFakeRun(t, "auth", true)
+		// A zerg branch containing the head does not count as merged.
+		f.attemptWorkspace(t, "T1")
+		code, out := cleanupTwice(t, "auth", "--all")
+		if code != ExitFailed {
+			t.Fatalf("exit %d, want %d:\n%s", code, ExitFailed, out)
+		}
+		want := "kept     branch " + integration + " and run log .zerg/runs/auth: the run delivered and the result was never merged; zerg merge auth --into BRANCH, or pass --force"
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+		if !exists(f.paths.Events) || f.branchAt(t, integration) != f.head {
+			t.Fatal("the unmerged delivery was removed")
+		}
+		if code, _, errs := runZerg(t, "merge", "--into", "main"); code != ExitOK {
+			t.Fatalf("merge: %d %q", code, errs)
+		}
+		code, out = cleanupTwice(t, "auth", "--all")
+		if code != ExitOK || !strings.Contains(out, "removed run log .zerg/runs/auth") {
+			t.Fatalf("after the merge: exit %d:\n%s", code, out)
+		}
+		if exists(f.paths.RunDir) || f.branchAt(t, integration) != "" {
+			t.Fatal("the merged delivery's log or branch is still there")
+		}
+		if f.branchAt(t, "main") != f.head {
+			t.Fatal("main changed")
+		}
+	})
+	t.Run("force", func(t *testing.T) {
+		f := newFakeRun(t, "auth", true)
+		code, out, errs := runZerg(t, "cleanup", "--all", "--force")
+		if code != ExitOK || !strings.Contains(out, "removed branch "+integration) || !strings.Contains(out, "removed run log") {
+			t.Fatalf("exit %d:\n%s%s", code, out, errs)
+		}
+		if exists(f.paths.RunDir) || f.branchAt(t, integration) != "" {
+			t.Fatal("--force kept the log or the integration branch")
+		}
+	})
+}
+
+func TestCleanupRefusals(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	if code, _, errs := runZerg(t, "cleanup", "--force"); code != ExitUsage {
+		t.Fatalf("--force without --all: exit %d %q", code, errs)
+	}
+	// A coordinator holds the log's lock: nothing is touched.
+	log, _, err := eventlog.Open(f.paths.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	code, _, errs := runZerg(t, "cleanup", "--all", "--force")
+	if code != ExitUsage || !strings.Contains(errs, "in progress") {
+		t.Fatalf("locked log: exit %d %q", code, errs)
+	}
+	if !exists(f.paths.Events) || f.branchAt(t, run.IntegrationBranch("auth")) == "" {
+		t.Fatal("cleanup touched a running run")
+	}
+}
+
+// TestCleanupMergeWorkspaceAndSymlinkedRoot: the merge workspace is zerg's
+// scratch and goes even with files left in it; workspaces are found when
+// ZERG_WORKSPACES is a symlink (git lists worktrees by their real path).
+func TestCleanupMergeWorkspaceAndSymlinkedRoot(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	ctx := context.Background()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZERG_WORKSPACES", link)
+	var err error
+	if f.paths, err = run.PathsFor(ctx, f.root, "auth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.AddDetachedWorktree(ctx, f.paths.Merge, f.head); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(f.paths.Merge, "build.out"), []byte("gate output\n"))
+	ws, branch := f.attemptWorkspace(t, "T1")
+
+	code, out := cleanupTwice(t, "auth", "--all")
+	if code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if exists(f.paths.Merge) || exists(ws) || f.branchAt(t, branch) != "" || exists(f.paths.RunDir) {
+		t.Fatalf("left behind:\n%s", out)
+	}
+	if list, _ := f.repo.Worktrees(ctx); len(list) != 1 {
+		t.Fatalf("worktrees left: %+v", list)
+	}
+}

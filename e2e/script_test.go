@@ -35,9 +35,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@zerg.invalid")
 			env.Setenv("GIT_COMMITTER_NAME", "Zerg Test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@zerg.invalid")
-			if root, err := repoRoot(); err == nil {
-				env.Setenv("SHARED", filepath.Join(filepath.Dir(root), "shared"))
+			// $CORPUS: the real task graphs kept in internal/spec/testdata.
+			root, err := repoRoot()
+			if err != nil {
+				return err
 			}
+			env.Setenv("CORPUS", filepath.Join(root, "internal", "spec", "testdata", "corpus"))
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -118,14 +121,21 @@ func repoRoot() (string, error) {
 }
 
 // rulesrepo DIR: a git repository at DIR holding the security-rules snapshot
-// ($SHARED/corpora/secure-coding-rules), standing in for the unreachable
-// upstream; sets $RULES_COMMIT to its commit, which scripts cannot capture.
+// (internal/security/testdata/secure-coding-rules, see its SOURCE.md),
+// standing in for the unreachable upstream; sets $RULES_COMMIT to its commit,
+// which scripts cannot capture.
 func cmdRulesRepo(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: rulesrepo DIR")
 	}
 	dir := ts.MkAbs(args[0])
-	ts.Check(os.CopyFS(dir, os.DirFS(filepath.Join(ts.Getenv("SHARED"), "corpora", "secure-coding-rules"))))
+	root, err := repoRoot()
+	ts.Check(err)
+	ts.Check(os.MkdirAll(dir, 0o755))
+	archive := filepath.Join(root, "internal", "security", "testdata", "secure-coding-rules", "rules.tar.gz")
+	if out, err := exec.CommandContext(context.Background(), "tar", "-xzf", archive, "-C", dir).CombinedOutput(); err != nil {
+		ts.Fatalf("unpack the rules snapshot: %v\n%s", err, out)
+	}
 	git := func(a ...string) string {
 		cmd := exec.CommandContext(context.Background(), "git", a...)
 		cmd.Dir = dir

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,20 +15,21 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 )
 
-// rulesTestRepo makes a git repository from the rules snapshot beside the
-// repository (../shared/corpora/secure-coding-rules; ZERG_SHARED overrides
-// ../shared) and returns its path and commit.
+// rulesTestRepo makes a git repository from the rules snapshot kept in
+// internal/security/testdata (see its SOURCE.md) and returns its path and
+// commit.
 func rulesTestRepo(t *testing.T) (string, string) {
 	t.Helper()
-	shared := os.Getenv("ZERG_SHARED")
-	if shared == "" {
-		wd, _ := os.Getwd()
-		shared = filepath.Join(wd, "..", "..", "..", "shared")
+	archive, err := filepath.Abs(filepath.Join("..", "security", "testdata", "secure-coding-rules", "rules.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	snap := filepath.Join(shared, "corpora", "secure-coding-rules")
 	dir := filepath.Join(t.TempDir(), "upstream")
-	if err := os.CopyFS(dir, os.DirFS(snap)); err != nil {
-		t.Fatalf("copy the rules snapshot (set ZERG_SHARED to the shared directory): %v", err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tar", "-xzf", archive, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("unpack the rules snapshot: %v\n%s", err, out)
 	}
 	g := gitx.New(dir)
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "snapshot"}} {

@@ -6,34 +6,29 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
-// rulesSnapshot is the pinned upstream snapshot beside the repository
-// (../shared/corpora/secure-coding-rules); ZERG_SHARED overrides ../shared.
+// rulesSnapshot unpacks the pinned upstream snapshot kept in testdata (see
+// its SOURCE.md and LICENSE) and returns the directory holding rules/.
 func rulesSnapshot(t testing.TB) string {
 	t.Helper()
-	shared := os.Getenv("ZERG_SHARED")
-	if shared == "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		root, err := fsx.ModuleRoot(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared = filepath.Join(filepath.Dir(root), "shared")
+	snap := t.TempDir()
+	archive, err := filepath.Abs(filepath.Join("testdata", "secure-coding-rules", "rules.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	snap := filepath.Join(shared, "corpora", "secure-coding-rules")
+	if out, err := exec.Command("tar", "-xzf", archive, "-C", snap).CombinedOutput(); err != nil {
+		t.Fatalf("unpack the rules snapshot: %v\n%s", err, out)
+	}
 	if _, err := os.Stat(filepath.Join(snap, "rules", "_core")); err != nil {
-		t.Fatalf("rules snapshot not found: %v (set ZERG_SHARED to the shared directory)", err)
+		t.Fatalf("rules snapshot not found: %v", err)
 	}
 	return snap
 }

@@ -169,23 +169,21 @@ func printConfigProblems(a *app, ce *config.Error) {
 	}
 }
 
-type configProblemJSON struct {
-	File    string `json:"file"`
-	Line    int    `json:"line,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-	Text    string `json:"text"`
-}
-
+// configCheckJSON is config check's --json report: the same shape as graph
+// validate's (file, valid, problems), every config problem an error.
 func configCheckJSON(display string, ce *config.Error) any {
 	out := struct {
-		File     string              `json:"file"`
-		Valid    bool                `json:"valid"`
-		Problems []configProblemJSON `json:"problems"`
-	}{File: display, Valid: ce == nil, Problems: []configProblemJSON{}}
+		File     string        `json:"file"`
+		Valid    bool          `json:"valid"`
+		Problems []problemJSON `json:"problems"`
+	}{File: display, Valid: ce == nil, Problems: []problemJSON{}}
 	if ce != nil {
 		for _, p := range ce.Problems {
-			out.Problems = append(out.Problems, configProblemJSON{File: p.File, Line: p.Line, Path: p.Path, Message: p.Message, Text: p.String()})
+			file := p.File
+			if file == "" {
+				file = display
+			}
+			out.Problems = append(out.Problems, problemJSON{Severity: "error", Code: p.Code, File: file, Line: p.Line, Field: p.Field, Message: p.Message})
 		}
 	}
 	return out

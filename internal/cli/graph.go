@@ -55,10 +55,9 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 				out := struct {
 					File     string         `json:"file"`
 					Valid    bool           `json:"valid"`
-					Errors   []spec.Issue   `json:"errors"`
-					Warnings []spec.Issue   `json:"warnings"`
+					Problems []problemJSON  `json:"problems"`
 					Summary  *spec.Analysis `json:"summary,omitempty"`
-				}{File: file, Valid: !invalid, Errors: nonNil(r.Errors), Warnings: nonNil(r.Warnings)}
+				}{File: file, Valid: !invalid, Problems: issueProblems(file, r)}
 				if r.Valid() {
 					an := spec.Analyze(r.Graph, 1)
 					out.Summary = &an
@@ -483,6 +482,32 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// problemJSON is one problem in the --json output of the commands that check
+// input (graph validate, config check): the same keys for a task graph and a
+// config file. Field is the graph field or config option ("files.create[0]",
+// "retry.task_retries"); Path is only ever a file path inside the repository.
+type problemJSON struct {
+	Severity string   `json:"severity"` // "error" or "warning"
+	Code     string   `json:"code"`
+	File     string   `json:"file"`
+	Line     int      `json:"line,omitempty"`
+	Task     string   `json:"task,omitempty"`
+	Tasks    []string `json:"tasks,omitempty"`
+	Field    string   `json:"field,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// issueProblems lists a graph report's errors, then its warnings.
+func issueProblems(file string, r *spec.Report) []problemJSON {
+	out := make([]problemJSON, 0, len(r.Errors)+len(r.Warnings))
+	for _, i := range append(slices.Clone(r.Errors), r.Warnings...) {
+		out = append(out, problemJSON{Severity: string(i.Severity), Code: i.Code, File: file, Line: i.Line,
+			Task: i.Task, Tasks: i.Tasks, Field: i.Field, Path: i.Path, Message: i.Message})
+	}
+	return out
 }
 
 func printJSON(w io.Writer, v any) error {

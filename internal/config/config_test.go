@@ -481,3 +481,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Every problem carries the code of its kind, for --json consumers.
+func TestProblemCodes(t *testing.T) {
+	for in, want := range map[string]string{
+		"wrokers: 4\n":                      CodeUnknown,
+		"workers: 4\nworkers: 5\n":          CodeDuplicate,
+		"workers: four\n":                   CodeType,
+		"breaker:\n  cooldown: abc\n":       CodeType,
+		"gates: go test\n":                  CodeType,
+		"workers: 0\n":                      CodeBadValue,
+		"budget:\n  task_usd: .inf\n":       CodeBadValue,
+		"mode: docker\n":                    CodeBadValue,
+		"workers: 4\n mode: level\n":        CodeInvalidYAML,
+		"workers: 4\n---\nworkers: 5\n":     CodeInvalidYAML,
+		string(make([]byte, MaxFileSize+1)): CodeTooLarge,
+	} {
+		_, err := Parse([]byte(in), "c.yaml")
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 {
+			t.Errorf("%.40q: want one problem, got %v", in, err)
+			continue
+		}
+		if got := ce.Problems[0].Code; got != want {
+			t.Errorf("%.40q: code %q, want %q (%s)", in, got, want, ce.Problems[0])
+		}
+	}
+}

@@ -42,13 +42,13 @@ func Parse(data []byte, name string) (Config, error) {
 	cfg := Default()
 	d := decoder{file: name, lines: map[string]int{}}
 	if len(data) > MaxFileSize {
-		d.problem(0, "", fmt.Sprintf("the file is larger than %d bytes; a config is a few kilobytes, check it is the right file", MaxFileSize))
+		d.problem(0, "", CodeTooLarge, fmt.Sprintf("the file is larger than %d bytes; a config is a few kilobytes, check it is the right file", MaxFileSize))
 		return Config{}, &Error{Problems: d.problems}
 	}
 	root, err := parseDocument(data)
 	if err != nil {
 		line, msg := yamlErrorLine(err)
-		d.problem(line, "", "invalid YAML: "+msg+"; fix the syntax (indent with spaces, quote values containing ': ' or '#')")
+		d.problem(line, "", CodeInvalidYAML, "invalid YAML: "+msg+"; fix the syntax (indent with spaces, quote values containing ': ' or '#')")
 		return Config{}, &Error{Problems: d.problems}
 	}
 	if root != nil {
@@ -58,8 +58,8 @@ func Parse(data []byte, name string) (Config, error) {
 	for _, p := range cfg.problems() {
 		// A value that failed to decode kept its default or zero value; a
 		// check on it would only repeat the first problem less clearly.
-		if !d.reported(p.Path, decodeProblems) {
-			d.problem(d.lineOf(p.Path), p.Path, p.Message)
+		if !d.reported(p.Field, decodeProblems) {
+			d.problem(d.lineOf(p.Field), p.Field, p.Code, p.Message)
 		}
 	}
 	if len(d.problems) > 0 {
@@ -176,16 +176,16 @@ type decoder struct {
 	lines    map[string]int // option path -> line of its value
 }
 
-func (d *decoder) problem(line int, path, msg string) {
+func (d *decoder) problem(line int, path, code, msg string) {
 	// Parser messages may quote the input; keep every problem on one line.
 	msg = strings.Join(strings.Fields(msg), " ")
-	d.problems = append(d.problems, Problem{File: d.file, Line: line, Path: path, Message: msg})
+	d.problems = append(d.problems, Problem{File: d.file, Line: line, Field: path, Code: code, Message: msg})
 }
 
 // reported says whether one of the first n problems is about path or a parent of it.
 func (d *decoder) reported(path string, n int) bool {
 	for _, p := range d.problems[:n] {
-		if p.Path == path || strings.HasPrefix(path, p.Path+".") || strings.HasPrefix(path, p.Path+"[") {
+		if p.Field == path || strings.HasPrefix(path, p.Field+".") || strings.HasPrefix(path, p.Field+"[") {
 			return true
 		}
 	}
@@ -226,7 +226,7 @@ func resolve(n *yaml.Node) *yaml.Node {
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	n = resolve(n)
 	if n == nil || n.Kind == yaml.AliasNode {
-		d.problem(0, path, "alias chain too deep; write the value out")
+		d.problem(0, path, CodeInvalidYAML, "alias chain too deep; write the value out")
 		return
 	}
 	d.lines[path] = n.Line
@@ -259,7 +259,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 // scalar returns the text of a scalar node or reports what was found instead.
 func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
-		d.problem(n.Line, path, fmt.Sprintf("expected %s, found %s", want, kindName(n)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("expected %s, found %s", want, kindName(n)))
 		return "", false
 	}
 	return n.Value, true
@@ -283,7 +283,7 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	}
 	dur, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		d.problem(n.Line, path, fmt.Sprintf("%s is not a duration; write it like 60s, 5m or 1h30m", quote(s)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("%s is not a duration; write it like 60s, 5m or 1h30m", quote(s)))
 		return
 	}
 	v.SetInt(int64(dur))
@@ -296,7 +296,7 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string) {
 	}
 	var i int
 	if n.ShortTag() != "!!int" || n.Decode(&i) != nil {
-		d.problem(n.Line, path, fmt.Sprintf("%s is not a whole number; write it like 4", quote(s)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("%s is not a whole number; write it like 4", quote(s)))
 		return
 	}
 	v.SetInt(int64(i))
@@ -310,11 +310,11 @@ func (d *decoder) float(n *yaml.Node, v reflect.Value, path string) {
 	var f float64
 	tag := n.ShortTag()
 	if (tag != "!!int" && tag != "!!float") || n.Decode(&f) != nil {
-		d.problem(n.Line, path, fmt.Sprintf("%s is not a number; write it like 2.5", quote(s)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("%s is not a number; write it like 2.5", quote(s)))
 		return
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		d.problem(n.Line, path, fmt.Sprintf("%s is not a finite number; write it like 2.5", quote(s)))
+		d.problem(n.Line, path, CodeBadValue, fmt.Sprintf("%s is not a finite number; write it like 2.5", quote(s)))
 		return
 	}
 	v.SetFloat(f)
@@ -327,7 +327,7 @@ func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string) {
 	}
 	var b bool
 	if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		d.problem(n.Line, path, fmt.Sprintf("%s is not true or false; write true or false", quote(s)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("%s is not true or false; write true or false", quote(s)))
 		return
 	}
 	v.SetBool(b)
@@ -335,7 +335,7 @@ func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string) {
 
 func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.SequenceNode {
-		d.problem(n.Line, path, fmt.Sprintf("expected a list, found %s; write it like [a, b] or one '- item' per line", kindName(n)))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("expected a list, found %s; write it like [a, b] or one '- item' per line", kindName(n)))
 		return
 	}
 	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
@@ -346,7 +346,7 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
 		}
 		p := fmt.Sprintf("%s[%d]", path, i)
 		if it := resolve(item); it != nil && it.Kind == yaml.ScalarNode && it.ShortTag() == "!!null" {
-			d.problem(it.Line, p, "empty list item; remove it")
+			d.problem(it.Line, p, CodeBadValue, "empty list item; remove it")
 			continue
 		}
 		d.value(item, elem.Elem(), p)
@@ -362,14 +362,14 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		if path == "" {
 			where = "the top level"
 		}
-		d.problem(n.Line, path, fmt.Sprintf("expected a mapping of options (%s), found %s; %s must be 'key: value' lines", strings.Join(optionNames(t), ", "), kindName(n), where))
+		d.problem(n.Line, path, CodeType, fmt.Sprintf("expected a mapping of options (%s), found %s; %s must be 'key: value' lines", strings.Join(optionNames(t), ", "), kindName(n), where))
 		return
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := resolve(n.Content[i]), n.Content[i+1]
 		if k == nil || k.Kind != yaml.ScalarNode {
-			d.problem(n.Content[i].Line, path, "option names must be plain words; found "+kindName(n.Content[i]))
+			d.problem(n.Content[i].Line, path, CodeType, "option names must be plain words; found "+kindName(n.Content[i]))
 			continue
 		}
 		p := path
@@ -377,13 +377,13 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			p = join(path, k.Value)
 		} // else the quoted key in the message names it; a raw one could break the line
 		if first, dup := seen[k.Value]; dup {
-			d.problem(k.Line, p, fmt.Sprintf("set twice (first on line %d); keep one", first))
+			d.problem(k.Line, p, CodeDuplicate, fmt.Sprintf("set twice (first on line %d); keep one", first))
 			continue
 		}
 		seen[k.Value] = k.Line
 		f, ok := fieldByTag(t, k.Value)
 		if !ok {
-			d.problem(k.Line, p, unknownOption(t, k.Value))
+			d.problem(k.Line, p, CodeUnknown, unknownOption(t, k.Value))
 			continue
 		}
 		d.value(val, v.FieldByIndex(f.Index), p)

@@ -6,15 +6,26 @@ import (
 	"strings"
 )
 
+// Problem codes, stable for --json consumers and tests.
+const (
+	CodeTooLarge    = "too-large"        // the file is over MaxFileSize
+	CodeInvalidYAML = "invalid-yaml"     // the file does not parse
+	CodeUnknown     = "unknown-option"   // a key that is not an option
+	CodeDuplicate   = "duplicate-option" // a key set twice
+	CodeType        = "wrong-type"       // a value of the wrong kind (a list for a number, "abc" for a duration)
+	CodeBadValue    = "bad-value"        // a value of the right kind that fails a check
+)
+
 // Problem is one thing wrong with a config: where it is and what to do.
 type Problem struct {
 	File    string // as given to Load or Parse; empty for an in-memory Config
 	Line    int    // 1-based; 0 when unknown (a default value, or no file)
-	Path    string // option path such as "breaker.cooldown" or "gates[1].name"; empty for the whole file
+	Field   string // option such as "breaker.cooldown" or "gates[1].name"; empty for the whole file
+	Code    string // one of the Code constants
 	Message string // what is wrong and how to fix it, one line
 }
 
-// String formats the problem as one line: "file:line: path: message".
+// String formats the problem as one line: "file:line: field: message".
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -24,8 +35,8 @@ func (p Problem) String() string {
 		}
 		b.WriteString(": ")
 	}
-	if p.Path != "" {
-		b.WriteString(p.Path)
+	if p.Field != "" {
+		b.WriteString(p.Field)
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Message)

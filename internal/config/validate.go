@@ -46,7 +46,7 @@ const (
 func (c Config) problems() []Problem {
 	var ps []Problem
 	add := func(path, format string, a ...any) {
-		ps = append(ps, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
+		ps = append(ps, Problem{Field: path, Code: CodeBadValue, Message: fmt.Sprintf(format, a...)})
 	}
 	intRange := func(path string, v, lo, hi int) {
 		if v < lo || v > hi {

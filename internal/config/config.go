@@ -8,15 +8,26 @@ const FileName = ".zerg/config.yaml"
 // SchemaVersion is the only config version this zerg reads.
 const SchemaVersion = 1
 
-// Enumerations accepted by the config.
+// The values of mode and schedule this version runs. A config asking for one
+// that is planned but not built (plannedModes, plannedSchedules) is told it is
+// not available in this version, rather than failing later in zerg rush.
 var (
-	Modes     = []string{"subprocess", "sandbox", "container", "tasks"}
-	Schedules = []string{"level", "dag"}
+	Modes     = []string{"subprocess"}
+	Schedules = []string{"level"}
+
+	plannedModes     = []string{"sandbox", "container", "tasks"}
+	plannedSchedules = []string{"dag"}
 )
 
 // Config is the typed form of .zerg/config.yaml. The yaml tags are the option
 // names; every option has a default in Default, and Template writes all of them
 // with a comment. Durations are written as strings such as "60s" or "5m".
+//
+// Fields tagged zerg:"unavailable" are options this version parses but does
+// not build (see unavailable in validate.go): a file may set them only to
+// their zero value or to the default earlier versions of zerg init wrote,
+// Parse leaves them zero, and Template, docs and config show leave them out.
+// No code should read them.
 type Config struct {
 	Version       int           `yaml:"version"`
 	Workers       int           `yaml:"workers"`
@@ -29,11 +40,11 @@ type Config struct {
 	Breaker       Breaker       `yaml:"breaker"`
 	Backpressure  Backpressure  `yaml:"backpressure"`
 	Heartbeat     Heartbeat     `yaml:"heartbeat"`
-	Launch        Launch        `yaml:"launch"`
+	Launch        Launch        `yaml:"launch" zerg:"unavailable"`
 	Verification  Verification  `yaml:"verification"`
 	Gates         []Gate        `yaml:"gates"`
 	Env           Env           `yaml:"env"`
-	Egress        Egress        `yaml:"egress"`
+	Egress        Egress        `yaml:"egress" zerg:"unavailable"`
 	Security      Security      `yaml:"security"`
 	SecurityRules SecurityRules `yaml:"security_rules"`
 	Context       Context       `yaml:"context"`
@@ -51,24 +62,29 @@ type Claude struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 }
 
-// Models maps roles to a model alias (haiku, sonnet, opus) or a full model id.
-// A task's own "model" field in the graph wins over its role.
+// Models names the models workers use: an alias (haiku, sonnet, opus) or a
+// full model id. A task's own "model" field in the graph wins.
 type Models struct {
-	Simple    string `yaml:"simple"`    // read-only and simple tasks
-	Implement string `yaml:"implement"` // tasks that write code
-	Plan      string `yaml:"plan"`      // zerg plan: requirements discovery
-	Design    string `yaml:"design"`    // zerg design: design.md and the task graph
-	Review    string `yaml:"review"`    // zerg review
-	Debug     string `yaml:"debug"`     // zerg debug: failure diagnosis
+	Implement string `yaml:"implement"` // tasks that write code: every worker in this version
 	Fallback  string `yaml:"fallback"`  // --fallback-model when overloaded; empty: none
+
+	// Not built: no role but implement starts a model in this version.
+	Simple string `yaml:"simple" zerg:"unavailable"`
+	Plan   string `yaml:"plan" zerg:"unavailable"`
+	Design string `yaml:"design" zerg:"unavailable"`
+	Review string `yaml:"review" zerg:"unavailable"`
+	Debug  string `yaml:"debug" zerg:"unavailable"`
 }
 
-// Budget caps spending. Zero means no limit for the USD amounts and max_turns.
+// Budget caps spending. Zero means no limit for task_usd and max_turns.
 type Budget struct {
-	TaskUSD         float64 `yaml:"task_usd"`
-	RunUSD          float64 `yaml:"run_usd"`
-	MaxTurns        int     `yaml:"max_turns"`
-	ConfirmAboveUSD float64 `yaml:"confirm_above_usd"`
+	TaskUSD  float64 `yaml:"task_usd"`
+	MaxTurns int     `yaml:"max_turns"`
+
+	// Not built: nothing stops a run at a total, and zerg rush never asks
+	// for confirmation. Always 0.
+	RunUSD          float64 `yaml:"run_usd" zerg:"unavailable"`
+	ConfirmAboveUSD float64 `yaml:"confirm_above_usd" zerg:"unavailable"`
 }
 
 // Retry is the retry policy. Task failures spend TaskRetries; infra failures
@@ -102,11 +118,9 @@ type Heartbeat struct {
 	StallTimeout time.Duration `yaml:"stall_timeout"`
 }
 
-// Launch shapes how workers start.
+// Launch shapes how workers start. Not built: workers start together.
 type Launch struct {
-	// Stagger delays the 2nd..Nth worker so the first can warm the prompt
-	// cache; 0 starts all at once.
-	Stagger time.Duration `yaml:"stagger"`
+	Stagger time.Duration `yaml:"stagger" zerg:"unavailable"`
 }
 
 // Verification holds defaults for task verification commands.
@@ -146,12 +160,10 @@ type Env struct {
 	AllowDangerous []string `yaml:"allow_dangerous"`
 }
 
-// Egress is the network allowlist for sandbox and container workers.
+// Egress is the network allowlist of the sandbox and container modes. Not
+// built: those modes are not in this version.
 type Egress struct {
-	// Allow lists hosts ("host" or "host:port", "*.example.com" for
-	// subdomains). The model API is reached through zerg's gateway and needs
-	// no entry.
-	Allow []string `yaml:"allow"`
+	Allow []string `yaml:"allow" zerg:"unavailable"`
 }
 
 // Security holds worker confinement options.
@@ -177,20 +189,18 @@ type SecurityRules struct {
 
 // Context is the context-pack budget.
 type Context struct {
-	// TokenBudget bounds the task-specific part of each worker's prompt.
+	// TokenBudget bounds the security rules in each worker's prompt (half of
+	// it) and what zerg rules show prints (all of it).
 	TokenBudget int `yaml:"token_budget"`
 }
 
-// Default rules source: a snapshot of it is in shared/corpora/secure-coding-rules.
+// Default rules source: the upstream repository and the commit zerg pins.
 const (
 	DefaultRulesURL    = "https://github.com/TikiTribe/claude-secure-coding-rules"
 	DefaultRulesCommit = "f644d862f89f926537591d64439c067b1e066ffe"
 )
 
 // Default returns the configuration used for every option the file leaves out.
-// Model tiering follows the design: haiku where the work is read-only or
-// simple, sonnet for code and conversation, opus only for design, where one
-// good task graph saves many worker attempts.
 func Default() Config {
 	return Config{
 		Version:  SchemaVersion,
@@ -201,20 +211,8 @@ func Default() Config {
 			Path:      "",
 			APIKeyEnv: "ANTHROPIC_API_KEY",
 		},
-		Models: Models{
-			Simple:    "haiku",
-			Implement: "sonnet",
-			Plan:      "sonnet",
-			Design:    "opus",
-			Review:    "sonnet",
-			Debug:     "sonnet",
-		},
-		Budget: Budget{
-			TaskUSD:         3,
-			RunUSD:          50,
-			MaxTurns:        50,
-			ConfirmAboveUSD: 10,
-		},
+		Models: Models{Implement: "sonnet"},
+		Budget: Budget{TaskUSD: 3, MaxTurns: 50},
 		Retry: Retry{
 			TaskRetries:         2,
 			InfraBackoffInitial: 5 * time.Second,
@@ -227,7 +225,6 @@ func Default() Config {
 		Verification: Verification{Timeout: 10 * time.Minute},
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
-		Egress:       Egress{Allow: []string{}},
 		Security:     Security{WorkerUser: DefaultWorkerUser},
 		SecurityRules: SecurityRules{
 			Enabled: true,

@@ -30,12 +30,15 @@ func TestTemplateLoadsToDefault(t *testing.T) {
 	}
 }
 
-// leafPaths lists every option path of Config; list elements appear as
-// "gates[].name".
+// leafPaths lists every option path of Config that is built (not tagged
+// zerg:"unavailable"); list elements appear as "gates[].name".
 func leafPaths(t reflect.Type, prefix string) []string {
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if isUnavailable(f) {
+			continue
+		}
 		p := join(prefix, tagName(f))
 		switch {
 		case f.Type == durationType:
@@ -52,10 +55,86 @@ func leafPaths(t reflect.Type, prefix string) []string {
 	return out
 }
 
+// unavailablePaths lists the options tagged zerg:"unavailable", and checks
+// each has its entry in unavailable.
+func unavailablePaths(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	walkUnavailable(reflect.ValueOf(Default()), "", false, func(p string, _ reflect.Value) {
+		if _, ok := unavailable[p]; !ok {
+			t.Errorf("%s is tagged unavailable but has no entry in unavailable", p)
+		}
+		out = append(out, p)
+	})
+	if len(out) != len(unavailable) {
+		t.Errorf("tagged %v, but unavailable has %d entries", out, len(unavailable))
+	}
+	return out
+}
+
+func TestUnavailableOptions(t *testing.T) {
+	got := unavailablePaths(t)
+	want := []string{"models.simple", "models.plan", "models.design", "models.review", "models.debug",
+		"budget.run_usd", "budget.confirm_above_usd", "launch.stagger", "egress.allow"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("unavailable options %v, want %v", got, want)
+	}
+	// Earlier templates set them; such a file loads, and the options read as
+	// zero whatever the accepted value was.
+	old, err := os.ReadFile(filepath.Join("testdata", "old-template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(old, "old.yaml")
+	if err != nil {
+		t.Fatalf("a config written by an earlier zerg init no longer loads:\n%v", err)
+	}
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Fatalf("old template loads to %+v, want the defaults %+v", cfg, Default())
+	}
+	pos, err := positions(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range want {
+		if _, ok := pos[p]; !ok {
+			t.Errorf("the old template fixture does not set %s", p)
+		}
+	}
+	// Neither config show nor its JSON prints them.
+	out, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Map()
+	for _, key := range []string{"simple", "plan", "design", "review", "debug", "run_usd", "confirm_above_usd", "launch", "stagger", "egress"} {
+		if strings.Contains(string(out), key+":") {
+			t.Errorf("config show prints %s:\n%s", key, out)
+		}
+	}
+	if _, ok := m["launch"]; ok {
+		t.Error("Map() has launch")
+	}
+	if _, ok := m["egress"]; ok {
+		t.Error("Map() has egress")
+	}
+	if _, ok := m["models"].(map[string]any)["design"]; ok {
+		t.Error("Map() has models.design")
+	}
+	if _, ok := m["budget"].(map[string]any)["run_usd"]; ok {
+		t.Error("Map() has budget.run_usd")
+	}
+}
+
 func TestTemplateShowsEveryOption(t *testing.T) {
 	pos, err := positions(Template())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range unavailablePaths(t) {
+		if _, ok := pos[p]; ok {
+			t.Errorf("template sets %s, which this version does not build", p)
+		}
 	}
 	for _, p := range leafPaths(reflect.TypeOf(Config{}), "") {
 		if strings.Contains(p, "[]") {
@@ -100,6 +179,16 @@ func TestDocsListEveryOption(t *testing.T) {
 			t.Errorf("docs/configuration.md does not document `%s`", p)
 		}
 	}
+	for _, p := range unavailablePaths(t) {
+		if strings.Contains(string(doc), p) {
+			t.Errorf("docs/configuration.md documents %s, which this version does not build", p)
+		}
+	}
+	for _, word := range []string{"sandbox", "container", "dag", "egress", "stagger"} {
+		if strings.Contains(string(doc), word) {
+			t.Errorf("docs/configuration.md mentions %q, which this version does not build", word)
+		}
+	}
 }
 
 func TestMissingKeysTakeDefaults(t *testing.T) {
@@ -141,7 +230,7 @@ func TestAliasesResolve(t *testing.T) {
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte("workers: 2\nmode: dag\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("workers: 2\nmode: container\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
@@ -149,7 +238,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: mode: "dag" is not one of subprocess, sandbox, container, tasks`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: mode: "container" is not available in this version; use subprocess`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -169,7 +258,9 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, launch, verification, gates, env, egress, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, security, security_rules, context`}},
+		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
+			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
 			[]string{f + `:3: breaker.cooldwn: unknown option "cooldwn"; did you mean cooldown? (see docs/configuration.md)`}},
 		{"unknown gate key", "gates:\n  - name: t\n    command: x\n    timout: 5s\n",
@@ -185,7 +276,7 @@ func TestParseProblems(t *testing.T) {
 		{"negative duration", "verification:\n  timeout: -5s\n",
 			[]string{f + `:2: verification.timeout: -5s must be longer than 0; write it like 60s`}},
 		{"negative stagger", "launch:\n  stagger: -1s\n",
-			[]string{f + `:2: launch.stagger: -1s must be 0 (no stagger) or longer`}},
+			[]string{f + `:2: launch.stagger: is not available in this version; workers start together; remove the line`}},
 		{"backoff initial above max", "retry:\n  infra_backoff_initial: 10m\n  infra_backoff_max: 1m\n",
 			[]string{f + `:2: retry.infra_backoff_initial: 10m is longer than retry.infra_backoff_max (1m); make it shorter`}},
 		{"worker user root", "security:\n  worker_user: root\n",
@@ -193,9 +284,43 @@ func TestParseProblems(t *testing.T) {
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
 			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 31, not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
-			[]string{f + `:1: mode: "docker" is not one of subprocess, sandbox, container, tasks`}},
+			[]string{f + `:1: mode: "docker" is not a mode; use subprocess`}},
 		{"bad schedule", "schedule: fast\n",
-			[]string{f + `:1: schedule: "fast" is not one of level, dag`}},
+			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
+		{"mode container", "workers: 4\n\nmode: container\n",
+			[]string{f + `:3: mode: "container" is not available in this version; use subprocess`}},
+		{"mode sandbox", "mode: sandbox\n",
+			[]string{f + `:1: mode: "sandbox" is not available in this version; use subprocess`}},
+		{"mode tasks", "mode: tasks\n",
+			[]string{f + `:1: mode: "tasks" is not available in this version; use subprocess`}},
+		{"schedule dag", "schedule: dag\n",
+			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
+		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
+		{"model role not built", "models:\n  design: haiku\n",
+			[]string{f + `:2: models.design: is not available in this version; there is no zerg design command; remove the line`}},
+		{"simple role not built", "models:\n  simple: sonnet\n",
+			[]string{f + `:2: models.simple: is not available in this version; workers use models.implement (or a task's own model); remove the line`}},
+		{"plan, review and debug roles not built", "models:\n  plan: opus\n  review: haiku\n  debug: x\n",
+			[]string{
+				f + `:2: models.plan: is not available in this version; there is no zerg plan command; remove the line`,
+				f + `:3: models.review: is not available in this version; there is no zerg review command; remove the line`,
+				f + `:4: models.debug: is not available in this version; there is no zerg debug command; remove the line`,
+			}},
+		{"model roles at their old defaults", "models:\n  simple: haiku\n  plan: sonnet\n  design: opus\n  review: sonnet\n  debug: sonnet\n", nil},
+		{"model roles empty", "models:\n  simple: \"\"\n  design: \"\"\n", nil},
+		{"run budget not built", "budget:\n  task_usd: 3\n  run_usd: 100\n",
+			[]string{f + `:3: budget.run_usd: is not available in this version; nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line`}},
+		{"confirmation not built", "budget:\n  confirm_above_usd: 20\n",
+			[]string{f + `:2: budget.confirm_above_usd: is not available in this version; zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line`}},
+		{"run budget and confirmation at their old defaults", "budget:\n  run_usd: 50\n  confirm_above_usd: 10\n", nil},
+		{"run budget still type-checked", "budget:\n  run_usd: lots\n",
+			[]string{f + `:2: budget.run_usd: "lots" is not a number; write it like 2.5`}},
+		{"stagger not built", "launch:\n  stagger: 5s\n",
+			[]string{f + `:2: launch.stagger: is not available in this version; workers start together; remove the line`}},
+		{"stagger zero", "launch:\n  stagger: 0s\n", nil},
+		{"egress not built", "egress:\n  allow: [proxy.golang.org]\n",
+			[]string{f + `:2: egress.allow: is not available in this version; it applies to the sandbox and container modes, which are not built; remove it`}},
+		{"egress empty", "egress:\n  allow: []\n", nil},
 		{"workers zero", "workers: 0\n",
 			[]string{f + `:1: workers: 0 is out of range; use a whole number from 1 to 64`}},
 		{"workers too many", "workers: 65\n",
@@ -218,14 +343,12 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: models.implement: "" is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5`}},
 		{"bad fallback", "models:\n  fallback: \"two words\"\n",
 			[]string{f + `:2: models.fallback: "two words" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none`}},
-		{"negative budget", "budget:\n  run_usd: -1\n",
-			[]string{f + `:2: budget.run_usd: -1 must be 0 (no limit) or a positive amount in USD`}},
+		{"negative budget", "budget:\n  task_usd: -1\n",
+			[]string{f + `:2: budget.task_usd: -1 must be 0 (no limit) or a positive amount in USD`}},
 		{"budget not a number", "budget:\n  task_usd: lots\n",
 			[]string{f + `:2: budget.task_usd: "lots" is not a number; write it like 2.5`}},
 		{"budget infinite", "budget:\n  task_usd: .inf\n",
 			[]string{f + `:2: budget.task_usd: ".inf" is not a finite number; write it like 2.5`}},
-		{"task budget above run budget", "budget:\n  task_usd: 60\n  run_usd: 50\n",
-			[]string{f + `:2: budget.task_usd: 60 is above budget.run_usd (50); lower it or raise the run budget`}},
 		{"negative max turns", "budget:\n  max_turns: -3\n",
 			[]string{f + `:2: budget.max_turns: -3 must be 0 (no limit) or a positive number of turns`}},
 		{"task retries", "retry:\n  task_retries: -1\n",
@@ -281,12 +404,6 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: env.pass[1]: "LD_PRELOAD" changes how every program is loaded (LD_PRELOAD, LD_LIBRARY_PATH); workers do not get it unless you also list it under env.allow_dangerous`}},
 		{"override not passed", "env:\n  allow_dangerous: [GITHUB_TOKEN]\n",
 			[]string{f + `:2: env.allow_dangerous[0]: "GITHUB_TOKEN" is not in env.pass; list it there too, or remove it here`}},
-		{"egress url", "egress:\n  allow: [https://proxy.golang.org]\n",
-			[]string{f + `:2: egress.allow[0]: "https://proxy.golang.org" is not a host; write a host name like proxy.golang.org, optionally with :port or a leading *. (no scheme or path)`}},
-		{"egress bad port", "egress:\n  allow: [\"example.com:99999\"]\n",
-			[]string{f + `:2: egress.allow[0]: "example.com:99999" has a bad port; write a host name like proxy.golang.org, optionally with :port or a leading *.`}},
-		{"egress upper case", "egress:\n  allow: [Example.COM]\n",
-			[]string{f + `:2: egress.allow[0]: "Example.COM" is not a host; write a host name like proxy.golang.org, optionally with :port or a leading *. (lower case)`}},
 		{"rules branch", "security_rules:\n  commit: main\n",
 			[]string{f + `:2: security_rules.commit: "main" is not a full commit id; pin the rules to a full 40-character lower-case commit hash, not a branch or tag`}},
 		{"rules empty url", "security_rules:\n  url: \"\"\n",
@@ -298,7 +415,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, launch, verification, gates, env, egress, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",
@@ -313,13 +430,12 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
 		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
 			[]string{
-				f + `:1: mode: "docker" is not one of subprocess, sandbox, container, tasks`,
+				f + `:1: mode: "docker" is not a mode; use subprocess`,
 				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
 				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
 				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
 			}},
 		{"rules disabled needs no source", "security_rules:\n  enabled: false\n  url: \"\"\n  commit: \"\"\n", nil},
-		{"ipv6 and wildcard egress", "egress:\n  allow: [\"[::1]:8080\", \"*.npmjs.org\", \"10.0.0.1\", \"proxy.golang.org:443\"]\n", nil},
 		{"local rules mirror", "security_rules:\n  url: /srv/mirror/rules\n", nil},
 		{"zero budgets mean no limit", "budget:\n  task_usd: 0\n  run_usd: 0\n  max_turns: 0\n  confirm_above_usd: 0\n", nil},
 	}
@@ -354,6 +470,9 @@ func TestParseProblems(t *testing.T) {
 func TestValidateInMemory(t *testing.T) {
 	c := Default()
 	c.Workers = 100
+	c.Mode = "container"
+	c.Budget.RunUSD = 100
+	c.Egress.Allow = []string{"proxy.golang.org"}
 	c.Breaker.Cooldown = 0
 	c.Backpressure.Red = math.NaN()
 	c.Gates = []Gate{{Name: "a", Command: "x", Timeout: time.Second}, {Name: "a", Command: "", Timeout: time.Second}}
@@ -364,6 +483,9 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
+		`mode: "container" is not available in this version; use subprocess`,
+		`budget.run_usd: is not available in this version; nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line`,
+		`egress.allow: is not available in this version; it applies to the sandbox and container modes, which are not built; remove it`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -402,7 +524,6 @@ func TestYAMLRoundTrip(t *testing.T) {
 		{Name: "lint", Command: "true", Timeout: time.Minute},
 	}
 	c.Env.Pass = []string{"GOPATH", "NO_PROXY"}
-	c.Egress.Allow = []string{"proxy.golang.org", "*.npmjs.org:443"}
 	c.SecurityRules.SHA256 = strings.Repeat("0", 64)
 	out, err := c.YAML()
 	if err != nil {
@@ -446,6 +567,9 @@ func TestFormatDuration(t *testing.T) {
 // problems are one non-empty line each, naming the file.
 func FuzzParse(f *testing.F) {
 	f.Add(Template())
+	if old, err := os.ReadFile(filepath.Join("testdata", "old-template.yaml")); err == nil {
+		f.Add(old)
+	}
 	f.Add([]byte("workers: 4\nwrokers: 5\n"))
 	f.Add([]byte("breaker:\n  cooldown: abc\n"))
 	f.Add([]byte("gates:\n  - name: t\n    command: x\n  - &a {name: u, command: y}\n  - *a\n"))
@@ -493,6 +617,10 @@ func TestProblemCodes(t *testing.T) {
 		"workers: 0\n":                      CodeBadValue,
 		"budget:\n  task_usd: .inf\n":       CodeBadValue,
 		"mode: docker\n":                    CodeBadValue,
+		"mode: container\n":                 CodeNotAvailable,
+		"schedule: dag\n":                   CodeNotAvailable,
+		"budget:\n  run_usd: 100\n":         CodeNotAvailable,
+		"egress:\n  allow: [x.org]\n":       CodeNotAvailable,
 		"workers: 4\n mode: level\n":        CodeInvalidYAML,
 		"workers: 4\n---\nworkers: 5\n":     CodeInvalidYAML,
 		string(make([]byte, MaxFileSize+1)): CodeTooLarge,

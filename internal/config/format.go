@@ -30,7 +30,7 @@ func fmtDur(d time.Duration) string {
 func FormatDuration(d time.Duration) string { return fmtDur(d) }
 
 // YAML renders c as config YAML (no comments), with durations as strings; it
-// loads back to c.
+// loads back to c. Options that are not built are left out.
 func (c Config) YAML() ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -45,7 +45,8 @@ func (c Config) YAML() ([]byte, error) {
 }
 
 // Map returns c as nested maps keyed by option name, with durations as
-// strings, for JSON output that reads like the YAML file.
+// strings, for JSON output that reads like the YAML file. Options that are not
+// built are left out.
 func (c Config) Map() map[string]any {
 	return toAny(reflect.ValueOf(c)).(map[string]any)
 }
@@ -57,6 +58,9 @@ func toNode(v reflect.Value) *yaml.Node {
 	case v.Kind() == reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		for i := 0; i < v.NumField(); i++ {
+			if isUnavailable(v.Type().Field(i)) {
+				continue
+			}
 			name := tagName(v.Type().Field(i))
 			n.Content = append(n.Content,
 				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name},
@@ -92,6 +96,9 @@ func toAny(v reflect.Value) any {
 	case v.Kind() == reflect.Struct:
 		m := map[string]any{}
 		for i := 0; i < v.NumField(); i++ {
+			if isUnavailable(v.Type().Field(i)) {
+				continue
+			}
 			m[tagName(v.Type().Field(i))] = toAny(v.Field(i))
 		}
 		return m

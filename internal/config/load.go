@@ -66,6 +66,7 @@ func Parse(data []byte, name string) (Config, error) {
 		sortProblems(d.problems)
 		return Config{}, &Error{Problems: d.problems}
 	}
+	cfg.clearUnavailable()
 	return cfg, nil
 }
 
@@ -412,10 +413,12 @@ func tagName(f reflect.StructField) string {
 	return name
 }
 
+// optionNames lists the options of a section that messages suggest: not
+// those that are not built.
 func optionNames(t reflect.Type) []string {
 	var names []string
 	for i := 0; i < t.NumField(); i++ {
-		if n := tagName(t.Field(i)); n != "" {
+		if n := tagName(t.Field(i)); n != "" && !isUnavailable(t.Field(i)) {
 			names = append(names, n)
 		}
 	}
@@ -432,8 +435,11 @@ func unknownOption(t reflect.Type, key string) string {
 			best, bestDist = n, dd
 		}
 	}
-	if best != "" {
+	switch {
+	case best != "":
 		return fmt.Sprintf("unknown option %s; did you mean %s? (see docs/configuration.md)", quote(key), best)
+	case len(names) == 0:
+		return fmt.Sprintf("unknown option %s; remove it", quote(key))
 	}
 	return fmt.Sprintf("unknown option %s; known options here: %s", quote(key), strings.Join(names, ", "))
 }

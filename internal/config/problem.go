@@ -8,12 +8,13 @@ import (
 
 // Problem codes, stable for --json consumers and tests.
 const (
-	CodeTooLarge    = "too-large"        // the file is over MaxFileSize
-	CodeInvalidYAML = "invalid-yaml"     // the file does not parse
-	CodeUnknown     = "unknown-option"   // a key that is not an option
-	CodeDuplicate   = "duplicate-option" // a key set twice
-	CodeType        = "wrong-type"       // a value of the wrong kind (a list for a number, "abc" for a duration)
-	CodeBadValue    = "bad-value"        // a value of the right kind that fails a check
+	CodeTooLarge     = "too-large"        // the file is over MaxFileSize
+	CodeInvalidYAML  = "invalid-yaml"     // the file does not parse
+	CodeUnknown      = "unknown-option"   // a key that is not an option
+	CodeDuplicate    = "duplicate-option" // a key set twice
+	CodeType         = "wrong-type"       // a value of the wrong kind (a list for a number, "abc" for a duration)
+	CodeBadValue     = "bad-value"        // a value of the right kind that fails a check
+	CodeNotAvailable = "not-available"    // an option or value this version does not build
 )
 
 // Problem is one thing wrong with a config: where it is and what to do.

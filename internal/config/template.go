@@ -12,11 +12,11 @@ version: 1
 
 # How many Claude Code workers run at once (1-64).
 workers: 4
-# Worker isolation: subprocess | sandbox (bubblewrap + egress proxy)
-# | container (docker or podman) | tasks (Claude Code subagents via /zerg:rush).
+# Worker isolation. subprocess (each worker in its own process group and
+# workspace) is the only mode in this version.
 mode: subprocess
-# level: run a whole level, merge it, then the next.
-# dag: start each task as soon as its dependencies are merged.
+# level: run a whole level, merge it, then the next. The only schedule in
+# this version.
 schedule: level
 
 claude:
@@ -29,23 +29,16 @@ claude:
   # key itself here: this file is committed.
   api_key_env: ANTHROPIC_API_KEY
 
-# Model per role: an alias (haiku, sonnet, opus) or a full model id.
-# A task's own "model" in the task graph wins over its role.
+# Models: an alias (haiku, sonnet, opus) or a full model id.
+# A task's own "model" in the task graph wins.
 models:
-  simple: haiku       # read-only and simple tasks
-  implement: sonnet   # tasks that write code
-  plan: sonnet        # zerg plan (requirements discovery)
-  design: opus        # zerg design (design.md and the task graph)
-  review: sonnet      # zerg review
-  debug: sonnet       # zerg debug (failure diagnosis)
+  implement: sonnet   # every worker's model
   fallback: ""        # model to switch to when the main one is overloaded; empty: none
 
-# Spending limits in USD; 0 means no limit.
+# Spending limits per task attempt; 0 means no limit.
 budget:
-  task_usd: 3             # per task attempt (claude --max-budget-usd)
-  run_usd: 50             # per run: no new launches once reached
-  max_turns: 50           # agent turns per attempt (claude --max-turns); 0: no limit
-  confirm_above_usd: 10   # ask before a run whose estimate is above this
+  task_usd: 3     # USD per task attempt (claude --max-budget-usd)
+  max_turns: 50   # agent turns per attempt (claude --max-turns)
 
 retry:
   task_retries: 2               # retries of a task that failed on its own (verification, ownership, ...)
@@ -72,10 +65,6 @@ heartbeat:
   # 300s: the CLI's own stream watchdog never fires sooner than that.
   stall_timeout: 120s
 
-launch:
-  # Delay between worker starts so the first warms the prompt cache; 0s: all at once.
-  stagger: 0s
-
 verification:
   # Timeout of a task's verification command when the task graph gives none.
   timeout: 10m
@@ -99,11 +88,6 @@ env:
   # override is written to the audit log when a run starts.
   allow_dangerous: []
 
-egress:
-  # Hosts sandbox and container workers may reach ("host", "host:port",
-  # "*.example.com"). The model API goes through zerg's gateway and needs no entry.
-  allow: []
-
 security:
   # Unprivileged account workers run as when zerg runs as root (created with
   # useradd --system when missing). Never root.
@@ -117,6 +101,7 @@ security_rules:
   sha256: ""   # expected checksum of the fetched rules; empty: not checked
 
 context:
-  # Token budget of the task-specific part of each worker's prompt.
+  # Tokens of security rules in each worker's prompt: at most half of this
+  # budget (zerg rules show uses all of it).
   token_budget: 4000
 `

@@ -3,11 +3,10 @@ package config
 import (
 	"fmt"
 	"math"
-	"net"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,12 +25,11 @@ func (c Config) Validate() error {
 }
 
 var (
-	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	gateNameRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	modelRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
-	hexRE       = regexp.MustCompile(`^[0-9a-f]+$`)
-	hostLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	userNameRE  = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
+	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	gateNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	modelRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
+	hexRE      = regexp.MustCompile(`^[0-9a-f]+$`)
+	userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
 )
 
 // Upper bounds that catch typos (an extra zero) rather than express policy.
@@ -63,9 +61,14 @@ func (c Config) problems() []Problem {
 			add(path, "%v must be 0 (no limit) or a positive amount in USD", v)
 		}
 	}
-	oneOf := func(path, v string, allowed []string) {
-		if !slices.Contains(allowed, v) {
-			add(path, "%s is not one of %s", quote(v), strings.Join(allowed, ", "))
+	choice := func(path, v, what string, built, planned []string) {
+		switch {
+		case slices.Contains(built, v):
+		case slices.Contains(planned, v):
+			ps = append(ps, Problem{Field: path, Code: CodeNotAvailable,
+				Message: fmt.Sprintf("%s is not available in this version; use %s", quote(v), strings.Join(built, " or "))})
+		default:
+			add(path, "%s is not a %s; use %s", quote(v), what, strings.Join(built, " or "))
 		}
 	}
 
@@ -73,8 +76,9 @@ func (c Config) problems() []Problem {
 		add("version", "%d is not a config version this zerg reads; write version: %d", c.Version, SchemaVersion)
 	}
 	intRange("workers", c.Workers, 1, maxWorkers)
-	oneOf("mode", c.Mode, Modes)
-	oneOf("schedule", c.Schedule, Schedules)
+	choice("mode", c.Mode, "mode", Modes, plannedModes)
+	choice("schedule", c.Schedule, "schedule", Schedules, plannedSchedules)
+	ps = append(ps, c.unavailableProblems()...)
 
 	// claude
 	if c.Claude.Path != "" && strings.TrimSpace(c.Claude.Path) != c.Claude.Path {
@@ -91,17 +95,8 @@ func (c Config) problems() []Problem {
 	}
 
 	// models
-	for _, m := range []struct{ path, v string }{
-		{"models.simple", c.Models.Simple},
-		{"models.implement", c.Models.Implement},
-		{"models.plan", c.Models.Plan},
-		{"models.design", c.Models.Design},
-		{"models.review", c.Models.Review},
-		{"models.debug", c.Models.Debug},
-	} {
-		if !modelRE.MatchString(m.v) {
-			add(m.path, "%s is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5", quote(m.v))
-		}
+	if !modelRE.MatchString(c.Models.Implement) {
+		add("models.implement", "%s is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5", quote(c.Models.Implement))
 	}
 	if c.Models.Fallback != "" && !modelRE.MatchString(c.Models.Fallback) {
 		add("models.fallback", "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none", quote(c.Models.Fallback))
@@ -109,13 +104,8 @@ func (c Config) problems() []Problem {
 
 	// budget
 	usd("budget.task_usd", c.Budget.TaskUSD)
-	usd("budget.run_usd", c.Budget.RunUSD)
-	usd("budget.confirm_above_usd", c.Budget.ConfirmAboveUSD)
 	if c.Budget.MaxTurns < 0 {
 		add("budget.max_turns", "%d must be 0 (no limit) or a positive number of turns", c.Budget.MaxTurns)
-	}
-	if c.Budget.TaskUSD > 0 && c.Budget.RunUSD > 0 && c.Budget.TaskUSD > c.Budget.RunUSD {
-		add("budget.task_usd", "%v is above budget.run_usd (%v); lower it or raise the run budget", c.Budget.TaskUSD, c.Budget.RunUSD)
 	}
 
 	// retry
@@ -147,9 +137,6 @@ func (c Config) problems() []Problem {
 	}
 
 	positive("heartbeat.stall_timeout", c.Heartbeat.StallTimeout)
-	if c.Launch.Stagger < 0 {
-		add("launch.stagger", "%s must be 0 (no stagger) or longer", fmtDur(c.Launch.Stagger))
-	}
 	positive("verification.timeout", c.Verification.Timeout)
 
 	// gates
@@ -201,12 +188,6 @@ func (c Config) problems() []Problem {
 		}
 	}
 
-	for i, h := range c.Egress.Allow {
-		if msg := checkHost(h); msg != "" {
-			add(fmt.Sprintf("egress.allow[%d]", i), "%s %s", quote(h), msg)
-		}
-	}
-
 	// security
 	if wu := c.Security.WorkerUser; wu == "root" {
 		add("security.worker_user", "must not be root: workers would run with full privileges; use an unprivileged account such as %s", DefaultWorkerUser)
@@ -236,38 +217,6 @@ func (c Config) problems() []Problem {
 	return ps
 }
 
-// checkHost returns what is wrong with an egress allowlist entry, or "".
-func checkHost(h string) string {
-	const how = "; write a host name like proxy.golang.org, optionally with :port or a leading *."
-	if strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@") {
-		return "is not a host" + how + " (no scheme or path)"
-	}
-	host := h
-	if strings.Contains(h, ":") {
-		hh, port, err := net.SplitHostPort(h)
-		if err != nil {
-			return "is not a host" + how
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "has a bad port" + how
-		}
-		host = hh
-	}
-	if net.ParseIP(host) != nil {
-		return ""
-	}
-	host = strings.TrimPrefix(host, "*.")
-	if host == "" || len(host) > 253 {
-		return "is not a host" + how
-	}
-	for label := range strings.SplitSeq(host, ".") {
-		if !hostLabelRE.MatchString(label) {
-			return "is not a host" + how + " (lower case)"
-		}
-	}
-	return ""
-}
-
 // checkRulesURL accepts the git URLs a rules fetch can use: https, http, ssh,
 // git, file, or an absolute local path (tests and air-gapped mirrors).
 func checkRulesURL(s string) string {
@@ -292,4 +241,79 @@ func checkRulesURL(s string) string {
 		return quote(s) + " is not a git URL" + how
 	}
 	return ""
+}
+
+// notBuilt describes an option tagged zerg:"unavailable": the default earlier
+// versions of zerg init wrote into every config (accepted like the zero value,
+// so those files still load; nil when that default was the zero value), and
+// what to do instead.
+type notBuilt struct {
+	old  any
+	hint string
+}
+
+// unavailable lists every option this version parses but does not build,
+// keyed by option path. A test holds it to the zerg:"unavailable" tags.
+var unavailable = map[string]notBuilt{
+	"models.simple":            {"haiku", "workers use models.implement (or a task's own model); remove the line"},
+	"models.plan":              {"sonnet", "there is no zerg plan command; remove the line"},
+	"models.design":            {"opus", "there is no zerg design command; remove the line"},
+	"models.review":            {"sonnet", "there is no zerg review command; remove the line"},
+	"models.debug":             {"sonnet", "there is no zerg debug command; remove the line"},
+	"budget.run_usd":           {50.0, "nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line"},
+	"budget.confirm_above_usd": {10.0, "zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line"},
+	"launch.stagger":           {nil, "workers start together; remove the line"},
+	"egress.allow":             {nil, "it applies to the sandbox and container modes, which are not built; remove it"},
+}
+
+// unavailableProblems reports each option that is not built and is set to
+// something other than its zero value or its old default.
+func (c Config) unavailableProblems() []Problem {
+	var ps []Problem
+	walkUnavailable(reflect.ValueOf(c), "", false, func(path string, v reflect.Value) {
+		nb, ok := unavailable[path]
+		if !ok {
+			panic("config: no entry in unavailable for " + path)
+		}
+		if empty(v) || (nb.old != nil && reflect.DeepEqual(v.Interface(), nb.old)) {
+			return
+		}
+		ps = append(ps, Problem{Field: path, Code: CodeNotAvailable, Message: "is not available in this version; " + nb.hint})
+	})
+	return ps
+}
+
+// clearUnavailable sets every option that is not built to its zero value,
+// so no code can come to depend on it.
+func (c *Config) clearUnavailable() {
+	walkUnavailable(reflect.ValueOf(c).Elem(), "", false, func(_ string, v reflect.Value) {
+		v.SetZero()
+	})
+}
+
+// walkUnavailable calls fn for every leaf option of v that is tagged
+// zerg:"unavailable" or sits in a tagged section.
+func walkUnavailable(v reflect.Value, path string, tagged bool, fn func(string, reflect.Value)) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		p := join(path, tagName(f))
+		in := tagged || isUnavailable(f)
+		switch {
+		case f.Type.Kind() == reflect.Struct && f.Type != durationType:
+			walkUnavailable(v.Field(i), p, in, fn)
+		case in:
+			fn(p, v.Field(i))
+		}
+	}
+}
+
+// isUnavailable says whether a Config field is an option this version does not build.
+func isUnavailable(f reflect.StructField) bool { return f.Tag.Get("zerg") == "unavailable" }
+
+func empty(v reflect.Value) bool {
+	if v.Kind() == reflect.Slice {
+		return v.Len() == 0
+	}
+	return v.IsZero()
 }

@@ -79,6 +79,11 @@ func Open(path string) (*Log, []Event, error) {
 	}
 	lk := flock.New(path + ".lock")
 	ok, err := lk.TryLock()
+	for i := 0; err == nil && !ok && i < 5; i++ {
+		// A reader probing with Held holds the lock for an instant.
+		time.Sleep(20 * time.Millisecond)
+		ok, err = lk.TryLock()
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -148,15 +153,45 @@ func (l *Log) Append(e Event) (Event, error) {
 
 // AppendData marshals data as the payload and appends.
 func (l *Log) AppendData(typ, task string, attempt int, data any) (Event, error) {
+	e, err := NewEvent(typ, task, attempt, data)
+	if err != nil {
+		return Event{}, err
+	}
+	return l.Append(e)
+}
+
+// NewEvent builds an event with data marshalled as its payload, not yet
+// appended (no sequence number, time or hash).
+func NewEvent(typ, task string, attempt int, data any) (Event, error) {
 	e := Event{Type: typ, Task: task, Attempt: attempt}
 	if data != nil {
 		b, err := json.Marshal(data)
 		if err != nil {
-			return Event{}, err
+			return Event{}, fmt.Errorf("encode %s event: %w", typ, err)
 		}
 		e.Data = b
 	}
-	return l.Append(e)
+	return e, nil
+}
+
+// Held reports whether a writer holds the log at path: the lock Open takes
+// is held exactly as long as the writing process lives, so a free lock
+// means the writer is gone, whatever its status file says. Readers take the
+// lock shared for an instant and never block a writer for longer.
+func Held(path string) (bool, error) {
+	lk := flock.New(path + ".lock")
+	ok, err := lk.TryRLock()
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("probe the lock of %s: %w", path, err)
+	}
+	if ok {
+		_ = lk.Unlock()
+		return false, nil
+	}
+	return true, nil
 }
 
 // Close releases the file and the lock.

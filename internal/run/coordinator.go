@@ -2,16 +2,9 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,313 +12,151 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/fsx"
-	"github.com/zergrush/zerg/internal/gitx"
-	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
-// Options configure one `zerg rush`.
-type Options struct {
-	Root      string // repository top level
-	Feature   string
-	GraphFile string // default .zerg/specs/<feature>/task-graph.json
-	Config    config.Config
-	Workers   int // 0: from config
-	Resume    bool
-	Rehearsal bool
-	// Worker is the launch template: binary, API, retries, hook binary, tools.
-	Worker claude.Spec
-	// Progress receives one line per notable step (nil: discarded).
-	Progress io.Writer
+// Deps are what the coordinator acts through (see ports.go).
+type Deps struct {
+	Log        EventLog
+	Attempter  Attempter
+	Integrator Integrator
+	Refs       Refs
+	Salvager   Salvager
+	Clock      Clock
+	// Rand returns a number in [0, 1) for backoff jitter.
+	Rand func() float64
+	// Snapshot records the graph the run works on (written before the
+	// event that names its hash).
+	Snapshot func(raw []byte) error
 }
 
-// Errors the CLI maps to exit codes.
-var (
-	ErrBadInput      = errors.New("bad input")          // exit 2
-	ErrNotDelivered  = errors.New("run not delivered")  // exit 1
-	ErrInterrupted   = errors.New("run interrupted")    // exit 3
-	ErrFatal         = errors.New("fatal worker error") // exit 1, run stopped
-	ErrNothingToDo   = errors.New("nothing to resume")
-	ErrAlreadyExists = errors.New("a run of this feature exists")
-)
-
-// Coordinator runs one feature. It is the only writer of the run's log.
+// Coordinator runs one feature. It is the only writer of the run's log and
+// holds orchestration only: what each event means is in state.go, what to
+// do after an attempt in decide.go, graph edits in graphchange.go, crash
+// recovery in reconcile.go.
 type Coordinator struct {
-	opts   Options
-	paths  Paths
-	repo   *gitx.Repo
-	graph  *spec.Graph
-	log    *eventlog.Log
-	mu     sync.Mutex // guards state and progress output
-	state  *State
-	out    io.Writer
-	cancel context.CancelCauseFunc
-	gov    *Governor
-	// Security: one secret scanner for every attempt, the audit log, and the
-	// verified rules cache ("" when rules are off or not fetched).
-	scanner  *security.Scanner
-	audit    *security.Audit
-	rulesDir string
-	// live holds each running attempt's progress for the heartbeat file.
-	live map[string]liveAttempt
-}
+	feature string
+	cfg     config.Config
+	workers int
+	graph   *spec.Graph
+	paths   Paths
+	// rehearsal and scenario: the mode the run is in (recorded at start).
+	rehearsal bool
+	scenario  string
+	// resume is the plan Open made for a resume (nil for a new run).
+	resume *resumePlan
+	// setup lists what Open found to tidy before the first write.
+	setup setupPlan
 
-// liveAttempt is a running attempt's heartbeat.
-type liveAttempt struct {
-	Attempt   int            `json:"attempt"`
-	PID       int            `json:"pid,omitempty"`
-	Started   time.Time      `json:"started"`
-	LastEvent time.Time      `json:"last_event,omitempty"`
-	Turns     int            `json:"turns"`
-	ToolCalls map[string]int `json:"tool_calls,omitempty"`
-	Tokens    int64          `json:"tokens"`
-}
-
-// Run executes (or resumes) the run and returns its report. The returned
-// error wraps ErrNotDelivered, ErrInterrupted, ErrFatal or ErrBadInput.
-func Run(ctx context.Context, opts Options) (*Report, error) {
-	c, err := open(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	return c.run(ctx)
-}
-
-func open(ctx context.Context, opts Options) (*Coordinator, error) {
-	paths, err := PathsFor(ctx, opts.Root, opts.Feature)
-	if err != nil {
-		return nil, err
-	}
-	if opts.GraphFile == "" {
-		opts.GraphFile = paths.Graph
-	}
-	paths.Graph = opts.GraphFile
-	r, err := spec.Load(opts.GraphFile, spec.Options{RepoRoot: opts.Root})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
-	}
-	if !r.Valid() {
-		return nil, fmt.Errorf("%w: %s: invalid task graph: %v", ErrBadInput, opts.GraphFile, strings.ReplaceAll(r.Err().Error(), "\n", "; "))
-	}
-	if r.Graph.Feature != opts.Feature {
-		return nil, fmt.Errorf("%w: %s is the graph of feature %q, not %q", ErrBadInput, opts.GraphFile, r.Graph.Feature, opts.Feature)
-	}
-	if opts.Workers <= 0 {
-		opts.Workers = opts.Config.Workers
-	}
-	if opts.Workers <= 0 {
-		opts.Workers = 1
-	}
-	out := opts.Progress
-	if out == nil {
-		out = io.Discard
-	}
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
-	c := &Coordinator{opts: opts, paths: paths, repo: repo, graph: r.Graph, out: out, live: map[string]liveAttempt{}}
-
-	if _, statErr := os.Stat(paths.Events); statErr == nil {
-		existing, err := eventlog.Read(paths.Events)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v; the log is damaged, inspect it or run zerg cleanup --feature %s --logs", ErrBadInput, err, opts.Feature)
-		}
-		if len(existing) > 0 && !opts.Resume {
-			return nil, fmt.Errorf("%w: %s has a run (%s); continue it with zerg rush %s --resume, or remove it with zerg cleanup %s --all",
-				ErrAlreadyExists, opts.Feature, paths.Events, opts.Feature, opts.Feature)
-		}
-	} else if opts.Resume {
-		return nil, fmt.Errorf("%w: %w: no run of %s to resume (%s does not exist)", ErrBadInput, ErrNothingToDo, opts.Feature, paths.Events)
-	}
-	if !opts.Resume {
-		if ok, err := repo.BranchExists(ctx, IntegrationBranch(opts.Feature)); err != nil {
-			return nil, err
-		} else if ok {
-			return nil, fmt.Errorf("%w: branch %s already exists; remove it (zerg cleanup %s --all) or pick another feature name",
-				ErrAlreadyExists, IntegrationBranch(opts.Feature), opts.Feature)
-		}
-	}
-	if err := c.openSecurity(); err != nil {
-		return nil, err
-	}
-	log, events, err := eventlog.Open(paths.Events)
-	if err != nil {
-		if errors.Is(err, eventlog.ErrLocked) {
-			return nil, fmt.Errorf("%w: another zerg rush is running %s; watch it with zerg status, stop it with zerg stop", ErrBadInput, opts.Feature)
-		}
-		return nil, err
-	}
-	c.log = log
-	c.state = Replay(events)
-	return c, nil
-}
-
-func (c *Coordinator) close() {
-	os.Remove(c.paths.Coordinator)
-	c.log.Close()
-	if c.audit != nil {
-		c.audit.Close()
-	}
-}
-
-func (c *Coordinator) printf(format string, a ...any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fmt.Fprintf(c.out, format+"\n", a...)
+	d        Deps
+	mu       sync.Mutex // guards state, live and progress output
+	state    *State
+	progress *progress
+	cancel   context.CancelCauseFunc
+	gov      *Governor
+	live     map[string]liveAttempt
+	closers  []func()
 }
 
 // emit appends an event and folds it into the state under one lock, so the
-// state never runs ahead of the log.
+// state never runs ahead of the log. An event the state machine refuses is
+// never written: it is a bug, reported as an Internal error.
 func (c *Coordinator) emit(typ, task string, attemptN int, data any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, err := c.log.AppendData(typ, task, attemptN, data)
+	probe, err := eventlog.NewEvent(typ, task, attemptN, data)
 	if err != nil {
-		return fmt.Errorf("write event log: %w", err)
+		return err
 	}
-	c.state.Apply(e)
-	return nil
+	if err := c.state.Check(probe); err != nil {
+		return &Error{Kind: Internal, Feature: c.feature, Task: task, Err: err}
+	}
+	e, err := c.d.Log.AppendData(typ, task, attemptN, data)
+	if err != nil {
+		return fmt.Errorf("write the event log: %w", err)
+	}
+	return c.state.Apply(e)
 }
 
-func (c *Coordinator) run(ctx context.Context) (*Report, error) {
+// State returns a copy of the run's state for reading.
+func (c *Coordinator) taskState(id string) TaskState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Task(id)
+}
+
+// execute runs (or resumes) the run with the given dependencies.
+func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c.cancel = cancel
-	if err := c.writeCoordinatorFile(); err != nil {
-		return nil, err
+	if c.d.Clock == nil {
+		c.d.Clock = realClock{}
 	}
-	c.gov = NewGovernor(c.opts.Config, c.opts.Workers, func(typ string, data any) { _ = c.emit(typ, "", 0, data) })
-	stopLive := c.startHeartbeats(ctx)
-	defer stopLive()
-	start := time.Now()
-	if c.state.Started == nil {
+	if c.d.Rand == nil {
+		c.d.Rand = rand.Float64
+	}
+	if c.gov == nil {
+		c.gov = NewGovernor(c.cfg, c.workers, c.governorEvent)
+		c.gov.now, c.gov.after = c.d.Clock.Now, c.d.Clock.After
+	}
+	if c.live == nil {
+		c.live = map[string]liveAttempt{}
+	}
+	if c.resume == nil {
 		if err := c.begin(ctx); err != nil {
-			return nil, err
+			return c.state, err
 		}
-	} else {
-		if err := c.reconcile(ctx); err != nil {
-			return nil, err
-		}
+	} else if err := c.reconcile(ctx); err != nil {
+		return c.state, err
 	}
-	integration := IntegrationBranch(c.opts.Feature)
-	levels := c.levels()
-	c.printf("zerg: %s: %d tasks in %d levels, %d workers%s → %s", c.opts.Feature, len(c.graph.Tasks), len(levels),
-		c.opts.Workers, map[bool]string{true: " (rehearsal: scripted model)", false: ""}[c.opts.Rehearsal], integration)
+	levels := graphLevels(c.graph)
+	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal)
 
 	var runErr error
 	for _, level := range levels {
-		if _, done := c.state.Merged[level]; done {
-			continue
-		}
 		if err := c.runLevel(ctx, level); err != nil {
 			runErr = err
 			break
 		}
 	}
-	return c.finish(ctx, runErr, time.Since(start))
+	return c.state, c.finish(ctx, runErr)
 }
 
-// begin starts a new run: the integration branch at the user's HEAD.
-func (c *Coordinator) begin(ctx context.Context) error {
-	base, err := c.repo.RevParse(ctx, "HEAD")
-	if err != nil {
-		return fmt.Errorf("%w: the repository has no commit yet; commit something first (%v)", ErrBadInput, err)
+// governorEvent records a governor change; a log write error stops the run.
+func (c *Coordinator) governorEvent(typ string, data any) {
+	if err := c.emit(typ, "", 0, data); err != nil && c.cancel != nil {
+		c.cancel(err)
 	}
-	ref, _ := c.repo.Run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
-	sum := sha256.Sum256(c.graph.Raw)
+}
+
+// begin starts a new run: the graph recorded, the integration branch at the
+// user's HEAD.
+func (c *Coordinator) begin(ctx context.Context) error {
+	base, ref, err := c.d.Refs.UserHead(ctx)
+	if err != nil {
+		return errorf(BadInput, c.feature, "the repository has no commit yet; commit something first (%v)", err)
+	}
+	if err := c.d.Snapshot(c.graph.Raw); err != nil {
+		return fmt.Errorf("record the task graph: %w", err)
+	}
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
-		Feature: c.opts.Feature, Base: base, BaseRef: strings.TrimSpace(ref), Integration: IntegrationBranch(c.opts.Feature),
-		GraphSHA256: hex.EncodeToString(sum[:]), Workers: c.opts.Workers, Rehearsal: c.opts.Rehearsal,
+		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
+		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
 	}); err != nil {
 		return err
 	}
-	return c.repo.SetBranch(ctx, IntegrationBranch(c.opts.Feature), base, "")
+	return c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), base, "")
 }
 
-// reconcile makes git and the process table agree with a replayed log after
-// a crash: recorded worker processes are reaped (only those), open attempts
-// are closed as infra failures with their work preserved, and the
-// integration branch is moved to the last merged head when the crash came
-// between the level_merged event and the branch update.
-func (c *Coordinator) reconcile(ctx context.Context) error {
-	st := c.state
-	if st.Finished != nil && st.Finished.Delivered {
-		return fmt.Errorf("%w: %s was already delivered on %s; nothing to resume", ErrBadInput, c.opts.Feature, IntegrationBranch(c.opts.Feature))
-	}
-	if err := c.emit(EvRunResumed, "", 0, map[string]any{"workers": c.opts.Workers}); err != nil {
-		return err
-	}
-	ids := slices.Clone(st.Order)
-	for _, id := range ids {
-		t := c.state.Tasks[id]
-		if t.Open == nil {
-			continue
-		}
-		o := *t.Open
-		if len(o.PIDs) > 0 || o.Marker != "" {
-			if killed := claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second); len(killed) > 0 {
-				c.printf("  %s: reaped %d leftover worker process(es) of attempt %d", id, len(killed), o.Number)
-			}
-		}
-		commit := c.preserve(ctx, o, id)
-		if err := c.emit(EvAttemptFinished, id, o.Number, AttemptFinished{
-			Class: "infra", Reason: "abandoned", Detail: "the coordinator stopped during this attempt", Commit: commit,
-		}); err != nil {
-			return err
-		}
-	}
-	// The branch must be at the last merged head (or the base).
-	want := c.state.Head
-	integration := IntegrationBranch(c.opts.Feature)
-	have, err := c.repo.RevParse(ctx, "refs/heads/"+integration)
-	if err != nil {
-		if err := c.repo.SetBranch(ctx, integration, want, ""); err != nil {
-			return err
-		}
-	} else if have != want {
-		// Only a forward move from the previous merged head is safe to repair.
-		if anc, _ := c.repo.Run(ctx, "merge-base", "--is-ancestor", have, want); anc == "" {
-			if err := c.repo.SetBranch(ctx, integration, want, have); err != nil {
-				return fmt.Errorf("integration branch %s is at %s, the log says %s: %w", integration, short(have), short(want), err)
-			}
-		}
-	}
-	c.printf("zerg: resuming %s: %d level(s) already merged, integration at %s", c.opts.Feature, len(c.state.Merged), short(c.state.Head))
-	return nil
-}
-
-// preserve commits whatever an abandoned attempt left in its workspace to its
-// own branch, then removes the workspace; dirty work is never deleted.
-func (c *Coordinator) preserve(ctx context.Context, o OpenAttempt, task string) string {
-	if _, err := os.Stat(o.Workspace); err != nil {
-		return ""
-	}
-	// A workspace handed to the worker user is trusted only by exact path.
-	c.repo.TrustWorkspace(o.Workspace)
-	defer c.repo.UntrustWorkspace(o.Workspace)
-	w := c.repo.In(o.Workspace)
-	if _, err := w.ChangedFiles(ctx, "HEAD"); err != nil {
-		return ""
-	}
-	commit, err := w.Commit(ctx, fmt.Sprintf("%s: attempt %d abandoned", task, o.Number),
-		map[string]string{"Task-Id": task, "Zerg-Status": "abandoned", "Zerg-Attempt": fmt.Sprint(o.Number)})
-	if err != nil {
-		return ""
-	}
-	_ = c.repo.RemoveWorktree(ctx, o.Workspace)
-	return commit
-}
-
-func (c *Coordinator) levels() []int {
-	seen := map[int]bool{}
+// graphLevels are the graph's level numbers in order.
+func graphLevels(g *spec.Graph) []int {
 	var ls []int
-	for _, t := range c.graph.Tasks {
-		if !seen[t.Level] {
-			seen[t.Level] = true
+	for _, t := range g.Tasks {
+		if !slices.Contains(ls, t.Level) {
 			ls = append(ls, t.Level)
 		}
 	}
@@ -333,9 +164,10 @@ func (c *Coordinator) levels() []int {
 	return ls
 }
 
-func (c *Coordinator) tasksOf(level int) []*spec.Task {
+// tasksOf are the ids of a level's tasks, sorted.
+func tasksOf(g *spec.Graph, level int) []*spec.Task {
 	var ts []*spec.Task
-	for _, t := range c.graph.Tasks {
+	for _, t := range g.Tasks {
 		if t.Level == level {
 			ts = append(ts, t)
 		}
@@ -344,32 +176,50 @@ func (c *Coordinator) tasksOf(level int) []*spec.Task {
 	return ts
 }
 
-// runLevel runs every task of the level on the worker pool, then merges the
-// level. No partial merges: any failure leaves the integration branch at the
-// previous level.
+// runLevel runs what the level still needs, then merges it. A level whose
+// tasks are all merged is done; a task added to a merged level runs from
+// the current head and is merged on top. No partial merges: any failure
+// leaves the integration branch where it was.
 func (c *Coordinator) runLevel(ctx context.Context, level int) error {
+	c.mu.Lock()
 	base := c.state.Head
-	tasks := c.tasksOf(level)
-	c.printf("level %d: %d task(s) from %s", level, len(tasks), short(base))
+	c.mu.Unlock()
+	var toRun, toMerge, failedBefore []*spec.Task
+	for _, t := range tasksOf(c.graph, level) {
+		ts := c.taskState(t.ID)
+		switch {
+		case ts.Status == StatusMerged:
+			continue
+		case ts.Status == StatusFailed:
+			// Failed for good: only zerg retry runs it again.
+			c.progress.failedEarlier(t.ID, ts.Reason)
+			failedBefore = append(failedBefore, t)
+			continue
+		case ts.Status == StatusCommitted && ts.CommitBase == base && ts.Commit != "":
+			c.progress.kept(t.ID, ts.Commit)
+		default:
+			toRun = append(toRun, t)
+		}
+		toMerge = append(toMerge, t)
+	}
+	if len(toMerge) == 0 && len(failedBefore) == 0 {
+		return nil
+	}
+	c.progress.levelStart(level, len(toRun), base)
+	if len(toRun) > 0 {
+		ids := make([]string, len(toRun))
+		for i, t := range toRun {
+			ids[i] = t.ID
+		}
+		if err := c.emit(EvLevelStarted, "", 0, LevelStarted{Level: level, Base: base, Tasks: ids}); err != nil {
+			return err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.opts.Workers)
-	var failed []string
+	g.SetLimit(c.workers)
 	var fmu sync.Mutex
-	for _, t := range tasks {
-		c.mu.Lock()
-		ts := c.state.Tasks[t.ID]
-		done := ts != nil && ts.Status == StatusCommitted && ts.CommitBase == base && ts.Commit != ""
-		c.mu.Unlock()
-		if done {
-			c.printf("  %s: already committed (%s), kept", t.ID, short(ts.Commit))
-			continue
-		}
-		if ts != nil && ts.Status == StatusFailed {
-			// A task that failed for good runs again only after zerg retry.
-			c.printf("  %s: failed earlier (%s); zerg retry %s runs it again", t.ID, ts.Reason, t.ID)
-			failed = append(failed, t.ID)
-			continue
-		}
+	failed := slices.Clone(failedBefore)
+	for _, t := range toRun {
 		g.Go(func() error {
 			ok, err := c.runTask(gctx, t, level, base)
 			if err != nil {
@@ -377,7 +227,7 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 			}
 			if !ok {
 				fmu.Lock()
-				failed = append(failed, t.ID)
+				failed = append(failed, t)
 				fmu.Unlock()
 			}
 			return nil
@@ -390,17 +240,40 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 		return context.Cause(ctx)
 	}
 	if len(failed) > 0 {
-		slices.Sort(failed)
-		_ = c.emit(EvLevelFailed, "", 0, LevelFailed{Level: level, Reason: "task(s) failed", Tasks: failed})
-		return fmt.Errorf("%w: level %d: %s failed", ErrNotDelivered, level, strings.Join(failed, ", "))
+		var ids []string
+		for _, t := range failed {
+			ids = append(ids, t.ID)
+		}
+		slices.Sort(ids)
+		return c.failLevel(level, "task(s) failed", ids, errorf(NotDelivered, c.feature, "level %d: %s failed", level, strings.Join(ids, ", ")))
 	}
-	return c.mergeLevel(ctx, level, base, tasks)
+	return c.mergeLevel(ctx, level, base, toMerge)
+}
+
+// failLevel records a level that did not merge and blocks every task of the
+// later levels, then returns err.
+func (c *Coordinator) failLevel(level int, reason string, tasks []string, err error) error {
+	if e := c.emit(EvLevelFailed, "", 0, LevelFailed{Level: level, Reason: reason, Tasks: tasks}); e != nil {
+		return e
+	}
+	for _, t := range c.graph.Tasks {
+		if t.Level <= level {
+			continue
+		}
+		st := c.taskState(t.ID).Status
+		if CanTransition(EvTaskBlocked, st, StatusBlocked) {
+			if e := c.emit(EvTaskBlocked, t.ID, 0, TaskBlocked{Reason: fmt.Sprintf("level %d failed", level)}); e != nil {
+				return e
+			}
+		}
+	}
+	return err
 }
 
 // runTask runs attempts of one task until it commits, fails for good, or the
 // run stops. It returns false when the task failed for good.
 func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base string) (bool, error) {
-	cfg := c.opts.Config
+	policy := PolicyFrom(c.cfg.Retry)
 	infraStreak := 0
 	for {
 		if ctx.Err() != nil {
@@ -410,46 +283,55 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if err != nil {
 			return false, err
 		}
-		c.mu.Lock()
-		ts := c.state.task(t.ID)
+		ts := c.taskState(t.ID)
 		n := ts.Attempts + 1
-		// Only the model's own failures go into the retry prompt, and an infra
-		// failure in between does not erase them.
-		previous := ts.Diagnosis
-		c.mu.Unlock()
-
-		in := attempt.Input{
-			Repo: c.repo, Feature: c.opts.Feature, Graph: c.graph, Task: t, Number: n, Base: base,
-			Workspace: c.paths.workspace(t.ID, n), Branch: AttemptBranch(c.opts.Feature, t.ID, n),
-			Dir: c.paths.attemptDir(t.ID, n), WorkerDir: c.paths.workerDir(t.ID, n), Previous: previous, SpecText: c.specText(),
-			Worker: c.workerSpec(t), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
-			Scanner: c.scanner, Audit: c.audit, Rules: c.rulesFor(t),
+		req := AttemptRequest{
+			Task: t, Number: n, Level: level, Base: base,
+			Workspace: c.paths.Workspace(t.ID, n), Branch: AttemptBranch(c.feature, t.ID, n),
+			Dir: c.paths.AttemptDir(t.ID, n), WorkerDir: c.paths.WorkerDir(t.ID, n),
+			// Only the model's own failures go into the retry prompt, and an
+			// infra failure in between does not erase them.
+			Previous: ts.Diagnosis,
 		}
-		in.OnStart = func(pids []claude.Proc, marker string) {
-			_ = c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker})
+		req.OnStart = func(pids []claude.Proc, marker string) {
+			if err := c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker}); err != nil {
+				c.cancel(err)
+			}
 			c.setLive(t.ID, func(l *liveAttempt) {
 				if len(pids) > 0 {
 					l.PID = pids[0].PID
 				}
 			})
 		}
-		in.OnProgress = func(p claude.Progress) {
+		req.OnProgress = func(p claude.Progress) {
 			c.setLive(t.ID, func(l *liveAttempt) {
 				l.LastEvent, l.Turns, l.ToolCalls, l.Tokens = p.LastEvent, p.Turns, p.ToolCalls, p.Tokens.Total()
 			})
 		}
-		if err := c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: in.Workspace, Branch: in.Branch, Dir: in.Dir}); err != nil {
+		req.OnVerify = func() {
+			if err := c.emit(EvAttemptVerifying, t.ID, n, nil); err != nil {
+				c.cancel(err)
+			}
+		}
+		if err := c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir}); err != nil {
 			c.gov.Release(probe, Outcome{})
 			return false, err
 		}
-		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: time.Now()} })
-		c.printf("  %s: attempt %d started%s", t.ID, n, map[bool]string{true: " (probe)", false: ""}[probe])
-		res, err := attempt.Run(ctx, in)
+		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: c.d.Clock.Now()} })
+		c.progress.attemptStart(t.ID, n, probe)
+		res, err := c.d.Attempter.Attempt(ctx, req)
 		c.dropLive(t.ID)
-		c.gov.Release(probe, governorOutcome(res))
 		if err != nil {
-			return false, err
+			// zerg's own failure (git, disk): the attempt is closed in the log
+			// so that no task is left running, and the run stops with it.
+			c.gov.Release(probe, Outcome{})
+			fin := AttemptFinished{Class: ClassInfra, Reason: ReasonZerg, Detail: err.Error()}
+			if e := c.emit(EvAttemptFinished, t.ID, n, fin); e != nil {
+				return false, errors.Join(err, e)
+			}
+			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
 		}
+		c.gov.Release(probe, governorOutcome(string(res.Class), res.Reason, res.RetryAfter))
 		fin := AttemptFinished{
 			Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 			CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
@@ -461,41 +343,33 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if err := c.emit(EvAttemptFinished, t.ID, n, fin); err != nil {
 			return false, err
 		}
-		switch res.Class {
-		case attempt.Success:
-			c.printf("  %s: committed %s in %s%s", t.ID, short(res.Commit), res.Duration.Round(100*time.Millisecond), cost(res.Worker.CostUSD))
-			return true, nil
-		case attempt.Fatal:
-			c.printf("  %s: fatal: %s", t.ID, res.Detail)
-			_ = c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
-			c.cancel(fmt.Errorf("%w: %s: %s", ErrFatal, t.ID, res.Detail))
-			return false, context.Cause(ctx)
-		case attempt.Task:
-			infraStreak = 0
-			c.mu.Lock()
-			spent := c.state.Tasks[t.ID].TaskFailures
-			c.mu.Unlock()
-			if spent > cfg.Retry.TaskRetries {
-				c.printf("  %s: failed for good after %d attempt(s): %s", t.ID, n, res.Detail)
-				return false, c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
-			}
-			c.printf("  %s: attempt %d failed (%s), retrying: %s", t.ID, n, res.Reason, clip(res.Detail, 200))
-		case attempt.Infra:
-			if ctx.Err() != nil {
-				return false, context.Cause(ctx)
-			}
+		if res.Class == ClassInfra {
 			infraStreak++
-			c.mu.Lock()
-			infra := c.state.Tasks[t.ID].InfraFailures
-			c.mu.Unlock()
-			if cfg.Retry.InfraMaxAttempts > 0 && infra >= cfg.Retry.InfraMaxAttempts {
-				c.printf("  %s: failed for good after %d infrastructure failures: %s", t.ID, infra, res.Detail)
-				return false, c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
-			}
-			wait := backoff(cfg.Retry.InfraBackoffInitial, cfg.Retry.InfraBackoffMax, infraStreak)
-			c.printf("  %s: infrastructure failure (%s), retrying in %s (does not count against retries)", t.ID, res.Reason, wait.Round(time.Millisecond))
+		} else {
+			infraStreak = 0
+		}
+		after := c.taskState(t.ID)
+		d := Decide(policy, after, string(res.Class), res.Reason, infraStreak, ctx.Err() != nil)
+		switch d.Action {
+		case ActDone:
+			c.progress.committed(t.ID, res.Commit, res.Duration, res.Worker.CostUSD)
+			return true, nil
+		case ActStopped:
+			return false, context.Cause(ctx)
+		case ActStopRun:
+			c.progress.fatal(t.ID, res.Detail)
+			c.cancel(&Error{Kind: Fatal, Feature: c.feature, Task: t.ID, Err: fmt.Errorf("%s: %s", t.ID, res.Detail)})
+			return false, context.Cause(ctx)
+		case ActFail:
+			c.progress.failedForGood(t.ID, after, res.Detail)
+			return false, c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
+		case ActRetry:
+			c.progress.retrying(t.ID, n, res.Reason, res.Detail)
+		case ActWait:
+			wait := Jitter(d.Wait, c.d.Rand())
+			c.progress.infraWait(t.ID, res.Reason, wait)
 			select {
-			case <-time.After(wait):
+			case <-c.d.Clock.After(wait):
 			case <-ctx.Done():
 				return false, context.Cause(ctx)
 			}
@@ -503,141 +377,131 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 	}
 }
 
-// governorOutcome is what the launch governor learns from an attempt.
-func governorOutcome(res attempt.Result) Outcome {
-	o := Outcome{Infra: res.Class == attempt.Infra, Reason: res.Reason, RetryAfter: res.RetryAfter}
-	if res.Reason == "cancelled" {
-		o.Infra = false // the run was stopped; the API was not at fault
+// mergeLevel merges the level's committed branches onto base in a scratch
+// workspace, runs the gates on the merged head, records level_merged and
+// only then moves the branch (compare-and-swap from base). The user's
+// branches and working tree are never touched.
+func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, tasks []*spec.Task) error {
+	var merges []TaskMerge
+	var ids []string
+	for _, t := range tasks {
+		merges = append(merges, TaskMerge{Task: t.ID, Title: t.Title, Branch: c.taskState(t.ID).Branch})
+		ids = append(ids, t.ID)
 	}
-	o.Overload = o.Infra && (res.Reason == claude.ReasonRateLimit || res.Reason == claude.ReasonOverloaded)
-	return o
-}
-
-// backoff is exponential with ±25 % jitter, so workers that failed together
-// do not retry together.
-func backoff(initial, maxWait time.Duration, n int) time.Duration {
-	if initial <= 0 {
-		initial = time.Second
-	}
-	if maxWait <= 0 {
-		maxWait = time.Minute
-	}
-	d := initial
-	for i := 1; i < n && d < maxWait; i++ {
-		d *= 2
-	}
-	d = min(d, maxWait)
-	return time.Duration(float64(d) * (0.75 + 0.5*rand.Float64()))
-}
-
-func (c *Coordinator) workerSpec(t *spec.Task) claude.Spec {
-	sp := c.opts.Worker
-	cfg := c.opts.Config
-	if sp.Model == "" {
-		sp.Model = cfg.Models.Implement
-	}
-	if sp.FallbackModel == "" {
-		sp.FallbackModel = cfg.Models.Fallback
-	}
-	if sp.MaxTurns == 0 {
-		sp.MaxTurns = cfg.Budget.MaxTurns
-	}
-	if sp.MaxBudgetUSD == 0 {
-		sp.MaxBudgetUSD = cfg.Budget.TaskUSD
-	}
-	if sp.IdleTimeout == 0 {
-		sp.IdleTimeout = cfg.Heartbeat.StallTimeout
-	}
-	sp.PassEnv = append(slices.Clone(sp.PassEnv), cfg.Env.Pass...)
-	return sp
-}
-
-// openSecurity builds the secret scanner, opens the audit log and checks the
-// security rules cache against its pinned checksum.
-func (c *Coordinator) openSecurity() error {
-	sc, err := security.NewScanner()
+	m, err := c.d.Integrator.Merge(ctx, base, merges)
 	if err != nil {
-		return fmt.Errorf("secret scanner: %w", err)
-	}
-	c.scanner = sc
-	if c.audit, err = security.OpenAudit(security.AuditPath(c.opts.Root)); err != nil {
-		return fmt.Errorf("audit log: %w", err)
-	}
-	c.recordEnv()
-	rules := c.opts.Config.SecurityRules
-	if !rules.Enabled {
-		return nil
-	}
-	dir := security.RulesCacheDir(c.opts.Root, rules.Commit)
-	if _, err := security.VerifyRules(dir, security.ExpectedChecksum(rules.Commit, rules.SHA256)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			c.printf("zerg: warning: the security rules are not fetched; workers get none (run zerg rules update)")
-			return nil
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			return c.failLevel(level, "merge conflict (an ownership violation): "+err.Error(), []string{ce.Task},
+				errorf(NotDelivered, c.feature, "level %d: %v", level, err))
 		}
-		return fmt.Errorf("%w: the security rules in %s fail verification (%v); fetch them again with zerg rules update --force", ErrBadInput, dir, err)
+		return err
 	}
-	c.rulesDir = dir
+	defer m.Discard()
+	head := m.Head()
+	for _, g := range c.cfg.Gates {
+		exit, out := m.RunGate(ctx, g)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if err := c.emit(EvGateFinished, "", 0, GateFinished{Level: level, Name: g.Name, Command: g.Command, Exit: exit, Required: g.Required, Output: tail(out, 2000), Head: head}); err != nil {
+			return err
+		}
+		c.progress.gate(g, exit, head, out)
+		if exit != 0 && g.Required {
+			return c.failLevel(level, fmt.Sprintf("gate %s failed (exit %d)", g.Name, exit), ids,
+				errorf(NotDelivered, c.feature, "level %d: gate %s failed (exit %d)", level, g.Name, exit))
+		}
+	}
+	// The event goes first: a crash before the branch moves is repaired on
+	// resume from the event; a crash before the event redoes only the merge.
+	if err := c.emit(EvLevelMerged, "", 0, LevelMerged{Level: level, Base: base, Head: head, Tasks: ids}); err != nil {
+		return err
+	}
+	if err := c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), head, base); err != nil {
+		return err
+	}
+	c.progress.merged(level, len(ids), head)
 	return nil
 }
 
-// recordEnv writes to the audit log which of zerg's environment variables
-// workers will not get (names only), and every dangerous name the config
-// passes anyway.
-func (c *Coordinator) recordEnv() {
-	pass := c.opts.Config.Env.Pass
-	var dropped []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if claude.InheritedEnv(name) || slices.Contains(pass, name) ||
-			name == claude.EnvAPIKey || name == claude.EnvAuthToken || name == claude.EnvBaseURL {
-			continue
+// finish records the end of the run. A run is delivered only when every
+// task of the graph is merged: whatever happened, a report never says
+// delivered with a task missing.
+func (c *Coordinator) finish(ctx context.Context, runErr error) error {
+	cause := context.Cause(ctx)
+	fatal := errors.Is(cause, Fatal)
+	if runErr != nil && ctx.Err() != nil && !fatal {
+		if err := c.emit(EvRunStopped, "", 0, RunStopped{Reason: "interrupted"}); err != nil {
+			return errors.Join(runErr, err)
 		}
-		dropped = append(dropped, name)
+		c.progress.stopped(c.feature)
+		return &Error{Kind: Interrupted, Feature: c.feature, Err: errors.New("the run was stopped")}
 	}
-	slices.Sort(dropped)
-	if len(dropped) > 0 {
-		_ = c.audit.Record(security.AuditEnvDropped, map[string]any{"feature": c.opts.Feature, "names": dropped})
+	if fatal && runErr != nil {
+		runErr = cause
 	}
-	for _, name := range c.opts.Config.Env.AllowDangerous {
-		if _, set := os.LookupEnv(name); set {
-			_ = c.audit.Record(security.AuditDangerousEnvAllowed, map[string]any{"feature": c.opts.Feature, "name": name, "why": security.DangerousEnv(name)})
-		}
-	}
-}
-
-// rulesFor renders the security rules for the languages of a task's files,
-// within half of the context budget.
-func (c *Coordinator) rulesFor(t *spec.Task) string {
-	if c.rulesDir == "" {
-		return ""
-	}
-	files, err := security.RulesFor(c.rulesDir, append(t.Files.Owned(), t.Files.Read...))
-	if err != nil {
-		return ""
-	}
-	text, _ := security.RenderRules(files, c.opts.Config.Context.TokenBudget*security.CharsPerToken/2)
-	return text
-}
-
-// specText is the feature's requirements and design, when present.
-func (c *Coordinator) specText() string {
-	var parts []string
-	for _, f := range []string{"requirements.md", "design.md"} {
-		if b, err := os.ReadFile(filepath.Join(filepath.Dir(c.paths.Graph), f)); err == nil {
-			parts = append(parts, strings.TrimSpace(string(b)))
+	if runErr == nil {
+		if missing := c.unmerged(); len(missing) > 0 {
+			runErr = &Error{Kind: Internal, Feature: c.feature, Task: missing[0],
+				Err: fmt.Errorf("the run ended with task(s) %s not merged", strings.Join(missing, ", "))}
 		}
 	}
-	s := strings.Join(parts, "\n\n")
-	const maxSpec = 16000 // ≈ 4,000 tokens: the context budget for the task-specific part
-	if len(s) > maxSpec {
-		s = s[:maxSpec] + "\n…(spec truncated)"
+	c.mu.Lock()
+	fin := RunFinished{Delivered: runErr == nil, Head: c.state.Head}
+	c.mu.Unlock()
+	if runErr != nil {
+		fin.Reason = runErr.Error()
 	}
-	return s
+	if err := c.emit(EvRunFinished, "", 0, fin); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		var re *Error
+		if !errors.As(runErr, &re) {
+			runErr = &Error{Kind: NotDelivered, Feature: c.feature, Err: runErr}
+		}
+	}
+	return runErr
 }
 
-func (c *Coordinator) writeCoordinatorFile() error {
-	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "started": time.Now().UTC()})
-	return fsx.WriteFileAtomic(c.paths.Coordinator, b, 0o644)
+// unmerged lists the graph's tasks that are not merged.
+func (c *Coordinator) unmerged() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, t := range c.graph.Tasks {
+		if c.state.Task(t.ID).Status != StatusMerged {
+			out = append(out, t.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *Coordinator) setLive(task string, f func(*liveAttempt)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.live[task]
+	f(&l)
+	c.live[task] = l
+}
+
+func (c *Coordinator) dropLive(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.live, task)
+}
+
+// liveAttempt is a running attempt's heartbeat.
+type liveAttempt struct {
+	Attempt   int            `json:"attempt"`
+	PID       int            `json:"pid,omitempty"`
+	Started   time.Time      `json:"started"`
+	LastEvent time.Time      `json:"last_event,omitzero"`
+	Turns     int            `json:"turns"`
+	ToolCalls map[string]int `json:"tool_calls,omitempty"`
+	Tokens    int64          `json:"tokens"`
 }
 
 func short(s string) string {
@@ -647,12 +511,14 @@ func short(s string) string {
 	return s
 }
 
-func cost(usd float64) string {
-	if usd <= 0 {
-		return ""
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return fmt.Sprintf(", $%.4f", usd)
+	return "…" + s[len(s)-n:]
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -6,18 +6,31 @@ import (
 
 // Event types of a run's log. Every task state transition is one of these.
 const (
-	EvRunStarted      = "run_started"
-	EvRunResumed      = "run_resumed"
-	EvAttemptStarted  = "attempt_started"
-	EvAttemptPIDs     = "attempt_pids"
-	EvAttemptFinished = "attempt_finished"
-	EvTaskFailed      = "task_failed"
-	EvTaskRequeued    = "task_requeued"
-	EvLevelMerged     = "level_merged"
-	EvLevelFailed     = "level_failed"
-	EvGateFinished    = "gate_finished"
-	EvRunStopped      = "run_stopped"
-	EvRunFinished     = "run_finished"
+	EvRunStarted         = "run_started"
+	EvRunResumed         = "run_resumed"
+	EvGraphChanged       = "graph_changed"
+	EvIntegrationAdopted = "integration_adopted"
+	EvLevelStarted       = "level_started"
+	EvAttemptStarted     = "attempt_started"
+	EvAttemptPIDs        = "attempt_pids"
+	EvAttemptVerifying   = "attempt_verifying"
+	EvAttemptFinished    = "attempt_finished"
+	EvTaskFailed         = "task_failed"
+	EvTaskRequeued       = "task_requeued"
+	EvTaskBlocked        = "task_blocked"
+	EvLevelMerged        = "level_merged"
+	EvLevelFailed        = "level_failed"
+	EvGateFinished       = "gate_finished"
+	EvRunStopped         = "run_stopped"
+	EvRunFinished        = "run_finished"
+)
+
+// Attempt classes, as recorded in attempt_finished.
+const (
+	ClassSuccess = "success"
+	ClassTask    = "task"
+	ClassInfra   = "infra"
+	ClassFatal   = "fatal"
 )
 
 // RunStarted opens a run.
@@ -28,7 +41,51 @@ type RunStarted struct {
 	Integration string `json:"integration"` // branch name
 	GraphSHA256 string `json:"graph_sha256"`
 	Workers     int    `json:"workers"`
-	Rehearsal   bool   `json:"rehearsal,omitempty"`
+	// Rehearsal and Scenario: the run talks to the scripted model. A resume
+	// keeps the mode it started with, so a rehearsal never reaches the real
+	// API by accident.
+	Rehearsal bool   `json:"rehearsal,omitempty"`
+	Scenario  string `json:"scenario,omitempty"`
+}
+
+// RunResumed: a coordinator took the run over after a stop or a crash.
+type RunResumed struct {
+	Workers int `json:"workers"`
+}
+
+// GraphChanged: the task graph differs from the one the run last recorded,
+// and the difference is one the run can take (see PlanGraphChange). Changed
+// and removed tasks that were not merged start over or leave the run.
+type GraphChanged struct {
+	GraphSHA256 string       `json:"graph_sha256"`
+	Added       []string     `json:"added,omitempty"`
+	Removed     []string     `json:"removed,omitempty"`
+	Changed     []TaskChange `json:"changed,omitempty"`
+}
+
+// TaskChange names the fields of a task that changed.
+type TaskChange struct {
+	Task   string   `json:"task"`
+	Fields []string `json:"fields"`
+}
+
+// IntegrationAdopted: someone committed on the integration branch on top of
+// the head the log recorded; the run builds on their commits.
+type IntegrationAdopted struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// LevelStarted: the level's tasks that must run are scheduled from Base.
+type LevelStarted struct {
+	Level int      `json:"level"`
+	Base  string   `json:"base"`
+	Tasks []string `json:"tasks"`
+}
+
+// TaskBlocked: the task cannot run because an earlier level failed.
+type TaskBlocked struct {
+	Reason string `json:"reason"`
 }
 
 // AttemptStarted is written before the workspace exists, so a crash at any
@@ -62,7 +119,7 @@ type AttemptFinished struct {
 	VerifyExit int      `json:"verify_exit,omitempty"`
 }
 
-// TaskFailed: the task failed for good (retries spent or a fatal error).
+// TaskFailed: the task failed for good (its retries are spent).
 type TaskFailed struct {
 	Reason string `json:"reason"`
 	Detail string `json:"detail"`

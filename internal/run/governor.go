@@ -75,6 +75,7 @@ type Outcome struct {
 type Governor struct {
 	mu      sync.Mutex
 	now     func() time.Time
+	after   func(time.Duration) <-chan time.Time
 	emit    func(typ string, data any)
 	changed chan struct{} // closed and replaced on every state change
 
@@ -107,7 +108,7 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 		maxWorkers = 1
 	}
 	g := &Governor{
-		now: time.Now, emit: emit, changed: make(chan struct{}),
+		now: time.Now, after: time.After, emit: emit, changed: make(chan struct{}),
 		maxWorkers: maxWorkers, limit: maxWorkers,
 		failuresToOpen: cfg.Breaker.Failures, cooldown: cfg.Breaker.Cooldown, breaker: BreakerClosed,
 		windowSize: cfg.Backpressure.Window, minSamples: cfg.Backpressure.MinSamples,
@@ -182,23 +183,15 @@ func (g *Governor) Acquire(ctx context.Context) (probe bool, err error) {
 		}
 		ch := g.changed
 		g.mu.Unlock()
-		var timer *time.Timer
 		var fired <-chan time.Time
 		if wait > 0 {
-			timer = time.NewTimer(wait)
-			fired = timer.C
+			fired = g.after(wait)
 		}
 		select {
 		case <-ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
 			return false, context.Cause(ctx)
 		case <-ch:
 		case <-fired:
-		}
-		if timer != nil {
-			timer.Stop()
 		}
 	}
 }

@@ -34,25 +34,11 @@ func ReadLive(runDir string) (*Live, error) {
 	return &l, json.Unmarshal(b, &l)
 }
 
-func (c *Coordinator) setLive(task string, f func(*liveAttempt)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l := c.live[task]
-	f(&l)
-	c.live[task] = l
-}
-
-func (c *Coordinator) dropLive(task string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.live, task)
-}
-
 // startHeartbeats rewrites the heartbeat file every second until stopped.
 func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	path := filepath.Join(c.paths.RunDir, LiveFile)
+	path := c.paths.LiveFile()
 	write := func() {
 		c.mu.Lock()
 		l := Live{Written: time.Now().UTC(), PID: os.Getpid(), Running: make(map[string]liveAttempt, len(c.live))}
@@ -62,6 +48,7 @@ func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
 		c.mu.Unlock()
 		l.Governor = c.gov.Snapshot()
 		if b, err := json.Marshal(l); err == nil {
+			// A view, not state: a failed write only makes status less live.
 			_ = fsx.WriteFileAtomic(path, b, 0o644)
 		}
 	}
@@ -80,4 +67,21 @@ func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// coordinatorPID is the pid the coordinator wrote to its file, 0 when
+// unknown. Trust it only while the log's lock is held (eventlog.Held): the
+// lock, not this file, says whether the coordinator lives.
+func coordinatorPID(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var c struct {
+		PID int `json:"pid"`
+	}
+	if json.Unmarshal(b, &c) != nil || c.PID <= 0 {
+		return 0
+	}
+	return c.PID
 }

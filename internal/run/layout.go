@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
+	"strconv"
 
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
-// Paths are where a feature's run lives.
+// Paths is the on-disk layout of a feature's run: the one place that knows
+// where the log, the attempt records, the workspaces and the workers' state
+// live. The coordinator, logs and cleanup all go through it.
 type Paths struct {
 	Root        string // repository top level
 	RunDir      string // .zerg/runs/<feature>
@@ -23,24 +26,23 @@ type Paths struct {
 	State       string // workers' private state dirs (HOME, CLAUDE_CONFIG_DIR, tmp), beside the workspaces
 	Graph       string // the task graph
 	SpecDir     string
+	// GraphSnapshot is the graph the run works on, as recorded at its start
+	// or its last accepted change: resume compares the graph with it.
+	GraphSnapshot string
 }
 
 // PathsFor computes the paths of a feature's run in the repository at root.
 func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
-	common, err := gitx.New(root).Run(ctx, "rev-parse", "--git-common-dir")
+	common, err := gitx.New(root).CommonDir(ctx)
 	if err != nil {
 		return Paths{}, err
-	}
-	common = strings.TrimSpace(common)
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(root, common)
 	}
 	run := filepath.Join(root, ".zerg", "runs", feature)
 	wsRoot, err := WorkspaceRoot()
 	if err != nil {
 		return Paths{}, err
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(common)))
+	sum := sha256.Sum256([]byte(common))
 	ws := filepath.Join(wsRoot, filepath.Base(root)+"-"+hex.EncodeToString(sum[:4]), feature)
 	spec := filepath.Join(root, ".zerg", "specs", feature)
 	return Paths{
@@ -53,6 +55,8 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 		State:       filepath.Join(ws, "_state"),
 		Graph:       filepath.Join(spec, "task-graph.json"),
 		SpecDir:     spec,
+
+		GraphSnapshot: filepath.Join(run, "graph.json"),
 	}, nil
 }
 
@@ -63,7 +67,13 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 // the copies.
 func WorkspaceRoot() (string, error) {
 	if d := os.Getenv("ZERG_WORKSPACES"); d != "" {
-		return filepath.Abs(d)
+		// A relative path would put workspaces (and the workers' homes)
+		// inside whatever directory zerg happens to run in: the user's
+		// repository, usually.
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("ZERG_WORKSPACES=%s is relative; set it to an absolute directory outside the repository", d)
+		}
+		return filepath.Clean(d), nil
 	}
 	if os.Geteuid() == 0 {
 		// Root's cache dir is inside /root (0700): workers, which run as an
@@ -88,14 +98,50 @@ func AttemptBranch(feature, task string, n int) string {
 // BranchPrefix is the prefix of every branch zerg owns for a feature.
 func BranchPrefix(feature string) string { return "zerg/" + feature + "/" }
 
-func (p Paths) workspace(task string, n int) string {
+// Workspace is the working tree of a task's attempt n.
+func (p Paths) Workspace(task string, n int) string {
 	return filepath.Join(p.Workspaces, fmt.Sprintf("%s-%d", task, n))
 }
 
-func (p Paths) workerDir(task string, n int) string {
+// WorkerDir is the worker's private state of attempt n (HOME, config dir, tmp).
+func (p Paths) WorkerDir(task string, n int) string {
 	return filepath.Join(p.State, fmt.Sprintf("%s-%d", task, n))
 }
 
-func (p Paths) attemptDir(task string, n int) string {
+// AttemptDir holds zerg's record of attempt n: prompt, stream, verification
+// output, diff.
+func (p Paths) AttemptDir(task string, n int) string {
 	return filepath.Join(p.RunDir, "attempts", task, fmt.Sprint(n))
+}
+
+// Attempts lists the attempt numbers recorded for a task, in order.
+func (p Paths) Attempts(task string) ([]int, error) {
+	entries, err := os.ReadDir(filepath.Join(p.RunDir, "attempts", task))
+	if err != nil {
+		return nil, err
+	}
+	var nums []int
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n > 0 {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	return nums, nil
+}
+
+// LiveFile is the coordinator's heartbeat file.
+func (p Paths) LiveFile() string { return filepath.Join(p.RunDir, LiveFile) }
+
+// Runs lists the features with a run log in the repository at root.
+func Runs(root string) []string {
+	dir := filepath.Join(root, ".zerg", "runs")
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "events.jsonl")); err == nil && e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -8,22 +10,11 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
-// Task statuses, as shown by status and the report.
-const (
-	StatusPending   = "pending"
-	StatusRunning   = "running"
-	StatusRetryWait = "retry_wait"
-	StatusCommitted = "committed"
-	StatusMerged    = "merged"
-	StatusFailed    = "failed"
-	StatusBlocked   = "blocked"
-)
-
 // TaskState is one task as rebuilt from the log.
 type TaskState struct {
 	ID            string `json:"id"`
 	Level         int    `json:"level"`
-	Status        string `json:"status"`
+	Status        Status `json:"status"`
 	Attempts      int    `json:"attempts"`
 	TaskFailures  int    `json:"task_failures"`  // count against the retry budget
 	InfraFailures int    `json:"infra_failures"` // do not
@@ -39,7 +30,7 @@ type TaskState struct {
 	CostUSD    float64       `json:"cost_usd"`
 	Tokens     int64         `json:"tokens"`
 	WorkerTime time.Duration `json:"-"`
-	Started    time.Time     `json:"started,omitempty"`
+	Started    time.Time     `json:"started,omitzero"`
 	// The open attempt, if the log says one is running.
 	Open *OpenAttempt `json:"open,omitempty"`
 }
@@ -60,6 +51,7 @@ type OpenAttempt struct {
 type State struct {
 	Started     *RunStarted
 	StartedAt   time.Time
+	GraphSHA256 string // the graph the run works on now
 	Head        string // the integration head per the log
 	Merged      map[int]LevelMerged
 	FailedLevel *LevelFailed
@@ -74,6 +66,9 @@ type State struct {
 	// MergeCount counts level_merged events per task: more than one would
 	// mean a task merged twice.
 	MergeCount map[string]int
+	// Rejected lists events of the log that the state machine refused
+	// (Replay goes on past them; the coordinator never writes one).
+	Rejected []error
 	// The governor's last reported state.
 	Breaker      string
 	BreakerOpens int
@@ -81,6 +76,19 @@ type State struct {
 	Concurrency  int
 	PausedUntil  string
 	Pauses       int
+}
+
+// NewState is the state of a log with no events.
+func NewState() *State {
+	return &State{Merged: map[int]LevelMerged{}, Tasks: map[string]*TaskState{}, MergeCount: map[string]int{}}
+}
+
+// Task returns the task's state; a task the log never named is pending.
+func (s *State) Task(id string) TaskState {
+	if t := s.Tasks[id]; t != nil {
+		return *t
+	}
+	return TaskState{ID: id, Status: StatusPending}
 }
 
 func (s *State) task(id string) *TaskState {
@@ -93,143 +101,308 @@ func (s *State) task(id string) *TaskState {
 	return t
 }
 
-// Replay folds a run's events into its state. Unknown event types are
-// skipped, so old zergs can read newer logs' known parts.
+// Replay folds a run's events into its state. Events the state machine
+// refuses are kept in Rejected and skipped; unknown event types are skipped,
+// so an older zerg can read the parts of a newer log it knows.
 func Replay(events []eventlog.Event) *State {
-	s := &State{Merged: map[int]LevelMerged{}, Tasks: map[string]*TaskState{}, MergeCount: map[string]int{}}
+	s := NewState()
 	for _, e := range events {
-		s.Apply(e)
+		if err := s.Apply(e); err != nil {
+			s.Rejected = append(s.Rejected, fmt.Errorf("event %d: %w", e.Seq, err))
+		}
 	}
 	return s
 }
 
+// ErrBadEvent marks an event whose data cannot be decoded.
+var ErrBadEvent = errors.New("malformed event")
+
 // Apply folds one event into the state: the single definition of what each
-// event means, for replay and for the live coordinator alike.
-func (s *State) Apply(e eventlog.Event) {
+// event means, for replay and for the live coordinator alike. An event that
+// would make an illegal transition is refused with a *TransitionError and
+// changes nothing.
+func (s *State) Apply(e eventlog.Event) error {
+	if err := s.check(e); err != nil {
+		return err
+	}
 	s.LastEvent = e.Time
-	{
-		switch e.Type {
-		case EvRunStarted:
-			var d RunStarted
-			if e.Decode(&d) == nil {
-				s.Started, s.StartedAt, s.Head = &d, e.Time, d.Base
+	s.apply(e)
+	return nil
+}
+
+// Check reports whether Apply would accept the event, without applying it.
+func (s *State) Check(e eventlog.Event) error { return s.check(e) }
+
+// check validates an event against the transition table.
+func (s *State) check(e eventlog.Event) error {
+	move := func(id string, to Status) error {
+		from := s.Task(id).Status
+		if !CanTransition(e.Type, from, to) {
+			return &TransitionError{Event: e.Type, Task: id, From: from, To: to}
+		}
+		return nil
+	}
+	decode := func(v any) error {
+		if err := e.Decode(v); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadEvent, e.Type, err)
+		}
+		return nil
+	}
+	switch e.Type {
+	case EvRunStarted:
+		if s.Started != nil {
+			return errors.New("run_started: the run has started already")
+		}
+		return decode(&RunStarted{})
+	case EvLevelStarted:
+		var d LevelStarted
+		if err := decode(&d); err != nil {
+			return err
+		}
+		for _, id := range d.Tasks {
+			if err := move(id, StatusReady); err != nil {
+				return err
 			}
-		case EvRunResumed:
-			s.Resumes++
-			s.Finished, s.Stopped = nil, nil
-		case EvAttemptStarted:
-			var d AttemptStarted
-			if e.Decode(&d) != nil {
-				return
+		}
+	case EvAttemptStarted:
+		if err := decode(&AttemptStarted{}); err != nil {
+			return err
+		}
+		return move(e.Task, StatusRunning)
+	case EvAttemptPIDs:
+		if t := s.Tasks[e.Task]; t == nil || t.Open == nil || t.Open.Number != e.Attempt {
+			return &TransitionError{Event: e.Type, Task: e.Task, From: s.Task(e.Task).Status}
+		}
+	case EvAttemptVerifying:
+		return move(e.Task, StatusVerifying)
+	case EvAttemptFinished:
+		var d AttemptFinished
+		if err := decode(&d); err != nil {
+			return err
+		}
+		if t := s.Tasks[e.Task]; t == nil || t.Open == nil || t.Open.Number != e.Attempt {
+			return &TransitionError{Event: e.Type, Task: e.Task, From: s.Task(e.Task).Status}
+		}
+		return move(e.Task, finishedStatus(d.Class))
+	case EvTaskFailed:
+		return move(e.Task, StatusFailed)
+	case EvTaskRequeued:
+		return move(e.Task, StatusPending)
+	case EvTaskBlocked:
+		return move(e.Task, StatusBlocked)
+	case EvLevelMerged:
+		var d LevelMerged
+		if err := decode(&d); err != nil {
+			return err
+		}
+		for _, id := range d.Tasks {
+			if err := move(id, StatusMerged); err != nil {
+				return err
 			}
-			t := s.task(e.Task)
-			t.Level = d.Level
-			t.Attempts = max(t.Attempts, e.Attempt)
-			t.Status = StatusRunning
-			t.Open = &OpenAttempt{Number: e.Attempt, Base: d.Base, Workspace: d.Workspace, Branch: d.Branch, Dir: d.Dir, Started: e.Time}
-			if t.Started.IsZero() {
-				t.Started = e.Time
-			}
-		case EvAttemptPIDs:
-			var d AttemptPIDs
-			if t := s.Tasks[e.Task]; t != nil && t.Open != nil && e.Decode(&d) == nil {
-				t.Open.PIDs, t.Open.Marker = d.PIDs, d.Marker
-			}
-		case EvAttemptFinished:
-			var d AttemptFinished
-			if e.Decode(&d) != nil {
-				return
-			}
-			t := s.task(e.Task)
-			var base, branch string
-			if t.Open != nil {
-				base, branch = t.Open.Base, t.Open.Branch
-			}
-			t.Open = nil
-			t.CostUSD += d.CostUSD
-			t.Tokens += d.Tokens
-			t.WorkerTime += time.Duration(d.WorkerMS) * time.Millisecond
-			s.CostUSD += d.CostUSD
-			t.Reason, t.Detail, t.LastClass = d.Reason, d.Detail, d.Class
-			switch d.Class {
-			case "success":
-				t.Status, t.Commit, t.CommitBase, t.Branch = StatusCommitted, d.Commit, base, branch
-			case "task":
-				t.TaskFailures++
-				t.Status = StatusRetryWait
-				t.Diagnosis = d.Detail
-			default:
-				t.InfraFailures++
-				t.Status = StatusRetryWait
-			}
-		case EvTaskFailed:
-			var d TaskFailed
-			t := s.task(e.Task)
-			if e.Decode(&d) == nil {
-				t.Reason, t.Detail = d.Reason, d.Detail
-			}
-			t.Status = StatusFailed
-		case EvTaskRequeued:
-			t := s.task(e.Task)
-			t.Status, t.TaskFailures, t.Commit = StatusPending, 0, ""
-			if s.FailedLevel != nil && s.FailedLevel.Level == t.Level {
-				s.FailedLevel = nil
-			}
-		case EvLevelMerged:
-			var d LevelMerged
-			if e.Decode(&d) != nil {
-				return
-			}
-			s.Merged[d.Level] = d
-			s.Head = d.Head
-			for _, id := range d.Tasks {
-				s.task(id).Status = StatusMerged
-				s.MergeCount[id]++
-			}
-		case EvLevelFailed:
-			var d LevelFailed
-			if e.Decode(&d) == nil {
-				s.FailedLevel = &d
-			}
-		case EvGateFinished:
-			var d GateFinished
-			if e.Decode(&d) == nil {
-				s.Gates = append(s.Gates, d)
-			}
-		case EvRunStopped:
-			var d RunStopped
-			if e.Decode(&d) == nil {
-				s.Stopped = &d
-			}
-		case EvBreaker:
-			var d BreakerChange
-			if e.Decode(&d) == nil {
-				s.Breaker = d.State
-				if d.State == BreakerOpen {
-					s.BreakerOpens++
+		}
+	case EvGraphChanged:
+		var d GraphChanged
+		if err := decode(&d); err != nil {
+			return err
+		}
+		for _, c := range d.Changed {
+			if st := s.Task(c.Task).Status; st != StatusPending {
+				if err := move(c.Task, StatusPending); err != nil {
+					return err
 				}
 			}
-		case EvZone:
-			var d ZoneChange
-			if e.Decode(&d) == nil {
-				s.Zone = d.Zone
+		}
+		for _, id := range d.Removed {
+			if st := s.Task(id).Status; st == StatusMerged || st.Active() {
+				return &TransitionError{Event: e.Type, Task: id, From: st}
 			}
-		case EvConcurrency:
-			var d ConcurrencyChange
-			if e.Decode(&d) == nil {
-				s.Concurrency = d.To
+		}
+	case EvRunStopped, EvRunResumed, EvRunFinished:
+		for _, t := range s.Tasks {
+			if t.Status.Active() {
+				return &TransitionError{Event: e.Type, Task: t.ID, From: t.Status}
 			}
-		case EvPaused:
-			var d LaunchPause
-			if e.Decode(&d) == nil {
-				s.PausedUntil = d.Until
-				s.Pauses++
+		}
+	}
+	return nil
+}
+
+// finishedStatus is where an attempt of the class leaves its task: only a
+// success commits; every failure waits for the retry policy's decision.
+func finishedStatus(class string) Status {
+	if class == ClassSuccess {
+		return StatusCommitted
+	}
+	return StatusRetryWait
+}
+
+func (s *State) apply(e eventlog.Event) {
+	switch e.Type {
+	case EvRunStarted:
+		var d RunStarted
+		_ = e.Decode(&d)
+		s.Started, s.StartedAt, s.Head, s.GraphSHA256 = &d, e.Time, d.Base, d.GraphSHA256
+	case EvRunResumed:
+		s.Resumes++
+		s.Finished, s.Stopped, s.FailedLevel = nil, nil, nil
+		for _, t := range s.Tasks {
+			if t.Status == StatusBlocked || t.Status == StatusCancelled {
+				t.Status = StatusPending
 			}
-		case EvRunFinished:
-			var d RunFinished
-			if e.Decode(&d) == nil {
-				s.Finished = &d
+		}
+	case EvGraphChanged:
+		var d GraphChanged
+		_ = e.Decode(&d)
+		s.GraphSHA256 = d.GraphSHA256
+		for _, c := range d.Changed {
+			t := s.task(c.Task)
+			t.Status, t.TaskFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, "", "", ""
+		}
+		for _, id := range d.Removed {
+			delete(s.Tasks, id)
+			s.Order = slices.DeleteFunc(s.Order, func(o string) bool { return o == id })
+		}
+	case EvIntegrationAdopted:
+		var d IntegrationAdopted
+		_ = e.Decode(&d)
+		s.Head = d.To
+	case EvLevelStarted:
+		var d LevelStarted
+		_ = e.Decode(&d)
+		for _, id := range d.Tasks {
+			t := s.task(id)
+			t.Level, t.Status = d.Level, StatusReady
+		}
+		if s.FailedLevel != nil && s.FailedLevel.Level == d.Level {
+			s.FailedLevel = nil
+		}
+	case EvAttemptStarted:
+		var d AttemptStarted
+		_ = e.Decode(&d)
+		t := s.task(e.Task)
+		t.Level = d.Level
+		t.Attempts = max(t.Attempts, e.Attempt)
+		t.Status = StatusRunning
+		t.Open = &OpenAttempt{Number: e.Attempt, Base: d.Base, Workspace: d.Workspace, Branch: d.Branch, Dir: d.Dir, Started: e.Time}
+		if t.Started.IsZero() {
+			t.Started = e.Time
+		}
+	case EvAttemptPIDs:
+		var d AttemptPIDs
+		if e.Decode(&d) == nil {
+			t := s.Tasks[e.Task]
+			t.Open.PIDs, t.Open.Marker = d.PIDs, d.Marker
+		}
+	case EvAttemptVerifying:
+		s.task(e.Task).Status = StatusVerifying
+	case EvAttemptFinished:
+		var d AttemptFinished
+		_ = e.Decode(&d)
+		t := s.task(e.Task)
+		var base, branch string
+		if t.Open != nil {
+			base, branch = t.Open.Base, t.Open.Branch
+		}
+		t.Open = nil
+		t.CostUSD += d.CostUSD
+		t.Tokens += d.Tokens
+		t.WorkerTime += time.Duration(d.WorkerMS) * time.Millisecond
+		s.CostUSD += d.CostUSD
+		t.Reason, t.Detail, t.LastClass = d.Reason, d.Detail, d.Class
+		t.Status = finishedStatus(d.Class)
+		switch d.Class {
+		case ClassSuccess:
+			t.Commit, t.CommitBase, t.Branch = d.Commit, base, branch
+		case ClassTask:
+			t.TaskFailures++
+			t.Diagnosis = d.Detail
+		case ClassInfra:
+			t.InfraFailures++
+		}
+	case EvTaskFailed:
+		var d TaskFailed
+		t := s.task(e.Task)
+		if e.Decode(&d) == nil {
+			t.Reason, t.Detail = d.Reason, d.Detail
+		}
+		t.Status = StatusFailed
+	case EvTaskRequeued:
+		t := s.task(e.Task)
+		t.Status, t.TaskFailures, t.Commit, t.CommitBase = StatusPending, 0, "", ""
+		if s.FailedLevel != nil && s.FailedLevel.Level == t.Level {
+			s.FailedLevel = nil
+		}
+	case EvTaskBlocked:
+		var d TaskBlocked
+		t := s.task(e.Task)
+		if e.Decode(&d) == nil {
+			t.Reason, t.Detail = "blocked", d.Reason
+		}
+		t.Status = StatusBlocked
+	case EvLevelMerged:
+		var d LevelMerged
+		_ = e.Decode(&d)
+		s.Merged[d.Level] = d
+		s.Head = d.Head
+		for _, id := range d.Tasks {
+			t := s.task(id)
+			t.Status, t.Level = StatusMerged, d.Level
+			s.MergeCount[id]++
+		}
+	case EvLevelFailed:
+		var d LevelFailed
+		if e.Decode(&d) == nil {
+			s.FailedLevel = &d
+		}
+	case EvGateFinished:
+		var d GateFinished
+		if e.Decode(&d) == nil {
+			s.Gates = append(s.Gates, d)
+		}
+	case EvRunStopped:
+		var d RunStopped
+		if e.Decode(&d) == nil {
+			s.Stopped = &d
+		}
+		s.cancelWaiting()
+	case EvBreaker:
+		var d BreakerChange
+		if e.Decode(&d) == nil {
+			s.Breaker = d.State
+			if d.State == BreakerOpen {
+				s.BreakerOpens++
 			}
+		}
+	case EvZone:
+		var d ZoneChange
+		if e.Decode(&d) == nil {
+			s.Zone = d.Zone
+		}
+	case EvConcurrency:
+		var d ConcurrencyChange
+		if e.Decode(&d) == nil {
+			s.Concurrency = d.To
+		}
+	case EvPaused:
+		var d LaunchPause
+		if e.Decode(&d) == nil {
+			s.PausedUntil = d.Until
+			s.Pauses++
+		}
+	case EvRunFinished:
+		var d RunFinished
+		if e.Decode(&d) == nil {
+			s.Finished = &d
+		}
+		s.cancelWaiting()
+	}
+}
+
+// cancelWaiting: the run ends, so what waited for a worker will not get one.
+func (s *State) cancelWaiting() {
+	for _, t := range s.Tasks {
+		if t.Status == StatusReady || t.Status == StatusRetryWait {
+			t.Status = StatusCancelled
 		}
 	}
 }
@@ -242,4 +415,15 @@ func (s *State) MergedLevels() []int {
 	}
 	slices.Sort(ls)
 	return ls
+}
+
+// OpenAttempts returns the attempts the log says are running, by task id.
+func (s *State) OpenAttempts() map[string]OpenAttempt {
+	out := map[string]OpenAttempt{}
+	for id, t := range s.Tasks {
+		if t.Open != nil {
+			out[id] = *t.Open
+		}
+	}
+	return out
 }

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"context"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// realAttempter runs attempts with the attempt package: a workspace, the
+// real claude CLI, verification, the checks and zerg's commit.
+type realAttempter struct {
+	repo    *gitx.Repo
+	feature string
+	graph   *spec.Graph
+	cfg     config.Config
+	worker  claude.Spec
+	sec     *securityKit
+	specDir string
+}
+
+func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
+	cfg := a.cfg
+	return attempt.Run(ctx, attempt.Input{
+		Repo: a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
+		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
+		SpecText: attempt.SpecText(a.specDir), Rules: attempt.RulesText(a.sec.rulesDir, r.Task, cfg.Context.TokenBudget),
+		Worker: a.workerSpec(), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
+		Scanner: a.sec.scanner, Audit: a.sec.audit,
+		OnStart: r.OnStart, OnProgress: r.OnProgress,
+	})
+}
+
+// workerSpec fills the launch template's gaps from the config.
+func (a *realAttempter) workerSpec() claude.Spec {
+	sp := a.worker
+	cfg := a.cfg
+	if sp.Model == "" {
+		sp.Model = cfg.Models.Implement
+	}
+	if sp.FallbackModel == "" {
+		sp.FallbackModel = cfg.Models.Fallback
+	}
+	if sp.MaxTurns == 0 {
+		sp.MaxTurns = cfg.Budget.MaxTurns
+	}
+	if sp.MaxBudgetUSD == 0 {
+		sp.MaxBudgetUSD = cfg.Budget.TaskUSD
+	}
+	if sp.IdleTimeout == 0 {
+		sp.IdleTimeout = cfg.Heartbeat.StallTimeout
+	}
+	sp.PassEnv = append(append([]string{}, sp.PassEnv...), cfg.Env.Pass...)
+	return sp
+}

@@ -1,0 +1,53 @@
+package run
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDecide(t *testing.T) {
+	p := Policy{TaskRetries: 2, InfraMaxAttempts: 4, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
+	for _, tc := range []struct {
+		name     string
+		task     TaskState
+		class    string
+		reason   string
+		streak   int
+		stopping bool
+		want     Decision
+	}{
+		{"success", TaskState{}, ClassSuccess, "completed", 0, false, Decision{Action: ActDone}},
+		{"success while stopping still counts", TaskState{}, ClassSuccess, "completed", 0, true, Decision{Action: ActDone}},
+		{"first task failure retries", TaskState{TaskFailures: 1}, ClassTask, "verification_failed", 0, false, Decision{Action: ActRetry}},
+		{"last retry", TaskState{TaskFailures: 2}, ClassTask, "ownership", 0, false, Decision{Action: ActRetry}},
+		{"retries spent", TaskState{TaskFailures: 3}, ClassTask, "max_turns", 0, false, Decision{Action: ActFail}},
+		{"infra waits", TaskState{InfraFailures: 1}, ClassInfra, "rate_limit", 1, false, Decision{Action: ActWait, Wait: time.Second}},
+		{"infra backoff doubles", TaskState{InfraFailures: 3}, ClassInfra, "overloaded", 3, false, Decision{Action: ActWait, Wait: 4 * time.Second}},
+		{"infra backoff is capped", TaskState{InfraFailures: 3}, ClassInfra, "overloaded", 9, false, Decision{Action: ActWait, Wait: 10 * time.Second}},
+		{"infra limit", TaskState{InfraFailures: 4}, ClassInfra, "stall", 4, false, Decision{Action: ActFail}},
+		{"infra does not spend task retries", TaskState{TaskFailures: 3, InfraFailures: 1}, ClassInfra, "stall", 1, false, Decision{Action: ActWait, Wait: time.Second}},
+		{"fatal stops the run", TaskState{}, ClassFatal, "invalid_api_key", 0, false, Decision{Action: ActStopRun}},
+		{"cancelled by the stop", TaskState{InfraFailures: 9}, ClassInfra, ReasonCancelled, 0, false, Decision{Action: ActStopped}},
+		{"a failure while stopping is not judged", TaskState{TaskFailures: 9}, ClassTask, "verification_failed", 0, true, Decision{Action: ActStopped}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(p, tc.task, tc.class, tc.reason, tc.streak, tc.stopping); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	unlimited := p
+	unlimited.InfraMaxAttempts = 0
+	if got := Decide(unlimited, TaskState{InfraFailures: 1000}, ClassInfra, "stall", 1, false); got.Action != ActWait {
+		t.Errorf("no infra limit: %+v", got)
+	}
+}
+
+func TestJitterStaysWithinAQuarter(t *testing.T) {
+	for _, r := range []float64{0, 0.5, 0.999} {
+		d := Jitter(time.Second, r)
+		if d < 750*time.Millisecond || d >= 1250*time.Millisecond {
+			t.Errorf("Jitter(1s, %v) = %s", r, d)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// Options configure one `zerg rush`.
+type Options struct {
+	Root      string // repository top level
+	Feature   string
+	GraphFile string // default .zerg/specs/<feature>/task-graph.json
+	Config    config.Config
+	Workers   int // 0: the recorded count on resume, else the config's
+	Resume    bool
+	// Rehearsal asks for the scripted model. A resume keeps the mode the run
+	// started in: a rehearsal resumes as a rehearsal (with its scenario)
+	// even without the flag, and a real run cannot resume as one.
+	Rehearsal bool
+	Scenario  string
+	// RunAs is the unprivileged user workers run as (nil: zerg's own user).
+	RunAs *security.WorkerUser
+	// Progress receives one line per notable step (nil: discarded).
+	Progress io.Writer
+}
+
+// Run is a checked run, not yet started: Open has written nothing.
+type Run struct {
+	c      *Coordinator
+	opts   Options
+	events int // the log's length when it was checked
+}
+
+// Open checks everything a rush needs before anything is written: the
+// graph, the config's mode, the existing log and the mode it recorded, the
+// integration branch, the setup (workspaces the worker user can reach) and
+// stale workspaces, and, for a resume, the graph edits and the branch
+// position. It writes nothing; Execute takes the log's lock. Errors are
+// *Error.
+func Open(ctx context.Context, opts Options) (*Run, error) {
+	fail := func(kind Kind, format string, a ...any) (*Run, error) {
+		return nil, errorf(kind, opts.Feature, format, a...)
+	}
+	paths, err := PathsFor(ctx, opts.Root, opts.Feature)
+	if err != nil {
+		return fail(Setup, "%v", err)
+	}
+	if opts.GraphFile == "" {
+		opts.GraphFile = paths.Graph
+	}
+	paths.Graph = opts.GraphFile
+	g, err := loadGraph(opts.GraphFile, opts.Root)
+	if err != nil {
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
+	}
+	if g.Feature != opts.Feature {
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile,
+			Err: fmt.Errorf("%s is the graph of feature %q, not %q", opts.GraphFile, g.Feature, opts.Feature)}
+	}
+	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	refs := gitRefs{repo: repo}
+
+	var events []eventlog.Event
+	if _, statErr := os.Stat(paths.Events); statErr == nil {
+		if held, _ := eventlog.Held(paths.Events); held {
+			return nil, &Error{Kind: Locked, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("another zerg rush is running %s", opts.Feature)}
+		}
+		if events, err = eventlog.Read(paths.Events); err != nil {
+			return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("the run log is damaged: %w", err)}
+		}
+	}
+	st := Replay(events)
+	c := &Coordinator{feature: opts.Feature, cfg: opts.Config, graph: g, paths: paths, state: st,
+		rehearsal: opts.Rehearsal, scenario: opts.Scenario, progress: newProgress(opts.Progress)}
+	switch {
+	case len(events) > 0 && !opts.Resume:
+		return nil, &Error{Kind: Exists, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("%s has a run already", opts.Feature)}
+	case len(events) == 0 && opts.Resume:
+		return fail(NoRun, "there is no run of %s to resume", opts.Feature)
+	case len(events) == 0:
+		if have, err := refs.Branch(ctx, IntegrationBranch(opts.Feature)); err != nil {
+			return nil, err
+		} else if have != "" {
+			return nil, &Error{Kind: Exists, Feature: opts.Feature, Branch: IntegrationBranch(opts.Feature),
+				Err: fmt.Errorf("branch %s already exists, but there is no run of %s", IntegrationBranch(opts.Feature), opts.Feature)}
+		}
+	default: // resume
+		reh, sc, note, err := resumeMode(st.Started, opts.Rehearsal, opts.Scenario)
+		if err != nil {
+			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
+		}
+		c.rehearsal, c.scenario = reh, sc
+		if note != "" {
+			c.progress.note("%s", note)
+		}
+	}
+	c.workers = opts.Workers
+	if c.workers <= 0 && st.Started != nil && opts.Resume {
+		c.workers = st.Started.Workers
+	}
+	if c.workers <= 0 {
+		c.workers = max(opts.Config.Workers, 1)
+	}
+	if err := checkSetup(opts.RunAs); err != nil {
+		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+	}
+	if c.setup, err = planSetup(ctx, repo, paths, opts.Resume); err != nil {
+		return nil, err
+	}
+	if opts.Resume {
+		recorded, _ := loadGraph(paths.GraphSnapshot, opts.Root)
+		if c.resume, err = planResume(ctx, opts.Feature, st, recorded, g, refs); err != nil {
+			return nil, err
+		}
+	}
+	return &Run{c: c, opts: opts, events: len(events)}, nil
+}
+
+// resumeMode is the mode a resumed run continues in: the one it started
+// in. A rehearsal stays a rehearsal with its scenario (unless another is
+// named), so a resume never spends money by accident; a run that talks to
+// the real API cannot be continued by the scripted model.
+func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, string, error) {
+	switch {
+	case rec == nil:
+		return rehearse, scenario, "", nil
+	case rec.Rehearsal && !rehearse:
+		return true, rec.Scenario, fmt.Sprintf("%s was started as a rehearsal; it resumes with the scripted model", rec.Feature), nil
+	case !rec.Rehearsal && rehearse:
+		return false, "", "", fmt.Errorf("%s was started against the real API; a rehearsal cannot continue it (resume without --rehearse)", rec.Feature)
+	case rec.Rehearsal && scenario == "":
+		return true, rec.Scenario, "", nil
+	}
+	return rehearse, scenario, "", nil
+}
+
+// Rehearsal reports whether the run talks to the scripted model, and with
+// which scenario ("" for the default).
+func (r *Run) Rehearsal() (bool, string) { return r.c.rehearsal, r.c.scenario }
+
+// Workers is the number of workers the run uses.
+func (r *Run) Workers() int { return r.c.workers }
+
+// Paths is the run's on-disk layout.
+func (r *Run) Paths() Paths { return r.c.paths }
+
+// Execute runs the run with workers launched from the template and closes
+// it. The returned view is the run's final state; the error is an *Error
+// (NotDelivered, Interrupted, Fatal, …) or zerg's own failure.
+func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
+	c := r.c
+	log, events, err := eventlog.Open(c.paths.Events)
+	if err != nil {
+		if errors.Is(err, eventlog.ErrLocked) {
+			return nil, &Error{Kind: Locked, Feature: c.feature, Path: c.paths.Events, Err: fmt.Errorf("another zerg rush is running %s", c.feature)}
+		}
+		return nil, err
+	}
+	defer log.Close()
+	if len(events) != r.events {
+		return nil, &Error{Kind: Locked, Feature: c.feature, Path: c.paths.Events, Err: fmt.Errorf("the log of %s changed while zerg was checking it", c.feature)}
+	}
+	if err := c.setup.apply(ctx, c.progress); err != nil {
+		return nil, err
+	}
+	worker.RunAs = r.opts.RunAs
+	d, closeDeps, err := realDeps(ctx, c, r.opts, log, worker)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDeps()
+	c.d = d
+	if err := fsx.WriteFileAtomic(c.paths.Coordinator, coordinatorRecord(), 0o644); err != nil {
+		return nil, err
+	}
+	defer os.Remove(c.paths.Coordinator)
+	stopLive := c.startHeartbeats(ctx)
+	start := time.Now()
+	st, runErr := c.execute(ctx)
+	stopLive()
+	if st.Finished == nil && st.Stopped == nil {
+		return nil, runErr // stopped before it could run: there is nothing to report
+	}
+	v := BuildView(c.feature, st, c.graph, nil, Liveness{})
+	v.DurationMS = time.Since(start).Milliseconds()
+	return &v, runErr
+}
+
+func coordinatorRecord() []byte {
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "started": time.Now().UTC()})
+	return b
+}
+
+// loadGraph loads and validates a task graph.
+func loadGraph(file, root string) (*spec.Graph, error) {
+	r, err := spec.Load(file, spec.Options{RepoRoot: root})
+	if err != nil {
+		return nil, err
+	}
+	if !r.Valid() {
+		return nil, fmt.Errorf("%s: invalid task graph: %s", file, strings.ReplaceAll(r.Err().Error(), "\n", "; "))
+	}
+	return r.Graph, nil
+}
+
+// graphHash identifies a graph by its bytes.
+func graphHash(g *spec.Graph) string {
+	sum := sha256.Sum256(g.Raw)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,103 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/zergrush/zerg/internal/config"
+)
+
+// progress is the coordinator's narrative for a person watching the run:
+// one line per notable step. The wording lives here, not in the
+// orchestration code.
+type progress struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newProgress(w io.Writer) *progress {
+	if w == nil {
+		w = io.Discard
+	}
+	return &progress{w: w}
+}
+
+func (p *progress) printf(format string, a ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format+"\n", a...)
+}
+
+func (p *progress) start(feature string, tasks, levels, workers int, rehearsal bool) {
+	mode := ""
+	if rehearsal {
+		mode = " (rehearsal: scripted model)"
+	}
+	p.printf("zerg: %s: %d tasks in %d levels, %d workers%s → %s", feature, tasks, levels, workers, mode, IntegrationBranch(feature))
+}
+
+func (p *progress) note(format string, a ...any) { p.printf("zerg: "+format, a...) }
+
+func (p *progress) levelStart(level, n int, base string) {
+	p.printf("level %d: %d task(s) to run from %s", level, n, short(base))
+}
+
+func (p *progress) kept(task, commit string) {
+	p.printf("  %s: already committed (%s), kept", task, short(commit))
+}
+
+func (p *progress) failedEarlier(task, reason string) {
+	p.printf("  %s: failed earlier (%s); zerg retry %s runs it again", task, reason, task)
+}
+
+func (p *progress) attemptStart(task string, n int, probe bool) {
+	suffix := ""
+	if probe {
+		suffix = " (probe)"
+	}
+	p.printf("  %s: attempt %d started%s", task, n, suffix)
+}
+
+func (p *progress) committed(task, commit string, took time.Duration, usd float64) {
+	cost := ""
+	if usd > 0 {
+		cost = fmt.Sprintf(", $%.4f", usd)
+	}
+	p.printf("  %s: committed %s in %s%s", task, short(commit), took.Round(100*time.Millisecond), cost)
+}
+
+func (p *progress) fatal(task, detail string) { p.printf("  %s: fatal: %s", task, detail) }
+
+func (p *progress) failedForGood(task string, t TaskState, detail string) {
+	p.printf("  %s: failed for good after %d attempt(s) (%d task, %d infrastructure failures): %s",
+		task, t.Attempts, t.TaskFailures, t.InfraFailures, clip(oneLine(detail), 300))
+}
+
+func (p *progress) retrying(task string, n int, reason, detail string) {
+	p.printf("  %s: attempt %d failed (%s), retrying: %s", task, n, reason, clip(oneLine(detail), 200))
+}
+
+func (p *progress) infraWait(task, reason string, wait time.Duration) {
+	p.printf("  %s: infrastructure failure (%s), retrying in %s (does not count against retries)", task, reason, wait.Round(time.Millisecond))
+}
+
+func (p *progress) gate(g config.Gate, exit int, head, out string) {
+	switch {
+	case exit == 0:
+		p.printf("  gate %s: passed on %s", g.Name, short(head))
+	case !g.Required:
+		p.printf("  gate %s: failed (exit %d), not required: %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+	default:
+		p.printf("  gate %s: FAILED (exit %d): %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+	}
+}
+
+func (p *progress) merged(level, n int, head string) {
+	p.printf("level %d: merged %d task(s) → %s", level, n, short(head))
+}
+
+func (p *progress) stopped(feature string) {
+	p.printf("zerg: %s stopped; zerg rush %s --resume continues it", feature, feature)
+}

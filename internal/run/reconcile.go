@@ -1,0 +1,177 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// Crash reconciliation. A resume first decides, reading only, whether it
+// can continue the run (planResume); nothing is written when it cannot.
+// Then reconcile makes the log, git and the process table agree: recorded
+// worker processes are reaped (only those), open attempts are closed with
+// their work preserved, the graph change is recorded, and the integration
+// branch is put where the log says.
+
+// branchAction is what a resume does with the integration branch.
+type branchAction string
+
+const (
+	branchKeep    branchAction = "keep"    // it is at the recorded head
+	branchCreate  branchAction = "create"  // it is gone: recreate it at the recorded head
+	branchForward branchAction = "forward" // the crash came between level_merged and the branch update
+	branchAdopt   branchAction = "adopt"   // someone committed on top of the recorded head: build on it
+)
+
+// resumePlan is what a resume will do, decided before anything is written.
+type resumePlan struct {
+	graph  *GraphChanged // nil: the graph is the one recorded
+	branch branchAction
+	have   string // where the branch is
+	want   string // where the log says it is
+}
+
+// planResume checks that the run can be continued with the current graph
+// and the integration branch as it is. recorded is the graph the run last
+// recorded (nil when the run has no snapshot).
+func planResume(ctx context.Context, feature string, st *State, recorded, cur *spec.Graph, refs Refs) (*resumePlan, error) {
+	if st.Started == nil {
+		return nil, errorf(NoRun, feature, "the run of %s never started (its log has no run_started event)", feature)
+	}
+	p := &resumePlan{want: st.Head}
+	if sha := graphHash(cur); sha != st.GraphSHA256 {
+		if recorded == nil {
+			return nil, errorf(GraphEdit, feature, "the task graph of %s changed since the run started, and the run has no record of the graph it started with", feature)
+		}
+		d := DiffGraphs(recorded, cur)
+		d.GraphSHA256 = sha
+		d, err := PlanGraphChange(feature, d, st)
+		if err != nil {
+			var ge *GraphEditError
+			if errors.As(err, &ge) {
+				return nil, &Error{Kind: GraphEdit, Feature: feature, Task: ge.Task, Err: err}
+			}
+			return nil, err
+		}
+		p.graph = &d
+	}
+	if st.Finished != nil && st.Finished.Delivered && (p.graph == nil || len(p.graph.Added)+len(p.graph.Changed) == 0) {
+		return nil, &Error{Kind: Delivered, Feature: feature, Branch: IntegrationBranch(feature),
+			Err: fmt.Errorf("%s was delivered on %s; there is nothing to resume", feature, IntegrationBranch(feature))}
+	}
+	integration := IntegrationBranch(feature)
+	have, err := refs.Branch(ctx, integration)
+	if err != nil {
+		return nil, err
+	}
+	p.have = have
+	switch {
+	case have == "":
+		p.branch = branchCreate
+	case have == p.want:
+		p.branch = branchKeep
+	default:
+		behind, err := refs.IsAncestor(ctx, have, p.want)
+		if err != nil {
+			return nil, fmt.Errorf("compare %s with the recorded head: %w", integration, err)
+		}
+		if behind {
+			p.branch = branchForward
+			break
+		}
+		ahead, err := refs.IsAncestor(ctx, p.want, have)
+		if err != nil {
+			return nil, fmt.Errorf("compare %s with the recorded head: %w", integration, err)
+		}
+		if !ahead {
+			return nil, &Error{Kind: IntegrationMoved, Feature: feature, Branch: integration,
+				Err: fmt.Errorf("branch %s is at %s, which does not contain the head the run recorded (%s)", integration, short(have), short(p.want))}
+		}
+		p.branch = branchAdopt
+	}
+	return p, nil
+}
+
+// reconcile carries out the resume plan.
+func (c *Coordinator) reconcile(ctx context.Context) error {
+	p := c.resume
+	open := c.state.OpenAttempts()
+	ids := make([]string, 0, len(open))
+	for id := range open {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		o := open[id]
+		if killed := c.d.Salvager.Reap(o); killed > 0 {
+			c.progress.printf("  %s: reaped %d leftover worker process(es) of attempt %d", id, killed, o.Number)
+		}
+		commit, err := c.d.Salvager.Preserve(ctx, id, o)
+		if err != nil {
+			c.progress.printf("  %s: the workspace of attempt %d is kept as it is (%v)", id, o.Number, err)
+		}
+		if err := c.emit(EvAttemptFinished, id, o.Number, AttemptFinished{
+			Class: ClassInfra, Reason: ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
+		}); err != nil {
+			return err
+		}
+	}
+	if err := c.emit(EvRunResumed, "", 0, RunResumed{Workers: c.workers}); err != nil {
+		return err
+	}
+	if p.graph != nil {
+		if err := c.d.Snapshot(c.graph.Raw); err != nil {
+			return fmt.Errorf("record the task graph: %w", err)
+		}
+		if err := c.emit(EvGraphChanged, "", 0, *p.graph); err != nil {
+			return err
+		}
+		c.progress.note("the task graph changed: %s", describeChange(*p.graph))
+	}
+	integration := IntegrationBranch(c.feature)
+	switch p.branch {
+	case branchCreate:
+		if err := c.d.Refs.SetBranch(ctx, integration, p.want, ""); err != nil {
+			return err
+		}
+		c.progress.note("%s was missing; recreated at the recorded head %s", integration, short(p.want))
+	case branchForward:
+		if err := c.d.Refs.SetBranch(ctx, integration, p.want, p.have); err != nil {
+			return fmt.Errorf("move %s from %s to the recorded head %s: %w", integration, short(p.have), short(p.want), err)
+		}
+	case branchAdopt:
+		if err := c.emit(EvIntegrationAdopted, "", 0, IntegrationAdopted{From: p.want, To: p.have}); err != nil {
+			return err
+		}
+		c.progress.note("%s has commits on top of the recorded head; the run builds on %s", integration, short(p.have))
+	}
+	c.mu.Lock()
+	merged, head := len(c.state.Merged), c.state.Head
+	c.mu.Unlock()
+	c.progress.note("resuming %s: %d level(s) already merged, integration at %s", c.feature, merged, short(head))
+	return nil
+}
+
+func describeChange(d GraphChanged) string {
+	var parts []string
+	if len(d.Added) > 0 {
+		parts = append(parts, fmt.Sprintf("%d task(s) added (%s)", len(d.Added), clip(fmt.Sprint(d.Added), 120)))
+	}
+	if len(d.Changed) > 0 {
+		var ids []string
+		for _, c := range d.Changed {
+			ids = append(ids, c.Task)
+		}
+		parts = append(parts, fmt.Sprintf("%d task(s) changed and start over (%s)", len(ids), clip(fmt.Sprint(ids), 120)))
+	}
+	if len(d.Removed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d task(s) removed (%s)", len(d.Removed), clip(fmt.Sprint(d.Removed), 120)))
+	}
+	if len(parts) == 0 {
+		return "no task changed"
+	}
+	return fmt.Sprint(parts)
+}

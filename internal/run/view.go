@@ -1,0 +1,270 @@
+package run
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// RunState is where a run stands as a whole.
+type RunState string
+
+const (
+	RunNotStarted   RunState = "not_started"
+	RunRunning      RunState = "running"
+	RunDelivered    RunState = "delivered"
+	RunNotDelivered RunState = "not_delivered"
+	RunHalted       RunState = "stopped" // stopped on request; --resume continues it
+	RunDead         RunState = "dead"    // its coordinator died without a word; --resume continues it
+)
+
+// View is the one view of a run, derived once from its log and its graph:
+// the report at the end of a rush, zerg status, status --watch and every
+// --json print it. docs/json.md documents its JSON.
+type View struct {
+	Feature           string          `json:"feature"`
+	State             RunState        `json:"state"`
+	Reason            string          `json:"reason,omitempty"`
+	Rehearsal         bool            `json:"rehearsal"`
+	Scenario          string          `json:"scenario,omitempty"`
+	Workers           int             `json:"workers"`
+	Base              string          `json:"base,omitempty"`
+	BaseRef           string          `json:"base_ref,omitempty"`
+	IntegrationBranch string          `json:"integration_branch"`
+	Head              string          `json:"head,omitempty"`
+	Coordinator       CoordinatorView `json:"coordinator"`
+	Levels            []LevelView     `json:"levels"`
+	Tasks             []TaskView      `json:"tasks"`
+	Gates             []GateFinished  `json:"gates"`
+	CostUSD           float64         `json:"cost_usd"`
+	Tokens            int64           `json:"tokens"`
+	StartedAt         time.Time       `json:"started_at,omitzero"`
+	DurationMS        int64           `json:"duration_ms"`
+	Resumes           int             `json:"resumes"`
+	BreakerOpens      int             `json:"breaker_opens"`
+	RateLimitPauses   int             `json:"rate_limit_pauses"`
+	// Governor is the launch governor right now (only while the coordinator runs).
+	Governor *Snapshot `json:"governor,omitempty"`
+	// GraphChanged: the feature's task graph differs from the one the run
+	// works on; a resume applies the change (or says why it cannot).
+	GraphChanged bool `json:"graph_changed,omitempty"`
+	// Rejected counts log events the state machine refused (a damaged or
+	// foreign log); 0 for any log zerg wrote.
+	Rejected int `json:"rejected_events,omitempty"`
+}
+
+// CoordinatorView is the coordinator's liveness.
+type CoordinatorView struct {
+	Alive bool `json:"alive"`
+	PID   int  `json:"pid,omitempty"`
+}
+
+// LevelView is one level of the graph.
+type LevelView struct {
+	Level  int      `json:"level"`
+	State  string   `json:"state"` // pending | running | merged | failed | blocked
+	Head   string   `json:"head,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	Tasks  []string `json:"tasks"`
+}
+
+// TaskView is one task of the graph.
+type TaskView struct {
+	ID            string       `json:"id"`
+	Level         int          `json:"level"`
+	Status        Status       `json:"status"`
+	Attempts      int          `json:"attempts"`
+	TaskFailures  int          `json:"task_failures"`
+	InfraFailures int          `json:"infra_failures"`
+	Reason        string       `json:"reason,omitempty"`
+	Detail        string       `json:"detail,omitempty"`
+	Commit        string       `json:"commit,omitempty"`
+	Branch        string       `json:"branch,omitempty"`
+	CostUSD       float64      `json:"cost_usd"`
+	Tokens        int64        `json:"tokens"`
+	Running       *RunningView `json:"running,omitempty"`
+}
+
+// RunningView is a task's attempt in flight.
+type RunningView struct {
+	Attempt   int       `json:"attempt"`
+	Started   time.Time `json:"started"`
+	PID       int       `json:"pid,omitempty"`
+	LastEvent time.Time `json:"last_event,omitzero"`
+	Turns     int       `json:"turns"`
+	Tokens    int64     `json:"tokens"`
+}
+
+// Liveness is what a reader knows of the coordinator beyond the log.
+type Liveness struct {
+	Alive bool  // a coordinator holds the log's lock
+	PID   int   // its pid, from coordinator.json
+	Live  *Live // its heartbeat file, while it runs
+}
+
+// BuildView derives the view of a run. g is the graph the run works on
+// (nil when unknown: only the tasks the log names are shown).
+func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph, lv Liveness) View {
+	v := View{Feature: feature, IntegrationBranch: IntegrationBranch(feature), Head: st.Head, CostUSD: st.CostUSD,
+		StartedAt: st.StartedAt, Resumes: st.Resumes, BreakerOpens: st.BreakerOpens, RateLimitPauses: st.Pauses,
+		Gates: slices.Clone(st.Gates), Rejected: len(st.Rejected), Levels: []LevelView{}, Tasks: []TaskView{},
+		Coordinator: CoordinatorView{Alive: lv.Alive}}
+	if v.Gates == nil {
+		v.Gates = []GateFinished{}
+	}
+	if lv.Alive {
+		v.Coordinator.PID = lv.PID
+	}
+	if s := st.Started; s != nil {
+		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, s.Workers, s.Rehearsal, s.Scenario
+	}
+	switch {
+	case st.Started == nil:
+		v.State = RunNotStarted
+	case st.Finished != nil && st.Finished.Delivered:
+		v.State = RunDelivered
+	case st.Finished != nil:
+		v.State, v.Reason = RunNotDelivered, st.Finished.Reason
+	case st.Stopped != nil:
+		v.State, v.Reason = RunHalted, st.Stopped.Reason
+	case lv.Alive:
+		v.State = RunRunning
+	default:
+		v.State, v.Reason = RunDead, "the coordinator died without recording a stop"
+	}
+	if lv.Alive && lv.Live != nil {
+		gov := lv.Live.Governor
+		v.Governor = &gov
+	}
+	if pathsGraph != nil && g != nil && graphHash(pathsGraph) != graphHash(g) {
+		v.GraphChanged = true
+	}
+
+	// Every task of the graph, then any the log names that the graph lacks.
+	var ids []string
+	levelOf := map[string]int{}
+	if g != nil {
+		for _, t := range g.Tasks {
+			ids = append(ids, t.ID)
+			levelOf[t.ID] = t.Level
+		}
+	}
+	for _, id := range st.Order {
+		if _, ok := levelOf[id]; !ok {
+			ids = append(ids, id)
+			levelOf[id] = st.Tasks[id].Level
+		}
+	}
+	for _, id := range ids {
+		ts := st.Task(id)
+		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
+			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
+			CostUSD: ts.CostUSD, Tokens: ts.Tokens}
+		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
+			tv.Detail = ""
+		}
+		if ts.Open != nil && ts.Status.Active() {
+			rv := &RunningView{Attempt: ts.Open.Number, Started: ts.Open.Started}
+			if len(ts.Open.PIDs) > 0 {
+				rv.PID = ts.Open.PIDs[0].PID
+			}
+			if lv.Live != nil {
+				if la, ok := lv.Live.Running[id]; ok && la.Attempt == ts.Open.Number {
+					rv.LastEvent, rv.Turns, rv.Tokens = la.LastEvent, la.Turns, la.Tokens
+				}
+			}
+			tv.Running = rv
+		}
+		v.Tokens += ts.Tokens
+		v.Tasks = append(v.Tasks, tv)
+	}
+	slices.SortStableFunc(v.Tasks, func(a, b TaskView) int {
+		if a.Level != b.Level {
+			return a.Level - b.Level
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	v.Levels = levelViews(st, v.Tasks)
+	return v
+}
+
+// levelViews derives each level's state from its tasks and the log.
+func levelViews(st *State, tasks []TaskView) []LevelView {
+	var out []LevelView
+	for _, t := range tasks {
+		if len(out) == 0 || out[len(out)-1].Level != t.Level {
+			out = append(out, LevelView{Level: t.Level, Tasks: []string{}})
+		}
+		l := &out[len(out)-1]
+		l.Tasks = append(l.Tasks, t.ID)
+	}
+	for i := range out {
+		l := &out[i]
+		merged, active, blocked := 0, 0, 0
+		for _, id := range l.Tasks {
+			switch st.Task(id).Status {
+			case StatusMerged:
+				merged++
+			case StatusReady, StatusRunning, StatusVerifying, StatusRetryWait:
+				active++
+			case StatusBlocked:
+				blocked++
+			}
+		}
+		switch {
+		case merged == len(l.Tasks):
+			l.State = "merged"
+			if m, ok := st.Merged[l.Level]; ok {
+				l.Head = m.Head
+			}
+		case st.FailedLevel != nil && st.FailedLevel.Level == l.Level:
+			l.State, l.Reason = "failed", st.FailedLevel.Reason
+		case active > 0:
+			l.State = "running"
+		case blocked > 0:
+			l.State = "blocked"
+		default:
+			l.State = "pending"
+		}
+	}
+	return out
+}
+
+// Inspect reads a run for a reader (status, logs, stop): its state from the
+// log, the graph it works on, and whether its coordinator is alive.
+func Inspect(p Paths) (View, *State, error) {
+	evs, err := eventlog.Read(p.Events)
+	if err != nil {
+		return View{}, nil, err
+	}
+	st := Replay(evs)
+	var lv Liveness
+	if held, err := eventlog.Held(p.Events); err == nil && held {
+		lv.Alive = true
+		lv.PID = coordinatorPID(p.Coordinator)
+		if l, err := ReadLive(p.RunDir); err == nil {
+			lv.Live = l
+		}
+	}
+	g, _ := loadGraph(p.GraphSnapshot, p.Root)
+	cur, _ := loadGraph(p.Graph, p.Root)
+	if g == nil {
+		g = cur
+	}
+	v := BuildView(featureOf(p), st, g, cur, lv)
+	if !st.StartedAt.IsZero() {
+		end := st.LastEvent
+		if v.State == RunRunning {
+			end = time.Now()
+		}
+		v.DurationMS = end.Sub(st.StartedAt).Milliseconds()
+	}
+	return v, st, nil
+}
+
+func featureOf(p Paths) string {
+	return p.RunDir[strings.LastIndexByte(p.RunDir, '/')+1:]
+}

@@ -1,0 +1,253 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+// The real implementations of the coordinator's ports: git through gitx,
+// attempts through the attempt package and the claude CLI, kills through
+// the claude package's process records.
+
+// realDeps builds the dependencies of a real run. The returned func closes
+// what they opened (the audit log).
+func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.Log, worker claude.Spec) (Deps, func(), error) {
+	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	sec, err := openSecurity(opts, c.progress)
+	if err != nil {
+		return Deps{}, nil, err
+	}
+	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
+		sec: sec, specDir: c.paths.SpecDir}
+	return Deps{
+		Log:        log,
+		Attempter:  a,
+		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, runAs: worker.RunAs, pass: opts.Config.Env.Pass},
+		Refs:       gitRefs{repo: repo},
+		Salvager:   gitSalvager{repo: repo},
+		Clock:      realClock{},
+		Snapshot: func(raw []byte) error {
+			return fsx.WriteFileAtomic(c.paths.GraphSnapshot, raw, 0o644)
+		},
+	}, func() { sec.audit.Close() }, nil
+}
+
+// gitRefs reads and moves branches with git.
+type gitRefs struct{ repo *gitx.Repo }
+
+func (g gitRefs) UserHead(ctx context.Context) (string, string, error) {
+	commit, err := g.repo.RevParse(ctx, "HEAD")
+	if err != nil {
+		return "", "", err
+	}
+	branch, err := g.repo.CurrentBranch(ctx)
+	return commit, branch, err
+}
+
+func (g gitRefs) Branch(ctx context.Context, name string) (string, error) {
+	ok, err := g.repo.BranchExists(ctx, name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return g.repo.RevParse(ctx, "refs/heads/"+name)
+}
+
+func (g gitRefs) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	return g.repo.IsAncestor(ctx, a, b)
+}
+
+func (g gitRefs) SetBranch(ctx context.Context, name, commit, old string) error {
+	return g.repo.SetBranch(ctx, name, commit, old)
+}
+
+// gitIntegrator merges levels in zerg's dedicated merge workspace.
+type gitIntegrator struct {
+	repo  *gitx.Repo
+	ws    string
+	runAs *security.WorkerUser
+	pass  []string
+}
+
+func (g *gitIntegrator) Merge(ctx context.Context, base string, merges []TaskMerge) (MergedLevel, error) {
+	if err := g.repo.DiscardWorktree(ctx, g.ws); err != nil {
+		return nil, fmt.Errorf("merge workspace %s: %w", g.ws, err)
+	}
+	if err := g.repo.AddDetachedWorktree(ctx, g.ws, base); err != nil {
+		return nil, err
+	}
+	m := &gitMerged{g: g}
+	if g.runAs != nil {
+		// Trusted by exact path once it exists (gitx checks its .git entry).
+		g.repo.TrustWorkspace(g.ws)
+	}
+	w := g.repo.In(g.ws)
+	for _, t := range merges {
+		if _, err := w.Merge(ctx, t.Branch, fmt.Sprintf("Merge %s: %s", t.Task, t.Title)); err != nil {
+			m.Discard()
+			return nil, &ConflictError{Task: t.Task, Err: err}
+		}
+	}
+	head, err := w.RevParse(ctx, "HEAD")
+	if err != nil {
+		m.Discard()
+		return nil, err
+	}
+	m.head = head
+	return m, nil
+}
+
+type gitMerged struct {
+	g        *gitIntegrator
+	head     string
+	prepared bool
+}
+
+func (m *gitMerged) Head() string { return m.head }
+
+// RunGate runs one gate in the merge workspace. Gates run the workers' code:
+// as the worker user, like verification, with a fresh HOME.
+func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
+	runAs := m.g.runAs
+	if runAs != nil && !m.prepared {
+		if err := runAs.PrepareWorkspace(m.g.ws); err != nil {
+			return -1, fmt.Sprintf("hand the merge workspace to %s: %v", runAs.Name, err)
+		}
+		m.prepared = true
+	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultGateTimeout
+	}
+	env := []string{"ZERG_GATE=" + g.Name}
+	pass := append([]string{"HOME"}, m.g.pass...)
+	if runAs != nil {
+		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
+	}
+	return attempt.Shell{Command: g.Command, Dir: m.g.ws, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
+}
+
+func (m *gitMerged) Discard() {
+	_ = m.g.repo.DiscardWorktree(context.Background(), m.g.ws)
+	if m.g.runAs != nil {
+		m.g.repo.UntrustWorkspace(m.g.ws)
+	}
+}
+
+// gitSalvager reaps a lost attempt's processes and saves its work.
+type gitSalvager struct{ repo *gitx.Repo }
+
+func (g gitSalvager) Reap(o OpenAttempt) int {
+	if len(o.PIDs) == 0 && o.Marker == "" {
+		return 0
+	}
+	return len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second))
+}
+
+// Preserve commits whatever an abandoned attempt left in its workspace to
+// its own branch, then removes the workspace; dirty work is never deleted.
+func (g gitSalvager) Preserve(ctx context.Context, task string, o OpenAttempt) (string, error) {
+	if _, err := os.Stat(o.Workspace); err != nil {
+		return "", nil // never created, or already gone
+	}
+	// A workspace handed to the worker user is trusted only by exact path.
+	g.repo.TrustWorkspace(o.Workspace)
+	defer g.repo.UntrustWorkspace(o.Workspace)
+	w := g.repo.In(o.Workspace)
+	if _, err := w.ChangedFiles(ctx, "HEAD"); err != nil {
+		return "", err
+	}
+	commit, err := w.Commit(ctx, fmt.Sprintf("%s: attempt %d abandoned", task, o.Number),
+		map[string]string{"Task-Id": task, "Zerg-Status": "abandoned", "Zerg-Attempt": fmt.Sprint(o.Number)})
+	if err != nil {
+		return "", err
+	}
+	if err := g.repo.RemoveWorktree(ctx, o.Workspace); err != nil {
+		return commit, err
+	}
+	return commit, nil
+}
+
+// security is what every attempt shares: the secret scanner, the audit log
+// and the verified rules cache ("" when rules are off or not fetched).
+type securityKit struct {
+	scanner  *security.Scanner
+	audit    *security.Audit
+	rulesDir string
+}
+
+// openSecurity builds the secret scanner, opens the audit log, records the
+// environment decisions and checks the security rules cache against its
+// pinned checksum.
+func openSecurity(opts Options, pr *progress) (*securityKit, error) {
+	sc, err := security.NewScanner()
+	if err != nil {
+		return nil, fmt.Errorf("secret scanner: %w", err)
+	}
+	k := &securityKit{scanner: sc}
+	if k.audit, err = security.OpenAudit(security.AuditPath(opts.Root)); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := recordEnv(k.audit, opts); err != nil {
+		k.audit.Close()
+		return nil, fmt.Errorf("write the audit log: %w", err)
+	}
+	rules := opts.Config.SecurityRules
+	if !rules.Enabled {
+		return k, nil
+	}
+	dir := security.RulesCacheDir(opts.Root, rules.Commit)
+	if _, err := security.VerifyRules(dir, security.ExpectedChecksum(rules.Commit, rules.SHA256)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			pr.note("warning: the security rules are not fetched; workers get none (run zerg rules update)")
+			return k, nil
+		}
+		k.audit.Close()
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: dir, Err: fmt.Errorf("the security rules in %s fail verification: %v", dir, err)}
+	}
+	k.rulesDir = dir
+	return k, nil
+}
+
+// recordEnv writes to the audit log which of zerg's environment variables
+// workers will not get (names only), and every dangerous name the config
+// passes anyway.
+func recordEnv(audit *security.Audit, opts Options) error {
+	pass := opts.Config.Env.Pass
+	var dropped []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if claude.InheritedEnv(name) || slices.Contains(pass, name) ||
+			name == claude.EnvAPIKey || name == claude.EnvAuthToken || name == claude.EnvBaseURL {
+			continue
+		}
+		dropped = append(dropped, name)
+	}
+	slices.Sort(dropped)
+	if len(dropped) > 0 {
+		if err := audit.Record(security.AuditEnvDropped, map[string]any{"feature": opts.Feature, "names": dropped}); err != nil {
+			return err
+		}
+	}
+	for _, name := range opts.Config.Env.AllowDangerous {
+		if _, set := os.LookupEnv(name); set {
+			if err := audit.Record(security.AuditDangerousEnvAllowed, map[string]any{"feature": opts.Feature, "name": name, "why": security.DangerousEnv(name)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // Exit codes: the one table every command maps its outcome to.
@@ -12,6 +14,7 @@ const (
 	ExitFailed      = 1 // a run or check did not deliver (failed task, invalid graph found by a check)
 	ExitUsage       = 2 // bad flags, bad arguments or bad input; nothing was written
 	ExitInterrupted = 3 // stopped by a signal before finishing
+	ExitLocked      = 4 // another zerg holds the run (its coordinator is alive)
 )
 
 // ExitError carries an exit code with the message printed for the user.
@@ -53,17 +56,75 @@ func failedf(format string, a ...any) error {
 // silent returns an error that sets the exit code without printing anything more.
 func silent(code int) error { return &ExitError{Code: code, Silent: true} }
 
-// exitCode maps any error to the exit code table.
-func exitCode(err error) int {
+// explain is the one place that turns an error into its exit code and the
+// line printed for it (empty: print nothing). Domain errors carry data (the
+// feature, task, path or branch); the hint naming the command that helps is
+// written here, from that data.
+func explain(err error) (int, string) {
 	var ee *ExitError
+	var re *run.Error
 	switch {
 	case err == nil:
-		return ExitOK
+		return ExitOK, ""
 	case errors.As(err, &ee):
-		return ee.Code
+		if ee.Silent {
+			return ee.Code, ""
+		}
+		if errors.As(ee.Err, &re) {
+			_, msg := explainRun(re)
+			return ee.Code, msg
+		}
+		return ee.Code, err.Error()
+	case errors.As(err, &re):
+		return explainRun(re)
 	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
+		return ExitInterrupted, err.Error()
 	default:
-		return ExitFailed
+		return ExitFailed, err.Error()
 	}
+}
+
+// explainRun maps a run error's kind to its exit code and hint.
+func explainRun(e *run.Error) (int, string) {
+	f := e.Feature
+	msg := e.Error()
+	with := func(code int, hint string, a ...any) (int, string) {
+		if hint == "" {
+			return code, msg
+		}
+		return code, msg + "; " + fmt.Sprintf(hint, a...)
+	}
+	switch e.Kind {
+	case run.Exists:
+		return with(ExitUsage, "continue it with zerg rush %s --resume, or remove it with zerg cleanup %s --all", f, f)
+	case run.NoRun:
+		return with(ExitUsage, "start one with zerg rush %s", f)
+	case run.Delivered:
+		return with(ExitUsage, "merge it with zerg merge %s --into BRANCH, or add tasks to its graph and resume", f)
+	case run.Locked:
+		return with(ExitLocked, "watch it with zerg status %s, stop it with zerg stop %s", f, f)
+	case run.GraphEdit:
+		return with(ExitUsage, "undo that edit to continue the run, or start afresh with zerg cleanup %s --all", f)
+	case run.IntegrationMoved:
+		return with(ExitUsage, "move %s back onto a commit that contains the recorded head (git branch -f), or start afresh with zerg cleanup %s --all", e.Branch, f)
+	case run.StaleWorkspace:
+		return with(ExitUsage, "save the work in %s, then remove it (git worktree remove %s)", e.Path, e.Path)
+	case run.BadInput, run.ModeMismatch, run.Setup:
+		return with(ExitUsage, "")
+	case run.Interrupted:
+		return with(ExitInterrupted, "continue with zerg rush %s --resume", f)
+	case run.Fatal:
+		return with(ExitFailed, "fix the cause, then continue with zerg rush %s --resume", f)
+	case run.NotDelivered:
+		return with(ExitFailed, "zerg logs %s TASK says why; zerg retry %s TASK, then zerg rush %s --resume", f, f, f)
+	case run.Internal:
+		return with(ExitFailed, "this is a bug in zerg; the run's log is in .zerg/runs/%s", f)
+	}
+	return with(ExitFailed, "")
+}
+
+// exitCode maps any error to the exit code table.
+func exitCode(err error) int {
+	code, _ := explain(err)
+	return code
 }

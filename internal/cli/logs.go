@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,53 +17,47 @@ import (
 func init() { register(newLogsCmd) }
 
 func newLogsCmd(a *app) *cobra.Command {
-	var feature string
 	var attemptN int
 	var showDiff, showPrompt bool
 	cmd := &cobra.Command{
-		Use:   "logs TASK",
+		Use:   "logs [FEATURE] TASK",
 		Short: "Show a task's attempts: what the worker did, verification output, diff",
 		Long: `Show each attempt of a task: the worker's turns (its text and tool calls, with
 denied and failed calls marked), the outcome and cost, the verification output,
-and the changed files. --diff prints the full diff, --prompt the prompt.`,
-		Args: cobra.ExactArgs(1),
+and the changed files. --diff prints the full diff, --prompt the prompt.
+FEATURE may be left out when the repository has one run.`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.resolveRun(cmd.Context(), feature)
+			t, tasks, err := a.resolveTaskArgs(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			task := args[0]
-			dir := filepath.Join(t.paths.RunDir, "attempts", task)
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				return usageErrorf("task %s has no attempts in the run of %s (%s)", task, t.feature, dir)
+			if len(tasks) != 1 {
+				return usageErrorf("name one task: zerg logs [FEATURE] TASK")
 			}
-			var nums []int
-			for _, e := range entries {
-				if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
-					nums = append(nums, n)
-				}
+			task := tasks[0]
+			nums, err := t.paths.Attempts(task)
+			if err != nil || len(nums) == 0 {
+				return usageErrorf("task %s has no attempts in the run of %s", task, t.feature)
 			}
-			slices.Sort(nums)
 			if attemptN > 0 {
 				if !slices.Contains(nums, attemptN) {
 					return usageErrorf("task %s has no attempt %d (it has %d)", task, attemptN, len(nums))
 				}
 				nums = []int{attemptN}
 			}
-			st, _ := t.state()
 			for _, n := range nums {
-				a.printAttempt(filepath.Join(dir, strconv.Itoa(n)), task, n, showDiff, showPrompt)
+				a.printAttempt(t.paths.AttemptDir(task, n), task, n, showDiff, showPrompt)
 			}
-			if st != nil {
-				if ts := st.Tasks[task]; ts != nil {
+			if st, err := t.state(); err == nil {
+				if ts := st.Task(task); ts.Attempts > 0 {
 					fmt.Fprintf(a.stdout, "\n%s: %s after %d attempt(s)\n", task, ts.Status, ts.Attempts)
 				}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&feature, "feature", "", "the run's feature (default: the only run)")
 	cmd.Flags().IntVar(&attemptN, "attempt", 0, "show only this attempt")
 	cmd.Flags().BoolVar(&showDiff, "diff", false, "print the attempt's full diff")
 	cmd.Flags().BoolVar(&showPrompt, "prompt", false, "print the prompt the worker got")

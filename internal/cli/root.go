@@ -116,15 +116,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		err = classifyCobraError(cmd, err)
-		var ee *ExitError
-		if !(errors.As(err, &ee) && ee.Silent) {
-			fmt.Fprintf(stderr, "zerg: %s\n", oneLine(err.Error()))
+		code, msg := explain(classifyCobraError(cmd, err))
+		if msg != "" {
+			fmt.Fprintf(stderr, "zerg: %s\n", oneLine(msg))
 		}
-		if ctx.Err() != nil && exitCode(err) != ExitUsage {
+		if ctx.Err() != nil && code != ExitUsage && code != ExitLocked {
 			return ExitInterrupted
 		}
-		return exitCode(err)
+		return code
 	}
 	if ctx.Err() != nil {
 		return ExitInterrupted

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -20,8 +19,9 @@ type runTarget struct {
 	paths   run.Paths
 }
 
-// resolveRun finds the feature's run: the argument, or the only run in
-// .zerg/runs.
+// resolveRun finds the feature's run: the one named, or the only run in
+// .zerg/runs. Every command names the feature the same way: as its first
+// argument, optional when the repository has one run.
 func (a *app) resolveRun(ctx context.Context, feature string) (*runTarget, error) {
 	cwd, err := a.getwd()
 	if err != nil {
@@ -31,15 +31,15 @@ func (a *app) resolveRun(ctx context.Context, feature string) (*runTarget, error
 	if err != nil {
 		return nil, err
 	}
+	runs := run.Runs(root)
 	if feature == "" {
-		runs := listRuns(root)
 		switch len(runs) {
 		case 0:
 			return nil, usageErrorf("no zerg run in this repository; start one with zerg rush FEATURE")
 		case 1:
 			feature = runs[0]
 		default:
-			return nil, usageErrorf("several runs (%s); name one with --feature", strings.Join(runs, ", "))
+			return nil, usageErrorf("several runs (%s); name the feature as the first argument", strings.Join(runs, ", "))
 		}
 	}
 	paths, err := run.PathsFor(ctx, root, feature)
@@ -49,27 +49,39 @@ func (a *app) resolveRun(ctx context.Context, feature string) (*runTarget, error
 	return &runTarget{root: root, feature: feature, paths: paths}, nil
 }
 
-func listRuns(root string) []string {
-	entries, _ := os.ReadDir(filepath.Join(root, ".zerg", "runs"))
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && fileExists(filepath.Join(root, ".zerg", "runs", e.Name(), "events.jsonl")) {
-			out = append(out, e.Name())
+// resolveTaskArgs reads "[FEATURE] TASK..." for the commands about tasks:
+// the first argument names the feature when it is a run of this repository
+// and more arguments follow; otherwise every argument is a task of the
+// only run.
+func (a *app) resolveTaskArgs(ctx context.Context, args []string) (*runTarget, []string, error) {
+	feature := ""
+	if len(args) > 1 {
+		if cwd, err := a.getwd(); err == nil {
+			if root, err := zergRepoRoot(ctx, cwd); err == nil && slices.Contains(run.Runs(root), args[0]) {
+				feature, args = args[0], args[1:]
+			}
 		}
 	}
-	return out
+	t, err := a.resolveRun(ctx, feature)
+	return t, args, err
+}
+
+// inspect reads the run: its view (log, graph, liveness) and state.
+func (r *runTarget) inspect() (run.View, *run.State, error) {
+	v, st, err := run.Inspect(r.paths)
+	if errors.Is(err, os.ErrNotExist) {
+		return v, nil, usageErrorf("no run of %s (%s does not exist); start one with zerg rush %s", r.feature, r.paths.Events, r.feature)
+	}
+	if err != nil {
+		return v, nil, fmt.Errorf("read the run log: %w", err)
+	}
+	return v, st, nil
 }
 
 // state replays the run's log.
 func (r *runTarget) state() (*run.State, error) {
-	evs, err := eventlog.Read(r.paths.Events)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, usageErrorf("no run of %s (%s does not exist); start one with zerg rush %s", r.feature, r.paths.Events, r.feature)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the run log: %w", err)
-	}
-	return run.Replay(evs), nil
+	_, st, err := r.inspect()
+	return st, err
 }
 
 func (a *app) completeRuns(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -78,7 +90,7 @@ func (a *app) completeRuns(_ *cobra.Command, args []string, _ string) ([]string,
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	if root := findZergRoot(cwd); root != "" {
-		return listRuns(root), cobra.ShellCompDirectiveNoFileComp
+		return run.Runs(root), cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }

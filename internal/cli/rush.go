@@ -48,21 +48,28 @@ working tree are never touched.
 
 --rehearse runs everything for real except the model: a scripted Messages API
 (zerg mockapi) answers from .zerg/specs/<feature>/scenario.yaml (or --scenario),
-so a whole run can be rehearsed offline without an API key or cost.
+so a whole run can be rehearsed offline without an API key or cost. A run keeps
+the mode it started in: --resume of a rehearsal is a rehearsal.
+
+--resume continues a stopped, failed or crashed run without redoing merged work.
+It takes graph edits it can (added tasks run; tasks not merged yet may change or
+go) and refuses the others, naming the task; it builds on commits someone added
+to the integration branch and never moves that branch backwards.
 
 Exit status: 0 delivered, 1 not delivered (the report names the tasks), 2 bad
-input, 3 interrupted (continue with --resume).`,
+input (nothing written), 3 interrupted (continue with --resume), 4 another zerg
+is running this feature.`,
 		Args: cobra.ExactArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
 			fs, _ := a.completeFeatures(c, args, s)
 			return fs, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRush(cmd.Context(), a, args[0], f, cmd.Flags().Changed("workers"))
+			return runRush(cmd.Context(), a, args[0], f, cmd.Flags().Changed)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml)")
+	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml; a resume keeps the run's)")
 	fl.StringVar(&f.mode, "mode", "", "isolation: subprocess (default from config)")
 	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
 	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
@@ -70,11 +77,11 @@ input, 3 interrupted (continue with --resume).`,
 	fl.BoolVar(&f.rehearse, "rehearse", false, "use the scripted model (zerg mockapi) instead of the real API")
 	fl.StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
-	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON")
+	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON (docs/json.md)")
 	return cmd
 }
 
-func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSet bool) error {
+func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(string) bool) error {
 	cwd, err := a.getwd()
 	if err != nil {
 		return err
@@ -87,19 +94,15 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	if err != nil {
 		return err
 	}
-	if workersSet && (f.workers < 1 || f.workers > 64) {
+	if set("workers") && (f.workers < 1 || f.workers > 64) {
 		return usageErrorf("--workers %d: give a number from 1 to 64", f.workers)
 	}
-	if f.mode == "" {
-		f.mode = cfg.Mode
-	}
-	if f.schedule == "" {
-		f.schedule = cfg.Schedule
-	}
-	if f.mode != "subprocess" {
+	// The config's mode and schedule are checked when it loads; these are
+	// the flags, checked only when given.
+	if set("mode") && f.mode != "subprocess" {
 		return usageErrorf("--mode %s: only subprocess mode is available in this version; use --mode subprocess", f.mode)
 	}
-	if f.schedule != "level" {
+	if set("schedule") && f.schedule != "level" {
 		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)
 	}
 	if !f.rehearse && f.scenario != "" {
@@ -110,7 +113,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	}
 	paths, err := run.PathsFor(ctx, root, feature)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	if f.graph == "" {
 		f.graph = paths.Graph
@@ -118,14 +121,15 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	if _, err := os.Stat(f.graph); err != nil {
 		return usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, f.graph), feature)
 	}
-	workers := cfg.Workers
-	if workersSet {
+	workers := 0 // a resume keeps the recorded count unless --workers is given
+	if set("workers") {
 		workers = f.workers
+	} else if !f.resume {
+		workers = cfg.Workers
 	}
 	if f.dryRun {
-		return printPlan(a, f.graph, feature, cfg, workers, f.rehearse)
+		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse)
 	}
-
 	loc, err := claude.Locate(cfg.Claude.Path)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -134,7 +138,8 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	if err != nil {
 		return err
 	}
-	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
+		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: a.stderr}
 	if os.Geteuid() == 0 {
 		// Never run a worker as root: it would read every secret on the machine
 		// and anything it writes could later run as root.
@@ -142,13 +147,19 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 		if err != nil {
 			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", cfg.Security.WorkerUser, err)
 		}
-		worker.RunAs = u
+		opts.RunAs = u
 	}
-	if f.rehearse {
-		if f.scenario == "" {
-			f.scenario = filepath.Join(paths.SpecDir, "scenario.yaml")
+	// Everything is checked before anything is written.
+	r, err := run.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	if rehearsal, scenario := r.Rehearsal(); rehearsal {
+		if scenario == "" {
+			scenario = filepath.Join(paths.SpecDir, "scenario.yaml")
 		}
-		sc, err := mockapi.LoadScenario(f.scenario)
+		sc, err := mockapi.LoadScenario(scenario)
 		if err != nil {
 			return badInput(err)
 		}
@@ -182,31 +193,22 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, workersSe
 	if err := claude.EnableSubreaper(); err != nil {
 		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)
 	}
-	rep, err := run.Run(ctx, run.Options{
-		Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
-		Resume: f.resume, Rehearsal: f.rehearse, Worker: worker, Progress: a.stderr,
-	})
-	if rep != nil {
+	v, err := r.Execute(ctx, worker)
+	if v != nil {
 		if f.asJSON {
-			if jerr := printJSON(a.stdout, rep); jerr != nil {
+			if jerr := printViewJSON(a.stdout, *v); jerr != nil {
 				return jerr
 			}
 		} else {
-			rep.Print(a.stdout)
+			a.printReport(*v)
 		}
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, run.ErrBadInput), errors.Is(err, run.ErrAlreadyExists):
-		return badInput(err)
-	case errors.Is(err, run.ErrInterrupted):
-		return &ExitError{Code: ExitInterrupted, Err: err, Silent: rep != nil}
-	case errors.Is(err, run.ErrNotDelivered), errors.Is(err, run.ErrFatal):
-		return &ExitError{Code: ExitFailed, Err: err, Silent: rep != nil}
-	default:
-		return err
+	if err != nil && v != nil && (errors.Is(err, run.NotDelivered) || errors.Is(err, run.Interrupted) || errors.Is(err, run.Fatal)) {
+		// The report said what happened and what to do.
+		code, _ := explain(err)
+		return silent(code)
 	}
+	return err
 }
 
 // hookBinary is the zerg executable workers' hooks run. Under testscript the

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/run"
 )
 
 func init() { register(newStopCmd) }
@@ -30,15 +30,18 @@ later with zerg rush FEATURE --resume.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			feature := ""
-			if len(args) == 1 {
-				feature = args[0]
-			}
-			t, err := a.resolveRun(cmd.Context(), feature)
+			t, err := a.resolveRun(cmd.Context(), firstArg(args))
 			if err != nil {
 				return err
 			}
-			pid := coordinatorPID(t.paths.Coordinator)
+			v, st, err := t.inspect()
+			if err != nil {
+				return err
+			}
+			pid := 0
+			if v.Coordinator.Alive {
+				pid = coordinatorPID(v.Coordinator.PID)
+			}
 			if pid > 0 {
 				fmt.Fprintf(a.stdout, "stopping the coordinator of %s (pid %d)\n", t.feature, pid)
 				_ = syscall.Kill(pid, syscall.SIGTERM)
@@ -51,25 +54,27 @@ later with zerg rush FEATURE --resume.`,
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 					time.Sleep(200 * time.Millisecond)
 				}
+				if st, err = t.state(); err != nil {
+					return err
+				}
+			} else if v.State == run.RunDead {
+				fmt.Fprintf(a.stdout, "the coordinator of %s is dead (nothing holds the run's log)\n", t.feature)
 			}
-			// Whatever the coordinator could not clean up: the recorded workers.
-			st, err := t.state()
-			if err != nil {
-				return err
-			}
+			// Whatever the coordinator could not clean up: the workers its log
+			// recorded, and only those.
 			killed := 0
-			for _, ts := range st.Tasks {
-				if ts.Open != nil && (len(ts.Open.PIDs) > 0 || ts.Open.Marker != "") {
-					killed += len(claude.KillRecorded(ts.Open.Marker, ts.Open.PIDs, 2*time.Second))
+			for _, o := range st.OpenAttempts() {
+				if len(o.PIDs) > 0 || o.Marker != "" {
+					killed += len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second))
 				}
 			}
 			switch {
-			case pid <= 0 && killed == 0:
+			case pid <= 0 && killed == 0 && v.State != run.RunDead:
 				fmt.Fprintf(a.stdout, "%s is not running\n", t.feature)
 			case killed > 0:
 				fmt.Fprintf(a.stdout, "killed %d leftover worker process(es)\n", killed)
 			}
-			if pid > 0 || killed > 0 {
+			if pid > 0 || killed > 0 || v.State == run.RunDead {
 				fmt.Fprintf(a.stdout, "stopped; continue with zerg rush %s --resume\n", t.feature)
 			}
 			return nil
@@ -79,21 +84,13 @@ later with zerg rush FEATURE --resume.`,
 	return cmd
 }
 
-// coordinatorPID returns the pid in coordinator.json when that process is
-// alive and is a zerg rush, else 0: a stale file must never make zerg signal
-// an unrelated process that reused the pid.
-func coordinatorPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
+// coordinatorPID returns pid when that process is alive and is a zerg rush,
+// else 0: a recycled pid must never make zerg signal an unrelated process.
+func coordinatorPID(pid int) int {
+	if pid <= 0 || !alive(pid) {
 		return 0
 	}
-	var c struct {
-		PID int `json:"pid"`
-	}
-	if json.Unmarshal(b, &c) != nil || c.PID <= 0 || !alive(c.PID) {
-		return 0
-	}
-	cmdline, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(c.PID), "cmdline"))
+	cmdline, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))
 	if err != nil {
 		return 0
 	}
@@ -101,7 +98,7 @@ func coordinatorPID(path string) int {
 	if len(args) < 2 || !strings.Contains(filepath.Base(args[0]), "zerg") || !containsArg(args, "rush") {
 		return 0
 	}
-	return c.PID
+	return pid
 }
 
 func containsArg(args []string, s string) bool {

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// The human rendering of run.View: the report at the end of a rush and
+// zerg status print the same view, so they cannot disagree.
+
+// stateWords is a run state as a person reads it.
+func stateWords(s run.RunState) string {
+	switch s {
+	case run.RunDelivered:
+		return "DELIVERED"
+	case run.RunNotDelivered:
+		return "NOT DELIVERED"
+	case run.RunHalted:
+		return "stopped"
+	case run.RunDead:
+		return "interrupted (its coordinator died)"
+	case run.RunNotStarted:
+		return "not started"
+	}
+	return string(s)
+}
+
+// printReport writes the end-of-run report.
+func (a *app) printReport(v run.View) {
+	w := a.stdout
+	fmt.Fprintf(w, "\n%s: %s", v.Feature, stateWords(v.State))
+	if v.Rehearsal {
+		fmt.Fprint(w, " (rehearsal)")
+	}
+	fmt.Fprintf(w, " in %s", (time.Duration(v.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
+	if v.CostUSD > 0 {
+		fmt.Fprintf(w, ", $%.4f", v.CostUSD)
+	}
+	fmt.Fprintln(w)
+	a.printLevels(v)
+	a.printTaskProblems(v)
+	if v.State == run.RunDelivered {
+		fmt.Fprintf(w, "  integration branch: %s at %s\n  next: review it (git log %s), then zerg merge %s --into <branch>\n",
+			v.IntegrationBranch, shortID(v.Head), v.IntegrationBranch, v.Feature)
+		return
+	}
+	fmt.Fprintf(w, "  integration branch: %s at %s (only the levels that passed)\n", v.IntegrationBranch, shortID(v.Head))
+	if v.Reason != "" {
+		fmt.Fprintf(w, "  why: %s\n", truncate(oneLine(v.Reason), 300))
+	}
+	fmt.Fprintf(w, "  next: %s\n", nextStep(v))
+}
+
+// nextStep is what a person does next with a run that did not deliver.
+func nextStep(v run.View) string {
+	switch v.State {
+	case run.RunHalted, run.RunDead:
+		return fmt.Sprintf("zerg rush %s --resume continues it", v.Feature)
+	case run.RunRunning:
+		return fmt.Sprintf("zerg stop %s stops it", v.Feature)
+	}
+	return fmt.Sprintf("zerg logs %s <task> for details; zerg retry %s <task>, then zerg rush %s --resume", v.Feature, v.Feature, v.Feature)
+}
+
+func (a *app) printLevels(v run.View) {
+	for _, l := range v.Levels {
+		line := fmt.Sprintf("  level %d: %s", l.Level, l.State)
+		if l.Head != "" {
+			line += " → " + shortID(l.Head)
+		}
+		if l.Reason != "" {
+			line += " (" + l.Reason + ")"
+		}
+		fmt.Fprintln(a.stdout, line)
+	}
+}
+
+// printTaskProblems lists the tasks that are not merged.
+func (a *app) printTaskProblems(v run.View) {
+	var bad []run.TaskView
+	for _, t := range v.Tasks {
+		if t.Status != run.StatusMerged {
+			bad = append(bad, t)
+		}
+	}
+	fmt.Fprintf(a.stdout, "  tasks: %d of %d merged\n", len(v.Tasks)-len(bad), len(v.Tasks))
+	for _, t := range bad {
+		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(string(t.Status)), t.Level, t.Attempts)
+		if t.Detail != "" {
+			line += ": " + truncate(oneLine(t.Detail), 240)
+		} else if t.Reason != "" {
+			line += ": " + t.Reason
+		}
+		fmt.Fprintln(a.stdout, line)
+	}
+}
+
+// printStatus writes the live view of a run.
+func (a *app) printStatus(v run.View) {
+	w := a.stdout
+	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), stateWords(v.State))
+	if v.Rehearsal {
+		fmt.Fprint(w, " (rehearsal)")
+	}
+	if v.Workers > 0 {
+		fmt.Fprintf(w, " · %d workers", v.Workers)
+	}
+	if !v.StartedAt.IsZero() {
+		fmt.Fprintf(w, " · started %s ago", time.Since(v.StartedAt).Round(time.Second))
+	}
+	if v.CostUSD > 0 {
+		fmt.Fprintf(w, " · $%.4f", v.CostUSD)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case v.Coordinator.Alive && v.Coordinator.PID > 0:
+		fmt.Fprintf(w, "coordinator: alive (pid %d)\n", v.Coordinator.PID)
+	case v.Coordinator.Alive:
+		fmt.Fprintln(w, "coordinator: alive")
+	case v.State == run.RunDead:
+		fmt.Fprintf(w, "coordinator: dead (nothing holds the run's log); zerg stop %s reaps its workers, zerg rush %s --resume continues the run\n", v.Feature, v.Feature)
+	}
+	if v.Head != "" {
+		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(v.Head))
+	}
+	if g := v.Governor; g != nil {
+		line := fmt.Sprintf("workers: %d running, concurrency %d · breaker %s · zone %s", g.Running, g.Limit, g.Breaker, g.Zone)
+		if !g.PausedUntil.IsZero() {
+			line += fmt.Sprintf(" · launches paused for %s", time.Until(g.PausedUntil).Round(time.Second))
+		}
+		if !g.OpenUntil.IsZero() {
+			line += fmt.Sprintf(" · probe in %s", time.Until(g.OpenUntil).Round(time.Second))
+		}
+		fmt.Fprintln(w, line)
+	} else if v.BreakerOpens > 0 || v.RateLimitPauses > 0 {
+		fmt.Fprintf(w, "resilience: breaker opened %d time(s), %d rate-limit pause(s)\n", v.BreakerOpens, v.RateLimitPauses)
+	}
+	if v.GraphChanged {
+		fmt.Fprintf(w, "the task graph changed since the run recorded it; zerg rush %s --resume applies the change or says why it cannot\n", v.Feature)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LEVEL\tTASK\tSTATUS\tATTEMPTS\tCOST\tDETAIL")
+	for _, t := range v.Tasks {
+		detail := ""
+		switch {
+		case t.Running != nil:
+			detail = fmt.Sprintf("attempt %d running for %s", t.Running.Attempt, time.Since(t.Running.Started).Round(time.Second))
+			if !t.Running.LastEvent.IsZero() {
+				detail += fmt.Sprintf(", last event %s ago, %d turn(s), %d tokens", time.Since(t.Running.LastEvent).Round(time.Second), t.Running.Turns, t.Running.Tokens)
+			}
+		case t.Status != run.StatusMerged && t.Status != run.StatusCommitted:
+			detail = t.Detail
+			if detail == "" {
+				detail = t.Reason
+			}
+		}
+		status := string(t.Status)
+		switch t.Status {
+		case run.StatusFailed:
+			status = a.paint(ansiRed, status)
+		case run.StatusMerged:
+			status = a.paint(ansiGreen, status)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d (%d task, %d infra)\t$%.4f\t%s\n", t.Level, t.ID, status, t.Attempts,
+			t.TaskFailures, t.InfraFailures, t.CostUSD, truncate(oneLine(detail), 80))
+	}
+	tw.Flush()
+	for _, l := range v.Levels {
+		if l.State == "failed" {
+			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, l.Reason)
+		}
+	}
+	for _, g := range v.Gates {
+		verdict := "passed"
+		if g.Exit != 0 {
+			verdict = fmt.Sprintf("FAILED (exit %d)", g.Exit)
+		}
+		fmt.Fprintf(w, "gate %s on level %d (%s): %s\n", g.Name, g.Level, shortID(g.Head), verdict)
+	}
+	if v.State == run.RunNotDelivered && v.Reason != "" {
+		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(v.Reason), 200))
+	}
+}
+
+// printViewJSON writes the view as the documented JSON (docs/json.md).
+func printViewJSON(w io.Writer, v run.View) error { return printJSON(w, v) }

@@ -8,7 +8,7 @@ import (
 
 // ModuleRoot returns the nearest directory at or above dir holding go.mod:
 // the zerg repository, for tests and benchmarks that need its files (the
-// pinned CLI, examples) or the shared/ directory beside it.
+// pinned CLI, examples, test fixtures).
 func ModuleRoot(dir string) (string, error) {
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {

@@ -75,6 +75,9 @@ type Input struct {
 	OnStart func(pids []claude.Proc, marker string)
 	// OnProgress is called for every worker event.
 	OnProgress func(claude.Progress)
+	// OnVerify is called when the worker succeeded and the verification
+	// command is about to run.
+	OnVerify func()
 }
 
 // Result is what an attempt produced.
@@ -175,6 +178,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 	if res.Class == Success {
+		if in.OnVerify != nil {
+			in.OnVerify()
+		}
 		res.VerifyExit, res.VerifyOutput = verify(ctx, in)
 		if res.VerifyExit != 0 {
 			res.Class, res.Reason = Task, "verification_failed"

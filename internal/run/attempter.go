@@ -30,7 +30,7 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		SpecText: attempt.SpecText(a.specDir), Rules: attempt.RulesText(a.sec.rulesDir, r.Task, cfg.Context.TokenBudget),
 		Worker: a.workerSpec(), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 		Scanner: a.sec.scanner, Audit: a.sec.audit,
-		OnStart: r.OnStart, OnProgress: r.OnProgress,
+		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
 	})
 }
 

@@ -38,8 +38,10 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# The README's demo command: runs offline on the bundled example project.
-demo: build
+# The README's demo command: runs offline on the bundled example project, with
+# real workers, so it needs the pinned CLI as well as zerg itself (a fresh clone
+# has neither).
+demo: build claude
 	./scripts/demo.sh
 
 bench:

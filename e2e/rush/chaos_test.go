@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,9 +26,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// chaosProject writes a repository whose graph has n one-file tasks, four per
-// level, each depending on one task of the level below, and a scenario whose
-// model takes a moment per turn so kills land mid-attempt.
+// chaosWidth is the number of tasks per level of chaosProject's graph.
+const chaosWidth = 4
+
+// chaosProject writes a repository whose graph has n one-file tasks,
+// chaosWidth per level, each depending on one task of the level below, and a
+// scenario whose model takes a moment on its first turn, so that an attempt
+// is still running long after its attempt_pids event.
 func chaosProject(t *testing.T, n int) *project {
 	t.Helper()
 	tmp := traversable(t, t.TempDir())
@@ -44,13 +49,13 @@ func chaosProject(t *testing.T, n int) *project {
 		if i > 0 {
 			g.WriteByte(',')
 		}
-		level, deps := i/4+1, "[]"
+		level, deps := i/chaosWidth+1, "[]"
 		if level > 1 {
-			deps = fmt.Sprintf(`["C%d"]`, i-4)
+			deps = fmt.Sprintf(`["C%d"]`, i-chaosWidth)
 		}
 		fmt.Fprintf(&g, `{"id":"C%d","title":"part %d","level":%d,"dependencies":%s,"files":{"create":["parts/%d.txt"]},"verification":{"command":"grep -qx 'part %d' parts/%d.txt"}}`,
 			i, i, level, deps, i, i, i)
-		fmt.Fprintf(&sc, "  - name: c%d\n    match: \"Task C%d:\"\n    turns:\n      - delay: 400ms\n        tools: [{name: Write, input: {file_path: parts/%d.txt, content: \"part %d\\n\"}}]\n      - text: done\n", i, i, i, i)
+		fmt.Fprintf(&sc, "  - name: c%d\n    match: \"Task C%d:\"\n    turns:\n      - delay: 250ms\n        tools: [{name: Write, input: {file_path: parts/%d.txt, content: \"part %d\\n\"}}]\n      - text: done\n", i, i, i, i)
 	}
 	g.WriteString("]}")
 	files := map[string]string{
@@ -72,26 +77,55 @@ func chaosProject(t *testing.T, n int) *project {
 	return p
 }
 
-// TestChaos SIGKILLs random workers and, several times, the coordinator
-// itself at random moments; every run after a coordinator kill is --resume.
-// The run must end delivered with every task merged exactly once and no
-// process left behind. `make chaos` runs it larger and prints the figures.
+// TestChaos SIGKILLs workers and, several times, the coordinator itself;
+// every run after a coordinator kill is --resume. The run must end delivered
+// with every task merged exactly once and no process left behind. `make
+// chaos` runs it larger and prints the figures.
+//
+// Kills are moments of the run's progress, never wall-clock times: the seeded
+// rng plans them all before the first round (coordinator kills as a level and
+// a moment in it, worker kills as ordinals of attempt_pids events), and a
+// poller fires each one when the event log reaches it. What is killed, and at
+// which point of the run, is therefore the same on a fast or a slow machine.
 func TestChaos(t *testing.T) {
 	n := envInt("ZERG_CHAOS_TASKS", 20)
 	coordinatorKills := envInt("ZERG_CHAOS_COORDINATOR_KILLS", 3)
 	workerKills := envInt("ZERG_CHAOS_WORKER_KILLS", 5)
 	seed := uint64(envInt("ZERG_CHAOS_SEED", 11))
 	rng := rand.New(rand.NewPCG(seed, seed))
+	plan, err := planCoordinatorKills(rng, n, coordinatorKills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workerTargets, err := planWorkerKills(rng, n, workerKills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := make([]string, len(plan))
+	for i, k := range plan {
+		planned[i] = k.String()
+	}
+	t.Logf("seed %d: coordinator kills %s; worker kills at %s %v", seed, strings.Join(planned, "; "), run.EvAttemptPIDs, workerTargets)
 	p := chaosProject(t, n)
 	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
 
 	start := time.Now()
 	killedCoordinator, killedWorkers, rounds := 0, 0, 0
+	nextWorker := 0 // workerTargets[nextWorker:] are still to fire
 	for {
 		rounds++
 		if rounds > coordinatorKills+5 {
 			t.Fatalf("no delivery after %d rounds", rounds)
 		}
+		// The previous coordinator is dead: the log ends where this round's
+		// events will begin.
+		before, _ := eventlog.Read(events)
+		roundStart := len(before)
+		var kill *coordinatorKill
+		if killedCoordinator < len(plan) {
+			kill = &plan[killedCoordinator]
+		}
+
 		args := []string{"rush", "demo", "--rehearse"}
 		if rounds > 1 {
 			args = append(args, "--resume")
@@ -105,36 +139,75 @@ func TestChaos(t *testing.T) {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		var killAt time.Time
-		if killedCoordinator < coordinatorKills {
-			killAt = time.Now().Add(time.Duration(1500+rng.IntN(3000)) * time.Millisecond)
-		}
-		var err error
+		deadline := time.After(3 * time.Minute)
+		killed := false
 	round:
 		for {
 			select {
 			case err = <-exited:
 				break round
-			case <-time.After(300 * time.Millisecond):
+			case <-deadline:
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				t.Fatalf("round %d: no exit and no kill moment within 3 minutes:\n%s", rounds, se.String())
+			case <-time.After(chaosPoll):
 			}
-			if !killAt.IsZero() && time.Now().After(killAt) {
+			evs, _ := eventlog.Read(events)
+			// Worker kills first: a target reached in the same poll as the
+			// coordinator's moment still lands on a live attempt.
+			pids := eventIndexes(evs, run.EvAttemptPIDs)
+			for nextWorker < len(workerTargets) && workerTargets[nextWorker] <= len(pids) {
+				i := pids[workerTargets[nextWorker]-1]
+				if i < roundStart {
+					// Written just before the previous coordinator kill: its
+					// worker died with that coordinator. The target moves on
+					// to this round's first attempt.
+					retarget(workerTargets, nextWorker, sort.SearchInts(pids, roundStart)+1)
+					continue
+				}
+				if killAttemptWorker(evs, i) {
+					killedWorkers++
+				} else {
+					t.Errorf("round %d: worker kill at attempt_pids #%d (%s attempt %d) did not land: the attempt was no longer running",
+						rounds, workerTargets[nextWorker], evs[i].Task, evs[i].Attempt)
+				}
+				nextWorker++
+			}
+			if kill != nil && kill.reached(evs[min(roundStart, len(evs)):]) {
 				cmd.Process.Signal(syscall.SIGKILL)
 				err = <-exited
-				killedCoordinator++
+				// Landed only if the signal is what ended it (not a run
+				// that finished or failed on its own in the meantime).
+				killed = diedOfSIGKILL(err)
 				break round
 			}
-			if killedWorkers < workerKills && rng.Float64() < 0.25 {
-				if killRandomWorker(t, events, rng) {
-					killedWorkers++
+		}
+		if killed {
+			killedCoordinator++
+			evs, rerr := eventlog.Read(events)
+			if rerr != nil {
+				t.Fatalf("round %d: the log after the kill: %v", rounds, rerr)
+			}
+			st := run.Replay(evs)
+			running := 0
+			for _, ts := range st.Tasks {
+				if ts.Open != nil {
+					running++
 				}
 			}
+			t.Logf("round %d: coordinator killed %s: %d attempt(s) open, %d level(s) merged, %d attempt_pids in the log",
+				rounds, kill, running, len(st.Merged), len(eventIndexes(evs, run.EvAttemptPIDs)))
+			// The moment is a point inside its level: the next level cannot
+			// have merged already.
+			if _, ok := st.Merged[kill.Level+1]; ok {
+				t.Errorf("round %d: kill %s landed after level %d merged", rounds, kill, kill.Level+1)
+			}
+			continue
 		}
-		if err == nil {
-			break
+		if err != nil {
+			t.Fatalf("round %d: run failed (%v):\n%s", rounds, err, se.String())
 		}
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-			t.Fatalf("round %d: run failed:\n%s", rounds, se.String())
-		}
+		break
 	}
 	wall := time.Since(start)
 
@@ -162,36 +235,176 @@ func TestChaos(t *testing.T) {
 	if leftovers := runProcesses(evs); len(leftovers) > 0 {
 		t.Errorf("processes left behind: %v", leftovers)
 	}
-	if killedCoordinator < coordinatorKills {
-		t.Errorf("only %d coordinator kills landed (want %d): the run finished too early", killedCoordinator, coordinatorKills)
+	if killedCoordinator < len(plan) {
+		t.Errorf("only %d coordinator kills landed (want %d): the run finished before the kill %s", killedCoordinator, len(plan), plan[killedCoordinator])
+	}
+	if killedWorkers < len(workerTargets) {
+		t.Errorf("only %d worker kills landed (want %d)", killedWorkers, len(workerTargets))
 	}
 	p.assertUserUntouched()
 	t.Logf("chaos: %d tasks, %d coordinator kills, %d worker kills, %d recoveries (--resume), %d extra attempts, wall %s",
 		n, killedCoordinator, killedWorkers, st.Resumes, attempts-n, wall.Round(100*time.Millisecond))
 }
 
-// killRandomWorker SIGKILLs the claude process of one running attempt, after
-// checking that it really is that attempt's process (its environment carries
-// the attempt's marker).
-func killRandomWorker(t *testing.T, events string, rng *rand.Rand) bool {
-	evs, err := eventlog.Read(events)
-	if err != nil {
+// diedOfSIGKILL reports whether cmd.Wait's error says SIGKILL ended the
+// process.
+func diedOfSIGKILL(err error) bool {
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
 		return false
 	}
-	st := run.Replay(evs)
-	var open []*run.OpenAttempt
-	for _, ts := range st.Tasks {
-		if ts.Open != nil && len(ts.Open.PIDs) > 0 && ts.Open.Marker != "" {
-			open = append(open, ts.Open)
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// chaosPoll is how often the chaos test reads the event log. Attempts last
+// far longer (the CLI's start-up plus the scenario's delay), so a kill fires
+// while the moment it was planned for is still current.
+const chaosPoll = 20 * time.Millisecond
+
+// Moments of a level at which the coordinator is killed.
+const (
+	momentRunning  = "running"  // after the nth attempt_pids: workers mid-attempt
+	momentFinished = "finished" // after the nth attempt_finished: some done, others running
+	momentMerged   = "merged"   // right after level_merged, as the next level starts
+)
+
+// coordinatorKill is a planned SIGKILL of the coordinator, as a point of the
+// run's progress: in the round it ends, once the log has the nth event of
+// the moment's kind for a task of Level (merged: the level's level_merged).
+type coordinatorKill struct {
+	Level  int
+	Moment string
+	Nth    int
+}
+
+func (k coordinatorKill) String() string {
+	switch k.Moment {
+	case momentMerged:
+		return fmt.Sprintf("right after level %d's %s", k.Level, run.EvLevelMerged)
+	case momentFinished:
+		return fmt.Sprintf("in level %d after its %s #%d", k.Level, run.EvAttemptFinished, k.Nth)
+	}
+	return fmt.Sprintf("in level %d after its %s #%d", k.Level, run.EvAttemptPIDs, k.Nth)
+}
+
+// reached reports whether the events of the current round contain the kill's
+// moment. Only this round counts, and every task of the level runs in it:
+// kills go to increasing levels, so at most the first attempts of this level
+// were cut by a kill right after the previous level merged, and those run
+// again. The abandoned-attempt records a resume writes for them are not
+// attempts finishing.
+func (k coordinatorKill) reached(round []eventlog.Event) bool {
+	seen := 0
+	for _, e := range round {
+		switch {
+		case k.Moment == momentMerged && e.Type == run.EvLevelMerged:
+			var d run.LevelMerged
+			if e.Decode(&d) == nil && d.Level == k.Level {
+				return true
+			}
+		case k.Moment == momentRunning && e.Type == run.EvAttemptPIDs && chaosLevel(e.Task) == k.Level:
+			seen++
+		case k.Moment == momentFinished && e.Type == run.EvAttemptFinished && chaosLevel(e.Task) == k.Level:
+			var d run.AttemptFinished
+			if e.Decode(&d) == nil && d.Reason != "abandoned" {
+				seen++
+			}
+		}
+		if k.Moment != momentMerged && seen >= k.Nth {
+			return true
 		}
 	}
-	if len(open) == 0 {
+	return false
+}
+
+// planCoordinatorKills picks one kill per distinct level, in increasing
+// levels so that each resumed round still has its kill ahead of it, and
+// never in the last level: after it the run ends at once, while any earlier
+// level is followed by at least one more level of attempts, so every planned
+// kill lands before the run can finish. For 20 tasks, levels 1-4 of 5: the
+// first 80% of the run.
+func planCoordinatorKills(rng *rand.Rand, n, kills int) ([]coordinatorKill, error) {
+	levels := (n + chaosWidth - 1) / chaosWidth
+	if kills > levels-1 {
+		return nil, fmt.Errorf("%d coordinator kills need at least %d levels, %d tasks make %d", kills, kills+1, n, levels)
+	}
+	picked := rng.Perm(levels - 1)[:kills]
+	sort.Ints(picked)
+	moments := []string{momentRunning, momentFinished, momentMerged}
+	plan := make([]coordinatorKill, kills)
+	for i, l := range picked {
+		k := coordinatorKill{Level: l + 1, Moment: moments[rng.IntN(len(moments))]}
+		if k.Moment != momentMerged {
+			k.Nth = 1 + rng.IntN(chaosWidth) // levels before the last are full
+		}
+		plan[i] = k
+	}
+	return plan, nil
+}
+
+// planWorkerKills picks distinct ordinals of attempt_pids events among the
+// first 80% of the n the run is sure to write; the worker of that attempt is
+// killed as soon as the log has it.
+func planWorkerKills(rng *rand.Rand, n, kills int) ([]int, error) {
+	span := max(1, n*4/5)
+	if kills > span {
+		return nil, fmt.Errorf("%d worker kills need at least %d tasks", kills, (kills*5+3)/4)
+	}
+	targets := rng.Perm(span)[:kills]
+	for i := range targets {
+		targets[i]++
+	}
+	sort.Ints(targets)
+	return targets, nil
+}
+
+// retarget moves targets[from] to at least ordinal and keeps the later
+// targets distinct and increasing.
+func retarget(targets []int, from, ordinal int) {
+	targets[from] = max(targets[from], ordinal)
+	for j := from + 1; j < len(targets); j++ {
+		targets[j] = max(targets[j], targets[j-1]+1)
+	}
+}
+
+// eventIndexes lists the positions of the events of one type.
+func eventIndexes(evs []eventlog.Event, typ string) []int {
+	var out []int
+	for i, e := range evs {
+		if e.Type == typ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// chaosLevel is the level of chaosProject's task id ("C7" is in level 2).
+func chaosLevel(id string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(id, "C"))
+	if err != nil || !strings.HasPrefix(id, "C") {
+		return 0
+	}
+	return i/chaosWidth + 1
+}
+
+// killAttemptWorker SIGKILLs the claude process of the attempt whose
+// attempt_pids event is evs[i], if that attempt is still running and the
+// process really is its worker (its environment carries the attempt's
+// marker).
+func killAttemptWorker(evs []eventlog.Event, i int) bool {
+	e := evs[i]
+	var d run.AttemptPIDs
+	if e.Decode(&d) != nil || len(d.PIDs) == 0 || d.Marker == "" {
 		return false
 	}
-	o := open[rng.IntN(len(open))]
-	pid := o.PIDs[0].PID
+	ts := run.Replay(evs).Tasks[e.Task]
+	if ts == nil || ts.Open == nil || ts.Open.Number != e.Attempt || ts.Open.Marker != d.Marker {
+		return false
+	}
+	pid := d.PIDs[0].PID
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil || !bytes.Contains(env, []byte("ZERG_RUN_MARKER="+o.Marker)) {
+	if err != nil || !bytes.Contains(env, []byte("ZERG_RUN_MARKER="+d.Marker)) {
 		return false
 	}
 	return syscall.Kill(pid, syscall.SIGKILL) == nil

@@ -338,14 +338,14 @@ func TestRushDeliversDemo(t *testing.T) {
 	// rush refused, cleanup of merged branches, and the explicit merge.
 	s := p.zerg("status", "--json")
 	var status struct {
-		Phase string `json:"phase"`
+		State string `json:"state"`
 		Tasks []struct {
 			ID       string `json:"id"`
 			Status   string `json:"status"`
 			Attempts int    `json:"attempts"`
 		} `json:"tasks"`
 	}
-	if err := json.Unmarshal([]byte(s.stdout), &status); err != nil || status.Phase != "delivered" || len(status.Tasks) != 7 {
+	if err := json.Unmarshal([]byte(s.stdout), &status); err != nil || status.State != "delivered" || len(status.Tasks) != 7 {
 		t.Errorf("status --json: %v %+v\n%s", err, status, s.stdout)
 	}
 	if l := p.zerg("logs", "L2-shout"); l.code != 0 || !strings.Contains(l.stdout, "== L2-shout attempt 2") || !strings.Contains(l.stdout, "Write {\"file_path\":\"bin/shout\"") {

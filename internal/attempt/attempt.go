@@ -155,7 +155,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 
 	w := in.Repo.In(in.Workspace)
 	for _, d := range out.PermissionDenials {
-		in.record(security.AuditHookDenied, deniedCall(d, in.Scanner))
+		if err := in.record(security.AuditHookDenied, deniedCall(d, in.Scanner)); err != nil {
+			return res, err
+		}
 	}
 	// Secrets first, before anything is staged: a secret must never reach
 	// git's object store, not even on a failed attempt's branch. The
@@ -169,7 +171,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 			var where []string
 			for _, f := range findings {
 				where = append(where, fmt.Sprintf("%s:%d (%s)", f.File, f.Line, f.RuleID))
-				in.record(security.AuditSecretFound, map[string]any{"rule": f.RuleID, "file": f.File, "line": f.Line})
+				if err := in.record(security.AuditSecretFound, map[string]any{"rule": f.RuleID, "file": f.File, "line": f.Line}); err != nil {
+					return res, err
+				}
 			}
 			res.Class, res.Reason = Task, "secret_found"
 			res.Detail = fmt.Sprintf("a secret was written to %s; never put credentials in files: read them from the environment or configuration. The work was not committed; it stays in %s",
@@ -198,7 +202,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 	res.Changes = changes
 	if res.Class == Success {
 		if bad := Violations(in.Task, changes); len(bad) > 0 {
-			in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad})
+			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
+				return res, err
+			}
 			res.Class, res.Reason = Task, "ownership"
 			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
 				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
@@ -286,11 +292,17 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.
 	return out, time.Duration(retryAfter.Load()), nil
 }
 
-// record writes one security decision to the audit log, if there is one.
-func (in Input) record(kind string, fields any) {
-	if in.Audit != nil {
-		_ = in.Audit.RecordTask(in.Task.ID, in.Number, kind, fields)
+// record writes one security decision to the audit log, if there is one. A
+// decision that cannot be recorded is zerg's own failure: the attempt stops
+// rather than go on unaudited.
+func (in Input) record(kind string, fields any) error {
+	if in.Audit == nil {
+		return nil
 	}
+	if err := in.Audit.RecordTask(in.Task.ID, in.Number, kind, fields); err != nil {
+		return fmt.Errorf("write the audit log: %w", err)
+	}
+	return nil
 }
 
 // deniedCall describes a denied tool call for the audit log: the tool and

@@ -253,8 +253,8 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 	model := map[bool]string{true: "scripted (rehearsal)", false: "real API"}[rehearse]
 	fmt.Fprintf(w, "Plan for %s (dry run: nothing is changed)\n", feature)
 	fmt.Fprintf(w, "  workers %d · mode %s · schedule %s · model %s\n", workers, cfg.Mode, cfg.Schedule, model)
-	fmt.Fprintf(w, "  budgets: $%.2f per task, $%.2f per run, %d turns per attempt; %d task retries\n",
-		cfg.Budget.TaskUSD, cfg.Budget.RunUSD, cfg.Budget.MaxTurns, cfg.Retry.TaskRetries)
+	fmt.Fprintf(w, "  budgets: $%.2f per task, %d turns per attempt; %d task retries\n",
+		cfg.Budget.TaskUSD, cfg.Budget.MaxTurns, cfg.Retry.TaskRetries)
 	fmt.Fprintf(w, "  integration branch: %s\n", run.IntegrationBranch(feature))
 	if len(cfg.Gates) == 0 {
 		fmt.Fprintln(w, "  gates: none (add gates to .zerg/config.yaml)")

@@ -93,19 +93,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c.cancel = cancel
-	if c.d.Clock == nil {
-		c.d.Clock = realClock{}
-	}
-	if c.d.Rand == nil {
-		c.d.Rand = rand.Float64
-	}
-	if c.gov == nil {
-		c.gov = NewGovernor(c.cfg, c.workers, c.governorEvent)
-		c.gov.now, c.gov.after = c.d.Clock.Now, c.d.Clock.After
-	}
-	if c.live == nil {
-		c.live = map[string]liveAttempt{}
-	}
+	c.prepare()
 	if c.resume == nil {
 		if err := c.begin(ctx); err != nil {
 			return c.state, err
@@ -124,6 +112,23 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 		}
 	}
 	return c.state, c.finish(ctx, runErr)
+}
+
+// prepare fills the defaults of what the run needs besides its ports.
+func (c *Coordinator) prepare() {
+	if c.d.Clock == nil {
+		c.d.Clock = realClock{}
+	}
+	if c.d.Rand == nil {
+		c.d.Rand = rand.Float64
+	}
+	if c.gov == nil {
+		c.gov = NewGovernor(c.cfg, c.workers, c.governorEvent)
+		c.gov.now, c.gov.after = c.d.Clock.Now, c.d.Clock.After
+	}
+	if c.live == nil {
+		c.live = map[string]liveAttempt{}
+	}
 }
 
 // governorEvent records a governor change; a log write error stops the run.

@@ -287,6 +287,24 @@ func TestResumeAfterCrash(t *testing.T) {
 	}
 }
 
+// A crash after level_started, before every task of the level launched:
+// the tasks left ready run on resume. (Found by the chaos test.)
+func TestResumeAfterCrashWithTasksStillReady(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	st, err := w.rush(context.Background())
+	assertDelivered(t, w, st, err)
+	evs := w.log.all()
+	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "A" })
+	w.log.events = evs[:cut+1]
+	if s := w.replay().Task("B").Status; s != StatusReady {
+		t.Fatalf("B is %s at the crash, want ready", s)
+	}
+	w.git.branches[IntegrationBranch("f")] = "base"
+	st, err = w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+}
+
 // The crash came between level_merged and the branch update: the resume
 // moves the branch forward to the recorded head.
 func TestResumeMovesABranchBehindTheLogForward(t *testing.T) {

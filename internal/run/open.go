@@ -190,6 +190,7 @@ func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
 		return nil, err
 	}
 	defer os.Remove(c.paths.Coordinator)
+	c.prepare()
 	stopLive := c.startHeartbeats(ctx)
 	start := time.Now()
 	st, runErr := c.execute(ctx)

@@ -245,11 +245,7 @@ func (s *State) apply(e eventlog.Event) {
 	case EvRunResumed:
 		s.Resumes++
 		s.Finished, s.Stopped, s.FailedLevel = nil, nil, nil
-		for _, t := range s.Tasks {
-			if t.Status == StatusBlocked || t.Status == StatusCancelled {
-				t.Status = StatusPending
-			}
-		}
+		s.moveAll(e.Type, StatusPending)
 	case EvGraphChanged:
 		var d GraphChanged
 		_ = e.Decode(&d)
@@ -364,7 +360,7 @@ func (s *State) apply(e eventlog.Event) {
 		if e.Decode(&d) == nil {
 			s.Stopped = &d
 		}
-		s.cancelWaiting()
+		s.moveAll(e.Type, StatusCancelled)
 	case EvBreaker:
 		var d BreakerChange
 		if e.Decode(&d) == nil {
@@ -394,15 +390,17 @@ func (s *State) apply(e eventlog.Event) {
 		if e.Decode(&d) == nil {
 			s.Finished = &d
 		}
-		s.cancelWaiting()
+		s.moveAll(e.Type, StatusCancelled)
 	}
 }
 
-// cancelWaiting: the run ends, so what waited for a worker will not get one.
-func (s *State) cancelWaiting() {
+// moveAll applies a run-level event to every task the transition table
+// lets it move: a stop or the end cancels what waited for a worker, a
+// resume gives the scheduler back what nobody will launch otherwise.
+func (s *State) moveAll(typ string, to Status) {
 	for _, t := range s.Tasks {
-		if t.Status == StatusReady || t.Status == StatusRetryWait {
-			t.Status = StatusCancelled
+		if CanTransition(typ, t.Status, to) {
+			t.Status = to
 		}
 	}
 }

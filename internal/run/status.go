@@ -46,8 +46,9 @@ var transitions = map[string]struct {
 	// waiting; running attempts are closed first.
 	EvRunStopped:  {from: []Status{StatusReady, StatusRetryWait}, to: []Status{StatusCancelled}},
 	EvRunFinished: {from: []Status{StatusReady, StatusRetryWait}, to: []Status{StatusCancelled}},
-	// A resume gives blocked and cancelled tasks back to the scheduler.
-	EvRunResumed: {from: []Status{StatusBlocked, StatusCancelled}, to: []Status{StatusPending}},
+	// A resume gives blocked and cancelled tasks back to the scheduler, and
+	// the ready ones of a coordinator that died before it could launch them.
+	EvRunResumed: {from: []Status{StatusReady, StatusBlocked, StatusCancelled}, to: []Status{StatusPending}},
 	// A changed task that is not merged starts over.
 	EvGraphChanged: {from: []Status{StatusPending, StatusRetryWait, StatusFailed, StatusBlocked, StatusCancelled, StatusCommitted}, to: []Status{StatusPending}},
 }

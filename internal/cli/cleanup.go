@@ -72,7 +72,8 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 	if _, statErr := os.Stat(t.paths.Events); statErr == nil {
 		log, events, err := eventlog.Open(t.paths.Events)
 		if errors.Is(err, eventlog.ErrLocked) {
-			return usageErrorf("the run of %s is in progress; stop it first (zerg stop %s)", t.feature, t.feature)
+			return &run.Error{Kind: run.Locked, Feature: t.feature, Path: t.paths.Events,
+				Err: fmt.Errorf("the run of %s is in progress; cleanup needs a stopped run", t.feature)}
 		}
 		if err == nil {
 			defer log.Close()

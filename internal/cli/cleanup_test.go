@@ -182,7 +182,7 @@ func TestCleanupRefusals(t *testing.T) {
 	}
 	defer log.Close()
 	code, _, errs := runZerg(t, "cleanup", "--all", "--force")
-	if code != ExitUsage || !strings.Contains(errs, "in progress") {
+	if code != ExitLocked || !strings.Contains(errs, "in progress") {
 		t.Fatalf("locked log: exit %d %q", code, errs)
 	}
 	if !exists(f.paths.Events) || f.branchAt(t, run.IntegrationBranch("auth")) == "" {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/gitx"
 )
 
 // precommitMarker is the comment that identifies the hook as zerg's: only a
@@ -31,23 +32,11 @@ func precommitStep() initStep {
 // core.hooksPath (zerg's usual -c core.hooksPath=/dev/null) or the answer
 // would be /dev/null; rev-parse runs no hook.
 func gitHooksDir(env *initEnv) (string, error) {
-	cmd := exec.CommandContext(env.ctx, "git", "rev-parse", "--git-path", "hooks")
-	cmd.Dir = env.root
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	dir, err := gitx.HooksDir(env.ctx, env.root)
 	if err != nil {
-		return "", fmt.Errorf("find the git hooks directory: %v: %s", err, firstLine(stderr.String()))
+		return "", fmt.Errorf("find the git hooks directory: %w", err)
 	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return "", errors.New("find the git hooks directory: git printed nothing")
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(env.root, dir)
-	}
-	return filepath.Clean(dir), nil
+	return dir, nil
 }
 
 func checkPrecommitHook(env *initEnv) error {

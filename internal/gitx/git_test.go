@@ -304,3 +304,19 @@ func TestIsAncestorAndWorktrees(t *testing.T) {
 		t.Errorf("worktree of feature/x: %q", p)
 	}
 }
+
+// HooksDir sees the user's core.hooksPath, which every other call overrides.
+func TestHooksDirSeesCoreHooksPath(t *testing.T) {
+	repo := newRepo(t)
+	ctx := context.Background()
+	dir, err := HooksDir(ctx, repo.Dir)
+	if err != nil || dir != filepath.Join(repo.Dir, ".git", "hooks") {
+		t.Fatalf("default hooks dir %q %v", dir, err)
+	}
+	if _, err := repo.Run(ctx, "config", "core.hooksPath", "githooks"); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := HooksDir(ctx, repo.Dir); err != nil || dir != filepath.Join(repo.Dir, "githooks") {
+		t.Errorf("with core.hooksPath: %q %v", dir, err)
+	}
+}

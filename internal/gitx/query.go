@@ -1,8 +1,10 @@
 package gitx
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -120,4 +122,32 @@ func (r *Runner) WorktreeOf(ctx context.Context, branch string) (string, error) 
 		}
 	}
 	return "", nil
+}
+
+// HooksDir is the directory git runs the repository's hooks from: .git/hooks,
+// the common directory's hooks in a linked worktree, or core.hooksPath. It is
+// the one call that must not carry zerg's core.hooksPath=/dev/null (the
+// answer would be /dev/null); rev-parse runs no hook.
+func HooksDir(ctx context.Context, root string) (string, error) {
+	r := New(root)
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	args := []string{"rev-parse", "--git-path", "hooks"}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = root
+	cmd.Env = r.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", &Error{Args: args, Dir: root, ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Err: err}
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", &Error{Args: args, Dir: root, ExitCode: 0, Stderr: "git printed nothing"}
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	return filepath.Clean(dir), nil
 }

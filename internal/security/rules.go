@@ -56,8 +56,8 @@ const (
 
 // knownChecksums pins the checksum of the default commit in the binary, so a
 // default config (whose sha256 is empty) is still verified against a value
-// that did not come over the network. It was computed from the snapshot in
-// shared/corpora/secure-coding-rules (the rules/ tree at that commit).
+// that did not come over the network. It was computed from the rules/ tree at
+// that commit (the snapshot in internal/security/testdata checks it).
 var knownChecksums = map[string]string{
 	"f644d862f89f926537591d64439c067b1e066ffe": "d1d4534ae5fd4c334a6c5a7fd281ecbf12ab9de04f0113b2fb7ae6d75b073170",
 }

@@ -81,7 +81,7 @@ func (c *Coordinator) emit(typ, task string, attemptN int, data any) error {
 	return c.state.Apply(e)
 }
 
-// State returns a copy of the run's state for reading.
+// taskState returns a copy of a task's state for reading.
 func (c *Coordinator) taskState(id string) TaskState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -434,17 +434,20 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 // task of the graph is merged: whatever happened, a report never says
 // delivered with a task missing.
 func (c *Coordinator) finish(ctx context.Context, runErr error) error {
-	cause := context.Cause(ctx)
-	fatal := errors.Is(cause, Fatal)
-	if runErr != nil && ctx.Err() != nil && !fatal {
-		if err := c.emit(EvRunStopped, "", 0, RunStopped{Reason: "interrupted"}); err != nil {
-			return errors.Join(runErr, err)
+	if runErr != nil && ctx.Err() != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, Fatal):
+			runErr = cause
+		case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
+			// A signal or zerg stop: the run can go on later.
+			if err := c.emit(EvRunStopped, "", 0, RunStopped{Reason: "interrupted"}); err != nil {
+				return errors.Join(runErr, err)
+			}
+			c.progress.stopped(c.feature)
+			return &Error{Kind: Interrupted, Feature: c.feature, Err: errors.New("the run was stopped")}
+		default:
+			runErr = cause // zerg's own failure (the log could not be written)
 		}
-		c.progress.stopped(c.feature)
-		return &Error{Kind: Interrupted, Feature: c.feature, Err: errors.New("the run was stopped")}
-	}
-	if fatal && runErr != nil {
-		runErr = cause
 	}
 	if runErr == nil {
 		if missing := c.unmerged(); len(missing) > 0 {

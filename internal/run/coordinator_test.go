@@ -393,3 +393,17 @@ func TestResumeOfADeliveredRunIsRefused(t *testing.T) {
 		t.Fatalf("err %v, want Delivered", err)
 	}
 }
+
+// A log write that fails inside a worker's callback stops the run as a
+// failure naming the write, never as an interrupt that --resume would hide.
+func TestEventLogWriteErrorInACallback(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.log.failOn = EvAttemptPIDs
+	st, err := w.rush(context.Background())
+	if err == nil || errors.Is(err, Interrupted) || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err %v, want the write error", err)
+	}
+	if st.Stopped != nil || st.Finished == nil || st.Finished.Delivered {
+		t.Errorf("stopped %+v finished %+v", st.Stopped, st.Finished)
+	}
+}

@@ -17,6 +17,7 @@ import (
 // where the log, the attempt records, the workspaces and the workers' state
 // live. The coordinator, logs and cleanup all go through it.
 type Paths struct {
+	Feature     string
 	Root        string // repository top level
 	RunDir      string // .zerg/runs/<feature>
 	Events      string // events.jsonl
@@ -46,6 +47,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 	ws := filepath.Join(wsRoot, filepath.Base(root)+"-"+hex.EncodeToString(sum[:4]), feature)
 	spec := filepath.Join(root, ".zerg", "specs", feature)
 	return Paths{
+		Feature:     feature,
 		Root:        root,
 		RunDir:      run,
 		Events:      filepath.Join(run, "events.jsonl"),

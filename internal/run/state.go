@@ -61,6 +61,7 @@ type State struct {
 	Finished    *RunFinished
 	Stopped     *RunStopped
 	Resumes     int
+	Workers     int // as of the last start or resume
 	CostUSD     float64
 	LastEvent   time.Time
 	// MergeCount counts level_merged events per task: more than one would
@@ -241,8 +242,12 @@ func (s *State) apply(e eventlog.Event) {
 	case EvRunStarted:
 		var d RunStarted
 		_ = e.Decode(&d)
-		s.Started, s.StartedAt, s.Head, s.GraphSHA256 = &d, e.Time, d.Base, d.GraphSHA256
+		s.Started, s.StartedAt, s.Head, s.GraphSHA256, s.Workers = &d, e.Time, d.Base, d.GraphSHA256, d.Workers
 	case EvRunResumed:
+		var d RunResumed
+		if e.Decode(&d) == nil && d.Workers > 0 {
+			s.Workers = d.Workers
+		}
 		s.Resumes++
 		s.Finished, s.Stopped, s.FailedLevel = nil, nil, nil
 		s.moveAll(e.Type, StatusPending)

@@ -119,7 +119,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		v.Coordinator.PID = lv.PID
 	}
 	if s := st.Started; s != nil {
-		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, s.Workers, s.Rehearsal, s.Scenario
+		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
 	}
 	switch {
 	case st.Started == nil:
@@ -254,7 +254,7 @@ func Inspect(p Paths) (View, *State, error) {
 	if g == nil {
 		g = cur
 	}
-	v := BuildView(featureOf(p), st, g, cur, lv)
+	v := BuildView(p.Feature, st, g, cur, lv)
 	if !st.StartedAt.IsZero() {
 		end := st.LastEvent
 		if v.State == RunRunning {
@@ -263,8 +263,4 @@ func Inspect(p Paths) (View, *State, error) {
 		v.DurationMS = end.Sub(st.StartedAt).Milliseconds()
 	}
 	return v, st, nil
-}
-
-func featureOf(p Paths) string {
-	return p.RunDir[strings.LastIndexByte(p.RunDir, '/')+1:]
 }

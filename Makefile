@@ -26,6 +26,7 @@ $(CLAUDE_BIN): $(CLAUDE_DIR)/package.json $(CLAUDE_DIR)/package-lock.json
 # end-to-end suites that drive the real CLI.
 test: claude fmt-check vet
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 
 # Quick loop for development: unit tests only of the current code.
 test-unit:

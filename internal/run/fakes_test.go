@@ -113,6 +113,7 @@ type fakeAttempter struct {
 func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, r)
+	pid := 1000 + len(f.calls)
 	o := pass
 	if s := f.script[r.Task.ID]; r.Number <= len(s) {
 		o = s[r.Number-1]
@@ -131,7 +132,7 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		time.Sleep(time.Millisecond)
 	}
 	if r.OnStart != nil {
-		r.OnStart([]claude.Proc{{PID: 1000 + len(f.calls)}}, "marker-"+r.Task.ID)
+		r.OnStart([]claude.Proc{{PID: pid}}, "marker-"+r.Task.ID)
 	}
 	if o.hold != nil {
 		select {

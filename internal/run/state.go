@@ -410,16 +410,6 @@ func (s *State) moveAll(typ string, to Status) {
 	}
 }
 
-// MergedLevels returns the merged level numbers in order.
-func (s *State) MergedLevels() []int {
-	var ls []int
-	for l := range s.Merged {
-		ls = append(ls, l)
-	}
-	slices.Sort(ls)
-	return ls
-}
-
 // OpenAttempts returns the attempts the log says are running, by task id.
 func (s *State) OpenAttempts() map[string]OpenAttempt {
 	out := map[string]OpenAttempt{}

@@ -76,9 +76,5 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("event %s for task %s: %s → %s is not a legal transition", e.Event, e.Task, e.From, e.To)
 }
 
-// Terminal reports whether a status is final for the run as it stands:
-// merged work, or a failure only a person can undo.
-func (s Status) Terminal() bool { return s == StatusMerged || s == StatusFailed }
-
 // Active reports whether an attempt of the task is in flight.
 func (s Status) Active() bool { return s == StatusRunning || s == StatusVerifying }

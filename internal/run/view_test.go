@@ -1,0 +1,73 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The view lists every task of the graph (pending and blocked included),
+// each level, the gates, and the coordinator's liveness; a log that no
+// coordinator holds and that never ended is a dead run.
+func TestViewOfARunningThenDeadRun(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	hold := make(chan struct{})
+	w.att.script["A"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { w.rush(ctx); close(done) }()
+	for len(w.att.attemptsOf("A")) == 0 || len(w.att.attemptsOf("B")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond) // B's attempt finishes; A's is held
+	st := w.replay()                  // what a reader sees mid-run
+	live := &Live{Running: map[string]liveAttempt{"A": {Attempt: 1, Turns: 3, Tokens: 99, LastEvent: w.clock.Now()}}}
+	v := BuildView("f", st, w.graph, w.graph, Liveness{Alive: true, PID: 42, Live: live})
+	if v.State != RunRunning || !v.Coordinator.Alive || v.Coordinator.PID != 42 {
+		t.Errorf("live view: %s %+v", v.State, v.Coordinator)
+	}
+	if len(v.Tasks) != 3 || v.Tasks[2].ID != "C" || v.Tasks[2].Status != StatusPending {
+		t.Fatalf("tasks %+v", v.Tasks)
+	}
+	if r := v.Tasks[0].Running; v.Tasks[0].ID != "A" || r == nil || r.Turns != 3 || r.PID == 0 {
+		t.Errorf("A running: %+v", v.Tasks[0])
+	}
+	if v.Levels[0].State != "running" || v.Levels[1].State != "pending" {
+		t.Errorf("levels %+v", v.Levels)
+	}
+	// The coordinator is gone (nothing holds the log) and wrote no end.
+	dead := BuildView("f", st, w.graph, nil, Liveness{})
+	if dead.State != RunDead || dead.Coordinator.Alive || dead.Tasks[0].Running == nil {
+		t.Errorf("dead view: %s %+v", dead.State, dead.Coordinator)
+	}
+	close(hold)
+	<-done
+}
+
+func TestViewSaysTheGraphChanged(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	st, _ := w.rush(context.Background())
+	edited := mustGraph(t, strings.Replace(twoLevels, `"title": "c"`, `"title": "see"`, 1))
+	if v := BuildView("f", st, w.graph, edited, Liveness{}); !v.GraphChanged || v.State != RunDelivered || len(v.Gates) != 2 {
+		t.Errorf("view %+v", v)
+	}
+	if v := BuildView("f", st, w.graph, w.graph, Liveness{}); v.GraphChanged {
+		t.Error("an unchanged graph reported as changed")
+	}
+}
+
+// Without a record of the graph it started with, a resume cannot tell
+// what changed: it refuses rather than guess.
+func TestResumeWithoutASnapshotRefusesAChangedGraph(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.rush(context.Background())
+	w.snap = nil
+	w.graph = mustGraph(t, strings.Replace(twoLevels, `"title": "c"`, `"title": "see"`, 1))
+	if _, err := w.resume(context.Background()); !errors.Is(err, GraphEdit) {
+		t.Errorf("err %v, want GraphEdit", err)
+	}
+}

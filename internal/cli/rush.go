@@ -108,6 +108,12 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if !f.rehearse && f.scenario != "" {
 		return usageErrorf("--scenario needs --rehearse")
 	}
+	if f.scenario != "" {
+		// Recorded with the run, so a resume from anywhere finds it.
+		if f.scenario, err = filepath.Abs(f.scenario); err != nil {
+			return err
+		}
+	}
 	if f.resume && f.dryRun {
 		return usageErrorf("--dry-run and --resume cannot be combined")
 	}

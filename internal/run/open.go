@@ -111,8 +111,8 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		}
 	}
 	c.workers = opts.Workers
-	if c.workers <= 0 && st.Started != nil && opts.Resume {
-		c.workers = st.Started.Workers
+	if c.workers <= 0 && opts.Resume {
+		c.workers = st.Workers
 	}
 	if c.workers <= 0 {
 		c.workers = max(opts.Config.Workers, 1)
@@ -153,12 +153,6 @@ func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, 
 // Rehearsal reports whether the run talks to the scripted model, and with
 // which scenario ("" for the default).
 func (r *Run) Rehearsal() (bool, string) { return r.c.rehearsal, r.c.scenario }
-
-// Workers is the number of workers the run uses.
-func (r *Run) Workers() int { return r.c.workers }
-
-// Paths is the run's on-disk layout.
-func (r *Run) Paths() Paths { return r.c.paths }
 
 // Execute runs the run with workers launched from the template and closes
 // it. The returned view is the run's final state; the error is an *Error

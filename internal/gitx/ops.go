@@ -201,6 +201,14 @@ func parseNameStatusZ(out string) []Change {
 // change is still committed (--allow-empty) so every finished task has a
 // commit to merge.
 func (r *Runner) Commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
+	if _, err := r.RunInput(ctx, []byte(commitMessage(message, trailers)), "commit", "--quiet", "--no-verify", "--allow-empty", "--file=-"); err != nil {
+		return "", err
+	}
+	return r.RevParse(ctx, "HEAD")
+}
+
+// commitMessage is a commit message with its trailers, sorted by key.
+func commitMessage(message string, trailers map[string]string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(message))
 	if len(trailers) > 0 {
@@ -214,10 +222,7 @@ func (r *Runner) Commit(ctx context.Context, message string, trailers map[string
 			fmt.Fprintf(&b, "%s: %s\n", k, trailers[k])
 		}
 	}
-	if _, err := r.RunInput(ctx, []byte(b.String()), "commit", "--quiet", "--no-verify", "--allow-empty", "--file=-"); err != nil {
-		return "", err
-	}
-	return r.RevParse(ctx, "HEAD")
+	return b.String()
 }
 
 // Merge merges branch into the current HEAD of the working tree with a merge

@@ -1,0 +1,173 @@
+package gitx
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Private workspaces for sandboxed attempts. A worktree shares the user's
+// refs and objects with whoever works in it; a sandboxed worker instead gets
+// a repository of its own that holds the base commit and nothing else, and
+// hands its result back as a bundle that zerg checks in a quarantine before
+// any of it enters the user's repository.
+
+func randomName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// CloneCommit makes dst a new repository whose only commit is commit (a
+// depth-1 fetch from r), checked out on branch "work". Nothing else of r
+// (other branches, stashes, older objects) is in it.
+func (r *Repo) CloneCommit(ctx context.Context, dst, commit string) error {
+	if !isHex(commit) {
+		return fmt.Errorf("clone %s: %q is not a full commit id", dst, commit)
+	}
+	ref := "refs/zerg/export/" + randomName()
+	if err := r.Locked(func() error {
+		_, err := r.Run(ctx, "update-ref", ref, commit)
+		return err
+	}); err != nil {
+		return fmt.Errorf("clone %s: %w", dst, err)
+	}
+	defer r.Locked(func() error {
+		_, err := r.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
+		return err
+	})
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	w := r.In(dst)
+	steps := [][]string{
+		{"init", "--quiet", "--initial-branch=work"},
+		{"-c", "protocol.file.allow=always", "fetch", "--quiet", "--no-tags", "--depth=1", "--", r.Dir, ref},
+		{"reset", "--quiet", "--hard", commit},
+	}
+	for _, args := range steps {
+		if _, err := w.Run(ctx, args...); err != nil {
+			return fmt.Errorf("clone %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+// Quarantine is a bare repository that borrows the user's objects
+// (read-only, through alternates) and receives a worker's bundle, so that
+// what the worker produced can be checked before anything of it is written
+// to the user's object store.
+type Quarantine struct {
+	*Runner
+	main *Repo
+}
+
+// NewQuarantine creates a quarantine repository in dir for r.
+func (r *Repo) NewQuarantine(ctx context.Context, dir string) (*Quarantine, error) {
+	common, err := r.CommonDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	q := r.In(dir)
+	if _, err := q.Run(ctx, "init", "--quiet", "--bare"); err != nil {
+		return nil, fmt.Errorf("create quarantine %s: %w", dir, err)
+	}
+	alt := filepath.Join(dir, "objects", "info", "alternates")
+	if err := os.WriteFile(alt, []byte(filepath.Join(common, "objects")+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return &Quarantine{Runner: q, main: r}, nil
+}
+
+// FetchBundle verifies a bundle a worker made and fetches its HEAD into the
+// quarantine, checking every object; it returns the commit.
+func (q *Quarantine) FetchBundle(ctx context.Context, bundle string) (string, error) {
+	if _, err := q.Run(ctx, "bundle", "verify", "--quiet", "--", bundle); err != nil {
+		return "", fmt.Errorf("verify bundle %s: %w", bundle, err)
+	}
+	if _, err := q.Run(ctx, "-c", "transfer.fsckObjects=true", "-c", "protocol.file.allow=always",
+		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", bundle, "+HEAD:refs/zerg/result"); err != nil {
+		return "", fmt.Errorf("fetch bundle %s: %w", bundle, err)
+	}
+	return q.RevParse(ctx, "refs/zerg/result")
+}
+
+// Import copies commit's objects from the quarantine into the user's
+// repository and records a new commit made by zerg with commit's tree on
+// top of parent, with zerg's message and trailers (nothing of the worker's
+// commit metadata is kept). It returns the new commit.
+func (q *Quarantine) Import(ctx context.Context, commit, parent, message string, trailers map[string]string) (string, error) {
+	ref := "refs/zerg/import/" + randomName()
+	if err := q.main.Locked(func() error {
+		_, err := q.main.Run(ctx, "-c", "transfer.fsckObjects=true", "-c", "protocol.file.allow=always",
+			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", q.Dir, "+"+commit+":"+ref)
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("import %s: %w", short(commit), err)
+	}
+	defer q.main.Locked(func() error {
+		_, err := q.main.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
+		return err
+	})
+	tree, err := q.main.RevParseTree(ctx, commit)
+	if err != nil {
+		return "", err
+	}
+	return q.main.CommitTree(ctx, tree, parent, message, trailers)
+}
+
+// RevParseTree is the tree of a commit.
+func (r *Runner) RevParseTree(ctx context.Context, commit string) (string, error) {
+	if strings.HasPrefix(commit, "-") {
+		return "", fmt.Errorf("invalid revision %q", commit)
+	}
+	return trim(r.Run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{tree}"))
+}
+
+// Parents lists a commit's parents.
+func (r *Runner) Parents(ctx context.Context, commit string) ([]string, error) {
+	if strings.HasPrefix(commit, "-") {
+		return nil, fmt.Errorf("invalid revision %q", commit)
+	}
+	out, err := r.Run(ctx, "rev-list", "--parents", "-n", "1", "--end-of-options", commit)
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return nil, fmt.Errorf("no commit %s", commit)
+	}
+	return f[1:], nil
+}
+
+// CommitTree records tree as a commit on top of parent with zerg's identity
+// and the given message and trailers, without touching any working tree.
+func (r *Runner) CommitTree(ctx context.Context, tree, parent, message string, trailers map[string]string) (string, error) {
+	if !isHex(tree) || !isHex(parent) {
+		return "", fmt.Errorf("commit-tree: %q or %q is not a full object id", tree, parent)
+	}
+	return trim(r.RunInput(ctx, []byte(commitMessage(message, trailers)), "commit-tree", tree, "-p", parent, "-F", "-"))
+}
+
+// DiffCommits is the patch between two commits, in the fixed format of
+// zerg's other diffs.
+func (r *Runner) DiffCommits(ctx context.Context, a, b string) (string, error) {
+	if !isHex(a) || !isHex(b) {
+		return "", fmt.Errorf("diff: %q or %q is not a full object id", a, b)
+	}
+	return r.Run(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/", "--dst-prefix=b/", a, b, "--")
+}
+
+func short(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}

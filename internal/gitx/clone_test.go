@@ -1,0 +1,85 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A private clone holds the base commit and nothing else of the user's
+// repository; its work comes back through a bundle and a quarantine as a
+// commit zerg makes.
+func TestCloneCommitQuarantineImport(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	base, _ := repo.RevParse(ctx, "HEAD")
+	// Things the worker must not see: another branch and a stash-like ref.
+	if _, err := repo.Run(ctx, "commit", "-q", "--allow-empty", "-m", "secret branch work"); err != nil {
+		t.Fatal(err)
+	}
+	secret, _ := repo.RevParse(ctx, "HEAD")
+	repo.SetBranch(ctx, "other", secret, "")
+	repo.Run(ctx, "reset", "-q", "--hard", base)
+
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := repo.CloneCommit(ctx, ws, base); err != nil {
+		t.Fatal(err)
+	}
+	w := New(ws)
+	if head, _ := w.RevParse(ctx, "HEAD"); head != base {
+		t.Errorf("clone HEAD %s, want %s", head, base)
+	}
+	if _, err := w.Run(ctx, "cat-file", "-e", secret); err == nil {
+		t.Error("the clone holds an object of another branch")
+	}
+	if refs, _ := w.Run(ctx, "for-each-ref"); strings.Contains(refs, "other") {
+		t.Errorf("the clone has the user's refs: %s", refs)
+	}
+	if refs, _ := repo.Run(ctx, "for-each-ref", "refs/zerg/"); refs != "" {
+		t.Errorf("temporary refs left in the user's repository: %s", refs)
+	}
+
+	// The worker's work, committed and bundled in the clone.
+	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("work\n"), 0o644)
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "worker's own message"}, {"bundle", "create", "--quiet", filepath.Join(ws, "..", "out.bundle"), base + "..HEAD"}} {
+		if _, err := w.Run(ctx, args...); err != nil {
+			t.Fatal(args, err)
+		}
+	}
+	q, err := repo.NewQuarantine(ctx, filepath.Join(t.TempDir(), "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.FetchBundle(ctx, filepath.Join(ws, "..", "out.bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Run(ctx, "cat-file", "-e", got); err == nil {
+		t.Error("the worker's commit reached the user's repository before the import")
+	}
+	if p, _ := q.Parents(ctx, got); len(p) != 1 || p[0] != base {
+		t.Errorf("parents %v", p)
+	}
+	imported, err := q.Import(ctx, got, base, "T1: a task", map[string]string{"Task-Id": "T1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := repo.Run(ctx, "log", "-1", "--format=%an%n%B", imported)
+	if !strings.Contains(msg, "zerg\nT1: a task") || !strings.Contains(msg, "Task-Id: T1") || strings.Contains(msg, "worker's own") {
+		t.Errorf("imported commit:\n%s", msg)
+	}
+	if content, _ := repo.FileAt(ctx, imported, "new.txt"); string(content) != "work\n" {
+		t.Errorf("imported tree lacks the work: %q", content)
+	}
+	if refs, _ := repo.Run(ctx, "for-each-ref", "refs/zerg/"); refs != "" {
+		t.Errorf("temporary refs left: %s", refs)
+	}
+	// A broken bundle is refused.
+	bad := filepath.Join(t.TempDir(), "bad.bundle")
+	os.WriteFile(bad, []byte("# v2 git bundle\nnot a bundle\n"), 0o644)
+	if _, err := q.FetchBundle(ctx, bad); err == nil {
+		t.Error("a forged bundle was accepted")
+	}
+}

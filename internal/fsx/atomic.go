@@ -14,6 +14,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
+	return writeAtomic(path, data, perm)
+}
+
+// writeAtomic is WriteFileAtomic giving the new file exactly mode perm.
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -100,6 +100,26 @@ func AppendPrivate(path string) (*os.File, error) {
 	return OpenPrivate(path, os.O_WRONLY|os.O_APPEND)
 }
 
+// Narrow takes every group and other permission bit off path (a file or a
+// directory), when it has any, so that something an older zerg created
+// world-readable becomes private. A missing path is not an error.
+func Narrow(path string) error {
+	fi, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("narrow the mode of %s: %w", path, err)
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(path, fi.Mode().Perm()&^0o077); err != nil {
+		return fmt.Errorf("narrow the mode of %s: %w", path, err)
+	}
+	return nil
+}
+
 // narrow takes every group and other permission bit off f.
 func narrow(f *os.File) error {
 	fi, err := f.Stat()

@@ -136,3 +136,27 @@ func TestOpenPrivate(t *testing.T) {
 		t.Errorf("recreated 0664 file: mode %o, want 600", m)
 	}
 }
+
+// TestNarrow: group and other bits go, the owner's stay; a private or
+// missing path is left alone.
+func TestNarrow(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "events.jsonl.lock")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, want os.FileMode }{{0o644, 0o600}, {0o755, 0o700}, {0o400, 0o400}, {0o666, 0o600}} {
+		if err := os.Chmod(p, c.from); err != nil {
+			t.Fatal(err)
+		}
+		if err := Narrow(p); err != nil {
+			t.Fatal(err)
+		}
+		if m := modeOf(t, p); m != c.want {
+			t.Errorf("Narrow of a %o file: %o, want %o", c.from, m, c.want)
+		}
+	}
+	if err := Narrow(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("Narrow of a missing file: %v", err)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // Genesis is the Prev of the first event.
@@ -74,10 +76,11 @@ var ErrLocked = errors.New("the log is in use by another process")
 // already in it. A torn last line is cut off; any other damage is an error,
 // since appending after it would hide it.
 func Open(path string) (*Log, []Event, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Private: events carry what workers and gates printed.
+	if err := fsx.PrivateDir(filepath.Dir(path)); err != nil {
 		return nil, nil, err
 	}
-	lk := flock.New(path + ".lock")
+	lk := flock.New(path+".lock", flock.SetPermissions(fsx.PrivateFileMode))
 	ok, err := lk.TryLock()
 	for i := 0; err == nil && !ok && i < 5; i++ {
 		// A reader probing with Held holds the lock for an instant.
@@ -90,7 +93,13 @@ func Open(path string) (*Log, []Event, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: %w", path, ErrLocked)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// A lock file an older zerg left 0644 is narrowed too; it holds nothing,
+	// but everything of the run's is private.
+	if err := fsx.Narrow(path + ".lock"); err != nil {
+		lk.Unlock()
+		return nil, nil, err
+	}
+	f, err := fsx.OpenPrivate(path, os.O_RDWR)
 	if err != nil {
 		lk.Unlock()
 		return nil, nil, err

@@ -174,3 +174,47 @@ func TestConcurrentAppends(t *testing.T) {
 		t.Fatal("lines interleaved")
 	}
 }
+
+// TestOpenPrivate: the log, its lock and the directories Open creates are
+// private (0600/0700), and a log and lock an older zerg left 0644 are
+// narrowed when opened.
+func TestOpenPrivate(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "runs", "f", "events.jsonl")
+	l, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 1)
+	l.Close()
+	want := map[string]os.FileMode{
+		filepath.Join(root, "runs"):      0o700,
+		filepath.Join(root, "runs", "f"): 0o700,
+		path:                             0o600,
+		path + ".lock":                   0o600,
+	}
+	check := func(when string) {
+		t.Helper()
+		for p, m := range want {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != m {
+				t.Errorf("%s: %s is %o, want %o", when, p, got, m)
+			}
+		}
+	}
+	check("new log")
+	for _, p := range []string{path, path + ".lock"} {
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, evs, err := Open(path)
+	if err != nil || len(evs) != 1 {
+		t.Fatal(err, evs)
+	}
+	l.Close()
+	check("reopened 0644 log")
+}

@@ -140,7 +140,7 @@ func (a *Audit) RecordTask(task string, attempt int, kind string, fields any) er
 	if err != nil {
 		return err
 	}
-	if err := fsx.WriteFileAtomic(AnchorPath(a.path), append(anchor, '\n'), 0o644); err != nil {
+	if err := fsx.WritePrivate(AnchorPath(a.path), append(anchor, '\n')); err != nil {
 		return fmt.Errorf("record audit entry %s: update anchor: %w", kind, err)
 	}
 	return nil

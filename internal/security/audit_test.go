@@ -365,3 +365,36 @@ func TestAuditLockWait(t *testing.T) {
 		t.Fatalf("status %+v err %v", st, err)
 	}
 }
+
+// TestAuditPrivate: the log, its lock and its anchor are 0600, also after
+// a Record on files an older zerg left 0644.
+func TestAuditPrivate(t *testing.T) {
+	path := writeAudit(t, 1)
+	files := []string{path, path + ".lock", AnchorPath(path)}
+	check := func(when string) {
+		t.Helper()
+		for _, p := range files {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := fi.Mode().Perm(); m != 0o600 {
+				t.Errorf("%s: %s is %o, want 600", when, filepath.Base(p), m)
+			}
+		}
+	}
+	check("new log")
+	for _, p := range files {
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(AuditEnvDropped, map[string]string{"name": "X"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a Record on 0644 files")
+}

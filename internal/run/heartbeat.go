@@ -49,7 +49,7 @@ func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
 		l.Governor = c.gov.Snapshot()
 		if b, err := json.Marshal(l); err == nil {
 			// A view, not state: a failed write only makes status less live.
-			_ = fsx.WriteFileAtomic(path, b, 0o644)
+			_ = fsx.WritePrivate(path, b)
 		}
 	}
 	go func() {

@@ -180,7 +180,7 @@ func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
 	}
 	defer closeDeps()
 	c.d = d
-	if err := fsx.WriteFileAtomic(c.paths.Coordinator, coordinatorRecord(), 0o644); err != nil {
+	if err := fsx.WritePrivate(c.paths.Coordinator, coordinatorRecord()); err != nil {
 		return nil, err
 	}
 	defer os.Remove(c.paths.Coordinator)

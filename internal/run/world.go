@@ -41,7 +41,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 		Salvager:   gitSalvager{repo: repo},
 		Clock:      realClock{},
 		Snapshot: func(raw []byte) error {
-			return fsx.WriteFileAtomic(c.paths.GraphSnapshot, raw, 0o644)
+			return fsx.WritePrivate(c.paths.GraphSnapshot, raw)
 		},
 	}, func() { sec.audit.Close() }, nil
 }

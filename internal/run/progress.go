@@ -7,11 +7,15 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // progress is the coordinator's narrative for a person watching the run:
 // one line per notable step. The wording lives here, not in the
-// orchestration code.
+// orchestration code. Much of what it prints comes from workers and gates
+// (their output, error details, reasons): every line goes through
+// term.Clean, so none of it can move the cursor, clear the screen or
+// overwrite zerg's own lines.
 type progress struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -27,7 +31,7 @@ func newProgress(w io.Writer) *progress {
 func (p *progress) printf(format string, a ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format+"\n", a...)
+	fmt.Fprintln(p.w, term.Clean(fmt.Sprintf(format, a...)))
 }
 
 func (p *progress) start(feature string, tasks, levels, workers int, rehearsal bool) {
@@ -72,11 +76,11 @@ func (p *progress) fatal(task, detail string) { p.printf("  %s: fatal: %s", task
 
 func (p *progress) failedForGood(task string, t TaskState, detail string) {
 	p.printf("  %s: failed for good after %d attempt(s) (%d task, %d infrastructure failures): %s",
-		task, t.Attempts, t.TaskFailures, t.InfraFailures, clip(oneLine(detail), 300))
+		task, t.Attempts, t.TaskFailures, t.InfraFailures, clip(oneLine(term.Clean(detail)), 300))
 }
 
 func (p *progress) retrying(task string, n int, reason, detail string) {
-	p.printf("  %s: attempt %d failed (%s), retrying: %s", task, n, reason, clip(oneLine(detail), 200))
+	p.printf("  %s: attempt %d failed (%s), retrying: %s", task, n, reason, clip(oneLine(term.Clean(detail)), 200))
 }
 
 func (p *progress) infraWait(task, reason string, wait time.Duration) {
@@ -84,6 +88,8 @@ func (p *progress) infraWait(task, reason string, wait time.Duration) {
 }
 
 func (p *progress) gate(g config.Gate, exit int, head, out string) {
+	// Clean before cutting, so the 300 characters shown are text.
+	out = term.Clean(out)
 	switch {
 	case exit == 0:
 		p.printf("  gate %s: passed on %s", g.Name, short(head))

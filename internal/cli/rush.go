@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
@@ -169,7 +170,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		if err != nil {
 			return badInput(err)
 		}
-		if err := os.MkdirAll(paths.RunDir, 0o755); err != nil {
+		if err := fsx.PrivateDir(paths.RunDir); err != nil {
 			return err
 		}
 		srv := mockapi.NewServer(sc, mockapi.WithLogFile(filepath.Join(paths.RunDir, "mockapi.jsonl")))

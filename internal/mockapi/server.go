@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // Request is one recorded request. Secrets are never recorded: Headers lacks
@@ -50,10 +52,10 @@ type Request struct {
 type Option func(*Server)
 
 // WithLogFile appends every request as one JSON line to path (created if
-// missing). An open error is returned by Start and Close.
+// missing, private: 0600). An open error is returned by Start and Close.
 func WithLogFile(path string) Option {
 	return func(s *Server) {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := fsx.AppendPrivate(path)
 		if err != nil {
 			s.logErr = fmt.Errorf("open request log: %w", err)
 			return

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 func init() { register(newLogsCmd) }
@@ -64,12 +65,16 @@ FEATURE may be left out when the repository has one run.`,
 	return cmd
 }
 
+// printAttempt prints one attempt's record. Everything in it was written by
+// the worker or a gate, or holds their output (the prompt of a retry quotes
+// the failure), so all of it goes through term.Clean before it is printed:
+// every line of the stream, the verification output, the diff, the prompt.
 func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 	w := a.stdout
 	fmt.Fprintf(w, "%s\n", a.paint(ansiBold, fmt.Sprintf("== %s attempt %d (%s)", task, n, dir)))
 	if showPrompt {
 		if b, err := os.ReadFile(filepath.Join(dir, "prompt.md")); err == nil {
-			fmt.Fprintf(w, "-- prompt\n%s\n", strings.TrimSpace(string(b)))
+			fmt.Fprintf(w, "-- prompt\n%s\n", strings.TrimSpace(term.Clean(string(b))))
 		}
 	}
 	if f, err := os.Open(filepath.Join(dir, "stream.jsonl")); err == nil {
@@ -78,24 +83,25 @@ func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 		for sc.Scan() {
 			if line := describeEvent(claude.ParseLine(sc.Bytes())); line != "" {
-				fmt.Fprintln(w, "  "+line)
+				fmt.Fprintln(w, "  "+term.Clean(line))
 			}
 		}
 		f.Close()
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "verify.log")); err == nil {
-		out := strings.TrimSpace(string(b))
+		out := strings.TrimSpace(term.Clean(string(b)))
 		if out == "" {
 			out = "(no output)"
 		}
 		fmt.Fprintf(w, "-- verification output\n%s\n", indent(lastN(out, 40)))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "diff.patch")); err == nil {
+		diff := term.Clean(string(b))
 		if showDiff {
-			fmt.Fprintf(w, "-- diff\n%s\n", strings.TrimSpace(string(b)))
+			fmt.Fprintf(w, "-- diff\n%s\n", strings.TrimSpace(diff))
 		} else {
 			var files []string
-			for _, l := range strings.Split(string(b), "\n") {
+			for _, l := range strings.Split(diff, "\n") {
 				if strings.HasPrefix(l, "diff --git ") {
 					files = append(files, strings.TrimPrefix(strings.Fields(l)[3], "b/"))
 				}
@@ -105,19 +111,22 @@ func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 	}
 }
 
-// describeEvent renders one stream-json event as one line, or "".
+// describeEvent renders one stream-json event as one line, or "". The
+// caller cleans the line; each text that is cut is cleaned before, so
+// escapes do not use up the part shown.
 func describeEvent(ev claude.Event) string {
+	clean := term.Clean
 	switch {
 	case ev.Assistant != nil:
 		var parts []string
 		for _, b := range ev.Assistant.Message.Content {
 			switch b.Type {
 			case "text":
-				if t := strings.TrimSpace(b.Text); t != "" {
+				if t := strings.TrimSpace(clean(b.Text)); t != "" {
 					parts = append(parts, "says: "+truncate(oneLine(t), 160))
 				}
 			case "tool_use":
-				parts = append(parts, fmt.Sprintf("%s %s", b.Name, truncate(string(b.Input), 140)))
+				parts = append(parts, fmt.Sprintf("%s %s", b.Name, truncate(clean(string(b.Input)), 140)))
 			}
 		}
 		return strings.Join(parts, "; ")
@@ -125,14 +134,14 @@ func describeEvent(ev claude.Event) string {
 		var parts []string
 		for _, r := range ev.User.Message.Content {
 			if r.IsError {
-				parts = append(parts, "✗ "+truncate(oneLine(resultText(r.Content)), 160))
+				parts = append(parts, "✗ "+truncate(oneLine(clean(resultText(r.Content))), 160))
 			}
 		}
 		return strings.Join(parts, "; ")
 	case ev.Result != nil:
 		r := ev.Result
 		return fmt.Sprintf("result: %s, %d turn(s), $%.4f%s", r.Subtype, r.NumTurns, r.TotalCostUSD,
-			map[bool]string{true: " (error: " + truncate(oneLine(r.Result), 120) + ")", false: ""}[r.IsError])
+			map[bool]string{true: " (error: " + truncate(oneLine(clean(r.Result)), 120) + ")", false: ""}[r.IsError])
 	case ev.APIRetry != nil:
 		return fmt.Sprintf("api retry %d (status %d, %s)", ev.APIRetry.Attempt, ev.APIRetry.ErrorStatus, ev.APIRetry.Error)
 	}

@@ -8,10 +8,15 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // The human rendering of run.View: the report at the end of a rush and
-// zerg status print the same view, so they cannot disagree.
+// zerg status print the same view, so they cannot disagree. Reasons and
+// details carry what workers and gates printed: they, and gate names and
+// heads, all read back from the run's log, go through term.Clean before
+// they are printed. Task ids and feature names need not: the graph's checks
+// allow only letters, digits and "_.-" in them.
 
 // stateWords is a run state as a person reads it.
 func stateWords(s run.RunState) string {
@@ -46,12 +51,12 @@ func (a *app) printReport(v run.View) {
 	a.printTaskProblems(v)
 	if v.State == run.RunDelivered {
 		fmt.Fprintf(w, "  integration branch: %s at %s\n  next: review it (git log %s), then zerg merge %s --into <branch>\n",
-			v.IntegrationBranch, shortID(v.Head), v.IntegrationBranch, v.Feature)
+			v.IntegrationBranch, shortID(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
 		return
 	}
-	fmt.Fprintf(w, "  integration branch: %s at %s (only the levels that passed)\n", v.IntegrationBranch, shortID(v.Head))
+	fmt.Fprintf(w, "  integration branch: %s at %s (only the levels that passed)\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
 	if v.Reason != "" {
-		fmt.Fprintf(w, "  why: %s\n", truncate(oneLine(v.Reason), 300))
+		fmt.Fprintf(w, "  why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 300))
 	}
 	fmt.Fprintf(w, "  next: %s\n", nextStep(v))
 }
@@ -71,10 +76,10 @@ func (a *app) printLevels(v run.View) {
 	for _, l := range v.Levels {
 		line := fmt.Sprintf("  level %d: %s", l.Level, l.State)
 		if l.Head != "" {
-			line += " → " + shortID(l.Head)
+			line += " → " + shortID(term.Clean(l.Head))
 		}
 		if l.Reason != "" {
-			line += " (" + l.Reason + ")"
+			line += " (" + oneLine(term.Clean(l.Reason)) + ")"
 		}
 		fmt.Fprintln(a.stdout, line)
 	}
@@ -92,9 +97,9 @@ func (a *app) printTaskProblems(v run.View) {
 	for _, t := range bad {
 		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(string(t.Status)), t.Level, t.Attempts)
 		if t.Detail != "" {
-			line += ": " + truncate(oneLine(t.Detail), 240)
+			line += ": " + truncate(oneLine(term.Clean(t.Detail)), 240)
 		} else if t.Reason != "" {
-			line += ": " + t.Reason
+			line += ": " + oneLine(term.Clean(t.Reason))
 		}
 		fmt.Fprintln(a.stdout, line)
 	}
@@ -126,7 +131,7 @@ func (a *app) printStatus(v run.View) {
 		fmt.Fprintf(w, "coordinator: dead (nothing holds the run's log); zerg stop %s reaps its workers, zerg rush %s --resume continues the run\n", v.Feature, v.Feature)
 	}
 	if v.Head != "" {
-		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(v.Head))
+		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
 	}
 	if g := v.Governor; g != nil {
 		line := fmt.Sprintf("workers: %d running, concurrency %d · breaker %s · zone %s", g.Running, g.Limit, g.Breaker, g.Zone)
@@ -167,12 +172,12 @@ func (a *app) printStatus(v run.View) {
 			status = a.paint(ansiGreen, status)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d (%d task, %d infra)\t$%.4f\t%s\n", t.Level, t.ID, status, t.Attempts,
-			t.TaskFailures, t.InfraFailures, t.CostUSD, truncate(oneLine(detail), 80))
+			t.TaskFailures, t.InfraFailures, t.CostUSD, truncate(oneLine(term.Clean(detail)), 80))
 	}
 	tw.Flush()
 	for _, l := range v.Levels {
 		if l.State == "failed" {
-			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, l.Reason)
+			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, oneLine(term.Clean(l.Reason)))
 		}
 	}
 	for _, g := range v.Gates {
@@ -180,10 +185,10 @@ func (a *app) printStatus(v run.View) {
 		if g.Exit != 0 {
 			verdict = fmt.Sprintf("FAILED (exit %d)", g.Exit)
 		}
-		fmt.Fprintf(w, "gate %s on level %d (%s): %s\n", g.Name, g.Level, shortID(g.Head), verdict)
+		fmt.Fprintf(w, "gate %s on level %d (%s): %s\n", term.Clean(g.Name), g.Level, shortID(term.Clean(g.Head)), verdict)
 	}
 	if v.State == run.RunNotDelivered && v.Reason != "" {
-		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(v.Reason), 200))
+		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 200))
 	}
 }
 

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/sandbox"
+)
+
+func init() { register(newSandboxInitCmd) }
+
+// newSandboxInitCmd is the process zerg runs as PID 1 inside a sandbox
+// (internal/sandbox builds its command line). Hidden: people never run it.
+// It prints nothing of its own unless it fails, because its output is the
+// sandboxed command's.
+func newSandboxInitCmd(a *app) *cobra.Command {
+	var c sandbox.InitConfig
+	cmd := &cobra.Command{
+		Use:    sandbox.InitCommand + " [flags] -- COMMAND [ARG...]",
+		Short:  "Run a command inside a zerg sandbox (internal)",
+		Hidden: true,
+		Args:   cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageErrorf("%s: the command must follow --", sandbox.InitCommand)
+			}
+			if c.SeccompExec {
+				// Returns only when the exec failed: 127 or 126 like a
+				// shell's "not found" and "cannot execute".
+				err := sandbox.SeccompExec(c, args)
+				fmt.Fprintf(a.stderr, "zerg %s: %v\n", sandbox.InitCommand, err)
+				if errors.Is(err, fs.ErrNotExist) {
+					os.Exit(127)
+				}
+				os.Exit(126)
+			}
+			// os.Exit, not an ExitError: the exit code is the command's,
+			// which Run would map (a SIGTERM it forwarded would become
+			// ExitInterrupted).
+			os.Exit(sandbox.RunInit(c, args))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.Proxy, sandbox.FlagProxy, "", "unix socket to forward "+sandbox.ProxyAddr+" to")
+	f.BoolVar(&c.SeccompExec, sandbox.FlagSeccompExec, false, "set the limits and the seccomp filter, then exec the command")
+	f.Int64Var(&c.Limits.MemoryBytes, sandbox.FlagMemory, 0, "RLIMIT_DATA of the command")
+	f.IntVar(&c.Limits.Processes, sandbox.FlagProcesses, 0, "RLIMIT_NPROC of the command")
+	f.IntVar(&c.Limits.CPUSeconds, sandbox.FlagCPU, 0, "RLIMIT_CPU of the command")
+	f.Int64Var(&c.Limits.FileSizeBytes, sandbox.FlagFileSize, 0, "RLIMIT_FSIZE of the command")
+	f.IntVar(&c.Limits.OpenFiles, sandbox.FlagOpenFiles, 0, "RLIMIT_NOFILE of the command")
+	return cmd
+}

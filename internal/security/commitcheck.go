@@ -224,7 +224,7 @@ func (c *commitChecker) check(ctx context.Context, base, commit string) ([]Commi
 		names = append(names, ch.Path)
 		switch {
 		case ch.Mode == "160000":
-			c.add(ch.Path, ProblemGitlink, "a submodule entry (commit %s of another repository)", short(ch.OID))
+			c.add(ch.Path, ProblemGitlink, "a submodule entry (commit %s of another repository)", shortOID(ch.OID))
 		case ch.Mode == "120000":
 			items = append(items, blobItem{path: ch.Path, oid: ch.OID, symlink: true})
 		case strings.HasPrefix(ch.Mode, "100"):
@@ -494,7 +494,7 @@ func (c *commitChecker) checkSymlinks(ctx context.Context, commitID string, item
 		}
 		target, ok := targets[it.path]
 		if !ok {
-			return fmt.Errorf("symlink %q is not in the tree of %s", it.path, short(commitID))
+			return fmt.Errorf("symlink %q is not in the tree of %s", it.path, shortOID(commitID))
 		}
 		c.scanContent(it.path, []byte(target), "symlink target: ")
 		if why := resolveLink(it.path, targets, tooLong); why != "" {
@@ -572,7 +572,7 @@ func splitTarget(t string) ([]string, string) {
 	return strings.FieldsFunc(t, func(r rune) bool { return r == '/' || r == '\\' }), ""
 }
 
-func short(oid string) string {
+func shortOID(oid string) string {
 	if len(oid) > 12 {
 		return oid[:12]
 	}

@@ -188,7 +188,7 @@ func TestCheckCommit(t *testing.T) {
 			w.write("cfg.txt", "h="+strings.ToUpper(hex.EncodeToString([]byte(worker)))+"\n")
 		}, want: []string{"cfg.txt key", "cfg.txt secret"}},
 		{name: "worker key reversed, split over lines", change: func(w *checkRepo) {
-			w.write("cfg.txt", chunked(reverse(worker), 7, "\n")+"\n")
+			w.write("cfg.txt", chunked(keyReverse(worker), 7, "\n")+"\n")
 		}, want: []string{"cfg.txt key"}},
 		{name: "worker key in an allowlisted file", change: func(w *checkRepo) {
 			w.write("fixtures/a.env", "A="+leaked+"\nB="+worker+"\n")
@@ -303,7 +303,7 @@ func TestCheckCommit(t *testing.T) {
 			for _, p := range problems {
 				got = append(got, p.Path+" "+p.Kind)
 				for _, k := range []string{leaked, worker} {
-					if leaks(p.Detail, k) || leaks(p.String(), reverse(k)) {
+					if leaks(p.Detail, k) || leaks(p.String(), keyReverse(k)) {
 						t.Errorf("problem %v shows the key", p)
 					}
 				}

@@ -54,7 +54,7 @@ func KeyForms(secret string) []string {
 		return nil
 	}
 	b := []byte(secret)
-	forms := []string{secret, reverse(secret), rot13(secret), hex.EncodeToString(b)}
+	forms := []string{secret, keyReverse(secret), keyRot13(secret), hex.EncodeToString(b)}
 	var esc, oxs, uni, dec strings.Builder
 	for _, c := range b {
 		fmt.Fprintf(&esc, `\x%02x`, c)
@@ -133,7 +133,7 @@ func keyNorm(b []byte) []byte {
 	return out
 }
 
-func reverse(s string) string {
+func keyReverse(s string) string {
 	b := []byte(s)
 	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
 		b[i], b[j] = b[j], b[i]
@@ -141,7 +141,7 @@ func reverse(s string) string {
 	return string(b)
 }
 
-func rot13(s string) string {
+func keyRot13(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		switch {

@@ -99,28 +99,34 @@ func (q *Quarantine) FetchBundle(ctx context.Context, bundle string) (string, er
 	return q.RevParse(ctx, "refs/zerg/result")
 }
 
-// Import copies commit's objects from the quarantine into the user's
-// repository and records a new commit made by zerg with commit's tree on
-// top of parent, with zerg's message and trailers (nothing of the worker's
-// commit metadata is kept). It returns the new commit.
+// Import records a commit made by zerg with the tree of the worker's
+// commit on top of parent, with zerg's message and trailers, and copies it
+// into the user's repository. Only that commit and its tree travel: the
+// worker's own commit object (its message could carry anything) and any
+// other object its bundle smuggled stay in the quarantine. It returns the
+// new commit.
 func (q *Quarantine) Import(ctx context.Context, commit, parent, message string, trailers map[string]string) (string, error) {
+	tree, err := q.RevParseTree(ctx, commit)
+	if err != nil {
+		return "", err
+	}
+	made, err := q.CommitTree(ctx, tree, parent, message, trailers)
+	if err != nil {
+		return "", err
+	}
 	ref := "refs/zerg/import/" + randomName()
 	if err := q.main.Locked(func() error {
 		_, err := q.main.Run(ctx, "-c", "transfer.fsckObjects=true", "-c", "protocol.file.allow=always",
-			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", q.Dir, "+"+commit+":"+ref)
+			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", q.Dir, "+"+made+":"+ref)
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("import %s: %w", short(commit), err)
 	}
-	defer q.main.Locked(func() error {
+	q.main.Locked(func() error {
 		_, err := q.main.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
 		return err
 	})
-	tree, err := q.main.RevParseTree(ctx, commit)
-	if err != nil {
-		return "", err
-	}
-	return q.main.CommitTree(ctx, tree, parent, message, trailers)
+	return made, nil
 }
 
 // RevParseTree is the tree of a commit.

@@ -73,6 +73,11 @@ func TestCloneCommitQuarantineImport(t *testing.T) {
 	if content, _ := repo.FileAt(ctx, imported, "new.txt"); string(content) != "work\n" {
 		t.Errorf("imported tree lacks the work: %q", content)
 	}
+	// The worker's own commit object (its message is the worker's) never
+	// reaches the user's object store.
+	if _, err := repo.Run(ctx, "cat-file", "-e", got); err == nil {
+		t.Error("the worker's commit object reached the user's repository")
+	}
 	if refs, _ := repo.Run(ctx, "for-each-ref", "refs/zerg/"); refs != "" {
 		t.Errorf("temporary refs left: %s", refs)
 	}

@@ -179,8 +179,6 @@ func setLimits(l Limits) error {
 		if v <= 0 {
 			return nil
 		}
-		// syscall.Setrlimit, not unix.Setrlimit: for RLIMIT_NOFILE it also
-		// stops syscall.Exec from restoring the limit Go found at start-up.
 		r := syscall.Rlimit{Cur: uint64(v), Max: uint64(v) + extraHard}
 		if err := syscall.Setrlimit(res, &r); err != nil {
 			return fmt.Errorf("set %s to %d: %w", name, v, err)

@@ -71,10 +71,7 @@ type box struct {
 func newBox(t *testing.T) *box {
 	t.Helper()
 	needBwrap(t)
-	root := t.TempDir()
-	if err := sandboxtest.Open(root); err != nil {
-		t.Fatal(err)
-	}
+	root := testRoot(t)
 	work := filepath.Join(root, "ws", "work")
 	home := filepath.Join(root, "home")
 	for _, d := range []string{work, home} {
@@ -95,6 +92,32 @@ func newBox(t *testing.T) *box {
 		UID:     testUID,
 		GID:     testGID,
 	}}
+}
+
+// testRoot is a directory for one test outside the sandbox's own tmpfs
+// mounts (/tmp, /home, /root, /run, /var/tmp): there, what a sandbox sees is
+// decided by its Spec alone. As root (CI) it is under /var/lib; otherwise the
+// tests' temporary directory, where Hide cannot fail.
+func testRoot(t *testing.T) string {
+	t.Helper()
+	var root string
+	if os.Geteuid() == 0 {
+		d, err := os.MkdirTemp("/var/lib", "zerg-sbx-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		root = d
+	} else {
+		root = t.TempDir()
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandboxtest.Open(root); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func mkdir(t *testing.T, d string) {
@@ -235,9 +258,11 @@ func TestRootReadOnly(t *testing.T) {
 	b := newBox(t)
 	name := fmt.Sprintf("zerg-sbx-%d", rand.Int64())
 	for _, p := range []string{"/etc/" + name, "/usr/" + name, "/var/lib/" + name} {
+		// Read-only, not merely not permitted: the unprivileged user could
+		// not write there on the host either.
 		r := b.sh("touch " + p)
-		if r.code == 0 {
-			t.Fatalf("touch %s succeeded inside", p)
+		if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+			t.Fatalf("touch %s inside: %s", p, r)
 		}
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
@@ -349,7 +374,10 @@ func TestBackgroundProcessKilled(t *testing.T) {
 	b := newBox(t)
 	// A unique duration finds the process on the host.
 	dur := fmt.Sprintf("31.%d", rand.IntN(1_000_000))
-	r := b.sh("setsid sleep " + dur + " > /dev/null 2>&1 < /dev/null & echo started")
+	// The script returns once the sleep runs (setsid execs it after the
+	// fork), so that the host sees it if it survives.
+	r := b.sh("setsid sleep " + dur + ` > /dev/null 2>&1 < /dev/null & p=$!
+while [ "$(cat /proc/$p/comm 2>/dev/null)" != sleep ]; do :; done; echo started`)
 	if r.code != 0 || !strings.Contains(r.stdout, "started") {
 		t.Fatal(r)
 	}
@@ -494,7 +522,10 @@ func TestInitNotTraceable(t *testing.T) {
 	b := newBox(t)
 	r := b.python(`import ctypes, errno
 libc = ctypes.CDLL(None, use_errno=True)
-print("ptrace:", libc.ptrace(16, 1, 0, 0), errno.errorcode.get(ctypes.get_errno()))
+r = libc.ptrace(16, 1, 0, 0)  # PTRACE_ATTACH
+print("ptrace:", r, errno.errorcode.get(ctypes.get_errno()))
+if r == 0:
+    import os; os.waitpid(1, 0); libc.ptrace(17, 1, 0, 0)  # let it go again
 try:
     open("/proc/1/mem", "rb")
     print("mem: opened")
@@ -587,13 +618,20 @@ fs = [open("/dev/null") for _ in range(50)]`)
 func TestLimitCPU(t *testing.T) {
 	b := newBox(t)
 	b.spec.Limits.CPUSeconds = 1
-	start := time.Now()
-	r := b.sh("while :; do :; done")
-	if r.code != 128+int(syscall.SIGXCPU) {
-		t.Fatalf("a busy loop under 1 CPU second: %s", r)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd, err := Command(ctx, b.spec, "/bin/sh", "-c", "while :; do :; done")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("stopped only after %s", d)
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGXCPU) {
+		t.Fatalf("a busy loop under 1 CPU second: %v", err)
+	}
+	// bwrap's usage includes the processes it and the init waited for.
+	if cpu := ee.UserTime() + ee.SystemTime(); cpu < 900*time.Millisecond || cpu > 2*time.Second {
+		t.Fatalf("stopped after %s of CPU time, want about 1s", cpu)
 	}
 }
 
@@ -636,5 +674,66 @@ func TestCommandErrors(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The mount order: parents before children, a tmpfs before a bind of the
+// same path, read-only after writable; the fixed binds and the init last.
+func TestBwrapArgsOrder(t *testing.T) {
+	needBwrap(t)
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	work := filepath.Join(ws, "work")
+	attempt := filepath.Join(root, "runs", "a1")
+	home := filepath.Join(attempt, "home")
+	hooks := filepath.Join(work, ".git", "hooks")
+	shared := filepath.Join(root, "shared")
+	for _, d := range []string{work, home, hooks, shared} {
+		mkdir(t, d)
+	}
+	s := Spec{
+		Workdir: work, Home: home, UID: testUID, GID: testGID,
+		Hide:     []string{ws, filepath.Join(root, "runs"), shared},
+		ReadOnly: []string{hooks, attempt, shared},
+		Writable: []string{shared},
+		Env:      []string{"A=1=2"},
+		Limits:   Limits{Processes: 64, FileSizeBytes: 1 << 20},
+	}
+	args, _, err := s.bwrapArgs([]string{"/bin/sh", "-c", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := " " + strings.Join(args, " ") + " "
+	pos := func(s string) int {
+		t.Helper()
+		i := strings.Index(joined, " "+s+" ")
+		if i < 0 {
+			t.Fatalf("args lack %q:\n%s", s, joined)
+		}
+		return i
+	}
+	before := func(a, b string) {
+		t.Helper()
+		if pos(a) >= pos(b) {
+			t.Fatalf("%q must come before %q:\n%s", a, b, joined)
+		}
+	}
+	before("--ro-bind / /", "--tmpfs /tmp")
+	before("--tmpfs "+ws, "--bind "+work+" "+work)
+	before("--bind "+work+" "+work, "--ro-bind "+hooks+" "+hooks)
+	before("--ro-bind "+attempt+" "+attempt, "--bind "+home+" "+home)
+	before("--tmpfs "+filepath.Join(root, "runs"), "--ro-bind "+attempt+" "+attempt)
+	before("--ro-bind "+hooks+" "+hooks, "--cap-drop ALL")
+	// The same path thrice: the tmpfs first, then the binds, read-only last.
+	before("--tmpfs "+shared, "--bind "+shared+" "+shared)
+	before("--bind "+shared+" "+shared, "--ro-bind "+shared+" "+shared)
+	before("--setenv A 1=2", "--chdir "+work)
+	if !strings.HasSuffix(joined, " -- "+insideExe+" "+InitCommand+" --processes 64 --file-size-bytes 1048576 -- /bin/sh -c x ") {
+		t.Fatalf("the command line ends in %q", joined[len(joined)-120:])
+	}
+	for _, f := range []string{"--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1", "--clearenv"} {
+		if pos(f) > pos("--chdir") {
+			t.Fatalf("%s is not a bwrap flag here:\n%s", f, joined)
+		}
 	}
 }

@@ -1,0 +1,472 @@
+// Package gateway is the host side of a sandboxed attempt's network: one HTTP
+// server on a unix socket that is the worker's only way out. Requests for the
+// model API get the real credential (the sandbox holds only a placeholder)
+// and are streamed to the upstream API while their usage and tool calls are
+// recorded; everything else is egress, let through only to allowlisted
+// hosts. docs/gateway.md describes the behaviour and its limits.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+)
+
+// SandboxAddr is where the sandbox reaches the gateway (the in-sandbox
+// forwarder's listen address, also HTTP(S)_PROXY and ANTHROPIC_BASE_URL).
+// Absolute-form requests addressed to it are model-API requests.
+const SandboxAddr = "127.0.0.1:3128"
+
+// DefaultUpstream is the Messages API used when Config.Upstream is empty.
+const DefaultUpstream = "https://api.anthropic.com"
+
+// Audit kinds the gateway reports through Config.Audit.
+const (
+	// AuditEgressDenied is one refused egress request.
+	AuditEgressDenied = "egress_denied"
+	// AuditSummary is the summary written at Close; it equals
+	// security.AuditGateway.
+	AuditSummary = "gateway"
+)
+
+// MaxDenials bounds Stats.Denied and the egress_denied audit entries of one
+// gateway; later denials are only counted (Stats.DeniedOmitted), so a worker
+// cannot flood the audit log.
+const MaxDenials = 200
+
+// maxSummaryToolCalls bounds the tool calls listed in the audit summary.
+const maxSummaryToolCalls = 200
+
+// closeWait bounds how long Close waits for handlers to return.
+const closeWait = 5 * time.Second
+
+// Config configures one gateway.
+type Config struct {
+	// Upstream is the real Messages API base URL (https://api.anthropic.com
+	// or ANTHROPIC_BASE_URL, or the scripted API's http://127.0.0.1:port); a
+	// path prefix is kept. "" means DefaultUpstream.
+	Upstream string
+	// APIKey is the real key, injected as x-api-key (never logged, never
+	// returned).
+	APIKey string
+	// AuthToken is alternatively an OAuth/bearer token, injected as
+	// Authorization: Bearer. With both set, both are sent, as the CLI does.
+	AuthToken string
+	// Placeholder is the key the sandbox holds; requests carrying anything
+	// else as x-api-key (or as a bearer token) are still forwarded with the
+	// real credential but counted in Stats.ForeignKeys.
+	Placeholder string
+	// Allow is the egress allowlist for everything else: "host" (ports 80
+	// and 443), "host:port", "*.example.com" wildcard (names below it);
+	// empty = deny all. Start rejects malformed entries and entries that are
+	// always refused (localhost, loopback and other refused addresses).
+	Allow []string
+	// Audit receives every denial (AuditEgressDenied) and a summary at Close
+	// (AuditSummary); may be nil. Calls are serialised.
+	Audit func(kind string, fields map[string]any) error
+	// Timeout bounds each upstream request, including its streamed body;
+	// 0 = 10 min.
+	Timeout time.Duration
+}
+
+// Stats is what the gateway saw. Stats() returns a copy.
+type Stats struct {
+	Requests    int         // model-API requests forwarded upstream
+	Statuses    map[int]int // HTTP status of each upstream answer, as the API gave it
+	LastStatus  int
+	LastError   string     // the API's error type/message of the last non-2xx answer or mid-stream error event (e.g. "authentication_error: invalid x-api-key"), or why the gateway could not reach the API
+	Usage       Usage      // summed over every response, from the SSE message_start/message_delta usage (and non-streamed JSON usage)
+	ToolCalls   []ToolCall // tool_use blocks the model asked for (name + input, input clipped to 2 KB)
+	Denied      []Denial   // egress requests refused (the first MaxDenials)
+	ForeignKeys int
+	// DeniedOmitted counts denials past MaxDenials: neither listed nor
+	// audited one by one.
+	DeniedOmitted int
+	// Egress counts allowlisted egress let through: CONNECT tunnels opened
+	// and plain-HTTP requests forwarded.
+	Egress int
+}
+
+// Usage is a token count summed over responses.
+type Usage struct{ InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64 }
+
+// ToolCall is one tool_use block. Input is the tool input as compact JSON
+// when it fits in MaxToolInput bytes, else a JSON string holding its
+// beginning and ending in "…".
+type ToolCall struct {
+	Name  string
+	Input json.RawMessage
+}
+
+// Denial is one refused egress request.
+type Denial struct {
+	Time                   time.Time
+	Method, Target, Reason string
+}
+
+// hooks are the gateway's ways to the network; tests replace them.
+type hooks struct {
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	own    func() []netip.Addr
+}
+
+func defaultHooks() hooks {
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	return hooks{
+		lookup: func(ctx context.Context, h string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+		},
+		dial: d.DialContext,
+		own:  ownAddrs,
+	}
+}
+
+// Gateway is one running gateway. Its methods are safe for concurrent use.
+type Gateway struct {
+	cfg      Config
+	upstream *url.URL
+	secrets  [][]byte
+	allow    []allowEntry
+	net      hooks
+	timeout  time.Duration
+
+	ln       net.Listener
+	srv      *http.Server
+	ctx      context.Context // canceled by Close; every request derives from it
+	cancel   context.CancelFunc
+	apiTr    *http.Transport
+	egressTr *http.Transport
+	errLog   *log.Logger
+
+	mu       sync.Mutex
+	stats    Stats
+	closed   bool
+	handlers sync.WaitGroup
+	tunnels  map[net.Conn]struct{}
+	auditErr error
+
+	auditMu   sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start listens on the unix socket at socketPath (which must not exist; put
+// it in a directory the caller controls) with mode 0666, so that the
+// sandbox's unprivileged uid can connect, and serves until Close.
+func Start(cfg Config, socketPath string) (*Gateway, error) {
+	return start(cfg, socketPath, defaultHooks())
+}
+
+func start(cfg Config, socketPath string, h hooks) (*Gateway, error) {
+	g, err := newGateway(cfg, h)
+	if err != nil {
+		return nil, fmt.Errorf("start gateway: %w", err)
+	}
+	// sun_path holds 108 bytes including the terminating NUL.
+	if len(socketPath) > 107 {
+		return nil, fmt.Errorf("start gateway: socket path %s is %d bytes; the limit is 107", socketPath, len(socketPath))
+	}
+	ln, err := net.Listen("unix", socketPath)
+	if err != nil {
+		return nil, fmt.Errorf("start gateway: %w", err)
+	}
+	if err := os.Chmod(socketPath, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start gateway: %w", err)
+	}
+	g.ln = ln
+	g.srv = &http.Server{
+		Handler:           http.HandlerFunc(g.serve),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          g.errLog,
+		BaseContext:       func(net.Listener) context.Context { return g.ctx },
+	}
+	go func() { _ = g.srv.Serve(ln) }() // returns ErrServerClosed after Close
+	return g, nil
+}
+
+func newGateway(cfg Config, h hooks) (*Gateway, error) {
+	if cfg.Upstream == "" {
+		cfg.Upstream = DefaultUpstream
+	}
+	u, err := url.Parse(cfg.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("upstream %q is not an http(s) base URL without credentials, query or fragment", cfg.Upstream)
+	}
+	if cfg.APIKey == "" && cfg.AuthToken == "" {
+		return nil, errors.New("neither an API key nor an auth token to inject")
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("timeout %s is negative", cfg.Timeout)
+	}
+	g := &Gateway{cfg: cfg, upstream: u, net: h, timeout: cfg.Timeout, tunnels: map[net.Conn]struct{}{},
+		errLog: log.New(io.Discard, "", 0)}
+	if g.timeout == 0 {
+		g.timeout = 10 * time.Minute
+	}
+	for _, s := range []string{cfg.APIKey, cfg.AuthToken} {
+		if len(s) >= minSecretLen {
+			g.secrets = append(g.secrets, []byte(s))
+		}
+	}
+	for _, a := range cfg.Allow {
+		e, err := parseAllow(a)
+		if err != nil {
+			return nil, fmt.Errorf("allow entry %q: %w", a, err)
+		}
+		g.allow = append(g.allow, e)
+	}
+	g.stats.Statuses = map[int]int{}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+
+	g.apiTr = http.DefaultTransport.(*http.Transport).Clone()
+	// Uncompressed answers, so that they can be parsed and scrubbed.
+	g.apiTr.DisableCompression = true
+	g.egressTr = &http.Transport{
+		Proxy:                 nil, // the host's own proxy settings never apply to the worker's egress
+		DialContext:           g.dialChecked,
+		DisableCompression:    true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: g.timeout,
+	}
+	return g, nil
+}
+
+// Close stops the gateway: the socket is removed, open connections and
+// tunnels are closed, handlers get up to 5 s to return, and the summary is
+// sent to Config.Audit. It returns audit failures (of denials and of the
+// summary). Later calls return the same.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		g.closed = true
+		tunnels := make([]net.Conn, 0, len(g.tunnels))
+		for c := range g.tunnels {
+			tunnels = append(tunnels, c)
+		}
+		g.mu.Unlock()
+
+		g.cancel()
+		var errs []error
+		if err := g.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+		for _, c := range tunnels {
+			_ = c.Close()
+		}
+		done := make(chan struct{})
+		go func() { g.handlers.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(closeWait):
+		}
+		g.apiTr.CloseIdleConnections()
+		g.egressTr.CloseIdleConnections()
+
+		if err := g.audit(AuditSummary, g.summary()); err != nil {
+			errs = append(errs, err)
+		}
+		g.mu.Lock()
+		if g.auditErr != nil {
+			errs = append(errs, g.auditErr)
+		}
+		g.mu.Unlock()
+		if err := errors.Join(errs...); err != nil {
+			g.closeErr = fmt.Errorf("close gateway: %w", err)
+		}
+	})
+	return g.closeErr
+}
+
+// Stats returns a copy of what the gateway has seen so far.
+func (g *Gateway) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.stats
+	s.Statuses = make(map[int]int, len(g.stats.Statuses))
+	for k, v := range g.stats.Statuses {
+		s.Statuses[k] = v
+	}
+	s.ToolCalls = make([]ToolCall, len(g.stats.ToolCalls))
+	for i, tc := range g.stats.ToolCalls {
+		s.ToolCalls[i] = ToolCall{Name: tc.Name, Input: append(json.RawMessage(nil), tc.Input...)}
+	}
+	s.Denied = append([]Denial(nil), g.stats.Denied...)
+	return s
+}
+
+// summary is the audit summary: counts, statuses, usage, the tool calls
+// (the first maxSummaryToolCalls) and the number of denials.
+func (g *Gateway) summary() map[string]any {
+	s := g.Stats()
+	statuses := map[string]int{}
+	for k, v := range s.Statuses {
+		statuses[fmt.Sprint(k)] = v
+	}
+	byName := map[string]int{}
+	for _, tc := range s.ToolCalls {
+		byName[tc.Name]++
+	}
+	type call struct {
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+	calls := []call{}
+	for _, tc := range s.ToolCalls[:min(len(s.ToolCalls), maxSummaryToolCalls)] {
+		calls = append(calls, call{tc.Name, tc.Input})
+	}
+	m := map[string]any{
+		"requests":    s.Requests,
+		"statuses":    statuses,
+		"last_status": s.LastStatus,
+		"usage": map[string]int64{
+			"input_tokens": s.Usage.InputTokens, "output_tokens": s.Usage.OutputTokens,
+			"cache_read_tokens": s.Usage.CacheReadTokens, "cache_write_tokens": s.Usage.CacheWriteTokens,
+		},
+		"tool_calls":   len(s.ToolCalls),
+		"tools":        byName,
+		"tool_inputs":  calls,
+		"denied":       len(s.Denied) + s.DeniedOmitted,
+		"egress":       s.Egress,
+		"foreign_keys": s.ForeignKeys,
+	}
+	if s.LastError != "" {
+		m["last_error"] = s.LastError
+	}
+	return m
+}
+
+// audit calls Config.Audit, one call at a time.
+func (g *Gateway) audit(kind string, fields map[string]any) error {
+	if g.cfg.Audit == nil {
+		return nil
+	}
+	g.auditMu.Lock()
+	defer g.auditMu.Unlock()
+	if err := g.cfg.Audit(kind, fields); err != nil {
+		return fmt.Errorf("audit %s: %w", kind, err)
+	}
+	return nil
+}
+
+// serve routes one request: CONNECT and absolute-form requests for other
+// hosts are egress; origin-form requests and absolute-form requests
+// addressed to SandboxAddr are for the model API.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		http.Error(w, "zerg gateway: closed", http.StatusServiceUnavailable)
+		return
+	}
+	g.handlers.Add(1)
+	g.mu.Unlock()
+	defer g.handlers.Done()
+
+	switch {
+	case r.Method == http.MethodConnect:
+		g.connect(w, r)
+	case r.URL.IsAbs() || r.URL.Host != "":
+		if g.isSelf(r.URL) {
+			g.api(w, r)
+			return
+		}
+		g.forward(w, r)
+	default:
+		g.api(w, r)
+	}
+}
+
+// isSelf reports whether an absolute-form target names the gateway itself
+// (SandboxAddr, or localhost on its port) in any spelling.
+func (g *Gateway) isSelf(u *url.URL) bool {
+	if u.Scheme != "http" {
+		return false
+	}
+	h, err := canonHost(u.Hostname())
+	if err != nil {
+		return false
+	}
+	selfHost, selfPort, _ := net.SplitHostPort(SandboxAddr)
+	return u.Port() == selfPort && (h.String() == selfHost || h.name == "localhost")
+}
+
+// deny refuses an egress request: 403, a Denial and an audit entry.
+func (g *Gateway) deny(w http.ResponseWriter, r *http.Request, target, reason string) {
+	target = clip(g.scrubString(target), 512)
+	d := Denial{Time: time.Now().UTC(), Method: r.Method, Target: target, Reason: reason}
+	g.mu.Lock()
+	record := len(g.stats.Denied) < MaxDenials
+	if record {
+		g.stats.Denied = append(g.stats.Denied, d)
+	} else {
+		g.stats.DeniedOmitted++
+	}
+	g.mu.Unlock()
+	if record {
+		err := g.audit(AuditEgressDenied, map[string]any{"method": d.Method, "target": d.Target, "reason": d.Reason})
+		if err != nil {
+			g.mu.Lock()
+			if g.auditErr == nil {
+				g.auditErr = err
+			}
+			g.mu.Unlock()
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, "zerg gateway: egress denied: %s\n", reason)
+}
+
+func (g *Gateway) addUsage(u Usage) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.Usage.InputTokens += u.InputTokens
+	g.stats.Usage.OutputTokens += u.OutputTokens
+	g.stats.Usage.CacheReadTokens += u.CacheReadTokens
+	g.stats.Usage.CacheWriteTokens += u.CacheWriteTokens
+}
+
+func (g *Gateway) addToolCall(tc ToolCall) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.ToolCalls = append(g.stats.ToolCalls, tc)
+}
+
+// setLastError records s, which must already be scrubbed (the parser reads
+// scrubbed bytes; ErrorHandler scrubs its message).
+func (g *Gateway) setLastError(s string) {
+	s = clip(s, maxLastError)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.LastError = s
+}
+
+func (g *Gateway) addStatus(code int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.Statuses[code]++
+	g.stats.LastStatus = code
+}
+
+// writeAPIError writes an error in the API's shape, which the CLI shows.
+func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

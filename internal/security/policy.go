@@ -346,17 +346,18 @@ func protectedRel(rel string) string {
 	return ""
 }
 
-// target resolves a tool's path argument: absolute, or relative to the
-// hook's absolute cwd; cleaned; symlinks of the existing prefix resolved.
-func target(cwd, raw string) (string, error) {
+// target resolves a tool's path argument, absolute or relative to the
+// hook's absolute cwd, both ways (resolveBoth): the first is the kernel's
+// reading.
+func target(cwd, raw string) ([]string, error) {
 	t := raw
 	if !filepath.IsAbs(t) {
 		if cwd == "" || !filepath.IsAbs(cwd) {
-			return "", errors.New("relative path and no absolute cwd")
+			return nil, errors.New("relative path and no absolute cwd")
 		}
-		t = filepath.Join(cwd, t)
+		t = cwd + string(filepath.Separator) + t
 	}
-	return resolvePath(filepath.Clean(t))
+	return resolveBoth(t)
 }
 
 func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) Decision {
@@ -364,28 +365,41 @@ func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) 
 	if raw == "" {
 		return deny("", "%s: no %s in tool_input", in.ToolName, field)
 	}
-	resolved, err := target(in.Cwd, raw)
+	all, err := target(in.Cwd, raw)
 	if err != nil {
 		return deny(raw, "%s %s: %v", in.ToolName, raw, err)
 	}
 	sc, err := p.scope()
 	if err != nil {
-		return deny(resolved, "%s %s: %v", in.ToolName, raw, err)
+		return deny(all[0], "%s %s: %v", in.ToolName, raw, err)
 	}
+	var d Decision
+	for _, resolved := range all {
+		if d = p.writeDecision(in.ToolName, sc, resolved); !d.Allow {
+			return d
+		}
+	}
+	if len(all) > 1 {
+		d = p.writeDecision(in.ToolName, sc, all[0])
+	}
+	return d
+}
+
+func (p *Policy) writeDecision(tool string, sc scope, resolved string) Decision {
 	if sc.isProtected(resolved) {
-		return deny(resolved, "%s %s: a protected file", in.ToolName, resolved)
+		return deny(resolved, "%s %s: a protected file", tool, resolved)
 	}
 	rel, ok := sc.rel(resolved)
 	if !ok {
-		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+		return deny(resolved, "%s %s: outside the workspace %s", tool, resolved, sc.ws)
 	}
 	if why := protectedRel(rel); why != "" {
-		return deny(resolved, "%s %s: %s", in.ToolName, rel, why)
+		return deny(resolved, "%s %s: %s", tool, rel, why)
 	}
 	if pat, ok := p.match(rel); ok {
-		return Decision{Allow: true, Path: resolved, Reason: fmt.Sprintf("%s %s: allowed by %q", in.ToolName, rel, pat)}
+		return Decision{Allow: true, Path: resolved, Reason: fmt.Sprintf("%s %s: allowed by %q", tool, rel, pat)}
 	}
-	return deny(resolved, "%s %s: not in the paths this task may write", in.ToolName, rel)
+	return deny(resolved, "%s %s: not in the paths this task may write", tool, rel)
 }
 
 // match returns the first allow pattern matching the slash-separated rel path.
@@ -409,36 +423,89 @@ func deny(path, format string, a ...any) Decision {
 	return Decision{Allow: false, Path: path, Reason: "denied: " + reason}
 }
 
-// resolvePath resolves symlinks in the longest existing prefix of the clean
-// absolute path p and appends the components that do not exist yet, so a
-// write through a symlinked directory (or a symlink as the file itself) is
-// judged by where it really lands.
+// resolvePath resolves the absolute path p the way the kernel does: each
+// existing component in turn, a symlink replaced by its target, ".." taken
+// from the directory reached so far (so "link/.." is the parent of the link's
+// target, not the directory holding the link). The components that do not
+// exist yet are appended as they are, a ".." among them removing the one
+// before, so a write through a symlinked directory (or a symlink as the file
+// itself) is judged by where it really lands.
 func resolvePath(p string) (string, error) {
-	existing := p
-	var rest []string
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errNotDir) {
-			return "", fmt.Errorf("stat %s: %w", existing, err)
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = append(rest, filepath.Base(existing))
-		existing = parent
+	r, _, err := walkPath(p)
+	return r, err
+}
+
+// walkPath is resolvePath that also reports whether the result assumes
+// anything about components that do not exist yet: more than the last one
+// missing, or a ".." after a missing one. Such a path lands where it says only
+// if nothing creates a symlink on its way first.
+func walkPath(p string) (resolved string, assumed bool, err error) {
+	if !filepath.IsAbs(p) {
+		return "", false, fmt.Errorf("%s is not absolute", p)
 	}
-	resolved, err := filepath.EvalSymlinks(existing)
+	cur := string(filepath.Separator)
+	var rest []string // the components below cur that do not exist
+	for _, c := range strings.Split(p, string(filepath.Separator)) {
+		switch {
+		case c == "" || c == ".":
+			continue
+		case c == "..":
+			if len(rest) > 0 {
+				rest = rest[:len(rest)-1]
+				assumed = true
+			} else {
+				cur = filepath.Dir(cur)
+			}
+			continue
+		case len(rest) > 0:
+			rest = append(rest, c)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, errNotDir):
+			rest = append(rest, c)
+			continue
+		case err != nil:
+			return "", false, fmt.Errorf("stat %s: %w", next, err)
+		case fi.Mode()&os.ModeSymlink == 0:
+			cur = next
+			continue
+		}
+		// cur has no symlinks, so only next may be one; EvalSymlinks
+		// follows its chain (and the ".." in targets) physically.
+		t, err := filepath.EvalSymlinks(next)
+		if err != nil {
+			// A dangling symlink: the write would create its target
+			// somewhere we cannot see yet, so refuse rather than guess.
+			return "", false, fmt.Errorf("resolve %s: %w", next, err)
+		}
+		cur = t
+	}
+	if len(rest) > 1 {
+		assumed = true
+	}
+	return filepath.Join(append([]string{cur}, rest...)...), assumed, nil
+}
+
+// resolveBoth returns where the absolute path p may land: as the kernel
+// resolves it, and as a program that first cleans it lexically (a shell's
+// logical cd, many path libraries) resolves it. The two differ only when a
+// ".." follows a symlink; a check must accept both.
+func resolveBoth(p string) ([]string, error) {
+	phys, err := resolvePath(p)
 	if err != nil {
-		// A dangling symlink: the write would create its target somewhere we
-		// cannot see yet, so refuse rather than guess.
-		return "", fmt.Errorf("resolve %s: %w", existing, err)
+		return nil, err
 	}
-	for i := len(rest) - 1; i >= 0; i-- {
-		resolved = filepath.Join(resolved, rest[i])
+	lex, err := resolvePath(filepath.Clean(p))
+	if err != nil {
+		return nil, err
 	}
-	return resolved, nil
+	if lex == phys {
+		return []string{phys}, nil
+	}
+	return []string{phys, lex}, nil
 }
 
 // HookAllowOutput is the JSON the hook prints on stdout when the policy

@@ -11,23 +11,26 @@ import (
 var errNotDir = syscall.ENOTDIR
 
 // decideRead allows Read/NotebookRead only inside the workspace or a read
-// dir, judged after symlinks are resolved, so a link in the workspace that
-// points at ~/.ssh/id_rsa is refused.
+// dir, judged after symlinks are resolved (both ways, see resolveBoth), so a
+// link in the workspace that points at ~/.ssh/id_rsa is refused.
 func (p *Policy) decideRead(in *HookInput, input map[string]any, field string) Decision {
 	raw, _ := input[field].(string)
 	if raw == "" {
 		return deny("", "%s: no %s in tool_input", in.ToolName, field)
 	}
-	resolved, err := target(in.Cwd, raw)
+	all, err := target(in.Cwd, raw)
 	if err != nil {
 		return deny(raw, "%s %s: %v", in.ToolName, raw, err)
 	}
+	resolved := all[0]
 	sc, err := p.scope()
 	if err != nil {
 		return deny(resolved, "%s %s: %v", in.ToolName, raw, err)
 	}
-	if !sc.readable(resolved) || sc.isProtected(resolved) {
-		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+	for _, r := range all {
+		if !sc.readable(r) || sc.isProtected(r) {
+			return deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws)
+		}
 	}
 	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": inside the workspace"}
 }
@@ -49,16 +52,19 @@ func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
 	if dir == "" {
 		return deny("", "%s: no path and no cwd", in.ToolName)
 	}
-	resolved, err := target(in.Cwd, dir)
+	all, err := target(in.Cwd, dir)
 	if err != nil {
 		return deny(dir, "%s %s: %v", in.ToolName, dir, err)
 	}
+	resolved := all[0]
 	sc, err := p.scope()
 	if err != nil {
 		return deny(resolved, "%s %s: %v", in.ToolName, dir, err)
 	}
-	if !sc.readable(resolved) || sc.isProtected(resolved) {
-		return deny(resolved, "%s %s: outside the workspace %s", in.ToolName, resolved, sc.ws)
+	for _, r := range all {
+		if !sc.readable(r) || sc.isProtected(r) {
+			return deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws)
+		}
 	}
 	fields := map[string]bool{"Glob": true, "Grep": false, "LS": false}
 	for _, f := range []string{"pattern", "glob", "ignore"} {

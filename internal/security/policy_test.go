@@ -196,3 +196,34 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDotDotAfterSymlink: "link/.." is the parent of the link's target for
+// the kernel, not the directory holding the link; the Read, Write and search
+// checks judge both that and the lexical reading (a CLI may clean the path
+// first). Bash has its own cases in TestBashSymlinkRepoint.
+func TestDotDotAfterSymlink(t *testing.T) {
+	ws, _, p := confineFixture(t)
+	p.Allow = []string{"**"}
+	// ws/sub/outside/id_rsa does not exist; the kernel reads
+	// <root>/outside/id_rsa through sub/out.
+	escape := "sub/out/../outside/id_rsa"
+	for _, tc := range []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"Read", map[string]any{"file_path": escape}},
+		{"Read", map[string]any{"file_path": ws + "/" + escape}},
+		{"Write", map[string]any{"file_path": "sub/out/../outside/new", "content": "x"}},
+		{"Edit", map[string]any{"file_path": escape, "old_string": "a", "new_string": "b"}},
+		{"Grep", map[string]any{"pattern": "SECRET", "path": "sub/out/.."}},
+	} {
+		d := p.Decide(hookInput(t, ws, tc.tool, tc.input))
+		if d.Allow || !strings.Contains(d.Reason, "outside") {
+			t.Errorf("%s %v: allow %v, reason %q", tc.tool, tc.input, d.Allow, d.Reason)
+		}
+	}
+	// A ".." after a real directory stays a plain parent.
+	if d := p.Decide(hookInput(t, ws, "Read", map[string]any{"file_path": "sub/deep/../../README.md"})); !d.Allow {
+		t.Errorf("sub/deep/../../README.md denied: %s", d.Reason)
+	}
+}

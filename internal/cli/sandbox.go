@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -29,14 +27,10 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 				return usageErrorf("%s: the command must follow --", sandbox.InitCommand)
 			}
 			if c.SeccompExec {
-				// Returns only when the exec failed: 127 or 126 like a
-				// shell's "not found" and "cannot execute".
+				// Returns only when something failed.
 				err := sandbox.SeccompExec(c, args)
 				fmt.Fprintf(a.stderr, "zerg %s: %v\n", sandbox.InitCommand, err)
-				if errors.Is(err, fs.ErrNotExist) {
-					os.Exit(127)
-				}
-				os.Exit(126)
+				os.Exit(sandbox.ExecFailCode(err))
 			}
 			// os.Exit, not an ExitError: the exit code is the command's,
 			// which Run would map (a SIGTERM it forwarded would become
@@ -48,6 +42,7 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&c.Proxy, sandbox.FlagProxy, "", "unix socket to forward "+sandbox.ProxyAddr+" to")
 	f.BoolVar(&c.SeccompExec, sandbox.FlagSeccompExec, false, "set the limits and the seccomp filter, then exec the command")
+	f.BoolVar(&c.ExecStep, sandbox.FlagExecStep, false, "start the command through the seccomp step even where ptrace works")
 	f.Int64Var(&c.Limits.MemoryBytes, sandbox.FlagMemory, 0, "RLIMIT_DATA of the command")
 	f.IntVar(&c.Limits.Processes, sandbox.FlagProcesses, 0, "RLIMIT_NPROC of the command")
 	f.IntVar(&c.Limits.CPUSeconds, sandbox.FlagCPU, 0, "RLIMIT_CPU of the command")

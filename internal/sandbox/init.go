@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -20,8 +21,8 @@ import (
 const maxProxyConns = 256
 
 // RunInit is PID 1 of the sandbox (bwrap --as-pid-1). It starts the
-// forwarder when c.Proxy is set, runs argv through the seccomp step
-// (InitCommand --seccomp-exec), forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT
+// forwarder when c.Proxy is set, starts argv under the limits and the
+// seccomp filter (startCommand), forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT
 // to it, reaps every orphan, and returns the command's exit code (128+signal
 // when a signal killed it). When it returns and the process exits, the
 // kernel kills whatever else still runs in the sandbox.
@@ -54,25 +55,18 @@ func RunInit(c InitConfig, argv []string) int {
 	// Signals are wanted before the child exists, so none is lost between.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	step := InitConfig{SeccompExec: true, Limits: c.Limits}
-	args := append(append([]string{insideExe, InitCommand}, step.Flags()...), "--")
-	args = append(args, argv...)
-	p, err := os.StartProcess(insideExe, args, &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-	})
+	child, err := startCommand(c, argv)
 	if err != nil {
-		return initFail("start the command: %w", err)
+		fmt.Fprintf(os.Stderr, "zerg %s: %v\n", InitCommand, err)
+		return ExecFailCode(err)
 	}
-	child := p.Pid
 	go func() {
 		for s := range sigs {
 			_ = syscall.Kill(child, s.(syscall.Signal))
 		}
 	}()
 	// As PID 1 the init inherits every orphan; wait4(-1) reaps them all and
-	// returns when the command itself ends. os.Process.Wait is not used: a
-	// wait4(-1) here may reap the child first.
+	// returns when the command itself ends.
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -92,6 +86,120 @@ func RunInit(c InitConfig, argv []string) int {
 			return 128 + int(ws.Signal())
 		}
 	}
+}
+
+// startCommand starts argv with the seccomp filter and the limits, and
+// returns its pid.
+//
+// The filter goes on one locked thread of the init, which then forks the
+// command: a child inherits the filter (and no_new_privs) of the thread that
+// forked it. The goroutine ends without unlocking, so the Go runtime
+// discards that thread and the init's other threads stay unfiltered. This
+// saves a second start of zerg (a few milliseconds of package
+// initialisation) over exec'ing the seccomp step.
+//
+// Limits are per process, so they cannot be set on one thread. The command
+// is started traced instead (PTRACE_TRACEME, then exec): it stops at its
+// exec before running an instruction, the init sets its limits with
+// prlimit and lets it go. Where ptrace is refused (Yama ptrace_scope 2 or 3,
+// some LSMs), or when c.ExecStep asks for it, the init starts the seccomp
+// step from an unfiltered thread instead: a second zerg that sets the limits
+// and the filter on itself and execs argv (SeccompExec).
+func startCommand(c InitConfig, argv []string) (int, error) {
+	if !c.ExecStep {
+		type result struct {
+			pid int
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread() // for good: see above
+			pid, err := startFiltered(c.Limits, argv)
+			done <- result{pid, err}
+		}()
+		r := <-done
+		if !errors.Is(r.err, errPtraceRefused) {
+			return r.pid, r.err
+		}
+	}
+	step := InitConfig{SeccompExec: true, Limits: c.Limits}
+	args := append(append([]string{insideExe, InitCommand}, step.Flags()...), "--")
+	args = append(args, argv...)
+	pid, err := syscall.ForkExec(insideExe, args, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		return 0, fmt.Errorf("start the seccomp step: %w", err)
+	}
+	return pid, nil
+}
+
+// errPtraceRefused: the command could not be started traced; it did not run.
+var errPtraceRefused = errors.New("ptrace refused")
+
+// startFiltered runs on its own locked thread, which it filters.
+func startFiltered(l Limits, argv []string) (int, error) {
+	if err := installFilter(false); err != nil {
+		return 0, fmt.Errorf("start the command: %w", err)
+	}
+	limited := l != (Limits{})
+	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Ptrace: limited}}
+	pid, err := syscall.ForkExec(argv[0], argv, attr)
+	switch {
+	case err == nil && !limited:
+		return pid, nil
+	case err == nil:
+		return pid, limitTraced(pid, l)
+	case limited && errors.Is(err, syscall.EPERM):
+		// PTRACE_TRACEME failed, before the exec.
+		return 0, fmt.Errorf("%w: exec %s: %w", errPtraceRefused, argv[0], err)
+	}
+	return 0, fmt.Errorf("exec %s: %w", argv[0], err)
+}
+
+// limitTraced sets the limits of a command stopped at its exec, then
+// detaches from it. On failure the command is killed: it must not run
+// without them.
+func limitTraced(pid int, l Limits) error {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return fmt.Errorf("wait for the command to stop at exec: %w", err)
+		}
+		break
+	}
+	if !ws.Stopped() {
+		return fmt.Errorf("the command did not stop at exec (status %#x)", ws)
+	}
+	err := forEachLimit(l, func(name string, res int, r *syscall.Rlimit) error {
+		return unix.Prlimit(pid, res, (*unix.Rlimit)(r), nil)
+	})
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return err
+	}
+	// Detaching with no signal also drops the SIGTRAP of the exec.
+	if err := syscall.PtraceDetach(pid); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return fmt.Errorf("let the command go: %w", err)
+	}
+	return nil
+}
+
+// ExecFailCode is the exit code for a command that could not start: 127 or
+// 126 like a shell's "not found" and "cannot execute", 125 for a failure of
+// the sandbox itself.
+func ExecFailCode(err error) int {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 127
+	case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EISDIR):
+		return 126
+	}
+	return 125
 }
 
 // initFail reports a failure of the init itself; 125 is not a code the
@@ -145,12 +253,11 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-// SeccompExec is the second step inside the sandbox, in the process that
-// becomes the command: it sets the limits, sets no_new_privs, installs the
-// seccomp filter on every thread and execs argv. It returns only on failure.
-// Limits are set here rather than in the init, so they bind the command and
-// its children but never the forwarder and reaper (a thread limit would make
-// the Go runtime of the init crash).
+// SeccompExec is the seccomp step, run where the init cannot trace the
+// command (startCommand): in the process that becomes the command, it sets
+// the limits, sets no_new_privs, installs the seccomp filter on every thread
+// (TSYNC: the Go runtime has several, and exec may run on any) and execs
+// argv. It returns only on failure.
 func SeccompExec(c InitConfig, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("seccomp step: no command")
@@ -160,7 +267,7 @@ func SeccompExec(c InitConfig, argv []string) error {
 	if err := setLimits(c.Limits); err != nil {
 		return fmt.Errorf("seccomp step: %w", err)
 	}
-	if err := installFilter(); err != nil {
+	if err := installFilter(true); err != nil {
 		return fmt.Errorf("seccomp step: %w", err)
 	}
 	// The process limit last, just before exec: once it is set, the Go
@@ -168,19 +275,24 @@ func SeccompExec(c InitConfig, argv []string) error {
 	if err := setLimits(Limits{Processes: nproc}); err != nil {
 		return fmt.Errorf("seccomp step: %w", err)
 	}
-	if err := syscall.Exec(argv[0], argv, os.Environ()); err != nil {
-		return fmt.Errorf("seccomp step: exec %s: %w", argv[0], err)
-	}
-	return nil
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	return fmt.Errorf("seccomp step: exec %s: %w", argv[0], err)
 }
 
 func setLimits(l Limits) error {
-	set := func(name string, res int, v int64, extraHard uint64) error {
+	return forEachLimit(l, func(_ string, res int, r *syscall.Rlimit) error {
+		return syscall.Setrlimit(res, r)
+	})
+}
+
+// forEachLimit calls set for each limit in l that is not 0.
+func forEachLimit(l Limits, set func(name string, res int, r *syscall.Rlimit) error) error {
+	one := func(name string, res int, v int64, extraHard uint64) error {
 		if v <= 0 {
 			return nil
 		}
 		r := syscall.Rlimit{Cur: uint64(v), Max: uint64(v) + extraHard}
-		if err := syscall.Setrlimit(res, &r); err != nil {
+		if err := set(name, res, &r); err != nil {
 			return fmt.Errorf("set %s to %d: %w", name, v, err)
 		}
 		return nil
@@ -188,19 +300,19 @@ func setLimits(l Limits) error {
 	// RLIMIT_DATA rather than RLIMIT_AS: Node (and so Claude Code) reserves
 	// far more address space than it uses (V8's pointer cage, WebAssembly
 	// guard regions), which RLIMIT_AS counts and RLIMIT_DATA does not.
-	if err := set("RLIMIT_DATA", unix.RLIMIT_DATA, l.MemoryBytes, 0); err != nil {
+	if err := one("RLIMIT_DATA", unix.RLIMIT_DATA, l.MemoryBytes, 0); err != nil {
 		return err
 	}
-	if err := set("RLIMIT_NPROC", unix.RLIMIT_NPROC, int64(l.Processes), 0); err != nil {
+	if err := one("RLIMIT_NPROC", unix.RLIMIT_NPROC, int64(l.Processes), 0); err != nil {
 		return err
 	}
 	// The hard limit one second above the soft one: SIGXCPU first, which a
 	// process can see, then SIGKILL.
-	if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, int64(l.CPUSeconds), 1); err != nil {
+	if err := one("RLIMIT_CPU", unix.RLIMIT_CPU, int64(l.CPUSeconds), 1); err != nil {
 		return err
 	}
-	if err := set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSizeBytes, 0); err != nil {
+	if err := one("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSizeBytes, 0); err != nil {
 		return err
 	}
-	return set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, int64(l.OpenFiles), 0)
+	return one("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, int64(l.OpenFiles), 0)
 }

@@ -290,14 +290,19 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // flag set (internal/cli/sandbox.go) must agree.
 type InitConfig struct {
 	Proxy       string // the socket inside to forward ProxyAddr to; "" = no forwarder
-	SeccompExec bool   // the second step: limits, seccomp, exec
-	Limits      Limits
+	SeccompExec bool   // be the seccomp step: limits, seccomp, exec
+	// ExecStep makes the init start the command through the seccomp step
+	// even where it could trace it. Command never sets it; it is the path
+	// taken where ptrace is refused, and tests take it on purpose.
+	ExecStep bool
+	Limits   Limits
 }
 
 // Flag names of InitCommand.
 const (
 	FlagProxy       = "proxy"
 	FlagSeccompExec = "seccomp-exec"
+	FlagExecStep    = "exec-step"
 	FlagMemory      = "memory-bytes"
 	FlagProcesses   = "processes"
 	FlagCPU         = "cpu-seconds"
@@ -313,6 +318,9 @@ func (c InitConfig) Flags() []string {
 	}
 	if c.SeccompExec {
 		f = append(f, "--"+FlagSeccompExec)
+	}
+	if c.ExecStep {
+		f = append(f, "--"+FlagExecStep)
 	}
 	num := func(name string, v int64) {
 		if v > 0 {

@@ -578,8 +578,11 @@ func TestLimitFileSize(t *testing.T) {
 	b.spec.Limits.FileSizeBytes = 1 << 20
 	r := b.sh("head -c 2000000 /dev/zero > f")
 	fi, err := os.Stat(filepath.Join(b.spec.Workdir, "f"))
-	if r.code == 0 || err != nil || fi.Size() > 1<<20 {
-		t.Fatalf("a 2 MB file under a 1 MiB limit: %s, size %v (%v)", r, fi.Size(), err)
+	if err != nil {
+		t.Fatalf("%s: %v", r, err)
+	}
+	if r.code == 0 || fi.Size() > 1<<20 {
+		t.Fatalf("a 2 MB file under a 1 MiB limit: %s, size %d", r, fi.Size())
 	}
 }
 
@@ -735,5 +738,63 @@ func TestBwrapArgsOrder(t *testing.T) {
 		if pos(f) > pos("--chdir") {
 			t.Fatalf("%s is not a bwrap flag here:\n%s", f, joined)
 		}
+	}
+}
+
+// runExecStep runs argv like run, but with the init told to take the
+// seccomp step (--exec-step), the path it takes where ptrace is refused.
+func (b *box) runExecStep(argv ...string) result {
+	b.t.Helper()
+	args, cred, err := b.spec.bwrapArgs(argv)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	i := slices.Index(args, InitCommand)
+	if i < 0 {
+		b.t.Fatalf("no %s in %q", InitCommand, args)
+	}
+	args = slices.Insert(args, i+1, "--"+FlagExecStep)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bwrap", args...)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		b.t.Fatalf("run %q: %v (%s)", argv, err, r)
+	}
+	return r
+}
+
+// The seccomp step sets the same filter and limits as the traced start.
+// python3 is needed in /usr/bin, as in b.python.
+func TestExecStep(t *testing.T) {
+	b := newBox(t)
+	b.spec.Limits = Limits{FileSizeBytes: 1 << 20, Processes: 30, OpenFiles: 20}
+	prog := `import socket, resource
+print(open("/proc/self/status").read().count("NoNewPrivs:\t1"), open("/proc/self/status").read().count("Seccomp:\t2"))
+print(resource.getrlimit(resource.RLIMIT_FSIZE), resource.getrlimit(resource.RLIMIT_NPROC), resource.getrlimit(resource.RLIMIT_NOFILE))
+try:
+    socket.socket(socket.AF_UNIX)
+    print("unix: allowed")
+except PermissionError:
+    print("unix: EPERM")`
+	want := "1 1\n(1048576, 1048576) (30, 30) (20, 20)\nunix: EPERM\n"
+	if r := b.runExecStep("/usr/bin/python3", "-c", prog); r.code != 0 || r.stdout != want {
+		t.Fatalf("through the seccomp step: %s\nwant stdout %q", r, want)
+	}
+	// The traced start, for comparison.
+	if r := b.python(prog); r.code != 0 || r.stdout != want {
+		t.Fatalf("traced start: %s\nwant stdout %q", r, want)
+	}
+	// The message shows which path ran.
+	if r := b.runExecStep("/nonexistent/cmd"); r.code != 127 || !strings.Contains(r.stderr, "seccomp step: exec /nonexistent/cmd") {
+		t.Fatalf("missing command through the step: %s", r)
 	}
 }

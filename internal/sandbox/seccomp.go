@@ -106,9 +106,9 @@ func filterProgram(arch, x32Bit, sysSocket uint32) []unix.SockFilter {
 
 // installFilter sets no_new_privs (required to install a filter without
 // privileges, and it keeps setuid binaries from gaining any) and installs the
-// filter on every thread of the process (TSYNC): the Go runtime has several,
-// and exec may run on any of them.
-func installFilter() error {
+// filter: on the calling thread only, or with tsync on every thread of the
+// process.
+func installFilter(tsync bool) error {
 	if auditArch == 0 {
 		return errors.New("seccomp: no filter for this architecture")
 	}
@@ -117,7 +117,11 @@ func installFilter() error {
 	}
 	prog := filterProgram(auditArch, x32Bit, sysSocket)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	var flags uintptr
+	if tsync {
+		flags = unix.SECCOMP_FILTER_FLAG_TSYNC
+	}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 	switch {
 	case errno != 0:
 		return fmt.Errorf("install the seccomp filter: %w", errno)

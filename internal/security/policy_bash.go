@@ -20,7 +20,10 @@ type BashPolicy struct {
 	// against the first words of one simple command: each word is a
 	// path.Match glob over one argument, "*" matches any one argument and
 	// "{script}" matches a regular file inside the workspace (a repository
-	// script). Further arguments are free but still checked as paths.
+	// script). Further arguments are free but still checked: as paths, and
+	// for the commands the check knows (cmdSpecs) option by option, with
+	// their scripts (sed, awk, jq) read too. Note that "*", or a rule for an
+	// interpreter, lets the worker run any code its uid can.
 	// Examples: "ls", "git status", "go test", "sh {script}".
 	Allow []string `json:"allow"`
 	// Commands are whole command lines allowed exactly as written (after
@@ -52,11 +55,12 @@ func (b BashPolicy) validate() error {
 }
 
 // DefaultBashAllow is the command set every worker gets: reading and
-// comparing files, simple file management inside the workspace, read-only
-// git, and running a repository script with sh or bash (or directly).
+// comparing files (sed too: its scripts are checked), simple file management
+// inside the workspace, read-only git, and running a repository script with
+// sh or bash (or directly).
 func DefaultBashAllow() []string {
 	return []string{
-		"ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm",
+		"ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "sed",
 		"grep", "egrep", "fgrep", "find", "file", "stat", "du", "nl", "tac", "rev", "md5sum", "sha256sum",
 		"echo", "printf", "true", "false", "test", `\[`, "pwd", "date", "id", "whoami", "uname",
 		"basename", "dirname", "realpath", "readlink", "seq", "sleep", "which",
@@ -130,24 +134,26 @@ func init() {
 var bashDeniedArgs = map[string][]string{
 	"git": {"push", "remote", "config", "credential", "fetch", "pull", "clone", "submodule", "daemon", "send-email",
 		"request-pull", "ls-remote", "archive", "bundle", "filter-branch", "hook", "-c", "--ext-diff", "--textconv"},
-	"npm": {"publish", "login", "logout", "adduser", "config", "token", "owner", "access", "exec", "x", "set"},
+	"npm": {"publish", "login", "logout", "adduser", "config", "token", "owner", "access", "exec", "x", "set", "env"},
 	"go":  {"env", "-toolexec", "-exec"},
 }
 
 // bashDeniedPrefixes deny an argument by prefix (options with glued values).
 var bashDeniedPrefixes = map[string][]string{
-	"git":  {"--config-env", "--exec-path", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--output", "--git-dir", "--work-tree"},
-	"find": {"-exec", "-ok", "-fprint", "-fls", "-delete", "-L", "-follow"},
-	"grep": {"-R", "--dereference-recursive"},
-	"sort": {"--compress-program"},
-	"go":   {"-toolexec", "-exec"},
+	"git":   {"--config-env", "--exec-path", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--output", "--git-dir", "--work-tree"},
+	"find":  {"-exec", "-ok", "-fprint", "-fls", "-delete", "-L", "-follow", "-files0-from"},
+	"sort":  {"--compress-program"},
+	"go":    {"-toolexec", "-exec"},
+	"cargo": {"--config"},
 }
 
-// pureCommands read no file named by an argument, so their arguments are not
-// path-checked and may be computed by a command substitution.
+// pureCommands open no file named by an argument, so their arguments are
+// not path-checked and may be computed by a (quoted) command substitution;
+// the directories a pattern lists are still checked, and so are test's file
+// operands. date is not one: date -f FILE prints the lines of FILE.
 var pureCommands = map[string]bool{
 	"echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true, "pwd": true,
-	"date": true, "id": true, "whoami": true, "uname": true, "basename": true, "dirname": true,
+	"id": true, "whoami": true, "uname": true, "basename": true, "dirname": true,
 	"seq": true, "sleep": true,
 }
 
@@ -164,7 +170,11 @@ func dangerousEnv(name string) bool {
 	case "PATH", "ENV", "BASH_ENV", "IFS", "CDPATH", "HOME", "SHELL", "PS4", "SHELLOPTS", "BASHOPTS",
 		"PROMPT_COMMAND", "GLOBIGNORE", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
 		"PERL5OPT", "PERL5LIB", "RUBYOPT", "GCONV_PATH", "LESSOPEN", "PAGER", "EDITOR", "VISUAL", "BROWSER",
-		"GOFLAGS", "CC", "CXX", "TMPDIR", "XDG_CONFIG_HOME":
+		"GOFLAGS", "CC", "CXX", "TMPDIR", "XDG_CONFIG_HOME",
+		// They change how the commands this check parses read their
+		// arguments, or add options to them.
+		"POSIXLY_CORRECT", "TAR_OPTIONS", "GREP_OPTIONS", "GZIP", "BZIP2", "XZ_OPT", "ZSTD_CLEVEL", "AWKPATH", "AWKLIBPATH",
+		"JQ_LIBRARY_PATH", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "TAPE", "MAKEFLAGS", "MFLAGS", "GOENV", "GOTOOLCHAIN":
 		return true
 	}
 	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG"} {
@@ -215,7 +225,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if err != nil {
 		return deny("", "Bash %s: cannot be checked (%v); use simple commands without variables", show, err)
 	}
-	ck := &bashChecker{p: p, sc: sc, cwds: []string{cwd}}
+	ck := &bashChecker{p: p, sc: sc, cwds: []string{cwd}, makesLinks: makesLinks(cmds, 0)}
 	for _, c := range cmds {
 		if err := ck.command(c, 0); err != nil {
 			return deny("", "Bash %s: %v", show, err)
@@ -235,11 +245,15 @@ func clipCommand(s string) string {
 // bashChecker checks parsed commands in order. cwds are every directory the
 // shell may be in at this point: a cd adds its target (it may or may not take
 // effect, depending on subshells and pipelines), and relative paths must be
-// fine from all of them.
+// fine from all of them. makesLinks says the command line makes symbolic
+// links: a path that goes through a component which does not exist yet may
+// then go through a new link, so it is refused.
 type bashChecker struct {
-	p    *Policy
-	sc   scope
-	cwds []string
+	p           *Policy
+	sc          scope
+	cwds        []string
+	makesLinks  bool
+	globMatches int
 }
 
 const maxCwds = 16
@@ -251,9 +265,12 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		if dangerousEnv(name) {
 			return fmt.Errorf("setting %s is not allowed", name)
 		}
-		val := bashWord{lit: a.lit[strings.IndexByte(a.lit, '=')+1:], glob: -1, tilde: a.tilde}
-		if !a.dynamic && val.lit != "" {
-			if err := ck.pathArg(val, false); err != nil {
+		val := a.lit[strings.IndexByte(a.lit, '=')+1:]
+		if a.tilde {
+			return fmt.Errorf("%s names a home directory", a.lit)
+		}
+		if !a.dynamic && val != "" {
+			if err := ck.plainWord(val, false); err != nil {
 				return err
 			}
 		}
@@ -290,15 +307,8 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		if why, ok := bashDenied[name]; ok {
 			return fmt.Errorf("%s is not allowed (%s)", name, why)
 		}
-		for _, a := range args {
-			if slices.Contains(bashDeniedArgs[name], a.lit) {
-				return fmt.Errorf("%s %s is not allowed", name, a.lit)
-			}
-			for _, pre := range bashDeniedPrefixes[name] {
-				if strings.HasPrefix(a.lit, pre) {
-					return fmt.Errorf("%s %s is not allowed", name, a.lit)
-				}
-			}
+		if err := deniedArgs(name, args); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -318,15 +328,49 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 				return err
 			}
 		}
-		return ck.pathArgs(args[2:], false)
+		return ck.rawArgs(args[2:], false)
 	}
 	if !ck.allowed(name, script, c.words) {
 		return fmt.Errorf("%s is not an allowed command", describe(c.words))
 	}
 	if pureCommands[name] && !script {
-		return nil
+		return ck.pureArgs(name, args)
 	}
-	return ck.pathArgs(args, mutatingCommands[name] && !script)
+	mutating := mutatingCommands[name] && !script
+	expanded, err := ck.expandArgs(args, mutating)
+	if err != nil {
+		return err
+	}
+	if !script {
+		// A pattern may have expanded to a word the deny lists know.
+		if err := deniedArgs(name, expanded); err != nil {
+			return err
+		}
+	}
+	switch {
+	case script:
+		return ck.rawArgs(expanded, false)
+	case cmdSpecs[name] != nil:
+		return ck.specArgs(name, expanded, mutating)
+	case cmdChecks[name] != nil:
+		return cmdChecks[name](ck, expanded)
+	}
+	return ck.rawArgs(expanded, mutating)
+}
+
+// deniedArgs applies bashDeniedArgs and bashDeniedPrefixes.
+func deniedArgs(name string, args []bashWord) error {
+	for _, a := range args {
+		if slices.Contains(bashDeniedArgs[name], a.lit) {
+			return fmt.Errorf("%s %s is not allowed", name, a.lit)
+		}
+		for _, pre := range bashDeniedPrefixes[name] {
+			if strings.HasPrefix(a.lit, pre) {
+				return fmt.Errorf("%s %s is not allowed", name, a.lit)
+			}
+		}
+	}
+	return nil
 }
 
 func describe(words []bashWord) string {
@@ -372,100 +416,263 @@ func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool 
 	return false
 }
 
-func (ck *bashChecker) pathArgs(args []bashWord, mutating bool) error {
+// pureArgs checks the arguments of a command that opens no file named by
+// them. A command substitution must be quoted: unquoted, its output is split
+// and expanded as a pattern, which lists directories. A pattern is expanded
+// to check the directories the shell lists; test's file operands are paths.
+func (ck *bashChecker) pureArgs(name string, args []bashWord) error {
+	for _, a := range args {
+		if a.split {
+			return fmt.Errorf("the unquoted command substitution in %s is split and expanded as a pattern at run time; quote it", a.raw)
+		}
+		if a.glob >= 0 {
+			if _, err := ck.expandWord(a); err != nil {
+				return err
+			}
+		}
+	}
+	if name == "test" || name == "[" {
+		return ck.testArgs(name, args)
+	}
+	return nil
+}
+
+// testArgs checks test's and ['s file operands: every static word that is
+// not an operator is checked as a path (a string compared is harmless
+// there), and a computed word may not stand where a file operand or an
+// operator naming files could.
+func (ck *bashChecker) testArgs(name string, args []bashWord) error {
+	if name == "[" && len(args) > 0 && args[len(args)-1].lit == "]" && !args[len(args)-1].dynamic {
+		args = args[:len(args)-1]
+	}
+	fileOp := func(s string) bool {
+		return len(s) == 2 && s[0] == '-' && strings.IndexByte("abcdefghkprsuwxGLNOS", s[1]) >= 0
+	}
+	binFileOp := func(s string) bool { return s == "-nt" || s == "-ot" || s == "-ef" }
+	stringOp := func(s string) bool {
+		switch s {
+		case "-n", "-z", "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "!", "(", ")", "-o", "-a":
+			return true
+		}
+		return false
+	}
+	for i, a := range args {
+		if a.dynamic {
+			prevDyn := i > 0 && args[i-1].dynamic
+			afterFile := i > 0 && !args[i-1].dynamic && (fileOp(args[i-1].lit) || binFileOp(args[i-1].lit))
+			beforeBin := i+1 < len(args) && !args[i+1].dynamic && binFileOp(args[i+1].lit)
+			if prevDyn || afterFile || beforeBin {
+				return fmt.Errorf("%s with a file operand computed at run time", name)
+			}
+			continue
+		}
+		if fileOp(a.lit) || binFileOp(a.lit) || stringOp(a.lit) || a.lit == "-t" {
+			continue
+		}
+		if a.glob >= 0 {
+			m, err := ck.expandWord(a)
+			if err != nil {
+				return err
+			}
+			for _, s := range m {
+				if err := ck.checkPath(s, false); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := ck.plainWord(a.lit, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expandArgs returns the arguments as the command gets them: each pattern
+// replaced by its matches (see expandWord). A computed argument is refused,
+// and so is a pattern as a file to change.
+func (ck *bashChecker) expandArgs(args []bashWord, mutating bool) ([]bashWord, error) {
+	var out []bashWord
+	for _, a := range args {
+		switch {
+		case a.dynamic:
+			return nil, fmt.Errorf("the argument %q is computed at run time", a.lit)
+		case a.tilde:
+			return nil, fmt.Errorf("%s names a home directory", a.lit)
+		case a.glob >= 0 && mutating:
+			return nil, fmt.Errorf("a pattern (%s) as a file to change", a.lit)
+		case a.glob >= 0:
+			m, err := ck.expandWord(a)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range m {
+				out = append(out, bashWord{raw: a.raw, lit: s, glob: 0})
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// rawArgs checks the arguments of a command whose options this check does
+// not know: every word is a path (see rawWord), those after "--" plainly.
+func (ck *bashChecker) rawArgs(args []bashWord, mutating bool) error {
+	opts := true
 	for _, a := range args {
 		if a.dynamic {
 			return fmt.Errorf("the argument %q is computed at run time", a.lit)
 		}
-		if mutating && a.glob >= 0 {
-			return fmt.Errorf("a pattern (%s) as a file to change", a.lit)
+		if a.tilde {
+			return fmt.Errorf("%s names a home directory", a.lit)
 		}
-		if err := ck.pathArg(a, mutating); err != nil {
+		if opts && a.lit == "--" {
+			opts = false
+			continue
+		}
+		var err error
+		if opts {
+			err = ck.rawWord(a.lit, mutating, true)
+		} else {
+			err = ck.plainWord(a.lit, mutating)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pathArg checks every reading of an argument as a path: the word itself, an
-// option's glued value (-o/x, --out=/x) and the value of NAME=value. Words
-// that are not meant as paths are harmless here: they resolve inside the
-// workspace.
-func (ck *bashChecker) pathArg(w bashWord, mutating bool) error {
-	if w.tilde {
-		return fmt.Errorf("%s names a home directory", w.lit)
-	}
-	lit := w.lit
-	if w.glob >= 0 {
-		// The fixed part before the first wildcard decides where it looks.
-		lit = lit[:w.glob]
-		if i := strings.LastIndexByte(lit, '/'); i >= 0 {
-			lit = lit[:i+1]
-		} else {
-			lit = ""
-		}
-	}
-	var cands []string
+// maxClusterWord bounds a short-option word whose every suffix is checked.
+const maxClusterWord = 1024
+
+// rawWord checks every reading of a word as a path when the command's
+// options are unknown: a short-option cluster may end in a glued value
+// anywhere (-rfFILE), so every suffix after the dash and first letter is a
+// path; a long option's value after "=" is one; a plain word is one, and so
+// is what follows each "=", ":" or "," in it (NAME=/x, -I a:/x, x,/y).
+// Words that are not meant as paths are harmless here: they resolve inside
+// the workspace. With cluster false (find, go), a single-dash word is a name
+// like a long option.
+func (ck *bashChecker) rawWord(lit string, write, cluster bool) error {
 	switch {
 	case lit == "" || lit == "-" || lit == "--":
+		return nil
 	case strings.HasPrefix(lit, "--"):
-		if i := strings.IndexByte(lit, '='); i >= 0 {
-			cands = append(cands, lit[i+1:])
-		}
+		return ck.checkAll(afterSeps(lit[2:]), write)
+	case strings.HasPrefix(lit, "-") && !cluster:
+		return ck.checkAll(afterSeps(lit[1:]), write)
 	case strings.HasPrefix(lit, "-"):
-		cands = append(cands, lit[2:])
-		if i := strings.IndexByte(lit, '='); i >= 0 {
-			cands = append(cands, lit[i+1:])
+		if len(lit) > maxClusterWord {
+			return fmt.Errorf("an option word longer than %d bytes", maxClusterWord)
 		}
-	default:
-		cands = append(cands, lit)
-		if i := strings.IndexByte(lit, '='); i >= 0 {
-			cands = append(cands, lit[i+1:])
+		var cands []string
+		for k := 2; k < len(lit); k++ {
+			cands = append(cands, lit[k:])
+		}
+		return ck.checkAll(cands, write)
+	}
+	return ck.plainWord(lit, write)
+}
+
+// plainWord checks a word that is not an option: itself, and what follows
+// each "=", ":" or "," in it.
+func (ck *bashChecker) plainWord(lit string, write bool) error {
+	if lit == "" || lit == "-" {
+		return nil
+	}
+	return ck.checkAll(append([]string{lit}, afterSeps(lit)...), write)
+}
+
+func afterSeps(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] == '=' || s[i] == ':' || s[i] == ',' {
+			out = append(out, s[i+1:])
 		}
 	}
+	return out
+}
+
+func (ck *bashChecker) checkAll(cands []string, write bool) error {
 	for _, c := range cands {
 		if c == "" {
 			continue
 		}
-		if err := ck.checkPath(c, mutating); err != nil {
+		if err := ck.checkPath(c, write); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// resolveFrom resolves p from cwd both ways (resolveBoth) and says whether
+// either reading assumes something about components that do not exist yet.
+func resolveFrom(cwd, p string) ([]string, bool, error) {
+	t := p
+	if !filepath.IsAbs(t) {
+		t = cwd + string(filepath.Separator) + t
+	}
+	phys, a1, err := walkPath(t)
+	if err != nil {
+		return nil, false, err
+	}
+	lex, a2, err := walkPath(filepath.Clean(t))
+	if err != nil {
+		return nil, false, err
+	}
+	if lex == phys {
+		return []string{phys}, a1 || a2, nil
+	}
+	return []string{phys, lex}, a1 || a2, nil
+}
+
 // checkPath resolves p from every possible cwd: it must be a special device,
 // or inside the workspace (or, when only read, a read dir), and never a
-// protected path.
+// protected path. A file written may not have a name starting with "-": a
+// later pattern would hand it to a command as an option.
 func (ck *bashChecker) checkPath(p string, write bool) error {
+	return ck.checkPathFrom(ck.cwds, p, write)
+}
+
+func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error {
 	if strings.HasPrefix(p, "~") {
 		return fmt.Errorf("%s names a home directory", p)
 	}
 	if filepath.IsAbs(p) && slices.Contains(specialPaths, filepath.Clean(p)) {
 		return nil
 	}
-	for _, cwd := range ck.cwds {
-		t := p
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(cwd, t)
+	if write {
+		for _, seg := range strings.Split(p, "/") {
+			if strings.HasPrefix(seg, "-") && seg != "-" {
+				return fmt.Errorf("%s: a file name starting with - would be read as an option", p)
+			}
 		}
-		resolved, err := resolvePath(filepath.Clean(t))
+	}
+	for _, cwd := range cwds {
+		all, assumed, err := resolveFrom(cwd, p)
 		if err != nil {
 			return fmt.Errorf("%s: %v", p, err)
 		}
-		if ck.sc.isProtected(resolved) {
-			return fmt.Errorf("%s is a protected file", p)
+		if assumed && ck.makesLinks {
+			return fmt.Errorf("%s does not exist yet and this command line makes symbolic links; run the commands one at a time", p)
 		}
-		if rel, ok := ck.sc.rel(resolved); ok {
-			if why := protectedRel(rel); why != "" {
-				return fmt.Errorf("%s is %s", p, why)
+		for _, resolved := range all {
+			if ck.sc.isProtected(resolved) {
+				return fmt.Errorf("%s is a protected file", p)
 			}
-			continue
+			if rel, ok := ck.sc.rel(resolved); ok {
+				if why := protectedRel(rel); why != "" {
+					return fmt.Errorf("%s is %s", p, why)
+				}
+				continue
+			}
+			if resolved == ck.sc.ws || (!write && ck.sc.readable(resolved)) {
+				continue
+			}
+			return fmt.Errorf("%s is outside the workspace", p)
 		}
-		if resolved == ck.sc.ws || (!write && ck.sc.readable(resolved)) {
-			continue
-		}
-		return fmt.Errorf("%s is outside the workspace", p)
 	}
 	return nil
 }
@@ -509,7 +716,8 @@ func isFD(s string) bool {
 }
 
 // cd adds its target to the possible directories; it must stay inside the
-// workspace.
+// workspace. Both readings of a ".." after a symlink are kept (bash's cd is
+// logical, cd -P physical).
 func (ck *bashChecker) cd(args []bashWord) error {
 	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--") {
 		args = args[1:]
@@ -521,24 +729,42 @@ func (ck *bashChecker) cd(args []bashWord) error {
 	if a.dynamic || a.glob >= 0 || a.tilde || a.lit == "" {
 		return fmt.Errorf("cd to a computed directory %q", a.lit)
 	}
+	next, err := ck.dirsOf("cd "+a.lit, a.lit)
+	if err != nil {
+		return err
+	}
+	return ck.addCwds(next)
+}
+
+// dirsOf resolves dir from every cwd as a directory the shell or a command
+// works in: inside the workspace, not protected.
+func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range ck.cwds {
-		t := a.lit
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(cwd, t)
-		}
-		resolved, err := resolvePath(filepath.Clean(t))
+		all, assumed, err := resolveFrom(cwd, dir)
 		if err != nil {
-			return fmt.Errorf("cd %s: %v", a.lit, err)
+			return nil, fmt.Errorf("%s: %v", what, err)
 		}
-		if resolved != ck.sc.ws && !within(ck.sc.ws, resolved) {
-			return fmt.Errorf("cd %s leaves the workspace", a.lit)
+		if assumed && ck.makesLinks {
+			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
-		if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {
-			return fmt.Errorf("cd %s: %s", a.lit, protectedRel(rel))
+		for _, resolved := range all {
+			if resolved != ck.sc.ws && !within(ck.sc.ws, resolved) {
+				return nil, fmt.Errorf("%s leaves the workspace", what)
+			}
+			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {
+				return nil, fmt.Errorf("%s: %s", what, protectedRel(rel))
+			}
+			if _, err := os.Lstat(resolved); err != nil && ck.makesLinks {
+				return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
+			}
+			next = append(next, resolved)
 		}
-		next = append(next, resolved)
 	}
+	return next, nil
+}
+
+func (ck *bashChecker) addCwds(next []string) error {
 	for _, n := range next {
 		if !slices.Contains(ck.cwds, n) {
 			ck.cwds = append(ck.cwds, n)
@@ -551,27 +777,45 @@ func (ck *bashChecker) cd(args []bashWord) error {
 }
 
 // script checks that a word names a regular file inside the workspace (from
-// every possible cwd), outside protected paths.
+// every possible cwd, both readings), outside protected paths.
 func (ck *bashChecker) script(w bashWord) error {
 	if w.dynamic || w.glob >= 0 || w.tilde || w.lit == "" || strings.HasPrefix(w.lit, "-") {
 		return fmt.Errorf("%q is not a script in the workspace", w.lit)
 	}
 	for _, cwd := range ck.cwds {
-		t := w.lit
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(cwd, t)
-		}
-		resolved, err := filepath.EvalSymlinks(filepath.Clean(t))
+		all, _, err := resolveFrom(cwd, w.lit)
 		if err != nil {
 			return fmt.Errorf("%s is not a script in the workspace", w.lit)
 		}
-		rel, ok := ck.sc.rel(resolved)
-		if !ok || protectedRel(rel) != "" {
-			return fmt.Errorf("%s is not a script in the workspace", w.lit)
-		}
-		if st, err := os.Stat(resolved); err != nil || !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a script in the workspace", w.lit)
+		for _, resolved := range all {
+			rel, ok := ck.sc.rel(resolved)
+			if !ok || protectedRel(rel) != "" {
+				return fmt.Errorf("%s is not a script in the workspace", w.lit)
+			}
+			if st, err := os.Stat(resolved); err != nil || !st.Mode().IsRegular() {
+				return fmt.Errorf("%s is not a script in the workspace", w.lit)
+			}
 		}
 	}
 	return nil
+}
+
+// makesLinks reports whether a command line makes symbolic (or hard) links:
+// ln anywhere in it, sh -c lines included.
+func makesLinks(cmds []*bashCmd, depth int) bool {
+	for _, c := range cmds {
+		if len(c.words) == 0 || c.words[0].dynamic {
+			continue
+		}
+		name := filepath.Base(c.words[0].lit)
+		if name == "ln" {
+			return true
+		}
+		if (name == "sh" || name == "bash") && len(c.words) >= 3 && c.words[1].lit == "-c" && depth < maxBashDepth {
+			if inner, err := parseBash(c.words[2].lit); err == nil && makesLinks(inner, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }

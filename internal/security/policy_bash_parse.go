@@ -13,7 +13,8 @@ import (
 // any other) and NAME=value prefixes. Everything whose effect depends on run
 // time state is refused: variable and parameter expansion ($X, ${…}), which
 // could also print the credentials in the worker's environment, arithmetic,
-// $'…' quoting, process substitution, brace expansion, and the compound
+// $'…' quoting, process substitution, brace expansion, bracket patterns with
+// quotes or classes inside, and the compound
 // commands (if, for, while, case, functions, { …; }), which simply fail to
 // match any rule. Refusing is always safe: the worker gets a reason and can
 // write a simpler command.
@@ -23,9 +24,20 @@ type bashWord struct {
 	raw     string // the source text
 	lit     string // the value after quote removal, without substitutions
 	dynamic bool   // contains a command substitution: the value is unknown
-	glob    int    // index in lit of the first unquoted * ? [, or -1
+	split   bool   // a command substitution outside double quotes: its output is split and globbed
+	glob    int    // index in lit of the first unquoted * ? or bracket expression, or -1
+	pat     string // when glob >= 0: the word as a path.Match pattern, quoted characters escaped
 	tilde   bool   // an unquoted ~ at the start (or after = or :)
 	quoted  bool   // some part was quoted or escaped
+}
+
+// patLit appends the literal byte c to a pattern, escaped when Match would
+// read it as a metacharacter.
+func patLit(pb *strings.Builder, c byte) {
+	if strings.IndexByte(`*?[]\-^`, c) >= 0 {
+		pb.WriteByte('\\')
+	}
+	pb.WriteByte(c)
 }
 
 type bashRedir struct {
@@ -383,7 +395,7 @@ func (p *bashParser) readHeredocs() error {
 // readWord reads one word at the current position.
 func (p *bashParser) readWord() (bashWord, error) {
 	w := bashWord{glob: -1}
-	var b strings.Builder
+	var b, pb strings.Builder // the literal value, and the same as a pattern
 	start := p.pos
 	prevRaw := byte(0) // the previous unquoted source byte, for ~ after = or :
 loop:
@@ -402,6 +414,7 @@ loop:
 			p.pos += 2
 			if n != '\n' {
 				b.WriteByte(n)
+				patLit(&pb, n)
 				w.quoted = true
 			}
 			prevRaw = 0
@@ -411,29 +424,62 @@ loop:
 			if end < 0 {
 				return w, errors.New("unterminated '")
 			}
-			b.WriteString(p.src[p.pos+1 : p.pos+1+end])
+			q := p.src[p.pos+1 : p.pos+1+end]
+			b.WriteString(q)
+			for i := 0; i < len(q); i++ {
+				patLit(&pb, q[i])
+			}
 			p.pos += end + 2
 			w.quoted = true
 		case '"':
 			p.pos++
 			w.quoted = true
+			n := b.Len()
 			if err := p.readDouble(&b, &w); err != nil {
 				return w, err
 			}
+			q := b.String()[n:]
+			for i := 0; i < len(q); i++ {
+				patLit(&pb, q[i])
+			}
 		case '$':
+			n := b.Len()
 			if err := p.readDollar(&b, &w, false); err != nil {
 				return w, err
 			}
+			q := b.String()[n:]
+			for i := 0; i < len(q); i++ {
+				patLit(&pb, q[i])
+			}
 		case '`':
-			if err := p.readBacktick(&w); err != nil {
+			if err := p.readBacktick(&w, false); err != nil {
 				return w, err
 			}
-		case '*', '?', '[':
+		case '*', '?':
 			if w.glob < 0 {
 				w.glob = b.Len()
 			}
 			b.WriteByte(c)
+			pb.WriteByte(c)
 			p.pos++
+		case '[':
+			class, n, err := p.bracket()
+			if err != nil {
+				return w, err
+			}
+			if n == 0 {
+				// no closing ]: bash keeps the [ as it is
+				b.WriteByte(c)
+				patLit(&pb, c)
+				p.pos++
+				break
+			}
+			if w.glob < 0 {
+				w.glob = b.Len()
+			}
+			b.WriteString(p.src[p.pos : p.pos+n])
+			pb.WriteString(class)
+			p.pos += n
 		case '{', '}':
 			return w, errors.New("braces are not allowed")
 		case '~':
@@ -441,9 +487,11 @@ loop:
 				w.tilde = true
 			}
 			b.WriteByte(c)
+			pb.WriteByte(c)
 			p.pos++
 		default:
 			b.WriteByte(c)
+			patLit(&pb, c)
 			p.pos++
 		}
 		prevRaw = c
@@ -453,7 +501,57 @@ loop:
 	}
 	w.raw = p.src[start:p.pos]
 	w.lit = b.String()
+	if w.glob >= 0 {
+		w.pat = pb.String()
+	}
 	return w, nil
+}
+
+// bracket reads the unquoted bracket expression at the current position
+// ([abc], [!a-z], []x]) and returns it as a path.Match class and its length
+// in the source. A [ without a closing ] in the same word is a literal
+// character for bash: n is 0 then. Quotes, escapes, slashes, nested [ and
+// POSIX classes inside are refused rather than interpreted.
+func (p *bashParser) bracket() (class string, n int, err error) {
+	j := p.pos + 1
+	neg := false
+	if j < len(p.src) && (p.src[j] == '!' || p.src[j] == '^') {
+		neg = true
+		j++
+	}
+	first := j
+	if j < len(p.src) && p.src[j] == ']' {
+		j++
+	}
+	for ; j < len(p.src) && p.src[j] != ']'; j++ {
+		switch c := p.src[j]; {
+		case strings.IndexByte(" \t\n;&|<>()", c) >= 0:
+			return "", 0, nil
+		case strings.IndexByte("'\"\\`${}[/", c) >= 0:
+			return "", 0, fmt.Errorf("a bracket pattern with %q in it", c)
+		}
+	}
+	if j >= len(p.src) {
+		return "", 0, nil
+	}
+	body := p.src[first:j]
+	var cb strings.Builder
+	cb.WriteByte('[')
+	if neg {
+		cb.WriteByte('^')
+	}
+	for k := 0; k < len(body); k++ {
+		if k+2 < len(body) && body[k+1] == '-' {
+			patLit(&cb, body[k])
+			cb.WriteByte('-')
+			patLit(&cb, body[k+2])
+			k += 2
+			continue
+		}
+		patLit(&cb, body[k])
+	}
+	cb.WriteByte(']')
+	return cb.String(), j + 1 - p.pos, nil
 }
 
 func (p *bashParser) readDouble(b *strings.Builder, w *bashWord) error {
@@ -482,7 +580,7 @@ func (p *bashParser) readDouble(b *strings.Builder, w *bashWord) error {
 				return err
 			}
 		case '`':
-			if err := p.readBacktick(w); err != nil {
+			if err := p.readBacktick(w, true); err != nil {
 				return err
 			}
 		default:
@@ -510,6 +608,7 @@ func (p *bashParser) readDollar(b *strings.Builder, w *bashWord, inDouble bool) 
 		p.pos++ // ')'
 		p.depth--
 		w.dynamic = true
+		w.split = w.split || !inDouble
 	case n == '{':
 		return errors.New("parameter expansion ${…} is not allowed")
 	case n == '\'' && !inDouble:
@@ -525,7 +624,7 @@ func (p *bashParser) readDollar(b *strings.Builder, w *bashWord, inDouble bool) 
 	return nil
 }
 
-func (p *bashParser) readBacktick(w *bashWord) error {
+func (p *bashParser) readBacktick(w *bashWord, inDouble bool) error {
 	p.pos++
 	var inner strings.Builder
 	for {
@@ -550,5 +649,6 @@ func (p *bashParser) readBacktick(w *bashWord) error {
 	}
 	p.cmds = append(p.cmds, cmds...)
 	w.dynamic = true
+	w.split = w.split || !inDouble
 	return nil
 }

@@ -1,0 +1,701 @@
+package security
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// What some commands do with their arguments beyond reading them: write,
+// make or move links, take paths relative to a -C directory, read a script.
+
+// specChecks run after a command's options are parsed and before its option
+// values and operands are checked; they may change what an operand is
+// (kinds: optPath by default, optWrite for a command that changes files).
+var specChecks = map[string]func(ck *bashChecker, inv *invocation, kinds []optKind) error{
+	"grep": checkGrep, "egrep": checkGrep, "fgrep": checkGrep,
+	"ls":    checkLs,
+	"chmod": checkChmod,
+	"cp":    checkCp,
+	"mv":    checkMv,
+	"ln":    checkLn,
+	"diff":  checkDiff,
+	"uniq": func(_ *bashChecker, _ *invocation, kinds []optKind) error {
+		if len(kinds) > 1 {
+			kinds[1] = optWrite // uniq INPUT OUTPUT
+		}
+		return nil
+	},
+	"date": textOperands, "tr": textOperands,
+	"sed": checkSed,
+	"awk": checkAwk, "gawk": checkAwk, "mawk": checkAwk, "nawk": checkAwk,
+	"tar": checkTar,
+}
+
+// cmdChecks replace the generic checks for commands without a spec.
+var cmdChecks = map[string]func(ck *bashChecker, args []bashWord) error{
+	"find":  checkFind,
+	"git":   checkGit,
+	"go":    checkGo,
+	"gofmt": checkGofmt,
+	"jq":    checkJq,
+}
+
+func textOperands(_ *bashChecker, _ *invocation, kinds []optKind) error {
+	for i := range kinds {
+		kinds[i] = optText
+	}
+	return nil
+}
+
+// specArgs checks a command with an option spec (cmdSpecs).
+func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) error {
+	lits := make([]string, len(args))
+	globs := make([]bool, len(args))
+	for i, a := range args {
+		lits[i], globs[i] = a.lit, a.glob >= 0
+	}
+	if name == "tar" {
+		lits, globs = tarOldStyle(lits, globs)
+	}
+	inv, err := cmdSpecs[name].parse(name, lits, globs)
+	if err != nil {
+		return err
+	}
+	kinds := make([]optKind, len(inv.operands))
+	for i := range kinds {
+		kinds[i] = optPath
+		if mutating {
+			kinds[i] = optWrite
+		}
+	}
+	if h := specChecks[name]; h != nil {
+		if err := h(ck, inv, kinds); err != nil {
+			return err
+		}
+	}
+	if len(inv.loose) > 0 {
+		// An option the spec does not know may have taken the next word
+		// as its value: no operand is taken for text then.
+		for i, k := range kinds {
+			if k == optText {
+				kinds[i] = optPath
+			}
+		}
+	}
+	ck2, err := ck.withDirs(name, inv)
+	if err != nil {
+		return err
+	}
+	for _, o := range inv.opts {
+		if !o.has || o.value == "" {
+			continue
+		}
+		switch o.kind {
+		case optPath, optWrite:
+			// file -m takes a:b lists; plainWord checks each part.
+			if err := ck2.plainWord(o.value, o.kind == optWrite); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range inv.loose {
+		if err := ck2.rawWord(w, mutating, true); err != nil {
+			return err
+		}
+	}
+	for i, op := range inv.operands {
+		switch kinds[i] {
+		case optPath:
+			err = ck2.plainWord(op, false)
+		case optWrite:
+			err = ck2.plainWord(op, true)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withDirs returns the checker for a command's own paths: the directories
+// its -C options name are added to the possible cwds (each must be inside
+// the workspace, as for cd).
+func (ck *bashChecker) withDirs(name string, inv *invocation) (*bashChecker, error) {
+	var dirs []string
+	for _, o := range inv.opts {
+		if o.kind == optDir {
+			if !o.has || o.value == "" {
+				return nil, fmt.Errorf("%s %s needs a directory", name, o.name)
+			}
+			dirs = append(dirs, o.value)
+		}
+	}
+	if len(dirs) == 0 {
+		return ck, nil
+	}
+	c := *ck
+	c.cwds = slices.Clone(ck.cwds)
+	for _, d := range dirs {
+		// -C dirs accumulate (each relative to the one before): resolve
+		// each from every directory known so far.
+		next, err := c.dirsOf(name+" -C "+d, d)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.addCwds(next); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+func checkGrep(_ *bashChecker, inv *invocation, kinds []optKind) error {
+	if !inv.has("-e", "--regexp", "-f", "--file") && len(kinds) > 0 {
+		kinds[0] = optText // the pattern
+	}
+	return nil
+}
+
+func checkLs(_ *bashChecker, inv *invocation, _ []optKind) error {
+	if inv.has("-L", "--dereference") && inv.has("-R", "--recursive") {
+		return fmt.Errorf("ls -R with -L is not allowed (%s)", whyFollow)
+	}
+	return nil
+}
+
+func checkChmod(_ *bashChecker, inv *invocation, _ []optKind) error {
+	if inv.has("-L") && inv.has("-R", "--recursive") {
+		return fmt.Errorf("chmod -R with -L is not allowed (%s)", whyFollow)
+	}
+	return nil
+}
+
+// sources returns the operands cp, mv and ln take from (all of them with
+// -t, else all but the last).
+func sources(inv *invocation) []string {
+	if inv.has("-t", "--target-directory") || len(inv.operands) < 2 {
+		return inv.operands
+	}
+	return inv.operands[:len(inv.operands)-1]
+}
+
+func checkCp(ck *bashChecker, inv *invocation, _ []optKind) error {
+	if inv.has("-s", "--symbolic-link") {
+		return fmt.Errorf("cp -s is not allowed (%s)", whyLinks)
+	}
+	if inv.has("--parents") {
+		return errors.New("cp --parents is not allowed (it recreates the sources' paths, .. included, under the target)")
+	}
+	recursive := inv.has("-r", "-R", "--recursive", "-a", "--archive")
+	if recursive && inv.has("-L", "--dereference") {
+		return fmt.Errorf("cp -r with -L is not allowed (%s)", whyFollow)
+	}
+	keepsLinks := recursive || inv.has("-P", "-d", "--no-dereference", "-l", "--link")
+	for _, src := range sources(inv) {
+		if err := ck.noLinks("cp", src, keepsLinks, recursive); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkMv(ck *bashChecker, inv *invocation, _ []optKind) error {
+	for _, src := range sources(inv) {
+		if err := ck.noLinks("mv", src, true, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxWalk bounds the entries looked at under one source of cp -r, mv or diff -r.
+const maxWalk = 20000
+
+// noLinks refuses a source that is a symbolic link (when the command keeps
+// it a link: mv, cp -P/-r/-a) or a directory holding one (when it copies or
+// moves the tree): a relative link points elsewhere from its new place, and
+// a later command in the same line would read through it unchecked. A name
+// starting with "-" in the tree is refused too: a pattern in a later command
+// would hand it over as an option. A source that does not exist yet (made
+// earlier in the line) cannot be looked at, which matters only when the line
+// makes links.
+func (ck *bashChecker) noLinks(cmd, src string, keepsLinks, tree bool) error {
+	for _, cwd := range ck.cwds {
+		t := src
+		if !filepath.IsAbs(t) {
+			t = cwd + string(filepath.Separator) + t
+		}
+		// Resolve the directories on the way, not the source itself.
+		dir, err := resolvePath(filepath.Dir(t))
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", cmd, src, err)
+		}
+		p := filepath.Join(dir, filepath.Base(t))
+		if b := filepath.Base(t); b == "." || b == ".." {
+			p = filepath.Clean(filepath.Join(dir, b))
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if ck.makesLinks {
+				return fmt.Errorf("%s %s: it does not exist yet and this command line makes symbolic links", cmd, src)
+			}
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if keepsLinks {
+				return fmt.Errorf("%s %s: a symbolic link; moved or copied as a link it would point elsewhere", cmd, src)
+			}
+			continue
+		}
+		if tree && fi.IsDir() {
+			if err := walkNoLinks(p); err != nil {
+				return fmt.Errorf("%s %s: %v", cmd, src, err)
+			}
+		}
+	}
+	return nil
+}
+
+// walkNoLinks refuses a tree holding a symbolic link, a name starting with
+// "-", or what may never be written (.git, .zerg, Claude settings): copied
+// or moved elsewhere they would land there.
+func walkNoLinks(root string) error {
+	n := 0
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n++; n > maxWalk {
+			return fmt.Errorf("more than %d files to look at for symbolic links", maxWalk)
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("it holds a symbolic link (%s), which would point elsewhere from its new place or be followed", rel)
+		}
+		if p != root && strings.HasPrefix(d.Name(), "-") {
+			return fmt.Errorf("it holds %s, a name that would be read as an option", rel)
+		}
+		if why := protectedRel(filepath.ToSlash(rel)); p != root && why != "" {
+			return fmt.Errorf("it holds %s, %s", rel, why)
+		}
+		return nil
+	})
+}
+
+// checkLn allows links that stay in the workspace from where they are made:
+// a symbolic link's target is relative (to the link's directory, which must
+// exist) and resolves inside the workspace; a hard link's source is not a
+// symbolic link. -f (re-pointing an existing link) is refused by the spec.
+func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
+	ops := inv.operands
+	if len(ops) == 0 {
+		return errors.New("ln needs a target")
+	}
+	tdirs := inv.values("-t", "--target-directory")
+	type pair struct{ target, link string }
+	var pairs []pair
+	switch {
+	case len(tdirs) > 0:
+		for _, t := range ops {
+			pairs = append(pairs, pair{t, tdirs[len(tdirs)-1] + "/" + filepath.Base(t)})
+		}
+	case len(ops) == 1:
+		pairs = []pair{{ops[0], filepath.Base(ops[0])}}
+	default:
+		last := ops[len(ops)-1]
+		intoDir := len(ops) > 2
+		if !intoDir && !inv.has("-T", "--no-target-directory") {
+			for _, cwd := range ck.cwds {
+				t := last
+				if !filepath.IsAbs(t) {
+					t = cwd + "/" + t
+				}
+				if st, err := os.Stat(t); err == nil && st.IsDir() {
+					intoDir = true
+				}
+			}
+		}
+		for _, t := range ops[:len(ops)-1] {
+			if intoDir {
+				pairs = append(pairs, pair{t, last + "/" + filepath.Base(t)})
+			} else {
+				pairs = append(pairs, pair{t, last})
+			}
+		}
+	}
+	symbolic := inv.has("-s", "--symbolic")
+	relative := inv.has("-r", "--relative")
+	for i := range kinds {
+		kinds[i] = optText // judged below
+	}
+	for _, pr := range pairs {
+		if err := ck.checkPath(pr.link, true); err != nil {
+			return err
+		}
+		switch {
+		case !symbolic:
+			if err := ck.checkPath(pr.target, false); err != nil {
+				return err
+			}
+			if inv.has("-L", "--logical") {
+				continue
+			}
+			if err := ck.noLinks("ln", pr.target, true, false); err != nil {
+				return err
+			}
+		case relative:
+			// ln -r makes the target relative itself: it is named from
+			// the shell's directory.
+			if err := ck.linkTarget(pr.target, pr.target, ck.cwds); err != nil {
+				return err
+			}
+		case filepath.IsAbs(pr.target):
+			return fmt.Errorf("ln -s with an absolute target (%s); use a path relative to the link", pr.target)
+		default:
+			var dirs []string
+			for _, cwd := range ck.cwds {
+				l := pr.link
+				if !filepath.IsAbs(l) {
+					l = cwd + "/" + l
+				}
+				d, err := resolvePath(filepath.Dir(l))
+				if err != nil {
+					return fmt.Errorf("ln %s: %v", pr.link, err)
+				}
+				if st, err := os.Stat(d); err != nil || !st.IsDir() {
+					return fmt.Errorf("ln %s: the link's directory does not exist yet; make it first", pr.link)
+				}
+				dirs = append(dirs, d)
+			}
+			if err := ck.linkTarget(pr.target, pr.target, dirs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// linkTarget checks a symbolic link's target from the directories it is
+// relative to: inside the workspace, never protected, and not through a
+// component that does not exist yet.
+func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
+	for _, d := range dirs {
+		all, assumed, err := resolveFrom(d, target)
+		if err != nil {
+			return fmt.Errorf("ln: the link target %s: %v", show, err)
+		}
+		if assumed {
+			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", show)
+		}
+		for _, r := range all {
+			if r != ck.sc.ws && !within(ck.sc.ws, r) {
+				return fmt.Errorf("ln: the link target %s is outside the workspace", show)
+			}
+			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {
+				return fmt.Errorf("ln: the link target %s is %s", show, protectedRel(rel))
+			}
+			if ck.sc.isProtected(r) {
+				return fmt.Errorf("ln: the link target %s is a protected file", show)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDiff: diff -r follows symbolic links inside the trees it compares,
+// so a tree holding one is refused (unless --no-dereference).
+func checkDiff(ck *bashChecker, inv *invocation, _ []optKind) error {
+	if !inv.has("-r", "--recursive") || inv.has("--no-dereference") {
+		return nil
+	}
+	trees := append(slices.Clone(inv.operands), inv.values("--from-file", "--to-file")...)
+	for _, op := range trees {
+		for _, cwd := range ck.cwds {
+			all, _, err := resolveFrom(cwd, op)
+			if err != nil {
+				return fmt.Errorf("diff %s: %v", op, err)
+			}
+			for _, r := range all {
+				st, err := os.Stat(r)
+				if err != nil {
+					if ck.makesLinks {
+						return fmt.Errorf("diff -r %s: it does not exist yet and this command line makes symbolic links", op)
+					}
+					continue
+				}
+				if !st.IsDir() {
+					continue
+				}
+				if err := walkNoLinks(r); err != nil {
+					return fmt.Errorf("diff -r %s: %v", op, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkSed(_ *bashChecker, inv *invocation, kinds []optKind) error {
+	for _, v := range inv.values("-i", "--in-place") {
+		if strings.Contains(v, "/") {
+			return fmt.Errorf("sed -i with the backup suffix %q, which writes the backup in another directory", v)
+		}
+	}
+	var scripts []string
+	for _, o := range inv.opts {
+		if o.name == "-e" || o.name == "--expression" {
+			if o.glob {
+				return errors.New("sed with a pattern as its script")
+			}
+			scripts = append(scripts, o.value)
+		}
+	}
+	if len(scripts) == 0 {
+		if len(inv.operands) == 0 {
+			return errors.New("sed without a script")
+		}
+		if inv.opGlob[0] {
+			return errors.New("sed with a pattern as its script")
+		}
+		scripts = []string{inv.operands[0]}
+		kinds[0] = optText
+	}
+	if err := checkSedScript(strings.Join(scripts, "\n")); err != nil {
+		return err
+	}
+	if inv.has("-i", "--in-place") {
+		for i := range kinds {
+			if kinds[i] == optPath {
+				kinds[i] = optWrite
+			}
+		}
+	}
+	return nil
+}
+
+func checkAwk(_ *bashChecker, inv *invocation, kinds []optKind) error {
+	if len(inv.operands) == 0 {
+		return errors.New("awk without a program")
+	}
+	if inv.opGlob[0] {
+		return errors.New("awk with a pattern as its program")
+	}
+	kinds[0] = optText
+	return checkAwkProgram(inv.operands[0])
+}
+
+// tarOldStyle turns tar's old-style first argument ("czf x.tgz") into
+// options: each letter that takes a value takes the next word.
+func tarOldStyle(args []string, globs []bool) ([]string, []bool) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return args, globs
+	}
+	var out []string
+	var og []bool
+	rest, rg := args[1:], globs[1:]
+	for _, c := range args[0] {
+		out, og = append(out, "-"+string(c)), append(og, globs[0])
+		if strings.ContainsRune("bfFgHIKLNTVXC", c) && len(rest) > 0 {
+			out, og = append(out, rest[0]), append(og, rg[0])
+			rest, rg = rest[1:], rg[1:]
+		}
+	}
+	return append(out, rest...), append(og, rg...)
+}
+
+func checkTar(_ *bashChecker, inv *invocation, kinds []optKind) error {
+	if inv.has("-x", "--extract", "--get") {
+		return errors.New("tar -x is not allowed (an archive can hold symbolic links and paths the check cannot see); list it with tar -t")
+	}
+	create := inv.has("-c", "--create")
+	if !create && !inv.has("-t", "--list") {
+		return errors.New("tar needs -c or -t")
+	}
+	for i, o := range inv.opts {
+		if o.name == "-f" || o.name == "--file" {
+			if strings.Contains(o.value, ":") && !inv.has("--force-local") {
+				return fmt.Errorf("tar -f %s names a remote archive", o.value)
+			}
+			if create {
+				inv.opts[i].kind = optWrite
+			}
+		}
+	}
+	if !create {
+		textOperands(nil, inv, kinds) // member names
+	}
+	return nil
+}
+
+// checkFind: find's words are its own options and tests (-name, -newer …),
+// each a single word; every one is still checked as a path.
+func checkFind(ck *bashChecker, args []bashWord) error {
+	for _, a := range args {
+		if err := ck.rawWord(a.lit, false, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGit: "git -C dir" makes the rest relative to dir; git grep's -O
+// (--open-files-in-pager) runs a program and may sit in a cluster or be
+// abbreviated.
+func checkGit(ck *bashChecker, args []bashWord) error {
+	inv := &invocation{name: "git"}
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].lit, "-") {
+		if args[i].lit == "-C" && i+1 < len(args) {
+			inv.opts = append(inv.opts, parsedOpt{name: "-C", kind: optDir, value: args[i+1].lit, has: true})
+			i++
+		}
+		i++
+	}
+	if i < len(args) && args[i].lit == "grep" {
+		for _, a := range args[i+1:] {
+			if a.lit == "--" {
+				break
+			}
+			nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
+			switch {
+			case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
+				return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
+			case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
+				return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
+			}
+		}
+	}
+	ck2, err := ck.withDirs("git", inv)
+	if err != nil {
+		return err
+	}
+	return ck2.rawArgs(args, false)
+}
+
+// checkGo: go's flags are single words with one or two dashes (-o x, --o=x).
+// -toolexec, -exec and -overlay are refused (they run a program or read a
+// file mapping that swaps sources), -C is a directory, -o a file written.
+func checkGo(ck *bashChecker, args []bashWord) error {
+	inv := &invocation{name: "go"}
+	for i, a := range args {
+		if !strings.HasPrefix(a.lit, "-") || a.lit == "-" {
+			continue
+		}
+		nm, val, eq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a.lit, "-"), "-"), "=")
+		if !eq && i+1 < len(args) {
+			val = args[i+1].lit
+		}
+		switch nm {
+		case "toolexec", "exec":
+			return fmt.Errorf("go %s is not allowed (%s)", a.lit, whyRuns)
+		case "overlay":
+			return fmt.Errorf("go %s is not allowed (it replaces source files with files it names)", a.lit)
+		case "C":
+			inv.opts = append(inv.opts, parsedOpt{name: "-C", kind: optDir, value: val, has: true})
+		case "o":
+			if err := ck.checkPath(val, true); err != nil {
+				return err
+			}
+		}
+	}
+	ck2, err := ck.withDirs("go", inv)
+	if err != nil {
+		return err
+	}
+	for _, a := range args {
+		if err := ck2.rawWord(a.lit, false, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGofmt: with -w, gofmt rewrites its operands.
+func checkGofmt(ck *bashChecker, args []bashWord) error {
+	write := false
+	for _, a := range args {
+		if a.lit == "-w" || a.lit == "--w" || strings.HasPrefix(a.lit, "-w=") {
+			write = true
+		}
+	}
+	for _, a := range args {
+		if err := ck.rawWord(a.lit, write && !strings.HasPrefix(a.lit, "-"), false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkJq parses jq's arguments (some options take two words) and checks
+// its filter.
+func checkJq(ck *bashChecker, args []bashWord) error {
+	flags := "nrjascSCMReh0"
+	longFlags := []string{"null-input", "raw-input", "slurp", "compact-output", "raw-output", "raw-output0",
+		"join-output", "nul-output", "ascii-output", "sort-keys", "color-output", "monochrome-output", "tab", "unbuffered",
+		"stream", "stream-errors", "seq", "exit-status", "help", "version", "build-configuration"}
+	var filter *bashWord
+	argsMode, opts := false, true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		need := func(n int) error {
+			if i+n >= len(args) {
+				return fmt.Errorf("jq %s needs %d values", a.lit, n)
+			}
+			return nil
+		}
+		switch {
+		case opts && a.lit == "--":
+			opts = false
+		case opts && (a.lit == "--arg" || a.lit == "--argjson"):
+			if err := need(2); err != nil {
+				return err
+			}
+			i += 2
+		case opts && (a.lit == "--slurpfile" || a.lit == "--rawfile" || a.lit == "--argfile"):
+			if err := need(2); err != nil {
+				return err
+			}
+			if err := ck.checkPath(args[i+2].lit, false); err != nil {
+				return err
+			}
+			i += 2
+		case opts && a.lit == "--indent":
+			if err := need(1); err != nil {
+				return err
+			}
+			i++
+		case opts && (a.lit == "--args" || a.lit == "--jsonargs"):
+			argsMode = true
+		case opts && strings.HasPrefix(a.lit, "--"):
+			if !slices.Contains(longFlags, a.lit[2:]) {
+				return fmt.Errorf("jq %s is not allowed (its program or modules come from files, or it is not an option this check knows)", a.lit)
+			}
+		case opts && strings.HasPrefix(a.lit, "-") && a.lit != "-":
+			for _, c := range a.lit[1:] {
+				if !strings.ContainsRune(flags, c) {
+					return fmt.Errorf("jq -%c is not allowed (its program or modules come from files, or it is not an option this check knows)", c)
+				}
+			}
+		case filter == nil:
+			if a.glob >= 0 {
+				return errors.New("jq with a pattern as its program")
+			}
+			filter = &args[i]
+		case argsMode:
+			// a string argument, not a file
+		default:
+			if err := ck.plainWord(a.lit, false); err != nil {
+				return err
+			}
+		}
+	}
+	if filter == nil {
+		return nil
+	}
+	return checkJqFilter(filter.lit)
+}

@@ -1,0 +1,399 @@
+package security
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Checks of the small programs some allowed commands take as an argument:
+// sed scripts, awk programs and jq filters can read and write files, run
+// commands or print the environment from inside their text, where no path
+// check sees them. Each check accepts a conservative subset and refuses the
+// rest; a refusal tells the worker what to write instead.
+
+// checkSedScript accepts a GNU sed script made of the commands that neither
+// read, write nor run anything: r R w W e, the w and e flags of s, and
+// anything this parser does not recognise are refused.
+func checkSedScript(s string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("sed script: "+format, a...)
+	}
+	n := len(s)
+	i := 0
+	skipBlank := func() {
+		for i < n && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	// regexp scans a regular expression delimited by d from i (just after
+	// the opening delimiter) to just after the closing one. GNU sed reads a
+	// bracket expression whole, so a delimiter inside one does not end the
+	// regexp; a bracket holding the delimiter or a backslash is refused so
+	// that no reading of it can differ.
+	regex := func(d byte) error {
+		for i < n {
+			switch c := s[i]; {
+			case c == '\\':
+				i += 2
+				continue
+			case c == '\n':
+				return bad("a newline inside a regular expression")
+			case c == '[':
+				j := i + 1
+				if j < n && s[j] == '^' {
+					j++
+				}
+				if j < n && s[j] == ']' {
+					j++
+				}
+				for j < n && s[j] != ']' {
+					if s[j] == '[' && j+1 < n && strings.IndexByte(":.=", s[j+1]) >= 0 {
+						return bad("a character class inside brackets")
+					}
+					j++
+				}
+				if j >= n {
+					return bad("an unterminated bracket expression")
+				}
+				if body := s[i:j]; strings.IndexByte(body, d) >= 0 || strings.IndexByte(body, '\\') >= 0 || strings.IndexByte(body, '\n') >= 0 {
+					return bad("a bracket expression holding %q", body)
+				}
+				i = j + 1
+				continue
+			case c == d:
+				i++
+				return nil
+			}
+			i++
+		}
+		return bad("an unterminated regular expression")
+	}
+	// plain scans a replacement (or a y set) delimited by d, which has no
+	// brackets.
+	plain := func(d byte) error {
+		for i < n {
+			switch c := s[i]; {
+			case c == '\\':
+				i += 2
+				continue
+			case c == '\n':
+				return bad("a newline inside a replacement")
+			case c == d:
+				i++
+				return nil
+			}
+			i++
+		}
+		return bad("an unterminated replacement")
+	}
+	address := func() (bool, error) {
+		switch {
+		case i < n && s[i] >= '0' && s[i] <= '9':
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+			if i < n && s[i] == '~' {
+				i++
+				for i < n && s[i] >= '0' && s[i] <= '9' {
+					i++
+				}
+			}
+		case i < n && s[i] == '$':
+			i++
+		case i < n && s[i] == '/':
+			i++
+			if err := regex('/'); err != nil {
+				return false, err
+			}
+		case i+1 < n && s[i] == '\\' && s[i+1] != '\n' && s[i+1] != '\\':
+			d := s[i+1]
+			i += 2
+			if err := regex(d); err != nil {
+				return false, err
+			}
+		default:
+			return false, nil
+		}
+		for i < n && (s[i] == 'I' || s[i] == 'M') {
+			i++
+		}
+		return true, nil
+	}
+	for {
+		for i < n && strings.IndexByte(" \t\n;", s[i]) >= 0 {
+			i++
+		}
+		if i >= n {
+			return nil
+		}
+		if s[i] == '#' {
+			for i < n && s[i] != '\n' {
+				i++
+			}
+			continue
+		}
+		has, err := address()
+		if err != nil {
+			return err
+		}
+		if has {
+			skipBlank()
+			if i < n && s[i] == ',' {
+				i++
+				skipBlank()
+				if i < n && (s[i] == '+' || s[i] == '~') {
+					i++
+					for i < n && s[i] >= '0' && s[i] <= '9' {
+						i++
+					}
+				} else if ok, err := address(); err != nil {
+					return err
+				} else if !ok {
+					return bad("a second address is missing")
+				}
+			}
+		}
+		skipBlank()
+		for i < n && s[i] == '!' {
+			i++
+			skipBlank()
+		}
+		if i >= n {
+			return bad("a command is missing")
+		}
+		c := s[i]
+		i++
+		switch c {
+		case '{', '}':
+			continue
+		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case 'l', 'L', 'q', 'Q':
+			skipBlank()
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+		case ':', 'b', 't', 'T':
+			// A label ends at the first character that could end it:
+			// anything after is checked as commands, which is at worst
+			// stricter than sed.
+			skipBlank()
+			for i < n && strings.IndexByte(" \t\n;}#", s[i]) < 0 {
+				i++
+			}
+		case 'a', 'i', 'c':
+			skipBlank()
+			if i+1 < n && s[i] == '\\' && s[i+1] == '\n' {
+				i += 2
+			} else if i < n && s[i] == '\\' {
+				i++
+			}
+			// The text runs to the end of the line; a line ending in a
+			// backslash would continue it, which is refused to keep the
+			// end of the text certain.
+			start := i
+			for i < n && s[i] != '\n' {
+				i++
+			}
+			if i < n && i > start && s[i-1] == '\\' {
+				return bad("%c text continued on the next line", c)
+			}
+			continue
+		case 's':
+			if i >= n || s[i] == '\n' || s[i] == '\\' {
+				return bad("a bad s command")
+			}
+			d := s[i]
+			i++
+			if err := regex(d); err != nil {
+				return err
+			}
+			if err := plain(d); err != nil {
+				return err
+			}
+			for i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
+				i++
+			}
+			if i < n && (s[i] == 'w' || s[i] == 'W' || s[i] == 'e') {
+				return bad("the %c flag of s writes a file or runs a command", s[i])
+			}
+		case 'y':
+			if i >= n || s[i] == '\n' || s[i] == '\\' {
+				return bad("a bad y command")
+			}
+			d := s[i]
+			i++
+			if err := plain(d); err != nil {
+				return err
+			}
+			if err := plain(d); err != nil {
+				return err
+			}
+		case 'r', 'R', 'w', 'W':
+			return bad("the %c command reads or writes a file", c)
+		case 'e':
+			return bad("the e command runs a command")
+		case 'v':
+			for i < n && strings.IndexByte("\n;}", s[i]) < 0 {
+				i++
+			}
+		default:
+			return bad("the command %q is not one this check knows", c)
+		}
+		skipBlank()
+		if i < n && strings.IndexByte("\n;}#", s[i]) < 0 {
+			return bad("unexpected %q after a command", s[i])
+		}
+	}
+}
+
+// awkForbidden are names an awk program may not mention anywhere, strings
+// included: reading files or commands, running commands, the environment,
+// the argument list (assigning ARGV opens other files), gawk's indirect
+// calls and directives (@), its symbol tables and extensions.
+var awkForbidden = regexp.MustCompile(`\b(getline|system|ENVIRON|PROCINFO|ARGV|ARGC|SYMTAB|FUNCTAB|extension)\b|@|/inet`)
+
+// checkAwkProgram accepts an awk program whose print and printf statements
+// redirect nowhere. Whether a "/" starts a regular expression depends on the
+// grammar; the program is scanned both ways and a redirection found in
+// either is refused.
+func checkAwkProgram(prog string) error {
+	if m := awkForbidden.FindString(prog); m != "" {
+		return fmt.Errorf("awk program: %q reads, writes or runs something outside the program", m)
+	}
+	for _, regexps := range []bool{true, false} {
+		if err := awkRedirects(prog, regexps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awkRedirects tokenizes prog (strings, and regular expressions when
+// regexps is set) and refuses a ">" or "|" at parenthesis depth 0 inside a
+// print or printf statement, which runs to the next ; { or }.
+func awkRedirects(prog string, regexps bool) error {
+	n := len(prog)
+	inPrint := false
+	depth := 0
+	operand := false // the last token ends an operand: a "/" after it divides
+	for i := 0; i < n; {
+		c := prog[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < n && prog[j] != '"' {
+				if prog[j] == '\\' {
+					j++
+				}
+				if j < n && prog[j] == '\n' {
+					return errors.New("awk program: a newline inside a string")
+				}
+				j++
+			}
+			if j >= n {
+				return errors.New("awk program: an unterminated string")
+			}
+			i = j + 1
+			operand = true
+			continue
+		case c == '/' && regexps && !operand:
+			j := i + 1
+			inBracket := false
+			for j < n && (inBracket || prog[j] != '/') {
+				switch prog[j] {
+				case '\\':
+					j++
+				case '[':
+					inBracket = true
+				case ']':
+					inBracket = false
+				case '\n':
+					return errors.New("awk program: a newline inside a regular expression")
+				}
+				j++
+			}
+			if j >= n {
+				return errors.New("awk program: an unterminated regular expression")
+			}
+			i = j + 1
+			operand = true
+			continue
+		case c == '#':
+			for i < n && prog[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < n && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
+				j++
+			}
+			word := prog[i:j]
+			switch word {
+			case "print", "printf":
+				inPrint, depth, operand = true, 0, false
+			case "in", "return", "if", "while", "for", "do", "else", "case":
+				operand = false
+			default:
+				operand = true
+			}
+			i = j
+			continue
+		case c >= '0' && c <= '9' || c == '.':
+			operand = true
+		case c == ')' || c == ']':
+			operand = true
+			if c == ')' && depth > 0 {
+				depth--
+			}
+		case c == '(':
+			operand = false
+			depth++
+		case c == ';' || c == '{' || c == '}':
+			inPrint, operand = false, false
+		case c == '\n':
+			// A print statement may go on after a newline (after a
+			// comma, a backslash, …): only ; and braces end it here.
+			operand = false
+		case c == '>' || c == '|':
+			if inPrint && depth == 0 {
+				if c == '|' && i+1 < n && prog[i+1] == '|' {
+					i += 2
+					operand = false
+					continue
+				}
+				return fmt.Errorf("awk program: %q in a print statement redirects its output", string(c))
+			}
+			operand = false
+		case c == '$':
+			operand = false
+		case c == '+' || c == '-':
+			// x++ ends an operand; a + between operands starts one
+			if i+1 < n && prog[i+1] == c && operand {
+				i += 2
+				continue
+			}
+			operand = false
+		case c == ' ' || c == '\t' || c == '\\':
+		default:
+			operand = false
+		}
+		i++
+	}
+	return nil
+}
+
+// jqForbidden are what a jq filter may not use: the environment (env,
+// $ENV), modules (import, include), and the paths jq searches for them. A
+// name right after a "." is a field and is fine.
+var jqForbidden = regexp.MustCompile(`(^|[^.\w$])(env|import|include|modulemeta|get_search_list|get_jq_origin|get_prog_origin)\b|\$ENV\b`)
+
+func checkJqFilter(f string) error {
+	if m := jqForbidden.FindStringSubmatch(f); m != nil {
+		name := strings.TrimLeft(m[0], " \t\n(|,;:[{}=+-*/<>!\"\\")
+		return fmt.Errorf("jq program: %q reads the environment or other files", name)
+	}
+	return nil
+}

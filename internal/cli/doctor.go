@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,18 +18,21 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/sandbox"
+	"github.com/zergrush/zerg/internal/security"
 )
 
 func init() { register(newDoctorCmd) }
 
 // doctorReport is what `zerg doctor --json` prints.
 type doctorReport struct {
-	OK     bool        `json:"ok"`
-	Claude claudeCheck `json:"claude"`
-	Git    toolCheck   `json:"git"`
-	Bwrap  toolCheck   `json:"bwrap"`
-	UserNS usernsCheck `json:"user_namespaces"`
-	Root   bool        `json:"root"`
+	OK      bool         `json:"ok"`
+	Claude  claudeCheck  `json:"claude"`
+	Git     toolCheck    `json:"git"`
+	Bwrap   toolCheck    `json:"bwrap"`
+	UserNS  usernsCheck  `json:"user_namespaces"`
+	Sandbox sandboxCheck `json:"sandbox"`
+	Root    bool         `json:"root"`
 }
 
 type claudeCheck struct {
@@ -52,6 +57,14 @@ type usernsCheck struct {
 	Detail    string `json:"detail,omitempty"`
 }
 
+// sandboxCheck says whether sandbox mode works here (sandbox.Check), and as
+// which user it was tried: the worker user when zerg runs as root.
+type sandboxCheck struct {
+	Available bool   `json:"available"`
+	User      string `json:"user,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
 // doctorDeps are the probes, replaceable in tests.
 type doctorDeps struct {
 	locate    func(configPath string) (claude.Location, error)
@@ -59,6 +72,7 @@ type doctorDeps struct {
 	lookPath  func(string) (string, error)
 	toolVer   func(ctx context.Context, path string, args ...string) (string, error)
 	userns    func() usernsCheck
+	sandbox   func(ctx context.Context, a *app) sandboxCheck
 	isRoot    func() bool
 	configBin func(a *app) string
 }
@@ -69,6 +83,7 @@ var defaultDoctorDeps = doctorDeps{
 	lookPath:  exec.LookPath,
 	toolVer:   toolVersion,
 	userns:    probeUserNS,
+	sandbox:   probeSandbox,
 	isRoot:    func() bool { return os.Geteuid() == 0 },
 	configBin: configuredClaude,
 }
@@ -78,10 +93,11 @@ func newDoctorCmd(a *app) *cobra.Command {
 	var claudePath string
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
-		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces",
+		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces, the sandbox",
 		Long: `Reports the Claude Code binary zerg would launch (path, where it was found,
 version, and whether it is the version pinned in tools/claude/package.json),
-git, bubblewrap, user namespaces, and whether zerg runs as root.
+git, bubblewrap, user namespaces, whether a sandbox starts on this machine
+(and why not), and whether zerg runs as root.
 Exit 0 when everything required (git, claude) is there, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -123,6 +139,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	rep.Git = checkTool(ctx, d, "git", "--version")
 	rep.Bwrap = checkTool(ctx, d, "bwrap", "--version")
 	rep.UserNS = d.userns()
+	rep.Sandbox = d.sandbox(ctx, a)
 	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found
 
 	if asJSON {
@@ -188,6 +205,11 @@ func printDoctor(a *app, rep doctorReport) {
 	} else {
 		line("--", "user namespaces", "unavailable: "+rep.UserNS.Detail+" (optional: needed by bwrap)")
 	}
+	if sb := rep.Sandbox; sb.Available {
+		line("ok", "sandbox", "a sandbox starts as "+sb.User)
+	} else {
+		line("--", "sandbox", "unavailable: "+sb.Error+" (optional: needed for the sandbox isolation mode)")
+	}
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {
@@ -230,27 +252,65 @@ func probeUserNS() usernsCheck {
 	return usernsCheck{Available: true, Detail: detail}
 }
 
+// probeSandbox starts a sandbox as the user workers would run as: the
+// configured worker user when zerg runs as root (nobody while that user does
+// not exist yet: zerg creates it on the first run), else zerg's own user.
+func probeSandbox(ctx context.Context, a *app) sandboxCheck {
+	uid, gid, who := 0, 0, "zerg's own user"
+	if u, err := user.Current(); err == nil {
+		who = fmt.Sprintf("%s (uid %s)", u.Username, u.Uid)
+	}
+	if os.Geteuid() == 0 {
+		name := config.DefaultWorkerUser
+		if cfg := nearestConfig(a); cfg != nil && cfg.Security.WorkerUser != "" {
+			name = cfg.Security.WorkerUser
+		}
+		if u, err := security.LookupWorkerUser(name); err == nil {
+			uid, gid, who = u.UID, u.GID, u.String()
+		} else if n, err := user.Lookup("nobody"); err == nil {
+			uid, _ = strconv.Atoi(n.Uid)
+			gid, _ = strconv.Atoi(n.Gid)
+			who = fmt.Sprintf("nobody (uid %d; the worker user %s does not exist yet)", uid, name)
+		} else {
+			return sandboxCheck{Error: fmt.Sprintf("no unprivileged user to try it as: %s and nobody do not exist", name)}
+		}
+	}
+	if err := sandbox.Check(ctx, uid, gid); err != nil {
+		return sandboxCheck{User: who, Error: err.Error()}
+	}
+	return sandboxCheck{Available: true, User: who}
+}
+
 // configuredClaude returns claude.path from the nearest .zerg/config.yaml
 // above the working directory, or "" (doctor also runs outside a project).
 func configuredClaude(a *app) string {
+	if cfg := nearestConfig(a); cfg != nil {
+		return cfg.Claude.Path
+	}
+	return ""
+}
+
+// nearestConfig loads the nearest .zerg/config.yaml above the working
+// directory, or returns nil when there is none or it does not load.
+func nearestConfig(a *app) *config.Config {
 	dir, err := a.getwd()
 	if err != nil {
-		return ""
+		return nil
 	}
 	for {
 		p := filepath.Join(dir, ".zerg", "config.yaml")
 		if _, err := os.Stat(p); err == nil {
 			cfg, err := config.Load(p)
 			if err != nil {
-				return ""
+				return nil
 			}
-			return cfg.Claude.Path
+			return &cfg
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return ""
+			return nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return ""
+			return nil
 		}
 		dir = parent
 	}

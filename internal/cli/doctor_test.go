@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/sandbox"
 )
 
 func fakeDoctorDeps(root string, claudeErr, gitMissing bool, version string) doctorDeps {
@@ -28,8 +31,11 @@ func fakeDoctorDeps(root string, claudeErr, gitMissing bool, version string) doc
 			}
 			return "", errors.New("not found")
 		},
-		toolVer:   func(context.Context, string, ...string) (string, error) { return "git version 2.39.5", nil },
-		userns:    func() usernsCheck { return usernsCheck{Available: true, Detail: "max_user_namespaces=10"} },
+		toolVer: func(context.Context, string, ...string) (string, error) { return "git version 2.39.5", nil },
+		userns:  func() usernsCheck { return usernsCheck{Available: true, Detail: "max_user_namespaces=10"} },
+		sandbox: func(context.Context, *app) sandboxCheck {
+			return sandboxCheck{Available: true, User: "zerg-worker (uid 999, gid 995)"}
+		},
 		isRoot:    func() bool { return true },
 		configBin: func(*app) string { return "" },
 	}
@@ -51,7 +57,7 @@ func TestDoctor(t *testing.T) {
 		text             []string
 		match            *bool
 	}{
-		{"all good", false, false, "2.1.197", 0, []string{"ok      claude", "the pinned version", "ok      git", "--      bwrap", "note    root"}, ptr(true)},
+		{"all good", false, false, "2.1.197", 0, []string{"ok      claude", "the pinned version", "ok      git", "--      bwrap", "ok      sandbox          a sandbox starts as zerg-worker (uid 999, gid 995)", "note    root"}, ptr(true)},
 		{"version drift", false, false, "2.1.200", 0, []string{"WARN    claude", "pinned version is 2.1.197"}, ptr(false)},
 		{"no claude", true, false, "", 1, []string{"MISSING claude", "make claude"}, nil},
 		{"no git", false, true, "2.1.197", 1, []string{"MISSING git"}, ptr(true)},
@@ -77,7 +83,7 @@ func TestDoctor(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 					t.Fatalf("json: %v\n%s", err, out.String())
 				}
-				if rep.OK != (tc.code == 0) || rep.Claude.Found == tc.claudeErr || rep.Git.Found == tc.noGit || !rep.Root || rep.Bwrap.Found {
+				if rep.OK != (tc.code == 0) || rep.Claude.Found == tc.claudeErr || rep.Git.Found == tc.noGit || !rep.Root || rep.Bwrap.Found || !rep.Sandbox.Available {
 					t.Fatalf("report %+v", rep)
 				}
 				if (tc.match == nil) != (rep.Claude.PinnedMatch == nil) || (tc.match != nil && *tc.match != *rep.Claude.PinnedMatch) {
@@ -93,6 +99,34 @@ func TestDoctor(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// A machine where sandboxes do not start: doctor says why, and it is not a
+// failure (sandbox mode is optional).
+func TestDoctorSandboxUnavailable(t *testing.T) {
+	d := fakeDoctorDeps(t.TempDir(), false, false, "2.1.197")
+	d.sandbox = func(context.Context, *app) sandboxCheck {
+		return sandboxCheck{User: "nobody (uid 65534)", Error: "sandbox: bubblewrap (bwrap) is not installed"}
+	}
+	var out bytes.Buffer
+	if err := runDoctor(context.Background(), newApp(&out, &out), d, "", false); err != nil {
+		t.Fatalf("doctor failed: %v\n%s", err, out.String())
+	}
+	if want := "--      sandbox          unavailable: sandbox: bubblewrap (bwrap) is not installed (optional"; !strings.Contains(out.String(), want) {
+		t.Fatalf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	if err := runDoctor(context.Background(), newApp(&out, &out), d, "", true); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := raw["sandbox"].(map[string]any)
+	if sb["available"] != false || sb["error"] != "sandbox: bubblewrap (bwrap) is not installed" || sb["user"] != "nobody (uid 65534)" {
+		t.Fatalf("sandbox in JSON: %v", raw["sandbox"])
+	}
+}
+
 // The real command on this machine: the pinned CLI and git must be found.
 func TestDoctorReal(t *testing.T) {
 	var stdout, stderr bytes.Buffer
@@ -106,5 +140,38 @@ func TestDoctorReal(t *testing.T) {
 	}
 	if rep.Claude.Version == "" || rep.Claude.PinnedMatch == nil || !*rep.Claude.PinnedMatch || !rep.Git.Found {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// The real probe tries the sandbox as the configured worker user when zerg
+// runs as root, as nobody while that user does not exist, and as zerg's own
+// user otherwise. The bound binary only has to be reachable: the probe runs
+// `true`, not the init.
+func TestProbeSandbox(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("SKIPPED: bubblewrap (bwrap) is not installed")
+	}
+	old := sandbox.Executable
+	sandbox.Executable = func() (string, error) { return "/bin/true", nil }
+	defer func() { sandbox.Executable = old }()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".zerg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".zerg", "config.yaml"), []byte("security:\n  worker_user: zerg-doctor-nobody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newApp(io.Discard, io.Discard)
+	a.getwd = func() (string, error) { return dir, nil }
+	sc := probeSandbox(context.Background(), a)
+	if !sc.Available || sc.Error != "" {
+		t.Fatalf("probe: %+v", sc)
+	}
+	want := "(uid " // zerg's own user
+	if os.Geteuid() == 0 {
+		want = "nobody (uid 65534; the worker user zerg-doctor-nobody does not exist yet)"
+	}
+	if !strings.Contains(sc.User, want) {
+		t.Fatalf("probed as %q, want %q", sc.User, want)
 	}
 }

@@ -343,3 +343,33 @@ func TestBashShellForms(t *testing.T) {
 		{cmd: "cat <<< hello", allow: true, want: "allowed"},
 	})
 }
+
+// TestBashImplicitPaths: paths a command makes up from its operands (diff
+// DIR FILE reads DIR/FILE and compares directories entry by entry, cp SRC
+// DIR writes DIR/SRC) and names a C-locale shell matches byte by byte.
+func TestBashImplicitPaths(t *testing.T) {
+	ws, p := bypassFixture(t)
+	if err := os.WriteFile(filepath.Join(ws, "x", "link"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "y"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(filepath.Dir(ws), "outside", "id_rsa"), filepath.Join(ws, "y", "\u00e9"))
+	runBashCases(t, ws, p, []bashCase{
+		// bypass
+		{cmd: "diff . x", want: "symbolic link"},
+		{cmd: "diff -q x .", want: "symbolic link"},
+		{cmd: "diff x/link .", want: "symbolic link"},
+		{cmd: "cp x/link .", want: "outside the workspace"},
+		{cmd: "cp -t . x/link", want: "outside the workspace"},
+		{cmd: "cat y/??", want: "outside the workspace"},
+		// guard
+		{cmd: "cat y/?", want: "outside the workspace"},
+		{cmd: "cp -r x/out sub", want: "outside the workspace"},
+		// still allowed
+		{cmd: "diff x/link README.md", allow: true, want: "allowed"},
+		{cmd: "diff tests bin", allow: true, want: "allowed"},
+		{cmd: "cp README.md sub/deep", allow: true, want: "allowed"},
+	})
+}

@@ -201,13 +201,65 @@ func checkCp(ck *bashChecker, inv *invocation, _ []optKind) error {
 			return err
 		}
 	}
-	return nil
+	return ck.intoDir("cp", inv, recursive)
 }
 
 func checkMv(ck *bashChecker, inv *invocation, _ []optKind) error {
 	for _, src := range sources(inv) {
 		if err := ck.noLinks("mv", src, true, true); err != nil {
 			return err
+		}
+	}
+	return ck.intoDir("mv", inv, false)
+}
+
+// intoDir checks the paths cp and mv make up when they put their sources
+// into a directory (-t DIR, several sources, or an existing directory as the
+// last operand): DIR/<source's name> is written, through a symlink already
+// there if there is one (cp follows it). A tree cp -r merges into must hold
+// no symbolic link either.
+func (ck *bashChecker) intoDir(cmd string, inv *invocation, tree bool) error {
+	ops := inv.operands
+	var dir string
+	switch t := inv.values("-t", "--target-directory"); {
+	case len(t) > 0:
+		dir = t[len(t)-1]
+	case len(ops) > 2:
+		dir = ops[len(ops)-1]
+	case len(ops) == 2 && !inv.has("-T", "--no-target-directory"):
+		for _, cwd := range ck.cwds {
+			if all, _, err := resolveFrom(cwd, ops[1]); err == nil {
+				for _, r := range all {
+					if st, err := os.Stat(r); err == nil && st.IsDir() {
+						dir = ops[1]
+					}
+				}
+			}
+		}
+	}
+	if dir == "" {
+		return nil
+	}
+	for _, src := range sources(inv) {
+		d := dir + "/" + filepath.Base(src)
+		if err := ck.checkPath(d, true); err != nil {
+			return err
+		}
+		if !tree {
+			continue
+		}
+		for _, cwd := range ck.cwds {
+			all, _, err := resolveFrom(cwd, d)
+			if err != nil {
+				return fmt.Errorf("%s %s: %v", cmd, d, err)
+			}
+			for _, r := range all {
+				if st, err := os.Lstat(r); err == nil && st.IsDir() {
+					if err := walkNoLinks(r); err != nil {
+						return fmt.Errorf("%s into %s: %v", cmd, d, err)
+					}
+				}
+			}
 		}
 	}
 	return nil
@@ -285,6 +337,20 @@ func walkNoLinks(root string) error {
 		}
 		return nil
 	})
+}
+
+// topNoLinks refuses a directory with a symbolic link directly in it.
+func topNoLinks(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("it holds a symbolic link (%s), which would be followed", e.Name())
+		}
+	}
+	return nil
 }
 
 // checkLn allows links that stay in the workspace from where they are made:
@@ -407,12 +473,15 @@ func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
 	return nil
 }
 
-// checkDiff: diff -r follows symbolic links inside the trees it compares,
-// so a tree holding one is refused (unless --no-dereference).
+// checkDiff: given a directory, diff opens the entries in it (every common
+// name, or DIR/<name of the other file>), following symbolic links, and with
+// -r the whole tree: a directory holding a link is refused (unless
+// --no-dereference).
 func checkDiff(ck *bashChecker, inv *invocation, _ []optKind) error {
-	if !inv.has("-r", "--recursive") || inv.has("--no-dereference") {
+	if inv.has("--no-dereference") {
 		return nil
 	}
+	recursive := inv.has("-r", "--recursive")
 	trees := append(slices.Clone(inv.operands), inv.values("--from-file", "--to-file")...)
 	for _, op := range trees {
 		for _, cwd := range ck.cwds {
@@ -431,8 +500,13 @@ func checkDiff(ck *bashChecker, inv *invocation, _ []optKind) error {
 				if !st.IsDir() {
 					continue
 				}
-				if err := walkNoLinks(r); err != nil {
-					return fmt.Errorf("diff -r %s: %v", op, err)
+				if recursive {
+					err = walkNoLinks(r)
+				} else {
+					err = topNoLinks(r)
+				}
+				if err != nil {
+					return fmt.Errorf("diff %s: %v", op, err)
 				}
 			}
 		}

@@ -149,7 +149,9 @@ func (ck *bashChecker) expandFrom(cwd, pat string) ([]string, error) {
 				if strings.HasPrefix(name, ".") && !dotOK && !strings.HasPrefix(comp, "[") {
 					continue
 				}
-				if ok, _ := filepath.Match(comp, name); !ok {
+				// A shell in the C locale matches bytes, not characters:
+				// a non-ASCII name is taken as a match, to be checked.
+				if ok, _ := filepath.Match(comp, name); !ok && !nonASCII(name) {
 					continue
 				}
 				nc := join(c, name)
@@ -175,4 +177,13 @@ func (ck *bashChecker) expandFrom(cwd, pat string) ([]string, error) {
 		out[k] = c.shown
 	}
 	return out, nil
+}
+
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
 }

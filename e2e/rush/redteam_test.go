@@ -105,7 +105,7 @@ func redTeamProject(t *testing.T) (p *project, outside, scenario string) {
 		sc = strings.Replace(sc, `match: "(?s)Task RT-secret:.*Previous attempt failed"`, `match_regexp: "(?s)Task RT-secret:.*Previous attempt failed"`, 1)
 		os.WriteFile(scenario, []byte(sc), 0o644)
 		os.Remove(scenarioPath(dir))
-		setConfig(t, dir, "version: 1\nworkers: 4\nretry:\n  task_retries: 1\n  infra_backoff_initial: 200ms\n")
+		setConfig(t, dir, "version: 1\nmode: subprocess\nworkers: 4\nretry:\n  task_retries: 1\n  infra_backoff_initial: 200ms\n")
 	})
 	return p, outside, scenario
 }

@@ -11,11 +11,17 @@ const SchemaVersion = 1
 // The values of mode and schedule this version runs. A config asking for one
 // that is planned but not built (plannedModes, plannedSchedules) is told it is
 // not available in this version, rather than failing later in zerg rush.
+// The modes this version runs.
+const (
+	ModeSandbox    = "sandbox"
+	ModeSubprocess = "subprocess"
+)
+
 var (
-	Modes     = []string{"subprocess"}
+	Modes     = []string{ModeSandbox, ModeSubprocess}
 	Schedules = []string{"level"}
 
-	plannedModes     = []string{"sandbox", "container", "tasks"}
+	plannedModes     = []string{"container", "tasks"}
 	plannedSchedules = []string{"dag"}
 )
 
@@ -44,7 +50,8 @@ type Config struct {
 	Verification  Verification  `yaml:"verification"`
 	Gates         []Gate        `yaml:"gates"`
 	Env           Env           `yaml:"env"`
-	Egress        Egress        `yaml:"egress" zerg:"unavailable"`
+	Egress        Egress        `yaml:"egress"`
+	Sandbox       Sandbox       `yaml:"sandbox"`
 	Security      Security      `yaml:"security"`
 	SecurityRules SecurityRules `yaml:"security_rules"`
 	Context       Context       `yaml:"context"`
@@ -160,10 +167,21 @@ type Env struct {
 	AllowDangerous []string `yaml:"allow_dangerous"`
 }
 
-// Egress is the network allowlist of the sandbox and container modes. Not
-// built: those modes are not in this version.
+// Egress is the network allowlist of sandbox mode: the hosts a worker may
+// reach through its gateway besides the model API. Empty: none.
 type Egress struct {
-	Allow []string `yaml:"allow" zerg:"unavailable"`
+	Allow []string `yaml:"allow"`
+}
+
+// Sandbox holds the resource limits of each sandboxed command (a worker,
+// its verification, a gate) and of what it may commit.
+type Sandbox struct {
+	MemoryMB        int `yaml:"memory_mb"`          // data segment (RLIMIT_DATA); 0: no limit
+	Processes       int `yaml:"processes"`          // processes of the worker's uid (RLIMIT_NPROC); 0: no limit
+	CPUSeconds      int `yaml:"cpu_seconds"`        // CPU time per process (RLIMIT_CPU); 0: no limit
+	FileSizeMB      int `yaml:"file_size_mb"`       // largest file it may write (RLIMIT_FSIZE); 0: no limit
+	OpenFiles       int `yaml:"open_files"`         // open files per process (RLIMIT_NOFILE); 0: no limit
+	MaxCommitFileMB int `yaml:"max_commit_file_mb"` // largest file zerg commits from a worker
 }
 
 // Security holds worker confinement options.
@@ -171,6 +189,10 @@ type Security struct {
 	// WorkerUser is the unprivileged account workers run as when zerg runs
 	// as root; zerg creates it (useradd --system) when it is missing.
 	WorkerUser string `yaml:"worker_user"`
+	// ProtectedPaths are globs a worker's commit may never touch, on top of
+	// zerg's own list (.git*, .zerg/, .claude/, CI configuration, hooks),
+	// whatever a task's ownership says. Sandbox mode.
+	ProtectedPaths []string `yaml:"protected_paths"`
 }
 
 // DefaultWorkerUser is the default of security.worker_user (the same name as
@@ -205,7 +227,7 @@ func Default() Config {
 	return Config{
 		Version:  SchemaVersion,
 		Workers:  4,
-		Mode:     "subprocess",
+		Mode:     ModeSandbox,
 		Schedule: "level",
 		Claude: Claude{
 			Path:      "",
@@ -225,7 +247,9 @@ func Default() Config {
 		Verification: Verification{Timeout: 10 * time.Minute},
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
-		Security:     Security{WorkerUser: DefaultWorkerUser},
+		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
+		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}},
+		Egress:       Egress{Allow: []string{}},
 		SecurityRules: SecurityRules{
 			Enabled: true,
 			URL:     DefaultRulesURL,

@@ -75,7 +75,7 @@ func unavailablePaths(t *testing.T) []string {
 func TestUnavailableOptions(t *testing.T) {
 	got := unavailablePaths(t)
 	want := []string{"models.simple", "models.plan", "models.design", "models.review", "models.debug",
-		"budget.run_usd", "budget.confirm_above_usd", "launch.stagger", "egress.allow"}
+		"budget.run_usd", "budget.confirm_above_usd", "launch.stagger"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("unavailable options %v, want %v", got, want)
 	}
@@ -89,8 +89,11 @@ func TestUnavailableOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a config written by an earlier zerg init no longer loads:\n%v", err)
 	}
-	if !reflect.DeepEqual(cfg, Default()) {
-		t.Fatalf("old template loads to %+v, want the defaults %+v", cfg, Default())
+	// It chose subprocess mode, the only mode then; it keeps it.
+	wantCfg := Default()
+	wantCfg.Mode = "subprocess"
+	if !reflect.DeepEqual(cfg, wantCfg) {
+		t.Fatalf("old template loads to %+v, want the defaults with mode subprocess %+v", cfg, wantCfg)
 	}
 	pos, err := positions(old)
 	if err != nil {
@@ -107,7 +110,7 @@ func TestUnavailableOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := cfg.Map()
-	for _, key := range []string{"simple", "plan", "design", "review", "debug", "run_usd", "confirm_above_usd", "launch", "stagger", "egress"} {
+	for _, key := range []string{"simple", "plan", "design", "review", "debug", "run_usd", "confirm_above_usd", "launch", "stagger"} {
 		if strings.Contains(string(out), key+":") {
 			t.Errorf("config show prints %s:\n%s", key, out)
 		}
@@ -115,9 +118,7 @@ func TestUnavailableOptions(t *testing.T) {
 	if _, ok := m["launch"]; ok {
 		t.Error("Map() has launch")
 	}
-	if _, ok := m["egress"]; ok {
-		t.Error("Map() has egress")
-	}
+
 	if _, ok := m["models"].(map[string]any)["design"]; ok {
 		t.Error("Map() has models.design")
 	}
@@ -184,7 +185,7 @@ func TestDocsListEveryOption(t *testing.T) {
 			t.Errorf("docs/configuration.md documents %s, which this version does not build", p)
 		}
 	}
-	for _, word := range []string{"sandbox", "container", "dag", "egress", "stagger"} {
+	for _, word := range []string{"dag", "stagger"} {
 		if strings.Contains(string(doc), word) {
 			t.Errorf("docs/configuration.md mentions %q, which this version does not build", word)
 		}
@@ -238,7 +239,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: mode: "container" is not available in this version; use subprocess`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: mode: "container" is not available in this version; use sandbox or subprocess`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -258,7 +259,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, egress, sandbox, security, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -284,15 +285,19 @@ func TestParseProblems(t *testing.T) {
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
 			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 31, not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
-			[]string{f + `:1: mode: "docker" is not a mode; use subprocess`}},
+			[]string{f + `:1: mode: "docker" is not a mode; use sandbox or subprocess`}},
 		{"bad schedule", "schedule: fast\n",
 			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
 		{"mode container", "workers: 4\n\nmode: container\n",
-			[]string{f + `:3: mode: "container" is not available in this version; use subprocess`}},
-		{"mode sandbox", "mode: sandbox\n",
-			[]string{f + `:1: mode: "sandbox" is not available in this version; use subprocess`}},
+			[]string{f + `:3: mode: "container" is not available in this version; use sandbox or subprocess`}},
+		{"mode sandbox", "mode: sandbox\n", nil},
+		{"mode subprocess", "mode: subprocess\n", nil},
+		{"sandbox limits", "sandbox:\n  memory_mb: -1\n  max_commit_file_mb: 0\n",
+			[]string{f + `:2: sandbox.memory_mb: -1 is out of range; use a whole number from 0 to 1073741824`, f + `:3: sandbox.max_commit_file_mb: 0 is out of range; use a whole number from 1 to 4096`}},
+		{"protected path outside", "security:\n  protected_paths: [/etc/passwd]\n",
+			[]string{f + `:2: security.protected_paths[0]: "/etc/passwd" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"mode tasks", "mode: tasks\n",
-			[]string{f + `:1: mode: "tasks" is not available in this version; use subprocess`}},
+			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox or subprocess`}},
 		{"schedule dag", "schedule: dag\n",
 			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
@@ -318,8 +323,11 @@ func TestParseProblems(t *testing.T) {
 		{"stagger not built", "launch:\n  stagger: 5s\n",
 			[]string{f + `:2: launch.stagger: is not available in this version; workers start together; remove the line`}},
 		{"stagger zero", "launch:\n  stagger: 0s\n", nil},
-		{"egress not built", "egress:\n  allow: [proxy.golang.org]\n",
-			[]string{f + `:2: egress.allow: is not available in this version; it applies to the sandbox and container modes, which are not built; remove it`}},
+		{"egress in sandbox mode", "egress:\n  allow: [proxy.golang.org, \"*.npmjs.org\", \"host:8080\"]\n", nil},
+		{"egress in subprocess mode", "mode: subprocess\negress:\n  allow: [proxy.golang.org]\n",
+			[]string{f + `:3: egress.allow: applies to sandbox mode only: subprocess mode cannot restrict the network; use mode: sandbox or remove the list`}},
+		{"egress not a host", "egress:\n  allow: [\"http://x.org/\"]\n",
+			[]string{f + `:2: egress.allow[0]: "http://x.org/" is not a host; write a name like proxy.golang.org, name:port, or *.example.com`}},
 		{"egress empty", "egress:\n  allow: []\n", nil},
 		{"workers zero", "workers: 0\n",
 			[]string{f + `:1: workers: 0 is out of range; use a whole number from 1 to 64`}},
@@ -415,7 +423,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, egress, sandbox, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",
@@ -430,7 +438,7 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
 		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
 			[]string{
-				f + `:1: mode: "docker" is not a mode; use subprocess`,
+				f + `:1: mode: "docker" is not a mode; use sandbox or subprocess`,
 				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
 				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
 				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
@@ -483,9 +491,8 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
-		`mode: "container" is not available in this version; use subprocess`,
+		`mode: "container" is not available in this version; use sandbox or subprocess`,
 		`budget.run_usd: is not available in this version; nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line`,
-		`egress.allow: is not available in this version; it applies to the sandbox and container modes, which are not built; remove it`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -620,7 +627,7 @@ func TestProblemCodes(t *testing.T) {
 		"mode: container\n":                 CodeNotAvailable,
 		"schedule: dag\n":                   CodeNotAvailable,
 		"budget:\n  run_usd: 100\n":         CodeNotAvailable,
-		"egress:\n  allow: [x.org]\n":       CodeNotAvailable,
+		"egress:\n  allow: [\"x y\"]\n":     CodeBadValue,
 		"workers: 4\n mode: level\n":        CodeInvalidYAML,
 		"workers: 4\n---\nworkers: 5\n":     CodeInvalidYAML,
 		string(make([]byte, MaxFileSize+1)): CodeTooLarge,

@@ -12,9 +12,13 @@ version: 1
 
 # How many Claude Code workers run at once (1-64).
 workers: 4
-# Worker isolation. subprocess (each worker in its own process group and
-# workspace) is the only mode in this version.
-mode: subprocess
+# Worker isolation. sandbox: each worker, its verification and the gates run
+# in a bubblewrap sandbox as an unprivileged user of their own, with a private
+# clone of the base, no network but the model API through a host gateway
+# that holds the key, and limits (zerg doctor says whether this machine can).
+# subprocess: a process group, a worktree and a policy hook only; weaker (see
+# docs/security.md). zerg never falls back from one to the other by itself.
+mode: sandbox
 # level: run a whole level, merge it, then the next. The only schedule in
 # this version.
 schedule: level
@@ -90,8 +94,26 @@ env:
 
 security:
   # Unprivileged account workers run as when zerg runs as root (created with
-  # useradd --system when missing). Never root.
+  # useradd --system when missing; in sandbox mode one per worker slot,
+  # named <worker_user>-1, -2, ...). Never root.
   worker_user: zerg-worker
+  # Globs a worker's commit may never touch whatever a task owns, on top of
+  # zerg's own list (.git*, .zerg/, .claude/, CI configuration, hooks).
+  protected_paths: []
+
+# Sandbox mode: hosts a worker may reach besides the model API ("host",
+# "host:port" or "*.example.com"). Empty: no network at all.
+egress:
+  allow: []
+
+# Sandbox mode: limits of each sandboxed command (0: no limit).
+sandbox:
+  memory_mb: 4096          # data segment of each process
+  processes: 1024          # processes of the worker's user
+  cpu_seconds: 3600        # CPU time of each process
+  file_size_mb: 1024       # largest file a process may write
+  open_files: 4096         # open files of each process
+  max_commit_file_mb: 10   # largest file zerg commits from a worker
 
 # Security rules given to workers, filtered by the languages of their files.
 security_rules:

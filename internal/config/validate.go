@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -161,6 +162,31 @@ func (c Config) problems() []Problem {
 		positive(p+".timeout", g.Timeout)
 	}
 
+	// sandbox mode: egress, limits, protected paths
+	for i, h := range c.Egress.Allow {
+		p := fmt.Sprintf("egress.allow[%d]", i)
+		if !egressRE.MatchString(h) {
+			add(p, "%s is not a host; write a name like proxy.golang.org, name:port, or *.example.com", quote(h))
+		}
+	}
+	if len(c.Egress.Allow) > 0 && c.Mode == "subprocess" {
+		add("egress.allow", "applies to sandbox mode only: subprocess mode cannot restrict the network; use mode: sandbox or remove the list")
+	}
+	for _, l := range []struct {
+		path string
+		v    int
+	}{{"sandbox.memory_mb", c.Sandbox.MemoryMB}, {"sandbox.processes", c.Sandbox.Processes}, {"sandbox.cpu_seconds", c.Sandbox.CPUSeconds},
+		{"sandbox.file_size_mb", c.Sandbox.FileSizeMB}, {"sandbox.open_files", c.Sandbox.OpenFiles}} {
+		intRange(l.path, l.v, 0, 1<<30)
+	}
+	intRange("sandbox.max_commit_file_mb", c.Sandbox.MaxCommitFileMB, 1, 4096)
+	for i, g := range c.Security.ProtectedPaths {
+		p := fmt.Sprintf("security.protected_paths[%d]", i)
+		if g == "" || strings.HasPrefix(g, "/") || strings.Contains(g, "..") || !doublestar.ValidatePattern(g) {
+			add(p, "%s is not a repository-relative glob; write one like deploy/** or Makefile", quote(g))
+		}
+	}
+
 	// env pass-through
 	seenEnv := map[string]bool{}
 	for i, name := range c.Env.Pass {
@@ -254,6 +280,9 @@ type notBuilt struct {
 
 // unavailable lists every option this version parses but does not build,
 // keyed by option path. A test holds it to the zerg:"unavailable" tags.
+// egressRE is a host name, a host:port, or a *. wildcard of a domain.
+var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
+
 var unavailable = map[string]notBuilt{
 	"models.simple":            {"haiku", "workers use models.implement (or a task's own model); remove the line"},
 	"models.plan":              {"sonnet", "there is no zerg plan command; remove the line"},
@@ -263,7 +292,6 @@ var unavailable = map[string]notBuilt{
 	"budget.run_usd":           {50.0, "nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line"},
 	"budget.confirm_above_usd": {10.0, "zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line"},
 	"launch.stagger":           {nil, "workers start together; remove the line"},
-	"egress.allow":             {nil, "it applies to the sandbox and container modes, which are not built; remove it"},
 }
 
 // unavailableProblems reports each option that is not built and is set to

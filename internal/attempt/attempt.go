@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
@@ -78,6 +79,10 @@ type Input struct {
 	// OnVerify is called when the worker succeeded and the verification
 	// command is about to run.
 	OnVerify func()
+
+	// Sandbox, when set, runs the attempt in sandbox mode (sandboxed.go);
+	// nil is subprocess mode.
+	Sandbox *Sandboxed
 }
 
 // Result is what an attempt produced.
@@ -108,11 +113,14 @@ func Run(ctx context.Context, in Input) (Result, error) {
 }
 
 func run(ctx context.Context, in Input) (Result, error) {
-	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
-		return Result{}, err
-	}
 	if in.WorkerDir == "" {
 		in.WorkerDir = filepath.Join(in.Dir, "claude")
+	}
+	if in.Sandbox != nil {
+		return runSandboxed(ctx, in)
+	}
+	if err := fsx.PrivateDir(in.Dir); err != nil {
+		return Result{}, err
 	}
 	if err := in.Repo.AddWorktree(ctx, in.Workspace, in.Branch, in.Base); err != nil {
 		return Result{}, fmt.Errorf("create workspace for %s: %w", in.Task.ID, err)
@@ -127,11 +135,11 @@ func run(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 	prompt := Prompt(in)
-	if err := os.WriteFile(filepath.Join(in.Dir, "prompt.md"), []byte(prompt), 0o644); err != nil {
+	if err := fsx.WritePrivate(filepath.Join(in.Dir, "prompt.md"), in.redactor().Redact([]byte(prompt))); err != nil {
 		return Result{}, err
 	}
 
-	out, retryAfter, err := launch(ctx, in, prompt)
+	out, retryAfter, err := launch(ctx, in, prompt, nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -211,7 +219,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 	if diff, err := w.StagedPatch(context.WithoutCancel(ctx), in.Base); err == nil {
-		_ = os.WriteFile(filepath.Join(in.Dir, "diff.patch"), []byte(diff), 0o644)
+		_ = fsx.WritePrivate(filepath.Join(in.Dir, "diff.patch"), in.redactor().Redact([]byte(diff)))
 	}
 
 	// Commit: the task's result, or a failed attempt's work preserved on its
@@ -233,7 +241,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 	return res, nil
 }
 
-func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.Duration, error) {
+// launch runs the worker; adjust, when given, changes its launch spec (the
+// sandbox's API settings and binds).
+func launch(ctx context.Context, in Input, prompt string, adjust func(*claude.Spec)) (claude.Outcome, time.Duration, error) {
 	sp := in.Worker
 	sp.Workdir = in.Workspace
 	sp.AttemptDir = in.WorkerDir
@@ -252,13 +262,19 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.
 		// The worker may run the check zerg will run anyway.
 		sp.Hook.BashCommands = append(sp.Hook.BashCommands, v.Command)
 	}
+	if adjust != nil {
+		adjust(&sp)
+	}
 
-	stream, err := os.Create(filepath.Join(in.Dir, "stream.jsonl"))
+	f, err := fsx.CreatePrivate(filepath.Join(in.Dir, "stream.jsonl"))
 	if err != nil {
 		return claude.Outcome{}, 0, err
 	}
+	defer f.Close()
+	// The key the worker holds never lands in zerg's records, in any form.
+	stream := in.redactor().Writer(f)
+	defer stream.Close() // flushes the held-back tail, before f.Close
 	var retryAfter atomic.Int64
-	defer stream.Close()
 	var mu sync.Mutex
 	prev := sp.OnEvent
 	var current atomic.Pointer[claude.Run] // events may arrive before Start returns
@@ -290,6 +306,16 @@ func launch(ctx context.Context, in Input, prompt string) (claude.Outcome, time.
 	}
 	out := run.Wait()
 	return out, time.Duration(retryAfter.Load()), nil
+}
+
+// redactor removes the credentials zerg knows from what it writes down:
+// the worker's key and token, and in sandbox mode the real ones too.
+func (in Input) redactor() *security.Redactor {
+	secrets := []string{string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken)}
+	if in.Sandbox != nil {
+		secrets = append(secrets, in.Sandbox.APIKey, in.Sandbox.AuthToken)
+	}
+	return security.NewRedactor(secrets...)
 }
 
 // record writes one security decision to the audit log, if there is one. A
@@ -387,7 +413,8 @@ func verify(ctx context.Context, in Input) (int, string) {
 	}
 	code, out := Shell{Command: in.Task.Verification.Command, Dir: in.Workspace, Timeout: timeout,
 		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv, RunAs: in.Worker.RunAs}.Run(ctx)
-	_ = os.WriteFile(filepath.Join(in.Dir, "verify.log"), []byte(out), 0o644)
+	out = in.redactor().RedactString(out)
+	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))
 	return code, out
 }
 

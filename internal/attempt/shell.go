@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -26,6 +27,10 @@ type Shell struct {
 	// RunAs runs the command as the unprivileged worker user: it executes
 	// code a worker wrote.
 	RunAs *security.WorkerUser
+	// Sandbox, when set, runs the command inside this sandbox (its Env is
+	// the command's environment; Dir must be its Workdir). RunAs is then
+	// the sandbox's.
+	Sandbox *sandbox.Spec
 }
 
 // Run runs the command with `sh -c` in its own process group, so a timeout
@@ -38,18 +43,37 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "sh", "-c", s.Command)
-	cmd.Dir = s.Dir
 	env := []string{"TERM=dumb"}
 	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}, s.Pass...) {
 		if v, ok := os.LookupEnv(k); ok {
+			if k == "TMPDIR" && s.Sandbox != nil {
+				continue // the sandbox has its own /tmp
+			}
 			env = append(env, k+"="+v)
 		}
 	}
-	cmd.Env = append(env, s.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}
+	env = append(env, s.Env...)
+	var cmd *exec.Cmd
+	if s.Sandbox != nil {
+		sb := *s.Sandbox
+		sb.Env = env
+		c, err := sandbox.Command(cctx, sb, "/bin/sh", "-c", s.Command)
+		if err != nil {
+			return 1, fmt.Sprintf("zerg: cannot start the sandbox: %v", err)
+		}
+		cmd = c
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
+	} else {
+		cmd = exec.CommandContext(cctx, "sh", "-c", s.Command)
+		cmd.Dir = s.Dir
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
+			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}
+		}
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zergrush/zerg/internal/sandbox"
 )
 
 // Run is one launched worker process. Its methods are safe for concurrent use.
@@ -56,16 +58,32 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 		done:   make(chan struct{}),
 	}
 	pr, pw := io.Pipe()
-	cmd := exec.CommandContext(ctx, s.Binary, s.args()...)
-	cmd.Dir = s.Workdir
-	cmd.Env = s.env(os.Getenv, r.marker)
+	var cmd *exec.Cmd
+	if s.Sandbox != nil {
+		sb := *s.Sandbox
+		sb.Workdir, sb.Env = s.Workdir, s.env(os.Getenv, r.marker)
+		c, err := sandbox.Command(ctx, sb, append([]string{s.Binary}, s.args()...)...)
+		if err != nil {
+			pw.Close()
+			return nil, fmt.Errorf("%w: %v", ErrBadSpec, err)
+		}
+		cmd = c
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
+	} else {
+		cmd = exec.CommandContext(ctx, s.Binary, s.args()...)
+		cmd.Dir = s.Workdir
+		cmd.Env = s.env(os.Getenv, r.marker)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	if s.promptOnStdin() {
 		cmd.Stdin = strings.NewReader(s.Prompt)
 	} // else nil: /dev/null, so the CLI does not wait 3 s for stdin
 	cmd.Stdout = pw
 	cmd.Stderr = r.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
+	if u := s.RunAs; u != nil && s.Sandbox == nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
 		// Groups empty: root's supplementary groups must not follow the
 		// worker. Go sets Pdeathsig after the switch, so it survives it; we
 		// stay root and can still signal and reap the whole tree.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -93,6 +94,12 @@ type Spec struct {
 	// runs the worker as zerg's own user.
 	RunAs *WorkerUser
 
+	// Sandbox, when set, runs the CLI inside this bubblewrap sandbox
+	// (sandbox mode): its Workdir is set to Workdir and its Env to the
+	// worker's environment here; the sandbox itself switches to its uid, so
+	// RunAs only names the owner of the attempt dir's writable parts.
+	Sandbox *sandbox.Spec
+
 	// IdleTimeout kills the run when no stdout line arrived for this long
 	// (0 = no watchdog). The CLI itself needs ≥ 300 s to notice a stalled stream.
 	IdleTimeout time.Duration
@@ -129,7 +136,8 @@ type HookSpec struct {
 	// the task's verification command. Their toolchains (go, npm, python,
 	// make, cargo) are allowed too.
 	BashCommands []string
-	// BashUnrestricted turns the Bash check off (tests of the driver only);
+	// BashUnrestricted turns the Bash check off: sandbox mode, where the
+	// sandbox is the boundary for commands (and tests of the driver);
 	// the file and read checks still apply.
 	BashUnrestricted bool
 	// Disabled leaves the hook out (tests of the driver itself only).
@@ -516,7 +524,11 @@ func (s Spec) prepare() error {
 			{s.Workdir, security.AccessRead | security.AccessWrite | security.AccessExec, "workdir (call PrepareWorkspace)"},
 			{s.Binary, security.AccessRead | security.AccessExec, "claude binary"},
 		}
-		if !s.Hook.Disabled {
+		if s.Sandbox != nil {
+			// The sandbox binds these paths in; the host's directories above
+			// them are not on the way inside.
+			checks = nil
+		} else if !s.Hook.Disabled {
 			checks = append(checks, struct {
 				path string
 				want int

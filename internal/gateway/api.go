@@ -12,14 +12,16 @@ import (
 	"strings"
 )
 
-// APIPrefix is the only path prefix the gateway forwards to the model API.
-const APIPrefix = "/v1/"
+// APIPrefix is the only path prefix the gateway forwards to the model API:
+// the Messages API (and its token counting), nothing else the key could
+// reach (files, batches, models).
+const APIPrefix = "/v1/messages"
 
 // api forwards a model-API request: the sandbox's credentials are replaced by
 // the real ones, the answer streams back unbuffered and is parsed on the way.
 func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	if !strings.HasPrefix(p, APIPrefix) || strings.ContainsRune(p, '\\') || path.Clean(p) != strings.TrimSuffix(p, "/") {
+	if (p != APIPrefix && !strings.HasPrefix(p, APIPrefix+"/")) || strings.ContainsRune(p, '\\') || path.Clean(p) != strings.TrimSuffix(p, "/") {
 		writeAPIError(w, http.StatusNotFound, "not_found_error", "zerg gateway: only "+APIPrefix+" is forwarded to the model API")
 		return
 	}

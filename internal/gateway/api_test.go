@@ -395,7 +395,7 @@ faults:
 func TestOnlyAPIPathsAreForwarded(t *testing.T) {
 	up, got := recordingUpstream(t, "")
 	g, sock := startGW(t, Config{Upstream: up.URL}, nil)
-	for _, target := range []string{"/", "/v2/messages", "/v1", "/v1/../admin", "/v1/%2e%2e/admin", "/v1/messages/..", "/v1/a\\..\\b", "//v1/messages"} {
+	for _, target := range []string{"/", "/v2/messages", "/v1", "/v1/files", "/v1/models", "/v1/messagesX", "/v1/../admin", "/v1/%2e%2e/admin", "/v1/messages/..", "/v1/a\\..\\b", "//v1/messages"} {
 		resp, body := rawRequest(t, sock, "POST "+target+" HTTP/1.1\r\nHost: 127.0.0.1:3128\r\nContent-Length: 2\r\n\r\n{}")
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s: status %d, want 404 (%s)", target, resp.StatusCode, body)

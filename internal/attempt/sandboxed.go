@@ -1,0 +1,394 @@
+package attempt
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/sandbox"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+// Sandboxed is how a sandboxed attempt is isolated (Input.Sandbox). The
+// worker, its verification and its commit run inside a bubblewrap sandbox
+// as an unprivileged user of their own; the worker's workspace is a private
+// clone of the base; the API key stays with a host-side gateway; what the
+// worker produced comes back as a bundle that zerg checks in a quarantine.
+type Sandboxed struct {
+	User     *security.WorkerUser // the uid this attempt's sandbox runs as (one per concurrent worker)
+	Hide     []string             // host directories invisible inside (the repository, the workspaces, zerg's records)
+	ReadOnly []string             // host paths visible read-only (the CLI's install, zerg's binary)
+	Limits   sandbox.Limits
+	// Upstream, APIKey and AuthToken are the real Messages API and its
+	// credentials: only the gateway holds them.
+	Upstream  string
+	APIKey    string
+	AuthToken string
+	Allow     []string // egress allowlist (egress.allow)
+	// Protected are paths never committed whatever the ownership globs say.
+	Protected    []string
+	MaxFileBytes int64
+}
+
+// placeholderKey is what the sandbox holds instead of the API key.
+const placeholderKey = "sk-ant-zerg-sandbox-placeholder"
+
+// sandboxProxy is the forwarder's address inside the sandbox.
+const sandboxProxy = "http://127.0.0.1:3128"
+
+func (sb *Sandboxed) spec(workdir, home string, writable []string, proxy string) sandbox.Spec {
+	return sandbox.Spec{
+		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: writable, Hide: sb.Hide,
+		ProxySocket: proxy, UID: sb.User.UID, GID: sb.User.GID, Limits: sb.Limits,
+	}
+}
+
+// runSandboxed is one attempt in sandbox mode.
+func runSandboxed(ctx context.Context, in Input) (Result, error) {
+	sb := in.Sandbox
+	u := sb.User
+	if err := fsx.PrivateDir(in.Dir); err != nil {
+		return Result{}, err
+	}
+	if err := in.Repo.CloneCommit(ctx, in.Workspace, in.Base); err != nil {
+		return Result{}, fmt.Errorf("create workspace for %s: %w", in.Task.ID, err)
+	}
+	// The whole clone is the worker's, .git included: zerg never runs git in
+	// it again; the worker's git runs inside the sandbox.
+	if err := u.GiveTree(in.Workspace); err != nil {
+		return Result{}, fmt.Errorf("hand the workspace of %s to %s: %w", in.Task.ID, u.Name, err)
+	}
+	prompt := Prompt(in)
+	if err := fsx.WritePrivate(filepath.Join(in.Dir, "prompt.md"), in.redactor().Redact([]byte(prompt))); err != nil {
+		return Result{}, err
+	}
+
+	// The gateway: the sandbox's only way out, on a socket in a directory of
+	// zerg's (short: a socket path has at most 107 bytes).
+	sockDir, err := os.MkdirTemp("", "zerg-gw-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(sockDir)
+	if err := os.Chmod(sockDir, 0o711); err != nil {
+		return Result{}, err
+	}
+	sock := filepath.Join(sockDir, "s")
+	gw, err := gateway.Start(gateway.Config{
+		Upstream: sb.Upstream, APIKey: sb.APIKey, AuthToken: sb.AuthToken, Placeholder: placeholderKey,
+		Allow: sb.Allow, Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) },
+	}, sock)
+	if err != nil {
+		return Result{}, fmt.Errorf("start the gateway of %s: %w", in.Task.ID, err)
+	}
+	gwClosed := false
+	closeGW := func() {
+		if !gwClosed {
+			gwClosed = true
+			gw.Close()
+		}
+	}
+	defer closeGW()
+
+	out, retryAfter, err := launch(ctx, in, prompt, func(sp *claude.Spec) {
+		sp.RunAs = u
+		// The sandbox is the boundary for what commands do; the hook keeps
+		// the file tools to the task's own files.
+		sp.Hook.BashUnrestricted = true
+		sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
+		sp.SetEnv = withEnv(sp.SetEnv, map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
+			"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})
+		attemptDir := in.WorkerDir
+		spec := sb.spec(in.Workspace, filepath.Join(attemptDir, "home"),
+			[]string{filepath.Join(attemptDir, "config"), filepath.Join(attemptDir, "tmp")}, sock)
+		// The attempt dir holds the settings and the hook's policy: visible,
+		// not writable.
+		spec.ReadOnly = append(append([]string{}, spec.ReadOnly...), attemptDir)
+		sp.Sandbox = &spec
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	closeGW()
+	stats := gw.Stats()
+	res := Result{Worker: out, RetryAfter: retryAfter}
+	classifySandboxed(&res, out, stats, ctx.Err() != nil)
+	if err := in.record(security.AuditGateway, gatewaySummary(stats)); err != nil {
+		return res, err
+	}
+	for _, d := range out.PermissionDenials {
+		if err := in.record(security.AuditHookDenied, deniedCall(d, in.Scanner)); err != nil {
+			return res, err
+		}
+	}
+
+	if res.Class == Success {
+		if in.OnVerify != nil {
+			in.OnVerify()
+		}
+		res.VerifyExit, res.VerifyOutput = verifySandboxed(ctx, in)
+		if res.VerifyExit != 0 {
+			res.Class, res.Reason = Task, "verification_failed"
+			res.Detail = fmt.Sprintf("verification `%s` failed (exit %d): %s", in.Task.Verification.Command, res.VerifyExit, lastLines(res.VerifyOutput, 15))
+			if ctx.Err() != nil {
+				res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
+			}
+		}
+	}
+
+	// What the worker produced comes back as one commit in a bundle made
+	// inside the sandbox. Anything that goes wrong from here is the
+	// worker's doing (a broken .git, a forged bundle): its task fails, the
+	// run goes on.
+	ictx := context.WithoutCancel(ctx)
+	commit, q, problem := collect(ictx, in)
+	if q != nil {
+		// What was refused must not linger in zerg's records either.
+		defer os.RemoveAll(q.Dir)
+	}
+	if problem != "" {
+		return failTask(res, "workspace", problem+fmt.Sprintf("; the workspace is kept in %s", in.Workspace)), nil
+	}
+	entries, err := q.ChangedEntries(ictx, in.Base, commit)
+	if err != nil {
+		return failTask(res, "workspace", fmt.Sprintf("the result cannot be read (%v); the workspace is kept in %s", err, in.Workspace)), nil
+	}
+	for _, e := range entries {
+		res.Changes = append(res.Changes, gitx.Change{Status: e.Status, Path: e.Path})
+	}
+	problems, err := security.CheckCommit(ictx, q.Runner, in.Base, commit, security.CommitCheckOptions{
+		Scanner: in.Scanner, Secrets: nonEmpty(sb.APIKey, sb.AuthToken), Protected: sb.Protected,
+		MaxFileBytes: sb.MaxFileBytes, Allowlist: baseAllowlist(ictx, in.Repo.Runner, in.Base),
+	})
+	if err != nil {
+		return res, fmt.Errorf("check the result of %s: %w", in.Task.ID, err)
+	}
+	if len(problems) > 0 {
+		var what []string
+		for _, p := range problems {
+			what = append(what, fmt.Sprintf("%s (%s: %s)", p.Path, p.Kind, p.Detail))
+			if err := in.record(commitProblemKind(p.Kind), map[string]any{"path": p.Path, "kind": p.Kind, "detail": p.Detail}); err != nil {
+				return res, err
+			}
+		}
+		// Nothing of it enters the repository; the workspace stays for a
+		// person to look at.
+		return failTask(res, problemReason(problems), fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed; it stays in %s",
+			strings.Join(what, ", "), in.Workspace)), nil
+	}
+	if res.Class == Success {
+		if bad := Violations(in.Task, res.Changes); len(bad) > 0 {
+			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
+				return res, err
+			}
+			res.Class, res.Reason = Task, "ownership"
+			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
+				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
+		}
+	}
+	msg := fmt.Sprintf("%s: %s", in.Task.ID, oneLine(in.Task.Title))
+	trailers := map[string]string{"Task-Id": in.Task.ID, "Zerg-Feature": in.Feature, "Zerg-Attempt": fmt.Sprint(in.Number)}
+	if res.Class != Success {
+		msg = fmt.Sprintf("%s: attempt %d did not pass (%s)", in.Task.ID, in.Number, res.Reason)
+		trailers["Zerg-Status"] = "failed"
+	}
+	imported, err := q.Import(ictx, commit, in.Base, msg, trailers)
+	if err != nil {
+		return res, fmt.Errorf("import the result of %s: %w", in.Task.ID, err)
+	}
+	if err := in.Repo.SetBranch(ictx, in.Branch, imported, ""); err != nil {
+		return res, err
+	}
+	res.Commit = imported
+	if diff, err := in.Repo.DiffCommits(ictx, in.Base, imported); err == nil {
+		_ = fsx.WritePrivate(filepath.Join(in.Dir, "diff.patch"), in.redactor().Redact([]byte(diff)))
+	}
+	// Everything the worker made is on the attempt's branch now.
+	if err := os.RemoveAll(in.Workspace); err != nil {
+		return res, fmt.Errorf("remove workspace of %s: %w", in.Task.ID, err)
+	}
+	return res, nil
+}
+
+// classifySandboxed decides the attempt's class. The CLI's own word comes
+// from its stream, which code in the sandbox can forge; what the API said
+// comes from the gateway, which it cannot. A fatal class needs the API's
+// confirmation; usage and cost are the gateway's.
+func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, stopped bool) {
+	res.Worker.Usage = claude.Usage{InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
+		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
+	res.Worker.CostUSD = claude.CostUSD(out.Model, res.Worker.Usage)
+	apiFatal := st.Statuses[401] > 0 || st.Statuses[403] > 0 || st.Statuses[404] > 0
+	switch {
+	case stopped:
+		res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
+	case apiFatal:
+		res.Class, res.Reason = Fatal, out.Reason
+		if res.Reason == "" || out.Class != claude.ClassFatal {
+			res.Reason = claude.ReasonAuth
+		}
+		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
+	case out.Class == claude.ClassFatal:
+		// The stream says fatal, the API never did: the worker forged it.
+		res.Class, res.Reason = Task, "forged_result"
+		res.Detail = "the worker's result claimed a fatal error the API never gave: " + clip(oneLine(out.Detail), 200)
+	case out.Class == claude.ClassInfra:
+		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
+	case out.Class == claude.ClassTask:
+		res.Class, res.Reason, res.Detail = Task, out.Reason, workerDetail(out)
+	case out.Class == claude.ClassSuccess:
+		res.Class, res.Reason = Success, "completed"
+	default:
+		res.Class, res.Reason, res.Detail = Infra, "unknown", workerDetail(out)
+	}
+}
+
+// verifySandboxed runs the task's verification command inside the sandbox,
+// with no network and a fresh HOME.
+func verifySandboxed(ctx context.Context, in Input) (int, string) {
+	if in.Task.Verification == nil || strings.TrimSpace(in.Task.Verification.Command) == "" {
+		return 0, ""
+	}
+	timeout := in.VerifyTimeout
+	if s := in.Task.Verification.TimeoutSeconds; s > 0 {
+		timeout = time.Duration(s) * time.Second
+	}
+	home, err := freshHome(in, "verify-home")
+	if err != nil {
+		return 1, err.Error()
+	}
+	spec := in.Sandbox.spec(in.Workspace, home, nil, "")
+	code, out := Shell{Command: in.Task.Verification.Command, Dir: in.Workspace, Timeout: timeout,
+		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv, Sandbox: &spec}.Run(ctx)
+	out = in.redactor().RedactString(out)
+	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))
+	return code, out
+}
+
+// freshHome makes an empty HOME for one command, owned by the worker.
+func freshHome(in Input, name string) (string, error) {
+	home := filepath.Join(in.WorkerDir, name)
+	if err := os.RemoveAll(home); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", err
+	}
+	return home, in.Sandbox.User.GiveTree(home)
+}
+
+// collect commits everything in the workspace and bundles that one commit,
+// inside the sandbox, then fetches the bundle into a quarantine. The
+// problem is why that failed, for the task's report ("" when it worked).
+func collect(ctx context.Context, in Input) (string, *gitx.Quarantine, string) {
+	outDir := filepath.Join(in.WorkerDir, "out")
+	if err := os.RemoveAll(outDir); err != nil {
+		return "", nil, err.Error()
+	}
+	if err := os.MkdirAll(outDir, 0o700); err != nil {
+		return "", nil, err.Error()
+	}
+	if err := in.Sandbox.User.GiveTree(outDir); err != nil {
+		return "", nil, err.Error()
+	}
+	home, err := freshHome(in, "git-home")
+	if err != nil {
+		return "", nil, err.Error()
+	}
+	bundle := filepath.Join(outDir, "result.bundle")
+	git := "git -c core.hooksPath=/dev/null -c user.name=zerg -c user.email=zerg@localhost -c commit.gpgSign=false"
+	script := fmt.Sprintf("%s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
+		git, git, git, shellQuote(bundle), in.Base)
+	spec := in.Sandbox.spec(in.Workspace, home, []string{outDir}, "")
+	code, out := Shell{Command: script, Dir: in.Workspace, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec}.Run(ctx)
+	if code != 0 {
+		return "", nil, fmt.Sprintf("the workspace's git could not commit the result (exit %d: %s)", code, clip(oneLine(out), 300))
+	}
+	q, err := in.Repo.NewQuarantine(ctx, filepath.Join(in.Dir, "quarantine"))
+	if err != nil {
+		return "", nil, err.Error()
+	}
+	commit, err := q.FetchBundle(ctx, bundle)
+	if err != nil {
+		return "", q, fmt.Sprintf("the result bundle was refused (%v)", err)
+	}
+	if parents, err := q.Parents(ctx, commit); err != nil || len(parents) != 1 || parents[0] != in.Base {
+		return "", q, "the result is not one commit on the base (the workspace's history was changed)"
+	}
+	return commit, q, ""
+}
+
+func failTask(res Result, reason, detail string) Result {
+	res.Class, res.Reason, res.Detail = Task, reason, detail
+	return res
+}
+
+func problemReason(ps []security.CommitProblem) string {
+	for _, p := range ps {
+		if p.Kind == "secret" || p.Kind == "key" {
+			return "secret_found"
+		}
+	}
+	return "forbidden_change"
+}
+
+func commitProblemKind(kind string) string {
+	if kind == "secret" || kind == "key" {
+		return security.AuditSecretFound
+	}
+	return security.AuditCommitRefused
+}
+
+// baseAllowlist is the secret-scan allowlist of the base commit, never the
+// worker's own.
+func baseAllowlist(ctx context.Context, r *gitx.Runner, base string) *security.Allowlist {
+	data, err := r.FileAt(ctx, base, security.SecretsAllowFile)
+	if err != nil {
+		return nil
+	}
+	a, err := security.ParseAllowlist(security.SecretsAllowFile, strings.NewReader(string(data)))
+	if err != nil {
+		return nil
+	}
+	return a
+}
+
+func gatewaySummary(st gateway.Stats) map[string]any {
+	tools := make([]string, 0, len(st.ToolCalls))
+	for _, c := range st.ToolCalls {
+		tools = append(tools, c.Name)
+	}
+	return map[string]any{"requests": st.Requests, "statuses": st.Statuses, "input_tokens": st.Usage.InputTokens,
+		"output_tokens": st.Usage.OutputTokens, "cache_read_tokens": st.Usage.CacheReadTokens,
+		"cache_write_tokens": st.Usage.CacheWriteTokens, "tool_calls": tools, "denied": len(st.Denied), "foreign_keys": st.ForeignKeys}
+}
+
+func withEnv(m map[string]string, add map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+len(add))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,7 +72,7 @@ is running this feature.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml; a resume keeps the run's)")
-	fl.StringVar(&f.mode, "mode", "", "isolation: subprocess (default from config)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox or subprocess (default from config)")
 	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
 	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (levels, workers, models, budgets) and change nothing")
@@ -100,8 +101,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	// The config's mode and schedule are checked when it loads; these are
 	// the flags, checked only when given.
-	if set("mode") && f.mode != "subprocess" {
-		return usageErrorf("--mode %s: only subprocess mode is available in this version; use --mode subprocess", f.mode)
+	if set("mode") {
+		if !slices.Contains(config.Modes, f.mode) {
+			return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+		}
+		cfg.Mode = f.mode
 	}
 	if set("schedule") && f.schedule != "level" {
 		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)
@@ -147,9 +151,10 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
 		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: a.stderr}
-	if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && cfg.Mode == config.ModeSubprocess {
 		// Never run a worker as root: it would read every secret on the machine
-		// and anything it writes could later run as root.
+		// and anything it writes could later run as root. (Sandbox mode gives
+		// each worker slot a user of its own.)
 		u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
 		if err != nil {
 			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", cfg.Security.WorkerUser, err)

@@ -20,11 +20,23 @@ type realAttempter struct {
 	worker  claude.Spec
 	sec     *securityKit
 	specDir string
+	kit     *sandboxKit // sandbox mode; nil in subprocess mode
 }
 
 func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
 	cfg := a.cfg
+	var sb *attempt.Sandboxed
+	if a.kit != nil {
+		// One worker user per attempt in flight: no two sandboxes share a uid.
+		u, err := a.kit.acquire(ctx)
+		if err != nil {
+			return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+		}
+		defer a.kit.release(u)
+		sb = a.kit.forAttempt(u)
+	}
 	return attempt.Run(ctx, attempt.Input{
+		Sandbox: sb,
 		Repo: a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
 		SpecText: attempt.SpecText(a.specDir), Rules: attempt.RulesText(a.sec.rulesDir, r.Task, cfg.Context.TokenBudget),

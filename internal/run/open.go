@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -120,6 +121,13 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if err := checkSetup(opts.RunAs); err != nil {
 		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 	}
+	if opts.Config.Mode == config.ModeSandbox {
+		// Fail closed: no sandbox, no run; never a silent fall back.
+		if err := sandboxReady(ctx, opts); err != nil {
+			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
+				"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
+		}
+	}
 	if c.setup, err = planSetup(ctx, repo, paths, opts.Resume); err != nil {
 		return nil, err
 	}
@@ -130,6 +138,15 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		}
 	}
 	return &Run{c: c, opts: opts, events: len(events)}, nil
+}
+
+// sandboxReady starts a sandbox as the first worker slot's user.
+func sandboxReady(ctx context.Context, opts Options) error {
+	u, err := slotUser(ctx, opts.Config.Security.WorkerUser, 1)
+	if err != nil {
+		return err
+	}
+	return sandbox.Check(ctx, u.UID, u.GID)
 }
 
 // resumeMode is the mode a resumed run continues in: the one it started

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -31,12 +33,20 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	if err != nil {
 		return Deps{}, nil, err
 	}
+	var kit *sandboxKit
+	if opts.Config.Mode == config.ModeSandbox {
+		if kit, err = newSandboxKit(ctx, opts, c.paths, worker, c.workers); err != nil {
+			sec.audit.Close()
+			return Deps{}, nil, err
+		}
+	}
 	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
-		sec: sec, specDir: c.paths.SpecDir}
+		sec: sec, specDir: c.paths.SpecDir, kit: kit}
 	return Deps{
 		Log:        log,
 		Attempter:  a,
-		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, runAs: worker.RunAs, pass: opts.Config.Env.Pass},
+		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, runAs: worker.RunAs, pass: opts.Config.Env.Pass,
+			kit: kit, gateDir: filepath.Join(c.paths.Workspaces, "_gate"), stateDir: c.paths.State},
 		Refs:       gitRefs{repo: repo},
 		Salvager:   gitSalvager{repo: repo},
 		Clock:      realClock{},
@@ -74,12 +84,17 @@ func (g gitRefs) SetBranch(ctx context.Context, name, commit, old string) error 
 	return g.repo.SetBranch(ctx, name, commit, old)
 }
 
-// gitIntegrator merges levels in zerg's dedicated merge workspace.
+// gitIntegrator merges levels in zerg's dedicated merge workspace. In
+// sandbox mode each gate runs in a sandbox, in a private clone of the
+// merged head, with a fresh HOME.
 type gitIntegrator struct {
-	repo  *gitx.Repo
-	ws    string
-	runAs *security.WorkerUser
-	pass  []string
+	repo     *gitx.Repo
+	ws       string
+	runAs    *security.WorkerUser
+	pass     []string
+	kit      *sandboxKit
+	gateDir  string // sandbox mode: the gates' private clone
+	stateDir string // sandbox mode: where the gates' fresh homes go
 }
 
 func (g *gitIntegrator) Merge(ctx context.Context, base string, merges []TaskMerge) (MergedLevel, error) {
@@ -121,6 +136,9 @@ func (m *gitMerged) Head() string { return m.head }
 // RunGate runs one gate in the merge workspace. Gates run the workers' code:
 // as the worker user, like verification, with a fresh HOME.
 func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
+	if m.g.kit != nil {
+		return m.runSandboxedGate(ctx, g)
+	}
 	runAs := m.g.runAs
 	if runAs != nil && !m.prepared {
 		if err := runAs.PrepareWorkspace(m.g.ws); err != nil {
@@ -138,6 +156,48 @@ func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
 		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
 	}
 	return attempt.Shell{Command: g.Command, Dir: m.g.ws, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
+}
+
+// runSandboxedGate runs a gate in a sandbox: a private clone of the merged
+// head (the gate sees nothing else of the repository), a fresh HOME, no
+// network, a worker user of its own.
+func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, string) {
+	k := m.g.kit
+	u, err := k.acquire(ctx)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer k.release(u)
+	fail := func(err error) (int, string) { return -1, "zerg: prepare the gate's sandbox: " + err.Error() }
+	ws := m.g.gateDir
+	if err := os.RemoveAll(ws); err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(ws)
+	if err := m.g.repo.CloneCommit(ctx, ws, m.head); err != nil {
+		return fail(err)
+	}
+	home := filepath.Join(m.g.stateDir, "_gate-home")
+	if err := os.RemoveAll(home); err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(home)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fail(err)
+	}
+	for _, d := range []string{ws, home} {
+		if err := u.GiveTree(d); err != nil {
+			return fail(err)
+		}
+	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultGateTimeout
+	}
+	sb := k.forAttempt(u)
+	spec := sandbox.Spec{Workdir: ws, Home: home, ReadOnly: sb.ReadOnly, Hide: sb.Hide, UID: u.UID, GID: u.GID, Limits: sb.Limits}
+	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,
+		Env: []string{"ZERG_GATE=" + g.Name, "HOME=" + home}, Sandbox: &spec}.Run(ctx)
 }
 
 func (m *gitMerged) Discard() {
@@ -162,6 +222,11 @@ func (g gitSalvager) Reap(o OpenAttempt) int {
 func (g gitSalvager) Preserve(ctx context.Context, task string, o OpenAttempt) (string, error) {
 	if _, err := os.Stat(o.Workspace); err != nil {
 		return "", nil // never created, or already gone
+	}
+	if fi, err := os.Lstat(filepath.Join(o.Workspace, ".git")); err == nil && fi.IsDir() {
+		// A sandboxed attempt's private clone: its git is the worker's, and
+		// zerg runs no git in it. It stays where it is for a person.
+		return "", fmt.Errorf("a sandboxed workspace is kept as it is in %s", o.Workspace)
 	}
 	// A workspace handed to the worker user is trusted only by exact path.
 	g.repo.TrustWorkspace(o.Workspace)

@@ -1,0 +1,115 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/sandbox"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+// sandboxKit is what every sandboxed attempt of a run shares: the pool of
+// worker users (one per concurrent worker, so no two sandboxes ever run as
+// the same uid), what is hidden and what is visible inside, the limits and
+// the real API the gateways forward to.
+type sandboxKit struct {
+	users    chan *security.WorkerUser
+	template attempt.Sandboxed
+}
+
+// newSandboxKit prepares sandbox mode for workers concurrent attempts. As
+// root, each worker slot gets its own system user (created when missing);
+// otherwise every sandbox runs as zerg's own user, and the namespaces keep
+// them apart.
+func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int) (*sandboxKit, error) {
+	k := &sandboxKit{users: make(chan *security.WorkerUser, workers)}
+	for i := 1; i <= workers; i++ {
+		u, err := slotUser(ctx, opts.Config.Security.WorkerUser, i)
+		if err != nil {
+			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
+		k.users <- u
+	}
+	root, err := WorkspaceRoot()
+	if err != nil {
+		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+	}
+	var ro []string
+	for _, p := range []string{worker.Binary, worker.Hook.ZergBinary} {
+		if p == "" {
+			continue
+		}
+		ro = appendDir(ro, filepath.Dir(p))
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			ro = appendDir(ro, filepath.Dir(real))
+		}
+	}
+	sb := opts.Config.Sandbox
+	upstream := worker.API.BaseURL
+	if upstream == "" {
+		upstream = "https://api.anthropic.com"
+	}
+	k.template = attempt.Sandboxed{
+		// The user's repository (its other branches, stashes, .zerg) and
+		// every workspace and worker state: none of it is visible inside.
+		Hide:     []string{opts.Root, root},
+		ReadOnly: ro,
+		Limits: sandbox.Limits{MemoryBytes: int64(sb.MemoryMB) << 20, Processes: sb.Processes, CPUSeconds: sb.CPUSeconds,
+			FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles},
+		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken),
+		Allow:        opts.Config.Egress.Allow,
+		Protected:    append(security.DefaultProtected(), opts.Config.Security.ProtectedPaths...),
+		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
+	}
+	return k, nil
+}
+
+func appendDir(list []string, d string) []string {
+	if slices.Contains(list, d) {
+		return list
+	}
+	return append(list, d)
+}
+
+// slotUser is the worker user of slot i.
+func slotUser(ctx context.Context, base string, i int) (*security.WorkerUser, error) {
+	if os.Geteuid() != 0 {
+		u, err := user.Current()
+		if err != nil {
+			return nil, err
+		}
+		gid, _ := strconv.Atoi(u.Gid)
+		return &security.WorkerUser{Name: u.Username, UID: os.Geteuid(), GID: gid, Home: u.HomeDir}, nil
+	}
+	name := fmt.Sprintf("%s-%d", base, i)
+	if len(name) > 31 {
+		return nil, fmt.Errorf("worker user name %s is too long; shorten security.worker_user", name)
+	}
+	return security.EnsureWorkerUser(ctx, name)
+}
+
+// acquire takes a worker user for one sandboxed command; release gives it back.
+func (k *sandboxKit) acquire(ctx context.Context) (*security.WorkerUser, error) {
+	select {
+	case u := <-k.users:
+		return u, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (k *sandboxKit) release(u *security.WorkerUser) { k.users <- u }
+
+// forAttempt is the isolation of one attempt run as u.
+func (k *sandboxKit) forAttempt(u *security.WorkerUser) *attempt.Sandboxed {
+	s := k.template
+	s.User = u
+	return &s
+}

@@ -388,10 +388,12 @@ func chaosLevel(id string) int {
 	return i/chaosWidth + 1
 }
 
-// killAttemptWorker SIGKILLs the claude process of the attempt whose
+// killAttemptWorker SIGKILLs the worker process of the attempt whose
 // attempt_pids event is evs[i], if that attempt is still running and the
-// process really is its worker (its environment carries the attempt's
-// marker).
+// process really is its worker: its environment carries the attempt's
+// marker (subprocess mode), or it is the recorded process by pid and start
+// time (sandbox mode: the recorded process is the sandbox, whose own
+// environment is empty; the whole sandbox dies with it).
 func killAttemptWorker(evs []eventlog.Event, i int) bool {
 	e := evs[i]
 	var d run.AttemptPIDs
@@ -404,10 +406,30 @@ func killAttemptWorker(evs []eventlog.Event, i int) bool {
 	}
 	pid := d.PIDs[0].PID
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil || !bytes.Contains(env, []byte("ZERG_RUN_MARKER="+d.Marker)) {
+	if err != nil || !bytes.Contains(env, []byte("ZERG_RUN_MARKER="+d.Marker)) && startTime(pid) != d.PIDs[0].StartTime {
 		return false
 	}
 	return syscall.Kill(pid, syscall.SIGKILL) == nil
+}
+
+// startTime is a process's start time in clock ticks (field 22 of
+// /proc/PID/stat), 0 when it is gone.
+func startTime(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
 }
 
 // runProcesses lists live processes carrying any marker of the run.

@@ -138,51 +138,71 @@ func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
 }
 
 // A coordinator killed with SIGKILL is seen as dead (its log's lock is
-// free), status --watch ends, and zerg stop reaps the worker process it left
-// (a command the worker ran, which outlives the CLI).
+// free) and status --watch ends. What it leaves depends on the mode: in
+// subprocess mode a command the worker ran outlives the CLI and zerg stop
+// reaps it; in sandbox mode the whole sandbox dies with the coordinator.
 func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
-	p := newProject(t, func(dir string) {
-		editFile(t, scenarioPath(dir), func(s string) string {
-			return strings.Replace(s, "      - tools: [{name: Write, input: {file_path: data/names.txt",
-				"      - tools: [{name: Bash, input: {command: \"sleep 120\", description: \"take a while\"}}]\n      - tools: [{name: Write, input: {file_path: data/names.txt", 1)
+	for _, mode := range []string{"subprocess", "sandbox"} {
+		t.Run(mode, func(t *testing.T) {
+			p := newProject(t, func(dir string) {
+				editFile(t, scenarioPath(dir), func(s string) string {
+					return strings.Replace(s, "      - tools: [{name: Write, input: {file_path: data/names.txt",
+						"      - tools: [{name: Bash, input: {command: \"sleep 120\", description: \"take a while\"}}]\n      - tools: [{name: Write, input: {file_path: data/names.txt", 1)
+				})
+				editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
+					return "mode: " + mode + "\n" + s
+				})
+			})
+			cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
+			for deadline := time.Now().Add(time.Minute); !strings.Contains(strings.Join(runProcesses(p.events()), " "), "sleep 120"); {
+				if time.Now().After(deadline) {
+					t.Fatal("the worker never ran its command")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if v := p.statusJSON(); v.State != run.RunRunning || !v.Coordinator.Alive {
+				t.Errorf("live run: state %s, coordinator %+v", v.State, v.Coordinator)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			v := p.statusJSON()
+			if v.State != run.RunDead || v.Coordinator.Alive {
+				t.Errorf("after SIGKILL: state %s, coordinator %+v", v.State, v.Coordinator)
+			}
+			done := make(chan result, 1)
+			go func() { done <- p.zerg("status", "--watch", "--interval", "100ms") }()
+			select {
+			case r := <-done:
+				if r.code != 0 || !strings.Contains(r.stdout, "coordinator: dead") {
+					t.Errorf("status --watch: exit %d\n%s", r.code, r.stdout)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("status --watch did not end for a dead coordinator")
+			}
+			if mode == "sandbox" {
+				// bwrap dies with its parent, the sandbox's PID 1 with bwrap,
+				// and every process of the sandbox with its PID 1.
+				deadline := time.Now().Add(10 * time.Second)
+				for len(runProcesses(p.events())) > 0 && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if left := runProcesses(p.events()); len(left) > 0 {
+					t.Errorf("sandboxed processes outlived the coordinator: %v", left)
+				}
+				return
+			}
+			orphans := runProcesses(p.events())
+			if len(orphans) == 0 {
+				t.Fatal("no orphaned worker to reap: the test checks nothing")
+			}
+			r := p.zerg("stop")
+			if r.code != 0 || !strings.Contains(r.stdout, "is dead") || !strings.Contains(r.stdout, "killed") {
+				t.Errorf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if left := runProcesses(p.events()); len(left) > 0 {
+				t.Errorf("workers left after stop: %v (before: %v)", left, orphans)
+			}
 		})
-	})
-	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(strings.Join(runProcesses(p.events()), " "), "sleep 120"); {
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never ran its command")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if v := p.statusJSON(); v.State != run.RunRunning || !v.Coordinator.Alive {
-		t.Errorf("live run: state %s, coordinator %+v", v.State, v.Coordinator)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	v := p.statusJSON()
-	if v.State != run.RunDead || v.Coordinator.Alive {
-		t.Errorf("after SIGKILL: state %s, coordinator %+v", v.State, v.Coordinator)
-	}
-	done := make(chan result, 1)
-	go func() { done <- p.zerg("status", "--watch", "--interval", "100ms") }()
-	select {
-	case r := <-done:
-		if r.code != 0 || !strings.Contains(r.stdout, "coordinator: dead") {
-			t.Errorf("status --watch: exit %d\n%s", r.code, r.stdout)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("status --watch did not end for a dead coordinator")
-	}
-	orphans := runProcesses(p.events())
-	if len(orphans) == 0 {
-		t.Fatal("no orphaned worker to reap: the test checks nothing")
-	}
-	r := p.zerg("stop")
-	if r.code != 0 || !strings.Contains(r.stdout, "is dead") || !strings.Contains(r.stdout, "killed") {
-		t.Errorf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if left := runProcesses(p.events()); len(left) > 0 {
-		t.Errorf("workers left after stop: %v (before: %v)", left, orphans)
 	}
 }
 

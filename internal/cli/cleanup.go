@@ -123,6 +123,25 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 	if removedAny && !o.dryRun {
 		_ = repo.PruneWorktrees(ctx)
 	}
+	// Sandbox mode's workspaces are private clones, not worktrees. One is
+	// left only when zerg refused what it held (a secret, a link out of the
+	// repository) or could not read it: it is a person's to look at, and
+	// zerg runs no git in it and deletes none of it.
+	if entries, err := os.ReadDir(t.paths.Workspaces); err == nil {
+		registered := map[string]bool{}
+		for _, w := range worktrees {
+			registered[filepath.Clean(w.Path)] = true
+		}
+		for _, e := range entries {
+			p := filepath.Join(t.paths.Workspaces, e.Name())
+			if !e.IsDir() || strings.HasPrefix(e.Name(), "_") || registered[p] {
+				continue
+			}
+			if fi, err := os.Lstat(filepath.Join(p, ".git")); err == nil && fi.IsDir() {
+				fmt.Fprintf(a.stdout, "kept     %s (a sandboxed attempt's workspace zerg refused to commit; look at it, then delete it yourself)\n", p)
+			}
+		}
+	}
 	if n := len(unsaved); n > 0 {
 		failures = append(failures, fmt.Sprintf("%d workspace(s) kept because they hold uncommitted work", n))
 	}

@@ -222,3 +222,21 @@ func TestCleanupMergeWorkspaceAndSymlinkedRoot(t *testing.T) {
 		t.Fatalf("worktrees left: %+v", list)
 	}
 }
+
+// A sandboxed attempt's private clone that zerg refused to commit is listed
+// and kept, never deleted, even with --all --force.
+func TestCleanupKeepsRefusedSandboxWorkspaces(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	ws := filepath.Join(f.paths.Workspaces, "T9-1")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, "secret.txt"), []byte("refused\n"))
+	code, out := cleanupTwice(t, "--all", "--force")
+	if !strings.Contains(out, "kept     "+ws+" (a sandboxed attempt's workspace") {
+		t.Errorf("exit %d, the refused workspace is not listed:\n%s", code, out)
+	}
+	if !exists(filepath.Join(ws, "secret.txt")) {
+		t.Error("cleanup deleted a refused sandbox workspace")
+	}
+}

@@ -119,7 +119,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	closeGW()
 	stats := gw.Stats()
 	res := Result{Worker: out, RetryAfter: retryAfter}
-	classifySandboxed(&res, out, stats, ctx.Err() != nil)
+	model := in.Worker.Model
+	if in.Task.Model != "" {
+		model = in.Task.Model
+	}
+	classifySandboxed(&res, out, stats, model, ctx.Err() != nil)
 	if err := in.record(security.AuditGateway, gatewaySummary(stats)); err != nil {
 		return res, err
 	}
@@ -221,14 +225,28 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 // from its stream, which code in the sandbox can forge; what the API said
 // comes from the gateway, which it cannot. A fatal class needs the API's
 // confirmation; usage and cost are the gateway's.
-func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, stopped bool) {
+func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model string, stopped bool) {
 	res.Worker.Usage = claude.Usage{InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
 		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
-	res.Worker.CostUSD = claude.CostUSD(out.Model, res.Worker.Usage)
+	res.Worker.CostUSD = claude.CostUSD(model, res.Worker.Usage)
 	apiFatal := st.Statuses[401] > 0 || st.Statuses[403] > 0 || st.Statuses[404] > 0
+	apiTrouble := st.Statuses[429] > 0 || st.Statuses[529] > 0
+	for code, n := range st.Statuses {
+		apiTrouble = apiTrouble || (code >= 500 && n > 0)
+	}
+	forged := func(what string) {
+		res.Class, res.Reason = Task, "forged_result"
+		res.Detail = fmt.Sprintf("the worker's result claimed %s the API never gave: %s", what, clip(oneLine(out.Detail), 200))
+	}
 	switch {
 	case stopped:
 		res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
+	case out.Reason == claude.ReasonStartFailed:
+		// zerg's own observation: the sandbox or the CLI did not start.
+		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
+		if out.Class == claude.ClassFatal {
+			res.Class = Fatal
+		}
 	case apiFatal:
 		res.Class, res.Reason = Fatal, out.Reason
 		if res.Reason == "" || out.Class != claude.ClassFatal {
@@ -236,9 +254,10 @@ func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, stoppe
 		}
 		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
 	case out.Class == claude.ClassFatal:
-		// The stream says fatal, the API never did: the worker forged it.
-		res.Class, res.Reason = Task, "forged_result"
-		res.Detail = "the worker's result claimed a fatal error the API never gave: " + clip(oneLine(out.Detail), 200)
+		forged("a fatal error")
+	case out.Class == claude.ClassInfra && apiReasons[out.Reason] && !apiTrouble:
+		// Rate limits, overloads and server errors are the API's to report.
+		forged("an API failure (" + out.Reason + ")")
 	case out.Class == claude.ClassInfra:
 		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
 	case out.Class == claude.ClassTask:
@@ -249,6 +268,11 @@ func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, stoppe
 		res.Class, res.Reason, res.Detail = Infra, "unknown", workerDetail(out)
 	}
 }
+
+// apiReasons are the infra reasons only the API can cause: in sandbox mode
+// the gateway must have seen them. (Stalls, crashes and kills are zerg's
+// own observations.)
+var apiReasons = map[string]bool{claude.ReasonRateLimit: true, claude.ReasonOverloaded: true, claude.ReasonServerError: true}
 
 // verifySandboxed runs the task's verification command inside the sandbox,
 // with no network and a fresh HOME.

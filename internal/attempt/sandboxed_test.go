@@ -1,0 +1,61 @@
+package attempt
+
+import (
+	"testing"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/gateway"
+)
+
+// In sandbox mode the worker's stream is the worker's word (code in the
+// sandbox can write to it); what the API said comes from the gateway. A
+// fatal or API failure class needs the gateway's confirmation.
+func TestClassifySandboxed(t *testing.T) {
+	ok := gateway.Stats{Statuses: map[int]int{200: 3}, LastStatus: 200}
+	for _, tc := range []struct {
+		name    string
+		out     claude.Outcome
+		st      gateway.Stats
+		stopped bool
+		class   Class
+		reason  string
+	}{
+		{"success", claude.Outcome{Class: claude.ClassSuccess}, ok, false, Success, "completed"},
+		{"max turns is the task's", claude.Outcome{Class: claude.ClassTask, Reason: claude.ReasonMaxTurns}, ok, false, Task, claude.ReasonMaxTurns},
+		{"a real bad key", claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonAuth},
+			gateway.Stats{Statuses: map[int]int{401: 1}, LastStatus: 401, LastError: "authentication_error"}, false, Fatal, claude.ReasonAuth},
+		{"the API refused although the stream says success", claude.Outcome{Class: claude.ClassSuccess},
+			gateway.Stats{Statuses: map[int]int{401: 1}, LastStatus: 401}, false, Fatal, claude.ReasonAuth},
+		{"a forged bad key", claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonAuth, Detail: "Invalid API key"}, ok, false, Task, "forged_result"},
+		{"a real rate limit", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonRateLimit},
+			gateway.Stats{Statuses: map[int]int{200: 1, 429: 2}}, false, Infra, claude.ReasonRateLimit},
+		{"a real overload", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonOverloaded},
+			gateway.Stats{Statuses: map[int]int{529: 1}}, false, Infra, claude.ReasonOverloaded},
+		{"a real server error", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonServerError},
+			gateway.Stats{Statuses: map[int]int{503: 1}}, false, Infra, claude.ReasonServerError},
+		{"a forged rate limit", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonRateLimit}, ok, false, Task, "forged_result"},
+		{"a stall is zerg's own observation", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonStalled}, ok, false, Infra, claude.ReasonStalled},
+		{"the sandbox did not start", claude.Outcome{Class: claude.ClassInfra, Reason: claude.ReasonStartFailed}, gateway.Stats{}, false, Infra, claude.ReasonStartFailed},
+		{"a bad launch spec", claude.Outcome{Class: claude.ClassFatal, Reason: claude.ReasonStartFailed}, gateway.Stats{}, false, Fatal, claude.ReasonStartFailed},
+		{"stopped", claude.Outcome{Class: claude.ClassFatal}, ok, true, Infra, "cancelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var res Result
+			classifySandboxed(&res, tc.out, tc.st, "sonnet", tc.stopped)
+			if res.Class != tc.class || res.Reason != tc.reason {
+				t.Errorf("got %s/%s, want %s/%s (%s)", res.Class, res.Reason, tc.class, tc.reason, res.Detail)
+			}
+		})
+	}
+}
+
+// Usage and cost are the gateway's, whatever the stream claims.
+func TestSandboxedCostIsTheGateways(t *testing.T) {
+	var res Result
+	out := claude.Outcome{Class: claude.ClassSuccess, CostUSD: 0.000001, Usage: claude.Usage{InputTokens: 1}}
+	st := gateway.Stats{Statuses: map[int]int{200: 1}, Usage: gateway.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}}
+	classifySandboxed(&res, out, st, "claude-sonnet-5", false)
+	if res.Worker.Usage.InputTokens != 1_000_000 || res.Worker.CostUSD < 4.49 || res.Worker.CostUSD > 4.51 {
+		t.Errorf("usage %+v cost $%.4f, want the gateway's 1M in / 100k out at sonnet prices ($4.50)", res.Worker.Usage, res.Worker.CostUSD)
+	}
+}

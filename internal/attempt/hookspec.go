@@ -1,0 +1,25 @@
+package attempt
+
+import (
+	"strings"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// WorkerHook is the hook part of the launch spec an attempt of t gets: the
+// run's template (base: the zerg binary) plus the task's owned paths and its
+// verification command, with the Bash check off in sandbox mode. It mirrors
+// what launch and runSandboxed set; `zerg hook check` uses it to show the
+// policy a task's attempts get without running one.
+func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookSpec {
+	h := base
+	h.AllowedPaths = ownedPatterns(t)
+	if v := t.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
+		h.BashCommands = append(append([]string{}, base.BashCommands...), v.Command)
+	}
+	if sandboxed {
+		h.BashUnrestricted = true
+	}
+	return h
+}

@@ -23,10 +23,10 @@ var hookStdin io.Reader = os.Stdin
 func newHookCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    "hook",
-		Short:  "Claude Code hooks run by workers (not for direct use)",
+		Short:  "Claude Code hooks run by workers, and a check of what they decide",
 		Hidden: true,
 	}
-	cmd.AddCommand(newPreToolUseCmd(a, hookStdin))
+	cmd.AddCommand(newPreToolUseCmd(a, hookStdin), newHookCheckCmd(a, hookStdin))
 	return cmd
 }
 
@@ -65,11 +65,7 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 	if err != nil {
 		return hookDenied(a, "denied: zerg hook: "+err.Error())
 	}
-	in, err := security.ReadHookInput(stdin)
-	if err != nil {
-		return hookDenied(a, "denied: zerg hook: "+err.Error())
-	}
-	d := pol.Decide(in)
+	_, d := decideCall(pol, stdin, "")
 	if !d.Allow {
 		return hookDenied(a, d.Reason)
 	}
@@ -77,6 +73,28 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 		return hookDenied(a, "denied: zerg hook: write decision: "+err.Error())
 	}
 	return nil
+}
+
+// decideCall is the hook's verdict on one PreToolUse JSON document read
+// from r: what pre-tool-use enforces and what hook check prints, so the two
+// cannot differ. Unreadable input and a panic deny. A call without a cwd is
+// taken to run in defaultCwd when one is given (hook check's hand-written
+// calls; Claude Code always sends one, and pre-tool-use passes ""). tool is
+// the call's tool name, "" when the input did not parse.
+func decideCall(pol *security.Policy, r io.Reader, defaultCwd string) (tool string, d security.Decision) {
+	defer func() {
+		if p := recover(); p != nil {
+			d = security.Decision{Reason: fmt.Sprintf("denied: internal error: %v", p)}
+		}
+	}()
+	in, err := security.ReadHookInput(r)
+	if err != nil {
+		return "", security.Decision{Reason: "denied: zerg hook: " + err.Error()}
+	}
+	if in.Cwd == "" {
+		in.Cwd = defaultCwd
+	}
+	return in.ToolName, pol.Decide(in)
 }
 
 // hookDenied prints the reason as one stderr line (Claude Code hands it to

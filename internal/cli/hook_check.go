@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+type hookCheckFlags struct {
+	graph, task, mode, workspace string
+	asJSON                       bool
+}
+
+func newHookCheckCmd(a *app, stdin io.Reader) *cobra.Command {
+	var f hookCheckFlags
+	cmd := &cobra.Command{
+		Use:   "check --graph FILE --task ID [--mode sandbox|subprocess] [--workspace DIR] [--json]",
+		Short: "Show what the hook would decide for tool calls of a task's worker",
+		Long: `Builds the policy an attempt of task ID gets in the given mode (the same code
+an attempt runs: the task's owned files, its verification command, the Bash
+check off in sandbox mode, where the sandbox is the boundary for commands),
+with DIR (default: the current directory) as the worker's workspace. Then it
+reads Claude Code PreToolUse JSON on stdin, one call a line, and prints one
+decision a line: "allow" or "deny<TAB>reason"; with --json, one object a line:
+{"tool","decision","reason"}. A call without a cwd runs in the workspace.
+Nothing is run and nothing in the workspace is written.
+
+Exit 0 once all input is read, whatever the decisions; 2 for bad flags, an
+unreadable or invalid graph, an unknown task or a missing workspace.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runHookCheck(a, stdin, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.graph, "graph", "", "task graph file (required)")
+	fl.StringVar(&f.task, "task", "", "id of the task whose worker makes the calls (required)")
+	fl.StringVar(&f.mode, "mode", config.ModeSandbox, "isolation mode: sandbox or subprocess")
+	fl.StringVar(&f.workspace, "workspace", "", "the worker's workspace (default: the current directory)")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object a line")
+	return cmd
+}
+
+func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
+	switch {
+	case f.graph == "":
+		return usageErrorf("hook check needs --graph FILE (the task graph)")
+	case f.task == "":
+		return usageErrorf("hook check needs --task ID (a task of the graph)")
+	case !slices.Contains(config.Modes, f.mode):
+		return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+	}
+	cwd, err := a.getwd()
+	if err != nil {
+		return err
+	}
+	ws := cwd
+	if f.workspace != "" {
+		ws = f.workspace
+		if !filepath.IsAbs(ws) {
+			ws = filepath.Join(cwd, ws)
+		}
+	}
+	ws = filepath.Clean(ws)
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return usageErrorf("--workspace %s is not a directory", ws)
+	}
+	t, err := loadHookCheckTask(f.graph, f.task)
+	if err != nil {
+		return err
+	}
+	attemptDir, err := os.MkdirTemp("", "zerg-hook-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(attemptDir)
+	pol, err := hookCheckPolicy(ws, attemptDir, t, f.mode)
+	if err != nil {
+		return badInput(fmt.Errorf("task %s: %w", t.ID, err))
+	}
+	return checkCalls(pol, ws, stdin, a.stdout, f.asJSON)
+}
+
+// loadHookCheckTask finds task id in a graph that would run: an invalid
+// graph never starts an attempt, so it has no policy to show.
+func loadHookCheckTask(file, id string) (*spec.Task, error) {
+	r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if !r.Valid() {
+		return nil, usageErrorf("%s: invalid task graph (%s; the first: %s); see 'zerg graph validate %s'",
+			file, pluralf(len(r.Errors), "%d error", "%d errors"), r.Errors[0], file)
+	}
+	t := r.Graph.Task(id)
+	if t == nil {
+		ids := make([]string, 0, len(r.Graph.Tasks))
+		for _, t := range r.Graph.Tasks {
+			ids = append(ids, t.ID)
+		}
+		if len(ids) > 10 {
+			ids = append(ids[:10], "…")
+		}
+		return nil, usageErrorf("%s: no task %q (its tasks: %s)", file, id, strings.Join(ids, ", "))
+	}
+	return t, nil
+}
+
+// hookCheckPolicy is the policy an attempt of t in mode gets with workspace
+// ws and attemptDir as its private directory: the launch spec comes from
+// internal/attempt (WorkerHook), the policy from internal/claude
+// (Spec.Policy), and it goes through policy.json the way the hook reads it.
+func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string) (*security.Policy, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	sp := claude.Spec{
+		// Neither the CLI binary nor the prompt changes the policy; both
+		// only have to be there for the spec to be launchable.
+		Binary:     "claude",
+		Workdir:    ws,
+		AttemptDir: attemptDir,
+		Prompt:     "zerg hook check " + t.ID,
+		Hook:       attempt.WorkerHook(claude.HookSpec{ZergBinary: hookBinary(self)}, t, mode == config.ModeSandbox),
+	}
+	pol, err := sp.Policy()
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(attemptDir, "policy.json")
+	if err := security.WritePolicy(file, pol); err != nil {
+		return nil, err
+	}
+	return security.LoadPolicy(file)
+}
+
+// hookCheckLine is one decision of hook check --json.
+type hookCheckLine struct {
+	Tool     string `json:"tool"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// checkCalls decides every line of r (blank lines are skipped) and writes
+// one decision a line to w, each as soon as it is made.
+func checkCalls(pol *security.Policy, ws string, r io.Reader, w io.Writer, asJSON bool) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if werr := writeDecision(w, pol, ws, line, asJSON); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read tool calls: %w", err)
+		}
+	}
+}
+
+func writeDecision(w io.Writer, pol *security.Policy, ws string, call []byte, asJSON bool) error {
+	tool, d := decideCall(pol, bytes.NewReader(call), ws)
+	out := hookCheckLine{Tool: tool, Decision: "allow", Reason: strings.Join(strings.Fields(d.Reason), " ")}
+	if !d.Allow {
+		out.Decision, out.Reason = "deny", strings.TrimPrefix(out.Reason, "denied: ")
+	}
+	var data []byte
+	switch {
+	case asJSON:
+		var err error
+		if data, err = json.Marshal(out); err != nil {
+			return err
+		}
+		data = append(data, '\n')
+	case d.Allow:
+		data = []byte("allow\n")
+	default:
+		data = []byte("deny\t" + out.Reason + "\n")
+	}
+	_, err := w.Write(data)
+	return err
+}

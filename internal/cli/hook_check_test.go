@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/config"
+)
+
+// hookCheckFixture is a workspace and a graph whose task T1 owns src/a.go
+// and the docs/ directory and is verified by `go test ./...`.
+func hookCheckFixture(t *testing.T) (ws, graph string) {
+	t.Helper()
+	ws = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	graph = filepath.Join(t.TempDir(), "task-graph.json")
+	g := `{"feature":"f","tasks":[
+	  {"id":"T1","title":"one","level":1,"files":{"create":["src/a.go","docs/"],"modify":[],"read":[]},"verification":{"command":"go test ./..."}},
+	  {"id":"T2","title":"two","level":1,"files":{"create":["src/b.go"],"modify":[],"read":[]},"verification":{"command":"go vet ./..."}}]}`
+	if err := os.WriteFile(graph, []byte(g), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws, graph
+}
+
+func hookCall(tool string, input map[string]any, cwd string) string {
+	m := map[string]any{"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input}
+	if cwd != "" {
+		m["cwd"] = cwd
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func runHookCheckCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	old := hookStdin
+	hookStdin = strings.NewReader(stdin)
+	defer func() { hookStdin = old }()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), append([]string{"hook", "check"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHookCheckDecisions(t *testing.T) {
+	ws, graph := hookCheckFixture(t)
+	calls := strings.Join([]string{
+		hookCall("Write", map[string]any{"file_path": "src/a.go", "content": "x"}, ws),
+		"",
+		hookCall("Write", map[string]any{"file_path": "docs/deep/x.md", "content": "x"}, ws),
+		hookCall("Edit", map[string]any{"file_path": "src/b.go", "old_string": "a", "new_string": "b"}, ws),
+		hookCall("Bash", map[string]any{"command": "curl -s https://example.com"}, ws),
+		hookCall("Bash", map[string]any{"command": "go test ./..."}, ""), // no cwd: the workspace
+		hookCall("Read", map[string]any{"file_path": "/etc/passwd"}, ws),
+		"not json",
+		"   ",
+		hookCall("WebFetch", map[string]any{"url": "https://example.com"}, ws),
+	}, "\n") // no newline after the last call: it is read all the same
+	want := map[string][]string{
+		config.ModeSubprocess: {"allow", "allow", "deny", "deny", "allow", "deny", "deny", "deny"},
+		// Only the Bash check differs: the sandbox is the boundary for commands.
+		config.ModeSandbox: {"allow", "allow", "deny", "allow", "allow", "deny", "deny", "deny"},
+	}
+	reasons := []string{"", "", "src/b.go", "curl", "", "/etc/passwd", "parse hook input", "WebFetch"}
+	for mode, decisions := range want {
+		t.Run(mode, func(t *testing.T) {
+			code, stdout, stderr := runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--mode", mode, "--workspace", ws)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			if len(lines) != len(decisions) {
+				t.Fatalf("%d lines, want %d:\n%s", len(lines), len(decisions), stdout)
+			}
+			for i, l := range lines {
+				dec, reason, _ := strings.Cut(l, "\t")
+				if dec != decisions[i] {
+					t.Errorf("call %d: %q, want %s", i+1, l, decisions[i])
+				}
+				if dec == "allow" && reason != "" {
+					t.Errorf("call %d: allow with a reason: %q", i+1, l)
+				}
+				if dec == "deny" && (!strings.Contains(reason, reasons[i]) || strings.HasPrefix(reason, "denied")) {
+					t.Errorf("call %d: reason %q, want one naming %q", i+1, reason, reasons[i])
+				}
+			}
+
+			// --json: the same decisions, with the tool and every reason.
+			code, stdout, _ = runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--mode", mode, "--workspace", ws, "--json")
+			if code != 0 {
+				t.Fatalf("--json: exit %d", code)
+			}
+			var tools []string
+			for i, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+				var got hookCheckLine
+				if err := json.Unmarshal([]byte(l), &got); err != nil {
+					t.Fatalf("--json line %d %q: %v", i+1, l, err)
+				}
+				if got.Decision != decisions[i] || got.Reason == "" {
+					t.Errorf("--json line %d: %+v, want %s with a reason", i+1, got, decisions[i])
+				}
+				tools = append(tools, got.Tool)
+			}
+			if wantTools := []string{"Write", "Write", "Edit", "Bash", "Bash", "Read", "", "WebFetch"}; !slices.Equal(tools, wantTools) {
+				t.Errorf("--json tools %q, want %q", tools, wantTools)
+			}
+		})
+	}
+}
+
+// The defaults: sandbox mode, the current directory as the workspace.
+func TestHookCheckDefaults(t *testing.T) {
+	ws, graph := hookCheckFixture(t)
+	t.Chdir(ws)
+	in := hookCall("Bash", map[string]any{"command": "curl -s https://example.com"}, ws) + "\n" +
+		hookCall("Write", map[string]any{"file_path": filepath.Join(ws, "src/a.go"), "content": "x"}, ws) + "\n"
+	code, stdout, stderr := runHookCheckCLI(t, in, "--graph", graph, "--task", "T1")
+	if code != 0 || stdout != "allow\nallow\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want two allows (sandbox mode, workspace = cwd)", code, stdout, stderr)
+	}
+	// A relative --workspace is taken from the current directory.
+	t.Chdir(filepath.Dir(ws))
+	code, stdout, stderr = runHookCheckCLI(t, in, "--graph", graph, "--task", "T1", "--workspace", filepath.Base(ws))
+	if code != 0 || stdout != "allow\nallow\n" {
+		t.Fatalf("relative --workspace: exit %d, stdout %q, stderr %q; want two allows", code, stdout, stderr)
+	}
+}
+
+// What hook check prints is what pre-tool-use enforces with the policy an
+// attempt of the task gets.
+func TestHookCheckMatchesPreToolUse(t *testing.T) {
+	ws, graph := hookCheckFixture(t)
+	task, err := loadHookCheckTask(graph, "T2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []string{
+		hookCall("Write", map[string]any{"file_path": "src/b.go", "content": "x"}, ws),
+		hookCall("Write", map[string]any{"file_path": "src/a.go", "content": "x"}, ws),
+		hookCall("Bash", map[string]any{"command": "go vet ./..."}, ws),
+		hookCall("Bash", map[string]any{"command": "go test ./..."}, ws),
+		hookCall("Bash", map[string]any{"command": "git push"}, ws),
+		hookCall("Grep", map[string]any{"pattern": "x", "path": "/root"}, ws),
+		hookCall("TodoWrite", map[string]any{"todos": []any{}}, ws),
+	}
+	for _, mode := range config.Modes {
+		att := filepath.Join(t.TempDir(), "attempt")
+		if err := os.Mkdir(att, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hookCheckPolicy(ws, att, task, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, checked, _ := runHookCheckCLI(t, strings.Join(calls, "\n"), "--graph", graph, "--task", "T2", "--mode", mode, "--workspace", ws)
+		lines := strings.Split(strings.TrimSuffix(checked, "\n"), "\n")
+		if len(lines) != len(calls) {
+			t.Fatalf("%s: %d decisions for %d calls", mode, len(lines), len(calls))
+		}
+		var allows, denies int
+		for i, c := range calls {
+			old := hookStdin
+			hookStdin = strings.NewReader(c)
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), []string{"hook", "pre-tool-use", "--policy", filepath.Join(att, "policy.json")}, &stdout, &stderr)
+			hookStdin = old
+			dec, reason, _ := strings.Cut(lines[i], "\t")
+			switch {
+			case code == 0 && dec == "allow":
+				allows++
+			case code == 2 && dec == "deny" && strings.TrimSpace(stderr.String()) == "denied: "+reason:
+				denies++
+			default:
+				t.Errorf("%s call %d: pre-tool-use exit %d %q, check %q", mode, i+1, code, stderr.String(), lines[i])
+			}
+		}
+		if allows == 0 || denies == 0 {
+			t.Errorf("%s: %d allows, %d denies; the calls should show both", mode, allows, denies)
+		}
+	}
+}
+
+// The policy follows the task: its owned paths (a directory owns what is
+// below it), its verification command, and the mode.
+func TestHookCheckPolicy(t *testing.T) {
+	ws, graph := hookCheckFixture(t)
+	task, err := loadHookCheckTask(graph, "T1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	att := t.TempDir()
+	sub, err := hookCheckPolicy(ws, att, task, config.ModeSubprocess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sub.Allow, []string{"src/a.go", "docs/**"}) || sub.Workspace != ws || !slices.Equal(sub.Protected, []string{att}) {
+		t.Errorf("subprocess policy: allow %q, workspace %s, protected %q", sub.Allow, sub.Workspace, sub.Protected)
+	}
+	if sub.Bash.Unrestricted || !slices.Equal(sub.Bash.Commands, []string{"go test ./..."}) || !slices.Contains(sub.Bash.Allow, "go test") {
+		t.Errorf("subprocess bash policy: %+v", sub.Bash)
+	}
+	sb, err := hookCheckPolicy(ws, att, task, config.ModeSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sb.Bash.Unrestricted || !slices.Equal(sb.Allow, sub.Allow) {
+		t.Errorf("sandbox policy: allow %q, bash %+v", sb.Allow, sb.Bash)
+	}
+	// An attempt dir inside the workspace is refused, as a launch would be.
+	if _, err := hookCheckPolicy(ws, filepath.Join(ws, "att"), task, config.ModeSandbox); err == nil {
+		t.Error("an attempt dir inside the workspace was accepted")
+	}
+}
+
+func TestHookCheckUsageErrors(t *testing.T) {
+	ws, graph := hookCheckFixture(t)
+	invalid := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(invalid, []byte(`{"feature":"f","tasks":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(ws, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no graph", []string{"--task", "T1"}, "needs --graph"},
+		{"no task", []string{"--graph", graph}, "needs --task"},
+		{"bad mode", []string{"--graph", graph, "--task", "T1", "--mode", "container"}, "--mode container"},
+		{"unknown task", []string{"--graph", graph, "--task", "T9"}, `no task "T9" (its tasks: T1, T2)`},
+		{"missing graph", []string{"--graph", filepath.Join(ws, "nope.json"), "--task", "T1"}, "nope.json"},
+		{"invalid graph", []string{"--graph", invalid, "--task", "T1"}, "invalid task graph (1 error"},
+		{"missing workspace", []string{"--graph", graph, "--task", "T1", "--workspace", filepath.Join(ws, "nope")}, "is not a directory"},
+		{"workspace is a file", []string{"--graph", graph, "--task", "T1", "--workspace", notDir}, "is not a directory"},
+		{"unknown flag", []string{"--graph", graph, "--task", "T1", "--nope"}, "unknown flag"},
+		{"argument", []string{"--graph", graph, "--task", "T1", "extra"}, "unknown command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runHookCheckCLI(t, hookCall("Read", map[string]any{"file_path": "x"}, ws)+"\n", tc.args...)
+			if code != ExitUsage || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 2 and nothing", code, stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("stderr %q, want one line containing %q", stderr, tc.want)
+			}
+		})
+	}
+}

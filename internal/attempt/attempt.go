@@ -257,11 +257,9 @@ func launch(ctx context.Context, in Input, prompt string, adjust func(*claude.Sp
 	if in.Task.BudgetUSD > 0 {
 		sp.MaxBudgetUSD = in.Task.BudgetUSD
 	}
-	sp.Hook.AllowedPaths = ownedPatterns(in.Task)
-	if v := in.Task.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
-		// The worker may run the check zerg will run anyway.
-		sp.Hook.BashCommands = append(sp.Hook.BashCommands, v.Command)
-	}
+	// The worker may run the check zerg will run anyway; in sandbox mode
+	// the sandbox, not the Bash check, is the boundary for commands.
+	sp.Hook = WorkerHook(sp.Hook, in.Task, in.Sandbox != nil)
 	if adjust != nil {
 		adjust(&sp)
 	}

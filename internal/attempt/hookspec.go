@@ -9,9 +9,10 @@ import (
 
 // WorkerHook is the hook part of the launch spec an attempt of t gets: the
 // run's template (base: the zerg binary) plus the task's owned paths and its
-// verification command, with the Bash check off in sandbox mode. It mirrors
-// what launch and runSandboxed set; `zerg hook check` uses it to show the
-// policy a task's attempts get without running one.
+// verification command, with the Bash check off in sandbox mode (the
+// sandbox is the boundary for commands; the hook keeps the file tools to the
+// task's own files). launch uses it, and `zerg hook check` shows the policy a
+// task's attempts get with it, without running one.
 func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookSpec {
 	h := base
 	h.AllowedPaths = ownedPatterns(t)

@@ -99,9 +99,6 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 
 	out, retryAfter, err := launch(ctx, in, prompt, func(sp *claude.Spec) {
 		sp.RunAs = u
-		// The sandbox is the boundary for what commands do; the hook keeps
-		// the file tools to the task's own files.
-		sp.Hook.BashUnrestricted = true
 		sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
 		sp.SetEnv = withEnv(sp.SetEnv, map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
 			"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})

@@ -37,7 +37,7 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 	}
 	return attempt.Run(ctx, attempt.Input{
 		Sandbox: sb,
-		Repo: a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
+		Repo:    a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
 		SpecText: attempt.SpecText(a.specDir), Rules: attempt.RulesText(a.sec.rulesDir, r.Task, cfg.Context.TokenBudget),
 		Worker: a.workerSpec(), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,

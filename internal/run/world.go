@@ -43,13 +43,13 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
 		sec: sec, specDir: c.paths.SpecDir, kit: kit}
 	return Deps{
-		Log:        log,
-		Attempter:  a,
+		Log:       log,
+		Attempter: a,
 		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, runAs: worker.RunAs, pass: opts.Config.Env.Pass,
 			kit: kit, gateDir: filepath.Join(c.paths.Workspaces, "_gate"), stateDir: c.paths.State},
-		Refs:       gitRefs{repo: repo},
-		Salvager:   gitSalvager{repo: repo},
-		Clock:      realClock{},
+		Refs:     gitRefs{repo: repo},
+		Salvager: gitSalvager{repo: repo},
+		Clock:    realClock{},
 		Snapshot: func(raw []byte) error {
 			return fsx.WritePrivate(c.paths.GraphSnapshot, raw)
 		},

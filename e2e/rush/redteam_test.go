@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,7 +145,8 @@ func TestRedTeam(t *testing.T) {
 	env := append(p.env(), "AWS_SECRET_ACCESS_KEY="+fakeAWS, "GITHUB_TOKEN="+fakeGitHub)
 	r := p.zergEnv(env, "rush", "demo", "--rehearse", "--scenario", scenario)
 	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		// Go on: the checks below say which attack got through.
+		t.Errorf("the run was not delivered: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	runDir := filepath.Join(p.dir, ".zerg", "runs", "demo")
 
@@ -181,7 +183,7 @@ func TestRedTeam(t *testing.T) {
 			t.Errorf("%s is on the integration branch", f)
 		}
 	}
-	if got := p.git("show", branch+":red/victim.txt"); got != "victim did its job" {
+	if got := showFile(p, branch, "red/victim.txt"); r.code == 0 && got != "victim did its job" {
 		t.Errorf("red/victim.txt = %q: another task overwrote it", got)
 	}
 	for _, f := range []string{filepath.Join(outside, "pwned.txt"), filepath.Join(outside, "pwned-bash.txt"), filepath.Join(filepath.Dir(p.dir), "escape.txt")} {
@@ -267,7 +269,11 @@ func TestRedTeam(t *testing.T) {
 	if v := p.zerg("audit", "verify"); v.code != 0 {
 		t.Errorf("audit verify: exit %d %s%s", v.code, v.stdout, v.stderr)
 	}
-	t.Logf("red team (subprocess mode): %d attacks tried, %d blocked and recorded in the audit log, 1 failed by itself, 0 effects", attempts+1, blocks)
+	effects := "0 effects"
+	if t.Failed() {
+		effects = "some got through (errors above)"
+	}
+	t.Logf("red team (subprocess mode): %d attacks tried, %d blocked and recorded in the audit log, 1 failed by itself, %s", attempts+1, blocks, effects)
 	// What subprocess mode does not stop by design (docs/security.md,
 	// "Subprocess mode: what is guaranteed, and what is not"); the sandbox
 	// test (TestRedTeamSandbox) covers them in sandbox mode.
@@ -279,6 +285,15 @@ func TestRedTeam(t *testing.T) {
 		"commands the parser models wrongly, or newer options of known commands",
 		"when zerg does not run as root, the policy is the only file boundary",
 	}, "; "))
+}
+
+// showFile is path at rev, trimmed; "" when it has none.
+func showFile(p *project, rev, path string) string {
+	out, err := exec.Command("git", "-C", p.dir, "show", rev+":"+path).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // auditRecord is one line of .zerg/audit.jsonl.

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1000,8 +1001,8 @@ func workerUsers(rt *sandboxRedTeam) []*user.User {
 }
 
 // sandboxProcesses lists live processes of the worker users that belong to
-// this test: their command line holds the lingering children's marker, or
-// they run under its directory.
+// this test (their command line holds the lingering children's marker, or
+// they run under its directory) and kills them.
 func sandboxProcesses(t *testing.T, rt *sandboxRedTeam) []string {
 	t.Helper()
 	uids := map[string]bool{}
@@ -1030,6 +1031,10 @@ func sandboxProcesses(t *testing.T, rt *sandboxRedTeam) []string {
 		mine := bytes.Contains(cmd, []byte(rt.sleepMarker)) || strings.HasPrefix(cwd, rt.base)
 		if mine && (uids[uid] || bytes.Contains(cmd, []byte(rt.sleepMarker))) {
 			out = append(out, fmt.Sprintf("pid %s uid %s %q in %s", e.Name(), uid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), cwd))
+			// Reported; now end it (it is this test's), by its pid.
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	}
 	return out

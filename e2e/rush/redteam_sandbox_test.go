@@ -593,11 +593,8 @@ func TestRedTeamSandbox(t *testing.T) {
 		}
 	}
 
-	// a. Host secrets: none of them reached a tool result, the integration
-	// branch or git's object store.
-	// Each secret, and the attack that went after it. The tokens the
-	// worker could only have read on the host must be nowhere in what
-	// zerg committed either.
+	// a. Host secrets, each with the attack that went after it: none
+	// reached a tool result, nor anything zerg committed.
 	leaks := []struct{ id, task, name, secret string }{
 		{"a-ssh", "RT-host", "the ssh key", sshMarker},
 		{"a-ssh", "RT-host", "the ~/.gitconfig token", rt.homeToken},
@@ -804,7 +801,7 @@ func TestRedTeamSandbox(t *testing.T) {
 	if r.code == 0 && gates != 2 {
 		t.Errorf("%d gate runs, want 2 (one per level)", gates)
 	}
-	for _, u := range workerUsers(rt) {
+	for _, u := range workerUsers() {
 		f := filepath.Join(u.HomeDir, ".profile")
 		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("RT_PLANTED")) {
 			effect("f-plant", "%s's home holds the planted .profile", u.Username)
@@ -990,7 +987,7 @@ func gatewayRecorded(records []auditRecord, task string, a sbAttack) bool {
 }
 
 // workerUsers are the sandbox's worker users (zerg-worker-1…).
-func workerUsers(rt *sandboxRedTeam) []*user.User {
+func workerUsers() []*user.User {
 	var out []*user.User
 	for i := 1; i <= 8; i++ {
 		if u, err := user.Lookup(fmt.Sprintf("zerg-worker-%d", i)); err == nil {
@@ -1006,7 +1003,7 @@ func workerUsers(rt *sandboxRedTeam) []*user.User {
 func sandboxProcesses(t *testing.T, rt *sandboxRedTeam) []string {
 	t.Helper()
 	uids := map[string]bool{}
-	for _, u := range workerUsers(rt) {
+	for _, u := range workerUsers() {
 		uids[u.Uid] = true
 	}
 	var out []string

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,6 +85,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	gw, err := gateway.Start(gateway.Config{
 		Upstream: sb.Upstream, APIKey: sb.APIKey, AuthToken: sb.AuthToken, Placeholder: placeholderKey,
 		Allow: sb.Allow, Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) },
+		Screen: in.screenToolInput,
 	}, sock)
 	if err != nil {
 		return Result{}, fmt.Errorf("start the gateway of %s: %w", in.Task.ID, err)
@@ -121,9 +123,6 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		model = in.Task.Model
 	}
 	classifySandboxed(&res, out, stats, model, ctx.Err() != nil)
-	if err := in.record(security.AuditGateway, gatewaySummary(stats)); err != nil {
-		return res, err
-	}
 	for _, d := range out.PermissionDenials {
 		if err := in.record(security.AuditHookDenied, deniedCall(d, in.Scanner)); err != nil {
 			return res, err
@@ -162,7 +161,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return failTask(res, "workspace", fmt.Sprintf("the result cannot be read (%v); the workspace is kept in %s", err, in.Workspace)), nil
 	}
 	for _, e := range entries {
-		res.Changes = append(res.Changes, gitx.Change{Status: e.Status, Path: e.Path})
+		res.Changes = append(res.Changes, gitx.Change{Status: e.Status, Path: in.safePath(e.Path)})
 	}
 	problems, err := security.CheckCommit(ictx, q.Runner, in.Base, commit, security.CommitCheckOptions{
 		Scanner: in.Scanner, Secrets: nonEmpty(sb.APIKey, sb.AuthToken), Protected: sb.Protected,
@@ -174,8 +173,9 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	if len(problems) > 0 {
 		var what []string
 		for _, p := range problems {
-			what = append(what, fmt.Sprintf("%s (%s: %s)", p.Path, p.Kind, p.Detail))
-			if err := in.record(commitProblemKind(p.Kind), map[string]any{"path": p.Path, "kind": p.Kind, "detail": p.Detail}); err != nil {
+			path := in.safePath(p.Path)
+			what = append(what, fmt.Sprintf("%s (%s: %s)", path, p.Kind, p.Detail))
+			if err := in.record(commitProblemKind(p.Kind), map[string]any{"path": path, "kind": p.Kind, "detail": p.Detail}); err != nil {
 				return res, err
 			}
 		}
@@ -346,6 +346,21 @@ func collect(ctx context.Context, in Input) (string, *gitx.Quarantine, string) {
 	return commit, q, ""
 }
 
+// safePath is a path of the worker's result as zerg may write it down: a
+// path that itself holds a secret (a file named after a key) is replaced,
+// so the secret reaches neither the run's log nor the audit log.
+func (in Input) safePath(p string) string {
+	secret := in.Scanner != nil && len(in.Scanner.ScanFile("path", []byte(p))) > 0
+	if !secret && in.Sandbox != nil {
+		secret = security.ContainsKey([]byte(p), security.KeyForms(in.Sandbox.APIKey)) ||
+			security.ContainsKey([]byte(p), security.KeyForms(in.Sandbox.AuthToken))
+	}
+	if secret {
+		return "<a path that holds a secret>"
+	}
+	return p
+}
+
 func failTask(res Result, reason, detail string) Result {
 	res.Class, res.Reason, res.Detail = Task, reason, detail
 	return res
@@ -381,14 +396,19 @@ func baseAllowlist(ctx context.Context, r *gitx.Runner, base string) *security.A
 	return a
 }
 
-func gatewaySummary(st gateway.Stats) map[string]any {
-	tools := make([]string, 0, len(st.ToolCalls))
-	for _, c := range st.ToolCalls {
-		tools = append(tools, c.Name)
+// screenToolInput is a tool call's input as the audit log may keep it:
+// never with a secret the scanner or the key forms find in it.
+func (in Input) screenToolInput(input json.RawMessage) json.RawMessage {
+	secret := in.Scanner != nil && len(in.Scanner.ScanFile("tool input", input)) > 0
+	if !secret && in.Sandbox != nil {
+		for _, k := range []string{in.Sandbox.APIKey, in.Sandbox.AuthToken} {
+			secret = secret || security.ContainsKey(input, security.KeyForms(k))
+		}
 	}
-	return map[string]any{"requests": st.Requests, "statuses": st.Statuses, "input_tokens": st.Usage.InputTokens,
-		"output_tokens": st.Usage.OutputTokens, "cache_read_tokens": st.Usage.CacheReadTokens,
-		"cache_write_tokens": st.Usage.CacheWriteTokens, "tool_calls": tools, "denied": len(st.Denied), "foreign_keys": st.ForeignKeys}
+	if secret {
+		return json.RawMessage(`"[not recorded: it contains a secret]"`)
+	}
+	return input
 }
 
 func withEnv(m map[string]string, add map[string]string) map[string]string {

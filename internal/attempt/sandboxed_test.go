@@ -1,10 +1,14 @@
 package attempt
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // In sandbox mode the worker's stream is the worker's word (code in the
@@ -57,5 +61,28 @@ func TestSandboxedCostIsTheGateways(t *testing.T) {
 	classifySandboxed(&res, out, st, "claude-sonnet-5", false)
 	if res.Worker.Usage.InputTokens != 1_000_000 || res.Worker.CostUSD < 4.49 || res.Worker.CostUSD > 4.51 {
 		t.Errorf("usage %+v cost $%.4f, want the gateway's 1M in / 100k out at sonnet prices ($4.50)", res.Worker.Usage, res.Worker.CostUSD)
+	}
+}
+
+// A tool input that holds a secret is not written to the audit log.
+func TestScreenToolInput(t *testing.T) {
+	sc, err := security.NewScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "sk-ant-" + "api03-" + strings.Repeat("Zq7Xw2Lp9Rt4", 7) + "AbCdEfGhIjK-AA"
+	in := Input{Scanner: sc, Sandbox: &Sandboxed{APIKey: "the-real-key-of-the-gateway-0123456789"}}
+	for _, tc := range []struct {
+		input string
+		kept  bool
+	}{
+		{`{"file_path":"a.txt","content":"hello"}`, true},
+		{`{"file_path":"k.txt","content":"` + key + `"}`, false},
+		{`{"command":"echo ` + base64.StdEncoding.EncodeToString([]byte("the-real-key-of-the-gateway-0123456789")) + `"}`, false},
+	} {
+		got := string(in.screenToolInput(json.RawMessage(tc.input)))
+		if (got == tc.input) != tc.kept {
+			t.Errorf("%s → %s", tc.input, got)
+		}
 	}
 }

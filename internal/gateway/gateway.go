@@ -34,8 +34,7 @@ const DefaultUpstream = "https://api.anthropic.com"
 const (
 	// AuditEgressDenied is one refused egress request.
 	AuditEgressDenied = "egress_denied"
-	// AuditSummary is the summary written at Close; it equals
-	// security.AuditGateway.
+	// AuditSummary is the summary written at Close: one per attempt.
 	AuditSummary = "gateway"
 )
 
@@ -77,6 +76,10 @@ type Config struct {
 	// Timeout bounds each upstream request, including its streamed body;
 	// 0 = 10 min.
 	Timeout time.Duration
+	// Screen, when set, rewrites each tool call's input before the summary
+	// records it: the model may have put a secret in it, and the audit log
+	// is plain text. Stats keeps the inputs as they came.
+	Screen func(json.RawMessage) json.RawMessage
 }
 
 // Stats is what the gateway saw. Stats() returns a copy.
@@ -326,7 +329,11 @@ func (g *Gateway) summary() map[string]any {
 	}
 	calls := []call{}
 	for _, tc := range s.ToolCalls[:min(len(s.ToolCalls), maxSummaryToolCalls)] {
-		calls = append(calls, call{tc.Name, tc.Input})
+		in := tc.Input
+		if g.cfg.Screen != nil {
+			in = g.cfg.Screen(in)
+		}
+		calls = append(calls, call{tc.Name, in})
 	}
 	m := map[string]any{
 		"requests":    s.Requests,

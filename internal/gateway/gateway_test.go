@@ -296,3 +296,32 @@ func drain(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
 }
+
+// Screen rewrites what the summary records of each tool input; Stats keeps
+// the input as it came.
+func TestSummaryScreensToolInputs(t *testing.T) {
+	_, u := startMock(t, fmt.Sprintf(toolScenario, "big"))
+	audit := &auditLog{}
+	screen := func(in json.RawMessage) json.RawMessage {
+		if strings.Contains(string(in), "go test") {
+			return json.RawMessage(`"[screened]"`)
+		}
+		return in
+	}
+	g, sock := startGW(t, Config{Upstream: u, Audit: audit.record, Screen: screen}, nil)
+	readBody(t, post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, messagesBody(true)))
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(audit.kinds(AuditSummary))
+	if !strings.Contains(string(b), `{"name":"Bash","input":"[screened]"}`) || strings.Contains(string(b), "go test") {
+		t.Errorf("summary:\n%s", b)
+	}
+	kept := false
+	for _, c := range g.Stats().ToolCalls {
+		kept = kept || strings.Contains(string(c.Input), "go test")
+	}
+	if !kept {
+		t.Error("Stats lost the input")
+	}
+}

@@ -56,10 +56,18 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 	if upstream == "" {
 		upstream = "https://api.anthropic.com"
 	}
+	// The user's repository (its other branches, stashes, .zerg), every
+	// workspace and worker state, and the home of the user running zerg
+	// (keys, cloud credentials), wherever it is: none of it is visible
+	// inside. /home, /root and /tmp are covered anyway.
+	hide := []string{opts.Root, root}
+	if home, err := os.UserHomeDir(); err == nil && home != "/" {
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
+			hide = appendDir(hide, home)
+		}
+	}
 	k.template = attempt.Sandboxed{
-		// The user's repository (its other branches, stashes, .zerg) and
-		// every workspace and worker state: none of it is visible inside.
-		Hide:     []string{opts.Root, root},
+		Hide:     hide,
 		ReadOnly: ro,
 		Limits: sandbox.Limits{MemoryBytes: int64(sb.MemoryMB) << 20, Processes: sb.Processes, CPUSeconds: sb.CPUSeconds,
 			FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles},

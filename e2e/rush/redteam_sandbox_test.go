@@ -978,6 +978,11 @@ func gatewayRecorded(records []auditRecord, task string, a sbAttack) bool {
 			if input != nil && a.write != nil && m["name"] == "Write" && input["file_path"] == a.write[0] {
 				return true
 			}
+			// A Write whose content holds a secret is recorded without its
+			// input: the audit log is plain text.
+			if a.write != nil && m["name"] == "Write" && m["input"] == "[not recorded: it contains a secret]" {
+				return true
+			}
 			if s, ok := m["input"].(string); ok && strings.HasPrefix(cmd, strings.TrimSuffix(s[:min(len(s), 200)], "…")) {
 				return true
 			}

@@ -265,7 +265,7 @@ func (rt *sandboxRedTeam) env() []string {
 // streams can be searched for it.
 var (
 	antA, antB = fakeAnthropic[:10], fakeAnthropic[10:]
-	awsKey     = "kX9pL2mQ7rT4vW8yZ1bN5cF3hJ6gD0sA" + "ZERGSBX1"
+	awsKey     = strings.Join([]string{"kX9pL2mQ7r", "T4vW8yZ1bN", "5cF3hJ6gD0", "sAZERGSBX1"}, "")
 	awsA, awsB = awsKey[:20], awsKey[20:]
 )
 

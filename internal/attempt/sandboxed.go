@@ -91,13 +91,14 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return Result{}, fmt.Errorf("start the gateway of %s: %w", in.Task.ID, err)
 	}
 	gwClosed := false
-	closeGW := func() {
-		if !gwClosed {
-			gwClosed = true
-			gw.Close()
+	closeGW := func() error {
+		if gwClosed {
+			return nil
 		}
+		gwClosed = true
+		return gw.Close()
 	}
-	defer closeGW()
+	defer closeGW() // on the early returns; the normal path checks its error
 
 	out, retryAfter, err := launch(ctx, in, prompt, func(sp *claude.Spec) {
 		sp.RunAs = u
@@ -115,7 +116,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	closeGW()
+	// Closing writes the gateway's record to the audit log: an attempt whose
+	// record cannot be written does not go on unaudited.
+	if err := closeGW(); err != nil {
+		return Result{}, fmt.Errorf("close the gateway of %s: %w", in.Task.ID, err)
+	}
 	stats := gw.Stats()
 	res := Result{Worker: out, RetryAfter: retryAfter}
 	model := in.Worker.Model

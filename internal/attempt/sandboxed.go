@@ -366,7 +366,14 @@ func (in Input) safePath(p string) string {
 	return p
 }
 
+// failTask fails the task with reason and detail, unless the attempt had
+// already ended otherwise (stopped, an infra or fatal error): what the
+// workspace holds must not turn a stop or a bad key into a task failure.
 func failTask(res Result, reason, detail string) Result {
+	if res.Class != Success && res.Class != Task {
+		res.Detail = strings.TrimSpace(res.Detail + "; " + detail)
+		return res
+	}
 	res.Class, res.Reason, res.Detail = Task, reason, detail
 	return res
 }

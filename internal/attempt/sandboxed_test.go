@@ -86,3 +86,17 @@ func TestScreenToolInput(t *testing.T) {
 		}
 	}
 }
+
+// A workspace problem does not turn a stop, an infra or a fatal outcome
+// into a task failure that spends a retry.
+func TestFailTaskKeepsAnEarlierOutcome(t *testing.T) {
+	for _, c := range []Class{Infra, Fatal} {
+		got := failTask(Result{Class: c, Reason: "r", Detail: "d"}, "workspace", "broken .git")
+		if got.Class != c || got.Reason != "r" {
+			t.Errorf("%s became %s/%s", c, got.Class, got.Reason)
+		}
+	}
+	if got := failTask(Result{Class: Success, Reason: "completed"}, "workspace", "x"); got.Class != Task || got.Reason != "workspace" {
+		t.Errorf("success: %+v", got)
+	}
+}

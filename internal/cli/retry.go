@@ -49,7 +49,7 @@ repository has one run.`,
 				if err != nil {
 					return err
 				}
-				if err := st.Check(e); err != nil {
+				if err := st.Apply(e); err != nil {
 					if ts.Status == run.StatusPending {
 						return usageErrorf("task %s of %s has not failed (it is pending); zerg rush %s --resume runs it", id, t.feature, t.feature)
 					}

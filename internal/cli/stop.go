@@ -41,6 +41,12 @@ later with zerg rush FEATURE --resume.`,
 			pid := 0
 			if v.Coordinator.Alive {
 				pid = coordinatorPID(v.Coordinator.PID)
+				if pid == 0 {
+					// Alive (it holds the log) but not one zerg can name: its
+					// workers are its own to stop.
+					return &run.Error{Kind: run.Locked, Feature: t.feature, Path: t.paths.Events,
+						Err: fmt.Errorf("the run of %s is held by a coordinator zerg cannot identify (its pid file is missing or names another program)", t.feature)}
+				}
 			}
 			if pid > 0 {
 				fmt.Fprintf(a.stdout, "stopping the coordinator of %s (pid %d)\n", t.feature, pid)

@@ -390,7 +390,7 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 	var merges []TaskMerge
 	var ids []string
 	for _, t := range tasks {
-		merges = append(merges, TaskMerge{Task: t.ID, Title: t.Title, Branch: c.taskState(t.ID).Branch})
+		merges = append(merges, TaskMerge{Task: t.ID, Title: t.Title, Commit: c.taskState(t.ID).Commit})
 		ids = append(ids, t.ID)
 	}
 	m, err := c.d.Integrator.Merge(ctx, base, merges)

@@ -407,3 +407,17 @@ func TestEventLogWriteErrorInACallback(t *testing.T) {
 		t.Errorf("stopped %+v finished %+v", st.Stopped, st.Finished)
 	}
 }
+
+// zerg retry gives a fresh budget for infra failures too.
+func TestRetryResetsTheInfraBudget(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.att.script["A"] = []outcome{infra, infra, infra, infra, pass}
+	if _, err := w.rush(context.Background()); !errors.Is(err, NotDelivered) {
+		t.Fatalf("first run: %v", err)
+	}
+	if _, err := w.replayRetry("A"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+}

@@ -219,8 +219,8 @@ func (g *fakeGit) IsAncestor(_ context.Context, a, b string) (bool, error) {
 func (g *fakeGit) SetBranch(_ context.Context, name, commit, old string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if old != "" && g.branches[name] != old {
-		return fmt.Errorf("compare-and-swap: %s is at %s, not %s", name, g.branches[name], old)
+	if g.branches[name] != old { // "" is the branch not existing
+		return fmt.Errorf("compare-and-swap: %s is at %q, not %q", name, g.branches[name], old)
 	}
 	g.branches[name] = commit
 	return nil

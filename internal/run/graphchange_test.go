@@ -158,3 +158,18 @@ func TestResumeMode(t *testing.T) {
 		})
 	}
 }
+
+// A snapshot the log does not name (a crash between writing it and
+// recording graph_changed) is not taken as the recorded graph: the changed
+// task would otherwise keep its old commit.
+func TestResumeIgnoresASnapshotTheLogDoesNotName(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.rush(context.Background())
+	edited := strings.Replace(twoLevels, `"files": {"create": ["b.txt"]}`, `"files": {"create": ["b2.txt"]}`, 1)
+	w.graph = mustGraph(t, edited)
+	w.snap = []byte(edited) // written, then the crash: no graph_changed
+	if _, err := w.resume(context.Background()); !errors.Is(err, GraphEdit) {
+		t.Errorf("err %v, want GraphEdit (no usable record of the graph)", err)
+	}
+}

@@ -146,6 +146,12 @@ func sandboxReady(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if u.UID != os.Geteuid() {
+		// The slot users create and own the workspaces' contents.
+		if err := checkSetup(u); err != nil {
+			return err
+		}
+	}
 	return sandbox.Check(ctx, u.UID, u.GID)
 }
 

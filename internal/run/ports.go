@@ -44,11 +44,12 @@ type Attempter interface {
 	Attempt(ctx context.Context, req AttemptRequest) (attempt.Result, error)
 }
 
-// TaskMerge is one committed task to merge into the integration head.
+// TaskMerge is one committed task to merge into the integration head: the
+// commit zerg checked and recorded, never whatever its branch points at now.
 type TaskMerge struct {
 	Task   string
 	Title  string
-	Branch string
+	Commit string
 }
 
 // MergedLevel is a level merged in a scratch workspace, not yet published.

@@ -42,6 +42,11 @@ func planResume(ctx context.Context, feature string, st *State, recorded, cur *s
 		return nil, errorf(NoRun, feature, "the run of %s never started (its log has no run_started event)", feature)
 	}
 	p := &resumePlan{want: st.Head}
+	if recorded != nil && graphHash(recorded) != st.GraphSHA256 {
+		// A snapshot the log does not name (a crash between writing it and
+		// recording the change) says nothing about what the run works on.
+		recorded = nil
+	}
 	if sha := graphHash(cur); sha != st.GraphSHA256 {
 		if recorded == nil {
 			return nil, errorf(GraphEdit, feature, "the task graph of %s changed since the run started, and the run has no record of the graph it started with", feature)

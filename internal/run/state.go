@@ -257,7 +257,7 @@ func (s *State) apply(e eventlog.Event) {
 		s.GraphSHA256 = d.GraphSHA256
 		for _, c := range d.Changed {
 			t := s.task(c.Task)
-			t.Status, t.TaskFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, "", "", ""
+			t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, 0, "", "", ""
 		}
 		for _, id := range d.Removed {
 			delete(s.Tasks, id)
@@ -329,7 +329,7 @@ func (s *State) apply(e eventlog.Event) {
 		t.Status = StatusFailed
 	case EvTaskRequeued:
 		t := s.task(e.Task)
-		t.Status, t.TaskFailures, t.Commit, t.CommitBase = StatusPending, 0, "", ""
+		t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase = StatusPending, 0, 0, "", ""
 		if s.FailedLevel != nil && s.FailedLevel.Level == t.Level {
 			s.FailedLevel = nil
 		}

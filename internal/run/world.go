@@ -81,6 +81,11 @@ func (g gitRefs) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 }
 
 func (g gitRefs) SetBranch(ctx context.Context, name, commit, old string) error {
+	if old == "" {
+		// Create: the all-zero old value makes git refuse if the branch
+		// appeared in the meantime, rather than overwrite it.
+		old = strings.Repeat("0", len(commit))
+	}
 	return g.repo.SetBranch(ctx, name, commit, old)
 }
 
@@ -111,7 +116,7 @@ func (g *gitIntegrator) Merge(ctx context.Context, base string, merges []TaskMer
 	}
 	w := g.repo.In(g.ws)
 	for _, t := range merges {
-		if _, err := w.Merge(ctx, t.Branch, fmt.Sprintf("Merge %s: %s", t.Task, t.Title)); err != nil {
+		if _, err := w.Merge(ctx, t.Commit, fmt.Sprintf("Merge %s: %s", t.Task, t.Title)); err != nil {
 			m.Discard()
 			return nil, &ConflictError{Task: t.Task, Err: err}
 		}

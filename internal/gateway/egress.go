@@ -96,13 +96,8 @@ func (g *Gateway) connect(w http.ResponseWriter, r *http.Request) {
 		g.deny(w, r, target, "bad target: want host:port")
 		return
 	}
-	d := g.check(r.Context(), h, port)
-	switch {
-	case d.reason != "":
-		g.deny(w, r, target, d.reason)
-		return
-	case d.err != nil:
-		http.Error(w, "zerg gateway: "+d.err.Error(), http.StatusBadGateway)
+	d, ok := g.admit(w, r, target, h, port)
+	if !ok {
 		return
 	}
 	// Not the request's context: a client that half-closes after CONNECT
@@ -210,13 +205,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d := g.check(r.Context(), h, port)
-	switch {
-	case d.reason != "":
-		g.deny(w, r, target, d.reason)
-		return
-	case d.err != nil:
-		http.Error(w, "zerg gateway: "+d.err.Error(), http.StatusBadGateway)
+	d, ok := g.admit(w, r, target, h, port)
+	if !ok {
 		return
 	}
 	g.mu.Lock()
@@ -252,4 +242,20 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	rp.ServeHTTP(sw, r.WithContext(ctx))
 	sw.finish()
+}
+
+// admit checks an egress target and answers the refusal itself: a 403 for
+// a denial (recorded), a 502 when the check could not be made. ok is false
+// when the request must go no further.
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, target string, h host, port int) (decision, bool) {
+	d := g.check(r.Context(), h, port)
+	switch {
+	case d.reason != "":
+		g.deny(w, r, target, d.reason)
+		return d, false
+	case d.err != nil:
+		http.Error(w, "zerg gateway: "+d.err.Error(), http.StatusBadGateway)
+		return d, false
+	}
+	return d, true
 }

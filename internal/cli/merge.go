@@ -54,12 +54,12 @@ func runMerge(ctx context.Context, a *app, feature, into string, create bool) er
 	if err != nil {
 		return err
 	}
-	st, err := t.state()
+	v, _, err := t.inspect()
 	if err != nil {
 		return err
 	}
-	if st.Finished == nil || !st.Finished.Delivered {
-		return usageErrorf("the run of %s has not delivered (%s); merging a partial result needs an explicit git merge", t.feature, runPhase(st))
+	if v.State != run.RunDelivered {
+		return usageErrorf("the run of %s has not delivered (it is %s); merging a partial result needs an explicit git merge", t.feature, stateWords(v.State))
 	}
 	repo := &gitx.Repo{Runner: gitx.New(t.root)}
 	integration := run.IntegrationBranch(t.feature)

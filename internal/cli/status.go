@@ -83,22 +83,6 @@ func (a *app) watchStatus(ctx context.Context, t *runTarget, interval time.Durat
 	}
 }
 
-// runPhase is a run's state in words, for messages.
-func runPhase(st *run.State) string {
-	switch {
-	case st.Finished != nil && st.Finished.Delivered:
-		return "delivered"
-	case st.Finished != nil:
-		return "not delivered"
-	case st.Stopped != nil:
-		return "stopped (zerg rush --resume continues it)"
-	case st.Started == nil:
-		return "not started"
-	default:
-		return "running or interrupted"
-	}
-}
-
 func firstArg(args []string) string {
 	if len(args) > 0 {
 		return args[0]

@@ -52,6 +52,9 @@ type Config struct {
 	Env           Env           `yaml:"env"`
 	Egress        Egress        `yaml:"egress"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
+	Toolchains    Toolchains    `yaml:"toolchains"`
+	Caches        Caches        `yaml:"caches"`
+	WorkerPolicy  WorkerPolicy  `yaml:"worker_policy"`
 	Security      Security      `yaml:"security"`
 	SecurityRules SecurityRules `yaml:"security_rules"`
 	Context       Context       `yaml:"context"`
@@ -184,6 +187,37 @@ type Sandbox struct {
 	MaxCommitFileMB int `yaml:"max_commit_file_mb"` // largest file zerg commits from a worker
 }
 
+// Toolchains says which of the repository's toolchains zerg equips workers,
+// their verification and the gates with (docs/toolchains.md).
+type Toolchains struct {
+	// Off names detected toolchains (go, node, python, rust, elixir, make,
+	// mise) to leave alone: no caches, no install directories, no commands
+	// added to the subprocess-mode policy.
+	Off []string `yaml:"off"`
+	// Paths are extra host directories of programs, put first on PATH and
+	// visible read-only in sandbox mode (a toolchain zerg does not find).
+	Paths []string `yaml:"paths"`
+}
+
+// Caches says which package and build caches workers get.
+type Caches struct {
+	// Off names caches to leave out: go-mod, go-build, npm, pip, uv, cargo.
+	Off []string `yaml:"off"`
+	// ReadOnly are extra host directories visible read-only in sandbox
+	// mode (a cache zerg does not know).
+	ReadOnly []string `yaml:"read_only"`
+}
+
+// WorkerPolicy extends the hook's command policy.
+type WorkerPolicy struct {
+	// AllowCommands are programs a worker may run in subprocess mode, with
+	// any arguments, on top of those inferred from the repository.
+	AllowCommands []string `yaml:"allow_commands"`
+	// DenyCommands are programs a worker may never run, in either mode, on
+	// top of zerg's own list of commands that reach outside.
+	DenyCommands []string `yaml:"deny_commands"`
+}
+
 // Security holds worker confinement options.
 type Security struct {
 	// WorkerUser is the unprivileged account workers run as when zerg runs
@@ -250,6 +284,9 @@ func Default() Config {
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}},
 		Egress:       Egress{Allow: []string{}},
+		Toolchains:   Toolchains{Off: []string{}, Paths: []string{}},
+		Caches:       Caches{Off: []string{}, ReadOnly: []string{}},
+		WorkerPolicy: WorkerPolicy{AllowCommands: []string{}, DenyCommands: []string{}},
 		SecurityRules: SecurityRules{
 			Enabled: true,
 			URL:     DefaultRulesURL,

@@ -115,6 +115,23 @@ sandbox:
   open_files: 4096         # open files of each process
   max_commit_file_mb: 10   # largest file zerg commits from a worker
 
+# Toolchains zerg finds from the repository's files (go.mod, package.json,
+# pyproject.toml, Cargo.toml, mix.exs, Makefile, mise.toml): workers, their
+# verification and the gates get their installs and the user's package
+# caches read-only, and warm build caches of zerg's own (docs/toolchains.md).
+toolchains:
+  off: []     # detected toolchains to leave alone: go, node, python, rust, elixir, make, mise
+  paths: []   # extra directories of programs, first on PATH (absolute)
+
+caches:
+  off: []         # caches to leave out: go-mod, go-build, npm, pip, uv, cargo
+  read_only: []   # extra host directories visible read-only in sandbox mode (absolute)
+
+# The hook's command policy (docs/security.md).
+worker_policy:
+  allow_commands: []   # subprocess mode: more programs a worker may run, with any arguments
+  deny_commands: []    # both modes: programs a worker may never run
+
 # Security rules given to workers, filtered by the languages of their files.
 security_rules:
   enabled: true

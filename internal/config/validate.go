@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/toolchain"
 )
 
 // Validate checks a Config held in memory and returns an *Error listing every
@@ -187,6 +189,38 @@ func (c Config) problems() []Problem {
 		}
 	}
 
+	// toolchains, caches and the worker policy
+	for i, n := range c.Toolchains.Off {
+		if !slices.Contains(toolchain.Names(), n) {
+			add(fmt.Sprintf("toolchains.off[%d]", i), "%s is not a toolchain zerg knows; use one of %s", quote(n), strings.Join(toolchain.Names(), ", "))
+		}
+	}
+	for i, n := range c.Caches.Off {
+		if !slices.Contains(CacheNames, n) {
+			add(fmt.Sprintf("caches.off[%d]", i), "%s is not a cache zerg knows; use one of %s", quote(n), strings.Join(CacheNames, ", "))
+		}
+	}
+	for _, l := range []struct {
+		path  string
+		paths []string
+	}{{"toolchains.paths", c.Toolchains.Paths}, {"caches.read_only", c.Caches.ReadOnly}} {
+		for i, d := range l.paths {
+			if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
+				add(fmt.Sprintf("%s[%d]", l.path, i), "%s is not an absolute directory; write one like /opt/tools/bin", quote(d))
+			}
+		}
+	}
+	for _, l := range []struct {
+		path  string
+		names []string
+	}{{"worker_policy.allow_commands", c.WorkerPolicy.AllowCommands}, {"worker_policy.deny_commands", c.WorkerPolicy.DenyCommands}} {
+		for i, n := range l.names {
+			if !commandNameRE.MatchString(n) {
+				add(fmt.Sprintf("%s[%d]", l.path, i), "%s is not a program name; write a name like bd or mise, without arguments or a path", quote(n))
+			}
+		}
+	}
+
 	// env pass-through
 	seenEnv := map[string]bool{}
 	for i, name := range c.Env.Pass {
@@ -280,6 +314,12 @@ type notBuilt struct {
 
 // unavailable lists every option this version parses but does not build,
 // keyed by option path. A test holds it to the zerg:"unavailable" tags.
+// CacheNames are the caches internal/toolchain knows, by their name in caches.off.
+var CacheNames = []string{"go-mod", "go-build", "npm", "pip", "uv", "cargo"}
+
+// commandNameRE is a program name as a policy rule names it.
+var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$`)
+
 // egressRE is a host name, a host:port, or a *. wildcard of a domain.
 var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
 

@@ -50,3 +50,32 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 	f.IntVar(&c.Limits.OpenFiles, sandbox.FlagOpenFiles, 0, "RLIMIT_NOFILE of the command")
 	return cmd
 }
+
+func init() { register(newSandboxPrepCmd) }
+
+// newSandboxPrepCmd starts bwrap for a sandbox whose shared directories its
+// user cannot reach (internal/sandbox/shared.go). Hidden: people never run it.
+func newSandboxPrepCmd(a *app) *cobra.Command {
+	var c sandbox.PrepConfig
+	cmd := &cobra.Command{
+		Use:    sandbox.PrepCommand + " [flags] -- BWRAP [ARG...]",
+		Short:  "Start a sandbox whose shared directories its user cannot reach (internal)",
+		Hidden: true,
+		Args:   cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageErrorf("%s: the command must follow --", sandbox.PrepCommand)
+			}
+			err := sandbox.RunPrep(c, args) // returns only on failure
+			fmt.Fprintf(a.stderr, "zerg %s: %v\n", sandbox.PrepCommand, err)
+			os.Exit(sandbox.ExecFailCode(err))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&c.UID, sandbox.FlagUID, 0, "user to run the command as")
+	f.IntVar(&c.GID, sandbox.FlagGID, 0, "group to run the command as")
+	f.StringArrayVar(&c.Cover, sandbox.FlagCover, nil, "directory to cover with an empty tmpfs")
+	f.StringArrayVar(&c.Share, sandbox.FlagShare, nil, "directory to bind back read-only")
+	return cmd
+}

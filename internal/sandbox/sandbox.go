@@ -42,6 +42,10 @@ type Spec struct {
 	Home     string   // host directory bound read-write at the same path (the caller sets HOME in Env); "" = none
 	ReadOnly []string // extra host paths bound read-only at the same path (needed when a tmpfs hides them)
 	Writable []string // extra host paths bound read-write at the same path
+	// Shared are host directories bound read-only at the same path even
+	// where the sandbox's user cannot reach them (the user's toolchains and
+	// package caches in a home of mode 0700; see shared.go).
+	Shared []string
 	Hide     []string // existing host directories covered by an empty tmpfs: nothing of them is visible inside
 	Env      []string // the complete environment inside (KEY=VALUE)
 	// ProxySocket is a host unix socket. When set, it is bound inside and a
@@ -95,10 +99,41 @@ func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bwrap, args...)
-	cmd.Env = []string{} // not nil: nil would hand bwrap zerg's environment
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var prep *PrepConfig
+	if cred != nil {
+		prep = sharedPrep(s.resolvedShared(), func(d string) string { return blockedAncestor(d, s.UID, s.GID) })
+	}
+	if prep == nil {
+		cmd := exec.CommandContext(ctx, bwrap, args...)
+		cmd.Env = []string{} // not nil: nil would hand bwrap zerg's environment
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		return cmd, nil
+	}
+	// Some shared directory is out of the sandbox user's reach: bwrap starts
+	// through PrepCommand, as root in a mount namespace of its own, which
+	// drops to that user itself.
+	exe, err := Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: find the zerg executable: %w", err)
+	}
+	prep.UID, prep.GID = s.UID, s.GID
+	pargs := append(append([]string{PrepCommand}, prep.Flags()...), "--", bwrap)
+	cmd := exec.CommandContext(ctx, exe, append(pargs, args...)...)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	return cmd, nil
+}
+
+// resolvedShared is Spec.Shared as bwrapArgs binds it (bwrapArgs has
+// checked every path resolves).
+func (s Spec) resolvedShared() []string {
+	var out []string
+	for _, p := range s.Shared {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // bwrapArgs validates the spec and returns bwrap's arguments and the
@@ -143,6 +178,9 @@ func (s Spec) bwrapArgs(argv []string) ([]string, *syscall.Credential, error) {
 		return nil, nil, err
 	}
 	if err := add(opReadOnly, "read-only path", s.ReadOnly...); err != nil {
+		return nil, nil, err
+	}
+	if err := add(opReadOnly, "shared directory", s.Shared...); err != nil {
 		return nil, nil, err
 	}
 	ops = append(ops, mountOp{kind: opWritable, path: workdir})

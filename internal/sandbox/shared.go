@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Shared directories (Spec.Shared) are the user's toolchain installs and
+// package caches: bound read-only at their own path. bwrap binds them as
+// the sandbox's user, which cannot reach a directory inside a home of mode
+// 0700 (root's /root/go/pkg/mod, say). For those, zerg, as root, starts
+// bwrap through PrepCommand: in a mount namespace of its own it covers each
+// unreachable ancestor with an empty tmpfs, binds the shared directories
+// back into it read-only, drops to the sandbox's user and executes bwrap,
+// which then finds them where they were. The host's mounts never change,
+// and nothing else of that ancestor is visible to bwrap.
+
+// PrepCommand is the hidden zerg command that prepares such a namespace.
+const PrepCommand = "sandbox-prep"
+
+// PrepConfig is what PrepCommand is asked to do; Flags and the command's
+// flag set (internal/cli/sandbox.go) must agree.
+type PrepConfig struct {
+	UID, GID int
+	Cover    []string // unreachable ancestors to cover with an empty tmpfs
+	Share    []string // directories to bind back read-only, at their own path
+}
+
+// Flag names of PrepCommand.
+const (
+	FlagUID   = "uid"
+	FlagGID   = "gid"
+	FlagCover = "cover"
+	FlagShare = "share"
+)
+
+// Flags renders c as PrepCommand's flags (without the "--" before argv).
+func (c PrepConfig) Flags() []string {
+	f := []string{"--" + FlagUID, fmt.Sprint(c.UID), "--" + FlagGID, fmt.Sprint(c.GID)}
+	for _, d := range c.Cover {
+		f = append(f, "--"+FlagCover, d)
+	}
+	for _, d := range c.Share {
+		f = append(f, "--"+FlagShare, d)
+	}
+	return f
+}
+
+// sharedPrep returns, for the shared directories that uid:gid cannot
+// reach, the ancestors to cover and the directories to bind back; nil when
+// bwrap reaches them all. It is pure: reachable decides.
+func sharedPrep(shared []string, reachable func(dir string) (blocked string)) *PrepConfig {
+	var c PrepConfig
+	for _, d := range shared {
+		b := reachable(d)
+		if b == "" {
+			continue
+		}
+		c.Share = append(c.Share, d)
+		if !slices.Contains(c.Cover, b) {
+			c.Cover = append(c.Cover, b)
+		}
+	}
+	if len(c.Share) == 0 {
+		return nil
+	}
+	// A covered ancestor inside another covered one would be hidden by the
+	// outer tmpfs before it could be covered: keep only the outermost.
+	slices.Sort(c.Cover)
+	var outer []string
+	for _, a := range c.Cover {
+		if !slices.ContainsFunc(outer, func(o string) bool { return within(a, o) }) {
+			outer = append(outer, a)
+		}
+	}
+	c.Cover = outer
+	return &c
+}
+
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// blockedAncestor returns the outermost ancestor of dir (dir excluded) that
+// uid:gid, with no supplementary groups, may not search, or "" when it may
+// reach dir. Permission bits only: an ACL that grants more is not seen,
+// which costs a needless prep, never a failure.
+func blockedAncestor(dir string, uid, gid int) string {
+	p := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(filepath.Clean(dir), "/"), "/") {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			return ""
+		}
+		if !searchable(st, uid, gid) {
+			return p
+		}
+		p = filepath.Join(p, part)
+	}
+	return ""
+}
+
+func searchable(st syscall.Stat_t, uid, gid int) bool {
+	switch {
+	case uid == 0:
+		return true
+	case int(st.Uid) == uid:
+		return st.Mode&0o100 != 0
+	case int(st.Gid) == gid:
+		return st.Mode&0o010 != 0
+	default:
+		return st.Mode&0o001 != 0
+	}
+}
+
+// RunPrep is PrepCommand: it runs as root in a new mount namespace (the
+// caller starts it with CLONE_NEWNS, which Go makes private), prepares the
+// shared directories and executes argv as c.UID:c.GID. It returns only on
+// failure.
+func RunPrep(c PrepConfig, argv []string) error {
+	if os.Geteuid() != 0 {
+		return errors.New("must run as root")
+	}
+	if c.UID <= 0 || c.GID <= 0 {
+		return fmt.Errorf("refusing uid %d / gid %d: give an unprivileged user", c.UID, c.GID)
+	}
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return fmt.Errorf("the command must start with an absolute path, got %q", argv)
+	}
+	// Hold every shared directory before its ancestor is covered.
+	fds := make([]int, len(c.Share))
+	for i, d := range c.Share {
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open shared directory %s: %w", d, err)
+		}
+		fds[i] = fd
+	}
+	for _, a := range c.Cover {
+		if err := unix.Mount("zerg-shared", a, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+			return fmt.Errorf("cover %s: %w", a, err)
+		}
+	}
+	for i, d := range c.Share {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("shared directory %s: %w", d, err)
+		}
+		src := fmt.Sprintf("/proc/self/fd/%d", fds[i])
+		if err := unix.Mount(src, d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", d, err)
+		}
+		if err := unix.Mount("", d, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("make %s read-only: %w", d, err)
+		}
+		unix.Close(fds[i])
+	}
+	// Groups first, then the gid, then the uid: each needs the privilege
+	// the next one drops.
+	if err := syscall.Setgroups([]int{}); err != nil {
+		return fmt.Errorf("drop groups: %w", err)
+	}
+	if err := syscall.Setresgid(c.GID, c.GID, c.GID); err != nil {
+		return fmt.Errorf("set gid %d: %w", c.GID, err)
+	}
+	if err := syscall.Setresuid(c.UID, c.UID, c.UID); err != nil {
+		return fmt.Errorf("set uid %d: %w", c.UID, err)
+	}
+	return syscall.Exec(argv[0], argv, os.Environ())
+}

@@ -46,8 +46,8 @@ type Spec struct {
 	// where the sandbox's user cannot reach them (the user's toolchains and
 	// package caches in a home of mode 0700; see shared.go).
 	Shared []string
-	Hide     []string // existing host directories covered by an empty tmpfs: nothing of them is visible inside
-	Env      []string // the complete environment inside (KEY=VALUE)
+	Hide   []string // existing host directories covered by an empty tmpfs: nothing of them is visible inside
+	Env    []string // the complete environment inside (KEY=VALUE)
 	// ProxySocket is a host unix socket. When set, it is bound inside and a
 	// forwarder listens on 127.0.0.1:3128 inside, piping each TCP connection
 	// to it. "" = no network at all (only lo).

@@ -26,6 +26,13 @@ type Sandboxed struct {
 	User     *security.WorkerUser // the uid this attempt's sandbox runs as (one per concurrent worker)
 	Hide     []string             // host directories invisible inside (the repository, the workspaces, zerg's records)
 	ReadOnly []string             // host paths visible read-only (the CLI's install, zerg's binary)
+	// Shared are the user's toolchain installs and package caches, visible
+	// read-only; Writable are zerg's build caches of this User; Env is what
+	// the toolchains need set (PATH first), for the worker, its
+	// verification and the gates alike (internal/toolchain).
+	Shared   []string
+	Writable []string
+	Env      []string
 	Limits   sandbox.Limits
 	// Upstream, APIKey and AuthToken are the real Messages API and its
 	// credentials: only the gateway holds them.
@@ -46,9 +53,26 @@ const sandboxProxy = "http://127.0.0.1:3128"
 
 func (sb *Sandboxed) spec(workdir, home string, writable []string, proxy string) sandbox.Spec {
 	return sandbox.Spec{
-		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: writable, Hide: sb.Hide,
-		ProxySocket: proxy, UID: sb.User.UID, GID: sb.User.GID, Limits: sb.Limits,
+		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: append(append([]string{}, writable...), sb.Writable...),
+		Shared: sb.Shared, Hide: sb.Hide, ProxySocket: proxy, UID: sb.User.UID, GID: sb.User.GID, Limits: sb.Limits,
 	}
+}
+
+// CommandSpec is the sandbox of one repository command of zerg's own (a
+// gate) in workdir with a fresh home: no network, the toolchains' caches.
+func (sb *Sandboxed) CommandSpec(workdir, home string) sandbox.Spec {
+	return sb.spec(workdir, home, nil, "")
+}
+
+// envMap is Env as a map, for the worker's launch spec.
+func (sb *Sandboxed) envMap() map[string]string {
+	m := make(map[string]string, len(sb.Env))
+	for _, kv := range sb.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // runSandboxed is one attempt in sandbox mode.
@@ -103,7 +127,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	out, retryAfter, err := launch(ctx, in, prompt, func(sp *claude.Spec) {
 		sp.RunAs = u
 		sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
-		sp.SetEnv = withEnv(sp.SetEnv, map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
+		sp.SetEnv = withEnv(withEnv(sp.SetEnv, sb.envMap()), map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
 			"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})
 		attemptDir := in.WorkerDir
 		spec := sb.spec(in.Workspace, filepath.Join(attemptDir, "home"),
@@ -292,7 +316,7 @@ func verifySandboxed(ctx context.Context, in Input) (int, string) {
 	}
 	spec := in.Sandbox.spec(in.Workspace, home, nil, "")
 	code, out := Shell{Command: in.Task.Verification.Command, Dir: in.Workspace, Timeout: timeout,
-		Env: []string{"HOME=" + home, "ZERG_VERIFY=1"}, Pass: in.VerifyEnv, Sandbox: &spec}.Run(ctx)
+		Env: append([]string{"HOME=" + home, "ZERG_VERIFY=1"}, in.Sandbox.Env...), Pass: in.VerifyEnv, Sandbox: &spec}.Run(ctx)
 	out = in.redactor().RedactString(out)
 	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))
 	return code, out

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/toolchain"
 )
 
 // sandboxKit is what every sandboxed attempt of a run shares: the pool of
@@ -22,6 +24,10 @@ import (
 type sandboxKit struct {
 	users    chan *security.WorkerUser
 	template attempt.Sandboxed
+	// tools is what the repository's toolchains give each worker user's
+	// commands, by uid: the same shared directories for all, a build cache
+	// of its own each.
+	tools map[int]toolchain.Env
 }
 
 // newSandboxKit prepares sandbox mode for workers concurrent attempts. As
@@ -29,13 +35,24 @@ type sandboxKit struct {
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep
 // them apart.
 func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int) (*sandboxKit, error) {
-	k := &sandboxKit{users: make(chan *security.WorkerUser, workers)}
+	k := &sandboxKit{users: make(chan *security.WorkerUser, workers), tools: map[int]toolchain.Env{}}
+	host := toolchain.LocalHost()
+	host.GoEnv = onceGoEnv(host.GoEnv)
+	detected := toolchain.Detect(opts.Root)
 	for i := 1; i <= workers; i++ {
 		u, err := slotUser(ctx, opts.Config.Security.WorkerUser, i)
 		if err != nil {
 			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 		}
 		k.users <- u
+		if _, done := k.tools[u.UID]; done {
+			continue
+		}
+		env, err := toolsFor(host, detected, opts, paths, u)
+		if err != nil {
+			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
+		k.tools[u.UID] = env
 	}
 	root, err := WorkspaceRoot()
 	if err != nil {
@@ -79,6 +96,44 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 	return k, nil
 }
 
+// toolsFor plans the toolchains for u's commands and creates u's build
+// cache: <paths.Caches>/<user>, u's own, inside a directory every worker
+// user may pass through but not list.
+func toolsFor(host toolchain.Host, detected []toolchain.Toolchain, opts Options, paths Paths, u *security.WorkerUser) (toolchain.Env, error) {
+	c := opts.Config
+	dir := filepath.Join(paths.Caches, u.Name)
+	if err := os.MkdirAll(paths.Caches, 0o711); err != nil {
+		return toolchain.Env{}, fmt.Errorf("create the build caches: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return toolchain.Env{}, fmt.Errorf("create the build cache of %s: %w", u.Name, err)
+	}
+	if err := os.Chown(dir, u.UID, u.GID); err != nil {
+		return toolchain.Env{}, fmt.Errorf("hand the build cache to %s: %w", u.Name, err)
+	}
+	env := toolchain.Plan(host, detected, toolchain.Options{
+		Off: c.Toolchains.Off, CachesOff: c.Caches.Off, ExtraPaths: c.Toolchains.Paths, ExtraReadOnly: c.Caches.ReadOnly,
+		BuildCache: dir, Zerg: sandbox.InsideExecutable,
+	})
+	if len(env.Path) > 0 {
+		env.Vars = append(env.Vars, "PATH="+env.PathValue(os.Getenv("PATH")))
+	}
+	return env, nil
+}
+
+// onceGoEnv runs the user's `go env` once for all the worker users.
+func onceGoEnv(f func() (map[string]string, error)) func() (map[string]string, error) {
+	var (
+		once sync.Once
+		m    map[string]string
+		err  error
+	)
+	return func() (map[string]string, error) {
+		once.Do(func() { m, err = f() })
+		return m, err
+	}
+}
+
 func appendDir(list []string, d string) []string {
 	if slices.Contains(list, d) {
 		return list
@@ -119,5 +174,7 @@ func (k *sandboxKit) release(u *security.WorkerUser) { k.users <- u }
 func (k *sandboxKit) forAttempt(u *security.WorkerUser) *attempt.Sandboxed {
 	s := k.template
 	s.User = u
+	t := k.tools[u.UID]
+	s.Shared, s.Writable, s.Env = t.Shared, t.Writable, t.Vars
 	return &s
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
-	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -200,9 +199,9 @@ func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, s
 		timeout = config.DefaultGateTimeout
 	}
 	sb := k.forAttempt(u)
-	spec := sandbox.Spec{Workdir: ws, Home: home, ReadOnly: sb.ReadOnly, Hide: sb.Hide, UID: u.UID, GID: u.GID, Limits: sb.Limits}
+	spec := sb.CommandSpec(ws, home)
 	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,
-		Env: []string{"ZERG_GATE=" + g.Name, "HOME=" + home}, Sandbox: &spec}.Run(ctx)
+		Env: append([]string{"ZERG_GATE=" + g.Name, "HOME=" + home}, sb.Env...), Sandbox: &spec}.Run(ctx)
 }
 
 func (m *gitMerged) Discard() {

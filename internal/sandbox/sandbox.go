@@ -66,6 +66,8 @@ const (
 	insideDir   = "/run/zerg"
 	insideExe   = insideDir + "/zerg"
 	insideProxy = insideDir + "/proxy.sock"
+	// Executable path of zerg inside every sandbox (GOCACHEPROG runs it).
+	InsideExecutable = insideExe
 	// ProxyAddr is where the forwarder listens inside the sandbox when
 	// Spec.ProxySocket is set.
 	ProxyAddr = "127.0.0.1:3128"

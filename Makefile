@@ -6,7 +6,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude test test-unit vet fmt-check demo bench bench-rush chaos fuzz clean
+.PHONY: all build claude test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
 
 all: build
 
@@ -57,6 +57,16 @@ chaos: claude
 # Orchestration overhead with the real CLI and a scripted model (bench/rushbench).
 bench-rush: claude
 	$(GO) run ./bench/rushbench -tasks 50 -workers 1,4,8
+
+# Speed on real projects (bench/realproject, docs/benchmarks.md): a feature
+# rushed on a real Go module and a real npm package, fetched at run time, with
+# the scripted model, against the same commands by hand in a warm checkout.
+# Both run even when the first does not deliver; the target fails if either did.
+bench-real: claude
+	@rc=0; \
+	$(GO) run ./bench/realproject -lang go || rc=1; \
+	$(GO) run ./bench/realproject -lang node || rc=1; \
+	exit $$rc
 
 # Short fuzzing pass over the task-graph loader and validator.
 fuzz:

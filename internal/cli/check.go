@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/preflight"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+func init() { register(newCheckCmd) }
+
+type checkFlags struct {
+	mode, graph string
+	asJSON      bool
+}
+
+func newCheckCmd(a *app) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check FEATURE",
+		Short: "Run the feature's verification commands and gates once on the base, before any model is called",
+		Long: `Runs each distinct verification command of the feature's task graph and each
+quality gate once on the base (the integration branch when a run exists, else
+the checked-out commit), in the isolation workers get (sandbox mode: a private
+clone, a worker user, no network, the toolchains' caches), and says for each:
+
+  pass         it already passes
+  expected     it fails, as it should before the feature is written
+  environment  it fails because the environment lacks something: a module
+               not in the cache, a tool not on PATH, a network fetch the
+               sandbox refuses; one line names each
+
+No model is called and nothing of the repository changes. zerg rush runs the
+same check at its start and stops on an environment problem.
+
+Exit status: 0 no environment problem, 1 at least one, 2 bad input.`,
+		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+			fs, _ := a.completeFeatures(c, args, s)
+			return fs, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), a, args[0], f, cmd.Flags().Changed)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox or subprocess (default from config)")
+	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (docs/json.md)")
+	return cmd
+}
+
+func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set func(string) bool) error {
+	cwd, err := a.getwd()
+	if err != nil {
+		return err
+	}
+	root, err := zergRepoRoot(ctx, cwd)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadProjectConfig(root)
+	if err != nil {
+		return err
+	}
+	if set("mode") {
+		if !slices.Contains(config.Modes, f.mode) {
+			return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+		}
+		cfg.Mode = f.mode
+	}
+	paths, err := run.PathsFor(ctx, root, feature)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if f.graph == "" {
+		f.graph = paths.Graph
+	} else if f.graph, err = filepath.Abs(f.graph); err != nil {
+		return err
+	}
+	if _, err := os.Stat(f.graph); err != nil {
+		return usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, f.graph), feature)
+	}
+	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Progress: a.stderr}
+	worker, err := checkWorker(ctx, &opts)
+	if err != nil {
+		return err
+	}
+	rep, err := run.Check(ctx, opts, worker, func(s string) { fmt.Fprintln(a.stderr, s) })
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printCheck(a.stdout, rep)
+	}
+	if rep.Problems > 0 {
+		return silent(ExitFailed)
+	}
+	return nil
+}
+
+// checkWorker is what the check needs of a worker's launch: the CLI's
+// install (visible in the sandbox) and, as root in subprocess mode, the
+// worker user the commands run as.
+func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
+	cfg := opts.Config
+	var worker claude.Spec
+	if loc, err := claude.Locate(cfg.Claude.Path); err == nil {
+		worker.Binary = loc.Path
+	}
+	if self, err := os.Executable(); err == nil {
+		worker.Hook.ZergBinary = hookBinary(self)
+	}
+	if os.Geteuid() == 0 && cfg.Mode == config.ModeSubprocess {
+		u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
+		if err != nil {
+			return worker, usageErrorf("running as root needs the unprivileged worker user %q: %v", cfg.Security.WorkerUser, err)
+		}
+		opts.RunAs = u
+	}
+	return worker, nil
+}
+
+// printCheck writes one line per command and one per environment problem.
+func printCheck(w io.Writer, rep *run.CheckReport) {
+	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, short(rep.Base), rep.Mode, rep.Seconds)
+	for _, r := range rep.Results {
+		what := r.What + " " + strings.Join(r.Names, ", ")
+		switch r.Verdict {
+		case preflight.Pass:
+			fmt.Fprintf(w, "  ok        %s: %s passes already (%.1fs)\n", what, r.Command, r.Seconds)
+		case preflight.Expected:
+			fmt.Fprintf(w, "  expected  %s: %s fails (exit %d) before the feature is written (%.1fs)\n", what, r.Command, r.Exit, r.Seconds)
+		default:
+			for _, p := range r.Problems {
+				fmt.Fprintf(w, "  PROBLEM   %s: %s\n", what, problemLine(p))
+			}
+		}
+	}
+	if rep.Problems == 0 {
+		fmt.Fprintf(w, "no environment problem: %s\n", pluralf(len(rep.Results), "%d command checked", "%d commands checked"))
+	} else {
+		fmt.Fprintf(w, "%s: workers would fail on them whatever the model writes\n", pluralf(rep.Problems, "%d environment problem", "%d environment problems"))
+	}
+}
+
+// problemLine says what is missing and what to do, in one line.
+func problemLine(p preflight.Problem) string {
+	switch p.Kind {
+	case preflight.MissingModule:
+		return fmt.Sprintf("missing module %s (not in the caches workers get; fetch it on this machine, e.g. go mod download, npm ci, pip install; then check again) — %s", p.Name, p.Detail)
+	case preflight.MissingTool:
+		return fmt.Sprintf("missing tool %s (not on the workers' PATH; install it, or add its directory to toolchains.paths) — %s", p.Name, p.Detail)
+	default:
+		return fmt.Sprintf("network fetch refused (%s): workers have no network; put what it fetches in a cache, or allow the host in egress.allow — %s", p.Name, p.Detail)
+	}
+}
+
+func short(commit string) string {
+	if len(commit) > 10 {
+		return commit[:10]
+	}
+	return commit
+}

@@ -1,0 +1,173 @@
+// Package preflight tells, from one run of a verification command or a gate
+// on the base (before the feature is written), whether it failed because the
+// environment lacks something (a module not in the cache, a tool not on
+// PATH, a network fetch the sandbox refuses) or merely because the feature
+// is not written yet, which is expected. zerg check and the start of every
+// rush use it before any model is called (docs/check.md).
+package preflight
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Kinds of environment problems.
+const (
+	MissingModule = "missing-module"
+	MissingTool   = "missing-tool"
+	Network       = "network"
+)
+
+// Problem is one thing the environment lacks.
+type Problem struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`   // the module, the tool, or the host
+	Detail string `json:"detail"` // the output line it was read from
+}
+
+// Verdicts of one command.
+const (
+	Pass        = "pass"        // it already passes
+	Expected    = "expected"    // it fails, for want of the feature
+	Environment = "environment" // it fails, for want of something in the environment
+)
+
+// Facts are what the classification needs to know of the repository and
+// the sandbox; tests fake them.
+type Facts struct {
+	// GoModule is the module path in go.mod ("" without one): its own
+	// packages are the feature's, never missing modules.
+	GoModule string
+	// Planned are the paths the task graph creates or modifies: a module or
+	// a program of that name is the feature's.
+	Planned []string
+	// OnPath says whether a program is on the commands' PATH (run in the
+	// same isolation); nil: every program is.
+	OnPath func(name string) bool
+	// Exists says whether a repository path exists on the base.
+	Exists func(rel string) bool
+	// Command is the command line: one that sources a file the feature
+	// writes may call functions of that file, which no PATH has.
+	Command string
+}
+
+var (
+	goLookupDisabled = regexp.MustCompile(`([A-Za-z0-9][\w.~/-]*@v[\w.+-]+): (?:module lookup disabled|reading .*: (?:dial tcp|.*no such host))`)
+	goNoProvider     = regexp.MustCompile(`cannot find module providing package (\S+?):? `)
+	goNoRequired     = regexp.MustCompile(`no required module provides package (\S+?)[;:]`)
+	goMissingSum     = regexp.MustCompile(`missing go\.sum entry for module providing package (\S+?)(?: \(|;|:|$)`)
+	goMissingSumMod  = regexp.MustCompile(`missing go\.sum entry for go\.mod file;.*?(\S+@\S+)`)
+	goDownloading    = regexp.MustCompile(`^go: downloading (\S+) (v\S+)`)
+	nodeNoModule     = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'`)
+	pyNoModule       = regexp.MustCompile(`ModuleNotFoundError: No module named '([^']+)'`)
+	notFound         = regexp.MustCompile(`(?:^|: )([A-Za-z0-9_][\w.+-]*): (?:command )?not found\s*$`)
+	networkRE        = regexp.MustCompile(`(?i)(dial tcp[^:]*: lookup (\S+)|could not resolve host:? (\S+)|temporary failure in name resolution|getaddrinfo (?:ENOTFOUND|EAI_AGAIN) (\S+)|network is unreachable|failed to establish a new connection|proxyconnect tcp)`)
+)
+
+// Classify reads one command's exit code and output.
+func Classify(exit int, output string, f Facts) (string, []Problem) {
+	if exit == 0 {
+		return Pass, nil
+	}
+	var probs []Problem
+	add := func(kind, name, line string) {
+		for _, p := range probs {
+			if p.Kind == kind && p.Name == name {
+				return
+			}
+		}
+		probs = append(probs, Problem{Kind: kind, Name: name, Detail: strings.TrimSpace(line)})
+	}
+	for _, line := range strings.Split(output, "\n") {
+		line = strings.TrimRight(line, "\r")
+		// The go command downloads only what its module cache lacks, and
+		// in a sandbox the download fails (read-only cache, no network).
+		if m := goDownloading.FindStringSubmatch(line); m != nil {
+			add(MissingModule, m[1]+"@"+m[2], line)
+			continue
+		}
+		if m := goLookupDisabled.FindStringSubmatch(line); m != nil {
+			add(MissingModule, m[1], line)
+			continue
+		}
+		for _, re := range []*regexp.Regexp{goNoProvider, goNoRequired, goMissingSum} {
+			if m := re.FindStringSubmatch(line); m != nil && !f.ownGoPackage(m[1]) {
+				add(MissingModule, m[1], line)
+			}
+		}
+		if m := goMissingSumMod.FindStringSubmatch(line); m != nil {
+			add(MissingModule, m[1], line)
+		}
+		if m := nodeNoModule.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[1], ".") && !strings.HasPrefix(m[1], "/") && !f.planned(m[1]) {
+			add(MissingModule, m[1], line)
+		}
+		if m := pyNoModule.FindStringSubmatch(line); m != nil {
+			top := strings.SplitN(m[1], ".", 2)[0]
+			if !f.planned(top) && !f.exists(top) && !f.exists(top+".py") && !f.exists(path.Join("src", top)) {
+				add(MissingModule, m[1], line)
+			}
+		}
+		if m := notFound.FindStringSubmatch(line); m != nil && f.missingTool(m[1]) {
+			add(MissingTool, m[1], line)
+		}
+		if m := networkRE.FindStringSubmatch(line); m != nil {
+			host := firstNonEmpty(m[2], m[3], m[4])
+			if host == "" {
+				host = "the network"
+			}
+			add(Network, strings.TrimRight(host, ":,."), line)
+		}
+	}
+	if len(probs) > 0 {
+		return Environment, probs
+	}
+	return Expected, nil
+}
+
+func (f Facts) ownGoPackage(pkg string) bool {
+	return f.GoModule != "" && (pkg == f.GoModule || strings.HasPrefix(pkg, f.GoModule+"/"))
+}
+
+// planned reports whether name is, or is the base name of, a path the
+// graph plans.
+func (f Facts) planned(name string) bool {
+	return slices.ContainsFunc(f.Planned, func(p string) bool {
+		base := path.Base(p)
+		return p == name || base == name || strings.TrimSuffix(base, path.Ext(base)) == name ||
+			strings.HasPrefix(p, name+"/")
+	})
+}
+
+func (f Facts) exists(rel string) bool { return f.Exists != nil && f.Exists(rel) }
+
+// missingTool: a name the shell did not find is a missing tool only when it
+// is not on PATH in the commands' isolation either, and not something the
+// feature creates (a script, or a function in a file it writes).
+func (f Facts) missingTool(name string) bool {
+	if f.planned(name) || f.exists(name) || f.sourcesPlanned() {
+		return false
+	}
+	return f.OnPath != nil && !f.OnPath(name)
+}
+
+var sourceRE = regexp.MustCompile(`(?:^|[;&|(]\s*|\s)(?:\.|source)\s+(\S+)`)
+
+func (f Facts) sourcesPlanned() bool {
+	for _, m := range sourceRE.FindAllStringSubmatch(f.Command, -1) {
+		if p := path.Clean(strings.Trim(m[1], `"'`)); slices.Contains(f.Planned, p) || !f.exists(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,245 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/preflight"
+	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// CheckResult is one distinct command of the feature run once on the base.
+type CheckResult struct {
+	What     string              `json:"what"`  // "verification" or "gate"
+	Names    []string            `json:"names"` // the tasks (or the gate) whose command it is
+	Command  string              `json:"command"`
+	Exit     int                 `json:"exit"`
+	Verdict  string              `json:"verdict"` // pass, expected or environment (internal/preflight)
+	Problems []preflight.Problem `json:"problems,omitempty"`
+	Seconds  float64             `json:"seconds"`
+	Output   string              `json:"output,omitempty"` // the last lines of a command that failed
+}
+
+// CheckReport is what zerg check found.
+type CheckReport struct {
+	Feature  string        `json:"feature"`
+	Base     string        `json:"base"`
+	Mode     string        `json:"mode"`
+	Results  []CheckResult `json:"results"`
+	Problems int           `json:"problems"` // environment problems in all
+	Seconds  float64       `json:"seconds"`
+}
+
+// Check runs every distinct verification command of the graph and every
+// gate once on the run's base (the integration head when there is one, else
+// the checked-out commit), in the isolation workers get, and classifies each
+// outcome: it passes, it fails for want of the feature (expected), or it
+// fails for want of something in the environment. No model is called. It
+// writes only a private clone and a home beside the workspaces, removed
+// when it returns (and, in sandbox mode, the worker users and their build
+// caches, which the rush would create anyway).
+// Bad input (no graph, an invalid one) is an *Error of kind BadInput.
+func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(string)) (*CheckReport, error) {
+	start := time.Now()
+	paths, err := PathsFor(ctx, opts.Root, opts.Feature)
+	if err != nil {
+		return nil, errorf(Setup, opts.Feature, "%v", err)
+	}
+	if opts.GraphFile == "" {
+		opts.GraphFile = paths.Graph
+	}
+	g, err := loadGraph(opts.GraphFile, opts.Root)
+	if err != nil {
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
+	}
+	c := struct {
+		feature string
+		paths   Paths
+		graph   *spec.Graph
+	}{opts.Feature, paths, g}
+	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	refs := gitRefs{repo: repo}
+	base, err := refs.Branch(ctx, IntegrationBranch(c.feature))
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		if base, _, err = refs.UserHead(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rep := &CheckReport{Feature: c.feature, Base: base, Mode: opts.Config.Mode}
+	cmds := checkCommands(c.graph, opts.Config)
+	if len(cmds) == 0 {
+		return rep, nil
+	}
+
+	ws := filepath.Join(c.paths.Workspaces, "_check")
+	home := filepath.Join(c.paths.Workspaces, "_check-home")
+	for _, d := range []string{ws, home} {
+		if err := os.RemoveAll(d); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+	}
+	if err := repo.CloneCommit(ctx, ws, base); err != nil {
+		return nil, &Error{Kind: Setup, Feature: c.feature, Err: err}
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+
+	// The same isolation as a worker's verification: a sandbox of a worker
+	// user with the toolchains, or (subprocess mode) the worker user.
+	run := func(ctx context.Context, command string, timeout time.Duration) (int, string) {
+		return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: opts.Config.Env.Pass,
+			Env: []string{"HOME=" + home, "ZERG_CHECK=1"}, RunAs: opts.RunAs}.Run(ctx)
+	}
+	runAs := opts.RunAs
+	if opts.Config.Mode == config.ModeSandbox {
+		kit, err := newSandboxKit(ctx, opts, c.paths, worker, 1)
+		if err != nil {
+			return nil, err
+		}
+		u, err := kit.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer kit.release(u)
+		runAs = u
+		sb := kit.forAttempt(u)
+		spec := sb.CommandSpec(ws, home)
+		run = func(ctx context.Context, command string, timeout time.Duration) (int, string) {
+			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: opts.Config.Env.Pass,
+				Env: append([]string{"HOME=" + home, "ZERG_CHECK=1"}, sb.Env...), Sandbox: &spec}.Run(ctx)
+		}
+	}
+	if runAs != nil {
+		for _, d := range []string{ws, home} {
+			if err := runAs.GiveTree(d); err != nil {
+				return nil, &Error{Kind: Setup, Feature: c.feature, Err: fmt.Errorf("hand %s to %s: %w", d, runAs.Name, err)}
+			}
+		}
+	}
+
+	facts := preflight.Facts{
+		GoModule: goModulePath(filepath.Join(ws, "go.mod")),
+		Planned:  plannedPaths(c.graph),
+		Exists: func(rel string) bool {
+			_, err := os.Lstat(filepath.Join(ws, filepath.FromSlash(rel)))
+			return err == nil
+		},
+		OnPath: func(name string) bool {
+			code, _ := run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second)
+			return code == 0
+		},
+	}
+	for _, cmd := range cmds {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
+		}
+		t0 := time.Now()
+		code, out := run(ctx, cmd.Command, cmd.timeout)
+		res := cmd.CheckResult
+		res.Exit, res.Seconds = code, time.Since(t0).Seconds()
+		f := facts
+		f.Command = cmd.Command
+		res.Verdict, res.Problems = preflight.Classify(code, out, f)
+		if code != 0 {
+			res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)
+		}
+		rep.Problems += len(res.Problems)
+		rep.Results = append(rep.Results, res)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+type checkCommand struct {
+	CheckResult
+	timeout time.Duration
+}
+
+// checkCommands lists each distinct verification command (with the tasks
+// that share it) in graph order, then each distinct gate.
+func checkCommands(g *spec.Graph, cfg config.Config) []checkCommand {
+	var out []checkCommand
+	index := map[string]int{}
+	add := func(what, name, command string, timeout time.Duration) {
+		command = strings.TrimSpace(command)
+		if command == "" {
+			return
+		}
+		key := what + "\x00" + command
+		if i, ok := index[key]; ok {
+			out[i].Names = append(out[i].Names, name)
+			if timeout > out[i].timeout {
+				out[i].timeout = timeout
+			}
+			return
+		}
+		index[key] = len(out)
+		out = append(out, checkCommand{CheckResult: CheckResult{What: what, Names: []string{name}, Command: command}, timeout: timeout})
+	}
+	for _, t := range g.Tasks {
+		if t.Verification == nil {
+			continue
+		}
+		timeout := cfg.Verification.Timeout
+		if s := t.Verification.TimeoutSeconds; s > 0 {
+			timeout = time.Duration(s) * time.Second
+		}
+		add("verification", t.ID, t.Verification.Command, timeout)
+	}
+	for _, gt := range cfg.Gates {
+		timeout := gt.Timeout
+		if timeout <= 0 {
+			timeout = config.DefaultGateTimeout
+		}
+		add("gate", gt.Name, gt.Command, timeout)
+	}
+	return out
+}
+
+func plannedPaths(g *spec.Graph) []string {
+	var out []string
+	for _, t := range g.Tasks {
+		out = append(out, t.Files.Create...)
+		out = append(out, t.Files.Modify...)
+	}
+	return out
+}
+
+// goModulePath is the module path declared in a go.mod, or "".
+func goModulePath(file string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
@@ -31,6 +32,7 @@ type rushFlags struct {
 	schedule string
 	resume   bool
 	dryRun   bool
+	noCheck  bool
 	rehearse bool
 	scenario string
 	graph    string
@@ -80,7 +82,35 @@ is running this feature.`,
 	fl.StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON (docs/json.md)")
+	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
+}
+
+// rushCheck is zerg check at the start of a rush: an environment problem
+// stops the rush before any model request, with the problems listed.
+func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec) error {
+	rep, err := run.Check(ctx, opts, worker, nil)
+	if err != nil {
+		return err
+	}
+	if rep.Problems > 0 {
+		printCheck(a.stderr, rep)
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: the environment lacks what the commands need (%s); fix it and rush again, or rush with --no-check",
+			opts.Feature, pluralf(rep.Problems, "%d problem", "%d problems"))}
+	}
+	var pass, expected int
+	for _, r := range rep.Results {
+		if r.Verdict == preflight.Pass {
+			pass++
+		} else {
+			expected++
+		}
+	}
+	if len(rep.Results) > 0 {
+		fmt.Fprintf(a.stderr, "zerg: check: %s on the base in %.1fs: %d pass, %d fail before the feature is written, no environment problem\n",
+			pluralf(len(rep.Results), "%d command", "%d commands"), rep.Seconds, pass, expected)
+	}
+	return nil
 }
 
 func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(string) bool) error {
@@ -201,6 +231,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 			return usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", cfg.Claude.APIKeyEnv)
 		}
 		worker.API = api
+	}
+	if !f.noCheck {
+		if err := rushCheck(ctx, a, opts, worker); err != nil {
+			return err
+		}
 	}
 	if err := claude.EnableSubreaper(); err != nil {
 		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)

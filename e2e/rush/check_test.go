@@ -1,0 +1,82 @@
+package rush
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckNamesWhatTheEnvironmentLacks: on a project whose Go code needs a
+// module no cache holds and whose gate needs a tool no PATH has, zerg check
+// names each in one line and exits 1, and zerg rush stops with the same
+// lines before a single request reaches the model. The control is the demo
+// as it is: every failure there is the feature's, and the check passes.
+func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("SKIPPED: no go command on this machine")
+	}
+	p := newProject(t, func(dir string) {
+		write := func(rel, s string) {
+			if err := os.WriteFile(filepath.Join(dir, rel), []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A module path no cache on any machine holds.
+		write("go.mod", "module example.com/greeter\n\ngo 1.22\n\nrequire example.invalid/nowhere v1.2.3\n")
+		write("go.sum", "example.invalid/nowhere v1.2.3 h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\nexample.invalid/nowhere v1.2.3/go.mod h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
+		write("dep.go", "package greeter\n\nimport _ \"example.invalid/nowhere\"\n")
+		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
+			return strings.Replace(s, "\ngates:\n", "\ngates:\n  - name: build\n    command: go build ./...\n  - name: lint\n    command: zerg-test-no-such-linter run\n", 1)
+		})
+	})
+	r := p.zerg("check", "demo")
+	if r.code != 1 {
+		t.Fatalf("zerg check: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"PROBLEM   gate build: missing module example.invalid/nowhere@v1.2.3",
+		"PROBLEM   gate lint: missing tool zerg-test-no-such-linter",
+	} {
+		if n := strings.Count(r.stdout, want); n != 1 {
+			t.Errorf("check output has %d lines with %q, want 1:\n%s", n, want, r.stdout)
+		}
+	}
+	var rep struct {
+		Problems int `json:"problems"`
+		Results  []struct {
+			Verdict string `json:"verdict"`
+		} `json:"results"`
+	}
+	j := p.zerg("check", "demo", "--json")
+	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || j.code != 1 || rep.Problems != 2 {
+		t.Fatalf("check --json: exit %d, %d problems (%v)\n%s", j.code, rep.Problems, err, j.stdout)
+	}
+
+	r = p.zerg("rush", "demo", "--rehearse")
+	if r.code != 1 || !strings.Contains(r.stderr, "missing tool zerg-test-no-such-linter") || !strings.Contains(r.stderr, "the environment lacks") {
+		t.Fatalf("rush: exit %d, want 1 naming the problems\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "runs", "demo", "mockapi.jsonl")); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+		t.Fatalf("the model got requests although the check failed:\n%s", data)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")); err == nil {
+		t.Fatal("the rush started a run although the check failed")
+	}
+	p.assertUserUntouched()
+}
+
+// The control: the demo's verification commands all fail on the base for
+// want of the feature, which is expected, and its rush goes on.
+func TestCheckOfTheDemoIsClean(t *testing.T) {
+	p := newProject(t, nil)
+	r := p.zerg("check", "demo")
+	if r.code != 0 || !strings.Contains(r.stdout, "no environment problem") || strings.Contains(r.stdout, "PROBLEM") {
+		t.Fatalf("zerg check of the demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "expected  verification L1-names") {
+		t.Fatalf("the demo's first task is not an expected failure:\n%s", r.stdout)
+	}
+}

@@ -69,6 +69,7 @@ type taskFig struct {
 
 // rushFig is what one `zerg rush` did.
 type rushFig struct {
+	Command string  `json:"command"`
 	Seconds float64 `json:"seconds"`
 	Exit    int     `json:"exit"`
 	State   string  `json:"state"`
@@ -82,9 +83,9 @@ type rushFig struct {
 	// WorkerNetwork: the network interfaces a worker saw ("lo": none but
 	// loopback); empty when the probe did not run.
 	WorkerNetwork string `json:"worker_network"`
-	// StartupSeconds: from starting zerg to its run_started event (config,
-	// sandbox checks, worker users); FinishSeconds: from the last level's
-	// verdict to the process's exit.
+	// StartupSeconds: from starting zerg to its run_started event (the
+	// config, the check of the environment, the sandbox's setup);
+	// FinishSeconds: from the last level's verdict to the process's exit.
 	StartupSeconds float64      `json:"startup_seconds"`
 	FinishSeconds  float64      `json:"finish_seconds"`
 	Attempts       []attemptFig `json:"attempts"`
@@ -292,9 +293,11 @@ func exitCode(err error) int {
 
 // rush runs `zerg rush FEATURE --rehearse` in repo: the scripted model, the
 // real CLI, the default (sandbox) mode, and the user's environment.
-func rush(ctx context.Context, p *project, t tools, repo, dir string) (rushFig, error) {
+func rush(ctx context.Context, p *project, t tools, repo, dir string, flags ...string) (rushFig, error) {
 	var fig rushFig
-	cmd := exec.CommandContext(ctx, t.zerg, "rush", p.feature, "--rehearse", "--json")
+	args := append([]string{"rush", p.feature, "--rehearse"}, flags...)
+	fig.Command = "zerg " + strings.Join(args, " ")
+	cmd := exec.CommandContext(ctx, t.zerg, append(args, "--json")...)
 	cmd.Dir = repo
 	cmd.Env = environ("ZERG_CLAUDE="+t.claude, "ZERG_WORKSPACES="+filepath.Join(dir, "ws"), "NO_COLOR=1")
 	var so, se bytes.Buffer

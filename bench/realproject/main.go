@@ -35,6 +35,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the report as one JSON object")
 	zergBin := flag.String("zerg", "", "zerg binary (default: build one from this repository)")
 	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
+	rushFlags := flag.String("rush-flags", "", "extra flags for zerg rush, space-separated (e.g. --no-check), to compare a product option")
 	flag.Parse()
 	var p *project
 	switch *lang {
@@ -48,7 +49,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	r, err := benchmark(ctx, p, *zergBin, *keep, os.Stderr)
+	r, err := benchmark(ctx, p, *zergBin, strings.Fields(*rushFlags), *keep, os.Stderr)
 	if r != nil {
 		if *asJSON {
 			enc := json.NewEncoder(os.Stdout)
@@ -70,7 +71,7 @@ func main() {
 // benchmark fetches the project, times the feature by hand and by zerg rush,
 // and checks the integration branch. A rush that does not deliver is a
 // result, not an error: the report says what failed.
-func benchmark(ctx context.Context, p *project, zergBin string, keep bool, log io.Writer) (*result, error) {
+func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []string, keep bool, log io.Writer) (*result, error) {
 	dir, err := workDir()
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func benchmark(ctx context.Context, p *project, zergBin string, keep bool, log i
 	if err := warmUp(ctx, p, repo, co); err != nil {
 		return r, err
 	}
-	if r.Rush, err = rush(ctx, p, t, repo, dir); err != nil {
+	if r.Rush, err = rush(ctx, p, t, repo, dir, rushFlags...); err != nil {
 		return r, err
 	}
 	fmt.Fprintln(log, "realproject: the same commands by hand")
@@ -141,7 +142,7 @@ func (r *result) print(w io.Writer) {
 		line("by hand: "+f.What, v)
 	}
 	line("by hand", secs(r.ByHandSeconds))
-	line("rush", fmt.Sprintf("%s  (zerg rush %s --rehearse: sandbox mode, %d workers)", secs(r.Rush.Seconds), r.Feature, r.Rush.Workers))
+	line("rush", fmt.Sprintf("%s  (%s: sandbox mode, %d workers)", secs(r.Rush.Seconds), r.Rush.Command, r.Rush.Workers))
 	line("rush: startup", secs(r.Rush.StartupSeconds))
 	for _, a := range r.Rush.Attempts {
 		v := fmt.Sprintf("%s  worker %s, verify+commit %s, %s", secs(a.Seconds), secs(a.WorkerSeconds), secs(a.VerifySeconds), a.Class)

@@ -251,6 +251,24 @@ func (p *project) config() string {
 	return b.String()
 }
 
+// applyDraft writes the task's files as the scripted model first writes them.
+func (p *project) applyDraft(t task, dir string) error {
+	for _, f := range t.create {
+		s, err := p.draft(t, f)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, []byte(s), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // applyTask writes the task's files as they are when it is done.
 func (p *project) applyTask(t task, dir string) error {
 	for _, f := range t.create {

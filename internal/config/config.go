@@ -48,6 +48,7 @@ type Config struct {
 	Heartbeat     Heartbeat     `yaml:"heartbeat"`
 	Launch        Launch        `yaml:"launch" zerg:"unavailable"`
 	Verification  Verification  `yaml:"verification"`
+	Design        Design        `yaml:"design"`
 	Gates         []Gate        `yaml:"gates"`
 	Env           Env           `yaml:"env"`
 	Egress        Egress        `yaml:"egress"`
@@ -77,13 +78,23 @@ type Claude struct {
 type Models struct {
 	Implement string `yaml:"implement"` // tasks that write code: every worker in this version
 	Fallback  string `yaml:"fallback"`  // --fallback-model when overloaded; empty: none
+	// The sessions of zerg plan, zerg design and zerg review; empty: Implement.
+	Plan   string `yaml:"plan"`
+	Design string `yaml:"design"`
+	Review string `yaml:"review"`
 
-	// Not built: no role but implement starts a model in this version.
+	// Not built: no other role starts a model in this version.
 	Simple string `yaml:"simple" zerg:"unavailable"`
-	Plan   string `yaml:"plan" zerg:"unavailable"`
-	Design string `yaml:"design" zerg:"unavailable"`
-	Review string `yaml:"review" zerg:"unavailable"`
 	Debug  string `yaml:"debug" zerg:"unavailable"`
+}
+
+// For returns the model of a journey role: its own when set, else Implement.
+func (m Models) For(role string) string {
+	v := map[string]string{"plan": m.Plan, "design": m.Design, "review": m.Review}[role]
+	if v == "" {
+		return m.Implement
+	}
+	return v
 }
 
 // Budget caps spending. Zero means no limit for task_usd and max_turns.
@@ -137,6 +148,13 @@ type Launch struct {
 type Verification struct {
 	// Timeout applies when a task has no timeout_seconds.
 	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Design tunes zerg design.
+type Design struct {
+	// MaxRounds bounds the design sessions: round 1 writes the task graph,
+	// each later round gets the validation errors of the previous one.
+	MaxRounds int `yaml:"max_rounds"`
 }
 
 // Gate is a quality gate run on the merged integration head.
@@ -279,6 +297,7 @@ func Default() Config {
 		Backpressure: Backpressure{Window: 20, MinSamples: 5, Yellow: 0.2, Red: 0.5},
 		Heartbeat:    Heartbeat{StallTimeout: 120 * time.Second},
 		Verification: Verification{Timeout: 10 * time.Minute},
+		Design:       Design{MaxRounds: 3},
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},

@@ -74,7 +74,7 @@ func unavailablePaths(t *testing.T) []string {
 
 func TestUnavailableOptions(t *testing.T) {
 	got := unavailablePaths(t)
-	want := []string{"models.simple", "models.plan", "models.design", "models.review", "models.debug",
+	want := []string{"models.simple", "models.debug",
 		"budget.run_usd", "budget.confirm_above_usd", "launch.stagger"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("unavailable options %v, want %v", got, want)
@@ -92,6 +92,9 @@ func TestUnavailableOptions(t *testing.T) {
 	// It chose subprocess mode, the only mode then; it keeps it.
 	wantCfg := Default()
 	wantCfg.Mode = "subprocess"
+	// The models of plan, design and review were written then too; they
+	// are built now, so they keep what the file says.
+	wantCfg.Models.Plan, wantCfg.Models.Design, wantCfg.Models.Review = "sonnet", "opus", "sonnet"
 	if !reflect.DeepEqual(cfg, wantCfg) {
 		t.Fatalf("old template loads to %+v, want the defaults with mode subprocess %+v", cfg, wantCfg)
 	}
@@ -110,7 +113,7 @@ func TestUnavailableOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := cfg.Map()
-	for _, key := range []string{"simple", "plan", "design", "review", "debug", "run_usd", "confirm_above_usd", "launch", "stagger"} {
+	for _, key := range []string{"simple", "debug", "run_usd", "confirm_above_usd", "launch", "stagger"} {
 		if strings.Contains(string(out), key+":") {
 			t.Errorf("config show prints %s:\n%s", key, out)
 		}
@@ -119,8 +122,8 @@ func TestUnavailableOptions(t *testing.T) {
 		t.Error("Map() has launch")
 	}
 
-	if _, ok := m["models"].(map[string]any)["design"]; ok {
-		t.Error("Map() has models.design")
+	if _, ok := m["models"].(map[string]any)["debug"]; ok {
+		t.Error("Map() has models.debug")
 	}
 	if _, ok := m["budget"].(map[string]any)["run_usd"]; ok {
 		t.Error("Map() has budget.run_usd")
@@ -259,7 +262,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, egress, sandbox, toolchains, caches, worker_policy, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, sandbox, toolchains, caches, worker_policy, security, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -301,14 +304,14 @@ func TestParseProblems(t *testing.T) {
 		{"schedule dag", "schedule: dag\n",
 			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
-		{"model role not built", "models:\n  design: haiku\n",
-			[]string{f + `:2: models.design: is not available in this version; there is no zerg design command; remove the line`}},
+		{"journey model not a model", "models:\n  design: \"not a model\"\n",
+			[]string{f + `:2: models.design: "not a model" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement`}},
+		{"design rounds out of range", "design:\n  max_rounds: 0\n",
+			[]string{f + `:2: design.max_rounds: 0 is out of range; use a whole number from 1 to 20`}},
 		{"simple role not built", "models:\n  simple: sonnet\n",
 			[]string{f + `:2: models.simple: is not available in this version; workers use models.implement (or a task's own model); remove the line`}},
-		{"plan, review and debug roles not built", "models:\n  plan: opus\n  review: haiku\n  debug: x\n",
+		{"plan and review roles built, debug not", "models:\n  plan: opus\n  review: haiku\n  debug: x\n",
 			[]string{
-				f + `:2: models.plan: is not available in this version; there is no zerg plan command; remove the line`,
-				f + `:3: models.review: is not available in this version; there is no zerg review command; remove the line`,
 				f + `:4: models.debug: is not available in this version; there is no zerg debug command; remove the line`,
 			}},
 		{"model roles at their old defaults", "models:\n  simple: haiku\n  plan: sonnet\n  design: opus\n  review: sonnet\n  debug: sonnet\n", nil},
@@ -423,7 +426,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, gates, env, egress, sandbox, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, sandbox, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",

@@ -38,6 +38,9 @@ claude:
 models:
   implement: sonnet   # every worker's model
   fallback: ""        # model to switch to when the main one is overloaded; empty: none
+  plan: ""            # zerg plan's session; empty: implement
+  design: ""          # zerg design's sessions; empty: implement
+  review: ""          # zerg review's session; empty: implement
 
 # Spending limits per task attempt; 0 means no limit.
 budget:
@@ -72,6 +75,11 @@ heartbeat:
 verification:
   # Timeout of a task's verification command when the task graph gives none.
   timeout: 10m
+
+design:
+  # zerg design: sessions at most, each later one told the previous task
+  # graph's validation errors (1-20).
+  max_rounds: 3
 
 # Quality gates run on the merged integration head after each level; a
 # failing required gate blocks the merge. Example:

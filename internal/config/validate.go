@@ -104,6 +104,11 @@ func (c Config) problems() []Problem {
 	if c.Models.Fallback != "" && !modelRE.MatchString(c.Models.Fallback) {
 		add("models.fallback", "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none", quote(c.Models.Fallback))
 	}
+	for _, m := range []struct{ path, v string }{{"models.plan", c.Models.Plan}, {"models.design", c.Models.Design}, {"models.review", c.Models.Review}} {
+		if m.v != "" && !modelRE.MatchString(m.v) {
+			add(m.path, "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement", quote(m.v))
+		}
+	}
 
 	// budget
 	usd("budget.task_usd", c.Budget.TaskUSD)
@@ -141,6 +146,7 @@ func (c Config) problems() []Problem {
 
 	positive("heartbeat.stall_timeout", c.Heartbeat.StallTimeout)
 	positive("verification.timeout", c.Verification.Timeout)
+	intRange("design.max_rounds", c.Design.MaxRounds, 1, 20)
 
 	// gates
 	names := map[string]int{}
@@ -325,9 +331,6 @@ var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])
 
 var unavailable = map[string]notBuilt{
 	"models.simple":            {"haiku", "workers use models.implement (or a task's own model); remove the line"},
-	"models.plan":              {"sonnet", "there is no zerg plan command; remove the line"},
-	"models.design":            {"opus", "there is no zerg design command; remove the line"},
-	"models.review":            {"sonnet", "there is no zerg review command; remove the line"},
 	"models.debug":             {"sonnet", "there is no zerg debug command; remove the line"},
 	"budget.run_usd":           {50.0, "nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line"},
 	"budget.confirm_above_usd": {10.0, "zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line"},

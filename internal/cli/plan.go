@@ -140,7 +140,6 @@ func runPlan(ctx context.Context, a *app, feature string, f planFlags) error {
 	return nil
 }
 
-
 // runInteractive runs the plan session on the terminal with the same hook
 // policy and tools as the non-interactive one.
 func runInteractive(ctx context.Context, a *app, m *journey.Claude, s journey.Session) error {

@@ -138,7 +138,9 @@ func (j *journeyCtx) scratch() error {
 	}
 	j.tmp = tmp
 	j.closers = append(j.closers, func() { os.RemoveAll(tmp) })
-	return nil
+	// The worker user (review's gates, as root) must pass through to the
+	// clone; nothing here becomes listable to it.
+	return os.Chmod(tmp, 0o711)
 }
 
 // clone makes a private clone of commit (the user's HEAD for plan and

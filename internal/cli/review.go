@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/journey"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+func init() { register(newReviewCmd) }
+
+func newReviewCmd(a *app) *cobra.Command {
+	var f journeyFlags
+	cmd := &cobra.Command{
+		Use:   "review FEATURE",
+		Short: "Review the integration branch: gates, secret scan, security rules and a Claude review",
+		Long: `Review zerg/FEATURE/integration in a private clone of its head (never your
+checkout): run the gates of .zerg/config.yaml, scan the diff against the run's
+base for secrets, list the security rules of the languages touched, and have
+Claude review the diff (read-only tools). Findings are graded blocking, major,
+minor or info and written to .zerg/specs/FEATURE/review.md, with review.json
+for programs. zerg merge refuses a head whose review has a blocking finding
+unless --force.
+
+A failing required gate and a secret are blocking; a failing optional gate
+is major. Gates run as in subprocess mode (as the worker user when zerg runs
+as root). --rehearse plays the model from the scenario, matching the prompt's
+first line "Review FEATURE:".
+
+Exit status: 0 no blocking finding, 1 a blocking finding (or the review
+session failed: nothing written), 2 bad input (nothing written).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReview(cmd.Context(), a, args[0], f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.rehearse, "rehearse", false, "use the scripted model (zerg mockapi) instead of the real API")
+	cmd.Flags().StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
+	return cmd
+}
+
+func runReview(ctx context.Context, a *app, feature string, f journeyFlags) error {
+	j, err := openJourney(ctx, a, feature, f)
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	branch := run.IntegrationBranch(feature)
+	head, err := j.repo.RevParse(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return usageErrorf("branch %s does not exist; deliver %s first with zerg rush %s", branch, feature, feature)
+	}
+	base, err := reviewBase(ctx, j, head)
+	if err != nil {
+		return err
+	}
+	model, err := j.connect(f, true)
+	if err != nil {
+		return err
+	}
+	var runAs *security.WorkerUser
+	if os.Geteuid() == 0 {
+		// Gates run code the workers wrote: never as root.
+		if runAs, err = security.EnsureWorkerUser(ctx, j.cfg.Security.WorkerUser); err != nil {
+			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", j.cfg.Security.WorkerUser, err)
+		}
+	}
+	ws, err := j.clone(ctx, head)
+	if err != nil {
+		return err
+	}
+	diff, err := j.repo.DiffCommits(ctx, base, head)
+	if err != nil {
+		return err
+	}
+	names, err := j.repo.Run(ctx, "diff", "--name-only", "--no-renames", base, head, "--")
+	if err != nil {
+		return err
+	}
+	changed := strings.Fields(names)
+
+	sum := &journey.Summary{Version: journey.SummaryVersion, Feature: feature, Branch: branch, Head: head, Base: base, Time: time.Now().UTC()}
+	add := func(fs ...journey.Finding) { sum.Findings = append(sum.Findings, fs...) }
+
+	// Gates, on the head.
+	if runAs != nil && len(j.cfg.Gates) > 0 {
+		if err := runAs.PrepareWorkspace(ws); err != nil {
+			return fmt.Errorf("hand the review clone to %s: %w", runAs.Name, err)
+		}
+	}
+	for _, g := range j.cfg.Gates {
+		fmt.Fprintf(a.stderr, "zerg: review: gate %s\n", g.Name)
+		sum.Checks = append(sum.Checks, "gate:"+g.Name)
+		add(gateFinding(g, runGate(ctx, j.cfg, g, ws, runAs)))
+	}
+
+	// Secrets in the lines the branch adds.
+	scanner, err := newSecretScanner(j.root)
+	if err != nil {
+		return err
+	}
+	sum.Checks = append(sum.Checks, "secrets")
+	for _, s := range scanner.ScanDiff(diff) {
+		add(journey.Finding{Severity: journey.Blocking, Source: "secrets", File: s.File, Line: s.Line,
+			Title:  fmt.Sprintf("possible secret (%s): %s", s.RuleID, s.Description),
+			Detail: "Remove it from the branch (and revoke it if it is real), or list a false positive in " + security.SecretsAllowFile + "."})
+	}
+
+	// Security rules of the languages touched.
+	var ruleNames []string
+	if j.cfg.SecurityRules.Enabled {
+		sum.Checks = append(sum.Checks, "rules")
+		var fnd journey.Finding
+		fnd, ruleNames = rulesFinding(j.root, j.cfg.SecurityRules, changed)
+		add(fnd)
+	}
+
+	// Claude's review of the diff.
+	sum.Checks = append(sum.Checks, "claude")
+	fmt.Fprintf(a.stderr, "zerg: review: Claude reviews %s\n", pluralf(len(changed), "%d changed file", "%d changed files"))
+	ans, err := model.Run(ctx, journey.Session{Name: "review", Workdir: ws,
+		Prompt: journey.ReviewPrompt(feature, base, head, diff, ruleNames),
+		System: journey.ReviewSystem, Tools: journey.ReaderTools, Model: j.cfg.Models.For("review")})
+	if err != nil {
+		return sessionFailed("review "+feature, err)
+	}
+	sum.CostUSD = ans.CostUSD
+	if fs, err := journey.ParseModelFindings(ans.Text); err != nil {
+		add(journey.Finding{Severity: journey.Major, Source: "claude", Title: "the review's answer could not be read: " + err.Error(),
+			Detail: truncate(strings.TrimSpace(ans.Text), 2000)})
+	} else {
+		add(fs...)
+	}
+
+	journey.Aggregate(sum)
+	if err := journey.WriteReview(j.specDir, sum); err != nil {
+		return err
+	}
+	printReview(a, j, sum)
+	if sum.Blocking {
+		return failedf("%s: %s at %s (%s); fix them and review again; zerg merge refuses this head without --force",
+			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head),
+			j.rel(filepath.Join(j.specDir, journey.ReviewFile)))
+	}
+	return nil
+}
+
+// reviewBase is the commit the branch is reviewed against: the run's base
+// when a run is recorded, else where the branch left HEAD.
+func reviewBase(ctx context.Context, j *journeyCtx, head string) (string, error) {
+	if slices.Contains(run.Runs(j.root), j.feature) {
+		if t, err := j.a.resolveRun(ctx, j.feature); err == nil {
+			if v, _, err := t.inspect(); err == nil && v.Base != "" {
+				return v.Base, nil
+			}
+		}
+	}
+	b, err := j.repo.Run(ctx, "merge-base", "HEAD", head)
+	if err != nil || strings.TrimSpace(b) == "" {
+		return "", usageErrorf("no base for %s: no recorded run and no common ancestor with HEAD", run.IntegrationBranch(j.feature))
+	}
+	return strings.TrimSpace(b), nil
+}
+
+type gateResult struct {
+	exit int
+	out  string
+}
+
+// runGate runs one gate in the review clone, as the run does in subprocess
+// mode.
+func runGate(ctx context.Context, cfg config.Config, g config.Gate, ws string, runAs *security.WorkerUser) gateResult {
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultGateTimeout
+	}
+	env := []string{"ZERG_GATE=" + g.Name}
+	pass := append([]string{"HOME"}, cfg.Env.Pass...)
+	if runAs != nil {
+		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
+	}
+	code, out := attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
+	return gateResult{code, out}
+}
+
+// gateFinding grades a gate's result: a failing required gate blocks.
+func gateFinding(g config.Gate, r gateResult) journey.Finding {
+	if r.exit == 0 {
+		return journey.Finding{Severity: journey.Info, Source: "gate", Title: fmt.Sprintf("gate %s passed", g.Name)}
+	}
+	sev := journey.Major
+	if g.Required {
+		sev = journey.Blocking
+	}
+	out := strings.TrimSpace(r.out)
+	if len(out) > 2000 {
+		out = "…" + out[len(out)-2000:]
+	}
+	return journey.Finding{Severity: sev, Source: "gate", Title: fmt.Sprintf("gate %s failed (exit %d): %s", g.Name, r.exit, g.Command), Detail: out}
+}
+
+// rulesFinding lists the security rules that apply to the changed files'
+// languages (an info finding) and returns their file names for the model.
+func rulesFinding(root string, rc config.SecurityRules, changed []string) (journey.Finding, []string) {
+	dest := security.RulesCacheDir(root, rc.Commit)
+	if _, err := verifyCache(dest, rc.Commit, security.ExpectedChecksum(rc.Commit, rc.SHA256)); err != nil {
+		return journey.Finding{Severity: journey.Info, Source: "rules", Title: "security rules not checked: " + err.Error()}, nil
+	}
+	files, err := security.RulesFor(dest, changed)
+	if err != nil {
+		return journey.Finding{Severity: journey.Info, Source: "rules", Title: "security rules not checked: " + err.Error()}, nil
+	}
+	var names, lines []string
+	for _, f := range files {
+		names = append(names, f.Path)
+		lines = append(lines, fmt.Sprintf("%s (%s: %s)", f.Path, f.Kind, strings.Join(f.For, ", ")))
+	}
+	return journey.Finding{Severity: journey.Info, Source: "rules",
+		Title:  fmt.Sprintf("%s apply to the files changed; the review was given their names", pluralf(len(files), "%d security rule file", "%d security rule files")),
+		Detail: strings.Join(lines, "\n")}, names
+}
+
+// printReview is the summary on stdout: counts, then every finding above info.
+func printReview(a *app, j *journeyCtx, s *journey.Summary) {
+	var counts []string
+	for _, sev := range journey.Severities {
+		counts = append(counts, fmt.Sprintf("%d %s", s.Counts[sev], sev))
+	}
+	fmt.Fprintf(a.stdout, "%s: review of %s at %s: %s\n", s.Feature, s.Branch, shortID(s.Head), strings.Join(counts, ", "))
+	for _, f := range s.Findings {
+		if f.Severity == journey.Info {
+			continue
+		}
+		where := ""
+		if f.File != "" {
+			where = " " + f.File
+			if f.Line > 0 {
+				where += fmt.Sprintf(":%d", f.Line)
+			}
+		}
+		fmt.Fprintf(a.stdout, "  %s [%s]%s: %s\n", f.Severity, f.Source, where, f.Title)
+	}
+	fmt.Fprintf(a.stdout, "wrote %s and %s\n", j.rel(filepath.Join(j.specDir, journey.ReviewFile)), j.rel(filepath.Join(j.specDir, journey.ReviewJSONFile)))
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -17,7 +18,7 @@ func init() { register(newMergeCmd) }
 
 func newMergeCmd(a *app) *cobra.Command {
 	var into string
-	var create bool
+	var create, force bool
 	cmd := &cobra.Command{
 		Use:   "merge [FEATURE] --into BRANCH",
 		Short: "Merge a delivered integration branch into a branch of yours",
@@ -27,7 +28,11 @@ when you ask. If BRANCH is checked out, your working tree must be clean.
 FEATURE may be left out when the repository has a single run.
 
 BRANCH must exist: a mistyped name is an error, not a new branch. --create
-creates it at the integration head when it does not exist.`,
+creates it at the integration head when it does not exist.
+
+When zerg review FEATURE reviewed the integration head and found something
+blocking (.zerg/specs/FEATURE/review.json), merge refuses (exit 1) unless
+--force. A review of an older head does not count.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,15 +43,16 @@ creates it at the integration head when it does not exist.`,
 			if len(args) == 1 {
 				feature = args[0]
 			}
-			return runMerge(cmd.Context(), a, feature, into, create)
+			return runMerge(cmd.Context(), a, feature, into, create, force)
 		},
 	}
 	cmd.Flags().StringVar(&into, "into", "", "the branch to merge into (required)")
 	cmd.Flags().BoolVar(&create, "create", false, "create BRANCH at the integration head if it does not exist")
+	cmd.Flags().BoolVar(&force, "force", false, "merge even though the review of the integration head has a blocking finding")
 	return cmd
 }
 
-func runMerge(ctx context.Context, a *app, feature, into string, create bool) error {
+func runMerge(ctx context.Context, a *app, feature, into string, create, force bool) error {
 	if err := gitx.ValidateRef(into); err != nil {
 		return usageErrorf("--into: %v", err)
 	}
@@ -66,6 +72,9 @@ func runMerge(ctx context.Context, a *app, feature, into string, create bool) er
 	head, err := repo.RevParse(ctx, "refs/heads/"+integration)
 	if err != nil {
 		return usageErrorf("branch %s is missing: %v", integration, err)
+	}
+	if err := reviewGate(a, t, head, force); err != nil {
+		return err
 	}
 	exists, err := repo.BranchExists(ctx, into)
 	if err != nil {
@@ -146,4 +155,25 @@ func runMerge(ctx context.Context, a *app, feature, into string, create bool) er
 	how := map[bool]string{true: "fast-forwarded", false: "merged"}[ff]
 	fmt.Fprintf(a.stdout, "%s %s into %s: %s → %s\n", how, integration, into, shortID(target), shortID(now))
 	return nil
+}
+
+// reviewGate refuses a head whose latest review has a blocking finding,
+// unless force; a forced merge says what it overrode.
+func reviewGate(a *app, t *runTarget, head string, force bool) error {
+	specDir := filepath.Join(t.root, ".zerg", "specs", t.feature)
+	latest, err := journey.LoadReview(specDir)
+	if err != nil {
+		return badInput(err)
+	}
+	if !journey.MergeBlock(latest, head) {
+		return nil
+	}
+	n := latest.Counts[journey.Blocking]
+	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), shortID(head),
+		pluralf(n, "%d blocking finding", "%d blocking findings"), filepath.Join(".zerg", "specs", t.feature, journey.ReviewFile))
+	if force {
+		fmt.Fprintf(a.stderr, "zerg: warning: %s; merging anyway (--force)\n", what)
+		return nil
+	}
+	return failedf("%s; fix them and run zerg review %s again, or merge anyway with --force", what, t.feature)
 }

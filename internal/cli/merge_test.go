@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/zergrush/zerg/internal/journey"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,44 @@ func TestMergeNotDelivered(t *testing.T) {
 	}
 	if f.branchAt(t, "main") != f.base {
 		t.Fatal("main moved")
+	}
+}
+
+// TestMergeRefusesBlockingReview: a review of the integration head with a
+// blocking finding stops the merge (exit 1, one line naming --force, no
+// branch moves); --force merges; a review of an older head does not count.
+func TestMergeRefusesBlockingReview(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	specDir := filepath.Join(f.root, ".zerg", "specs", "auth")
+	review := func(head string, blocking bool) {
+		s := &journey.Summary{Version: journey.SummaryVersion, Feature: "auth", Head: head}
+		if blocking {
+			s.Findings = []journey.Finding{{Severity: journey.Blocking, Source: "claude", Title: "bad"}}
+		}
+		journey.Aggregate(s)
+		if err := journey.WriteReview(specDir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	review(f.head, true)
+	code, out, errs := runZerg(t, "merge", "auth", "--into", "main")
+	if code != ExitFailed || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "1 blocking finding") || !strings.Contains(errs, "--force") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if f.branchAt(t, "main") != f.base {
+		t.Fatal("main moved although the merge was refused")
+	}
+	// A review of another head (the branch moved on since) does not block.
+	review(f.base, true)
+	if code, _, errs := runZerg(t, "merge", "auth", "--into", "other", "--create"); code != ExitOK {
+		t.Fatalf("stale review blocked: exit %d %q", code, errs)
+	}
+	review(f.head, true)
+	code, out, errs = runZerg(t, "merge", "auth", "--into", "main", "--force")
+	if code != ExitOK || !strings.Contains(out, "fast-forwarded") || !strings.Contains(errs, "merging anyway (--force)") {
+		t.Fatalf("--force: exit %d %q %q", code, out, errs)
+	}
+	if f.branchAt(t, "main") != f.head {
+		t.Fatal("main not at the integration head after --force")
 	}
 }

@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"github.com/zergrush/zerg/internal/journey"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/journey"
 )
 
 // TestMergeIntoMissingBranch: a mistyped target is a usage error that

@@ -86,14 +86,12 @@ type Summary struct {
 // SummaryVersion is the review.json format version.
 const SummaryVersion = 1
 
-// Aggregate sorts the findings (worst first, then by source, file and
-// line, keeping the order within) and counts them.
+// Aggregate sorts the findings worst first (keeping the order of each
+// severity: gates, secrets, rules, then the model's), counts them, and sets
+// Blocking.
 func Aggregate(s *Summary) {
 	slices.SortStableFunc(s.Findings, func(a, b Finding) int {
-		if d := a.Severity.Rank() - b.Severity.Rank(); d != 0 {
-			return d
-		}
-		return 0
+		return a.Severity.Rank() - b.Severity.Rank()
 	})
 	s.Counts = map[Severity]int{}
 	for _, sev := range Severities {

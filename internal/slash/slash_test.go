@@ -1,0 +1,235 @@
+package slash
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// testTree is a small zerg-like tree: a runnable command with flags and a
+// required flag, a parent with subcommands, a hidden command.
+func testTree() *cobra.Command {
+	root := &cobra.Command{Use: "zerg"}
+	run := func(*cobra.Command, []string) error { return nil }
+	rush := &cobra.Command{Use: "rush FEATURE", Short: "Run it", Args: cobra.ExactArgs(1), RunE: run}
+	rush.Flags().IntP("workers", "w", 0, "workers at once")
+	rush.Flags().Bool("resume", false, "continue")
+	rush.Flags().String("graph", "", "graph `file`")
+	status := &cobra.Command{Use: "status [FEATURE]", Short: "Show a run", Args: cobra.MaximumNArgs(1), RunE: run}
+	status.Flags().BoolP("watch", "W", false, "redraw")
+	stop := &cobra.Command{Use: "stop [FEATURE]", Short: "Stop a run", Args: cobra.MaximumNArgs(1), RunE: run}
+	merge := &cobra.Command{Use: "merge [FEATURE] --into BRANCH", Short: "Merge it", Args: cobra.MaximumNArgs(1), RunE: run}
+	merge.Flags().String("into", "", "the branch")
+	_ = merge.MarkFlagRequired("into")
+	graph := &cobra.Command{Use: "graph", Short: "Graphs", Args: cobra.ArbitraryArgs, RunE: run}
+	validate := &cobra.Command{Use: "validate [FILE|FEATURE]", Short: "Check a graph", Args: cobra.MaximumNArgs(1), RunE: run}
+	validate.Flags().Bool("strict", false, "warnings are errors")
+	graph.AddCommand(validate)
+	hook := &cobra.Command{Use: "hook", Hidden: true, RunE: run}
+	root.AddCommand(rush, status, stop, merge, graph, hook)
+	return root
+}
+
+func TestCheckInvocation(t *testing.T) {
+	root := testTree()
+	good := []string{
+		"zerg rush $ARGUMENTS",
+		"zerg rush FEATURE --resume",
+		"zerg rush demo -w 4 --graph=g.json",
+		"zerg rush FEATURE --workers 4 --resume",
+		"zerg rush FEATURE [flags]",
+		"zerg status",
+		"zerg status -W | head -n 3", // the check stops at the pipe
+		"zerg status FEATURE -W",
+		"zerg merge FEATURE --into BRANCH",
+		"zerg merge [FEATURE] --into BRANCH [flags]",
+		"zerg graph $ARGUMENTS",
+		"zerg graph validate [FILE|FEATURE] [flags]",
+		"zerg graph validate --strict",
+		"zerg rush --help",
+	}
+	for _, s := range good {
+		if err := CheckInvocation(root, s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	bad := map[string]string{
+		"zerg rush FEATURE --turbo":      "has no flag --turbo",
+		"zerg rush FEATURE -x":           "has no flag -x",
+		"zerg rush FEATURE --workers":    "needs a value",
+		"zerg rush":                      "accepts 1 arg",
+		"zerg rush a b":                  "accepts 1 arg",
+		"zerg rsuh FEATURE":              "unknown command",
+		"zerg status --json":             "has no flag --json",
+		"zerg merge FEATURE":             "needs --into",
+		"zerg graph valdiate x":          `has no subcommand "valdiate"`,
+		"zerg graph validate --strcit":   "has no flag --strcit",
+		"zerg hook":                      "not a user-facing command",
+		"zerg --resume":                  "names no zerg command",
+		"git status":                     `does not start with "zerg"`,
+		"zerg graph validate --strict=1": "", // a value for a bool flag is fine
+	}
+	for s, want := range bad {
+		err := CheckInvocation(root, s)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", s, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q: got %v, want an error containing %q", s, err, want)
+		}
+	}
+}
+
+func TestInvocations(t *testing.T) {
+	text := "Run `zerg rush $ARGUMENTS` then `git log`.\n```\n$ zerg status\nls\n```\nNot code: zerg rush x. `zerg`\n"
+	got := Invocations(text)
+	if len(got) != 2 || got[0].Text != "zerg rush $ARGUMENTS" || got[0].Line != 1 || got[1].Text != "zerg status" || got[1].Line != 3 {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func installedSet(files []File) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range files {
+		m[f.Path] = true
+	}
+	return m
+}
+
+func TestRenderChecks(t *testing.T) {
+	root := testTree()
+	// No per-command notes: they name commands this small tree lacks.
+	files, err := Render(root, Options{Exit: ExitCodes{0, 1, 2, 3, 4}, Templates: map[string]string{"notes.md.tmpl": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	want := ".claude/commands/z/rush.md .claude/commands/z/st.md " +
+		".claude/commands/z/stop.md " +
+		".claude/commands/zerg/graph.md .claude/commands/zerg/merge.md .claude/commands/zerg/rush.md .claude/commands/zerg/status.md .claude/commands/zerg/stop.md " +
+		".claude/zerg/graph.md .claude/zerg/merge.md .claude/zerg/rush.md .claude/zerg/status.md .claude/zerg/stop.md"
+	if got := strings.Join(paths, " "); got != want {
+		t.Fatalf("files:\n%s\nwant\n%s", got, want)
+	}
+	inst := installedSet(files)
+	for _, f := range files {
+		for _, p := range CheckFile(root, f.Path, f.Content, inst) {
+			t.Errorf("%s", p)
+		}
+	}
+	rush := string(files[5].Content)
+	if files[5].Path != CommandsDir+"/rush.md" {
+		t.Fatal(files[5].Path)
+	}
+	for _, s := range []string{"allowed-tools: Bash(zerg rush:*)\n", "argument-hint: \"FEATURE [flags]\"\n", "Run `zerg rush $ARGUMENTS`", ".claude/zerg/rush.md"} {
+		if !strings.Contains(rush, s) {
+			t.Errorf("rush.md lacks %q:\n%s", s, rush)
+		}
+	}
+}
+
+func TestInstall(t *testing.T) {
+	root := t.TempDir()
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		return string(b)
+	}
+	write := func(p, s string) {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	actions := func(rs []Result) string {
+		var b strings.Builder
+		for _, r := range rs {
+			b.WriteString(string(r.Action) + " " + r.Path + "\n")
+		}
+		return b.String()
+	}
+	install := func(files ...File) string {
+		t.Helper()
+		if err := Check(root); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := Install(root, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return actions(rs)
+	}
+	a, b, c := CommandsDir+"/a.md", CommandsDir+"/b.md", DetailsDir+"/c.md"
+	f := func(p, s string) File { return File{Path: p, Content: []byte(s)} }
+
+	if got := install(f(a, "a1"), f(b, "b1"), f(c, "c1")); got != "created "+a+"\ncreated "+b+"\ncreated "+c+"\ncreated "+ManifestPath+"\n" {
+		t.Fatalf("first:\n%s", got)
+	}
+	manifest := read(ManifestPath)
+	// Again: nothing written.
+	if got := install(f(a, "a1"), f(b, "b1"), f(c, "c1")); got != "exists "+a+"\nexists "+b+"\nexists "+c+"\nexists "+ManifestPath+"\n" {
+		t.Fatalf("second:\n%s", got)
+	}
+	if read(ManifestPath) != manifest {
+		t.Fatal("manifest rewritten")
+	}
+	// The user edits a; zerg's templates change for a and b: b is updated,
+	// a is kept, and kept again by the next run.
+	write(a, "mine")
+	want := "kept " + a + "\nupdated " + b + "\nexists " + c + "\nupdated " + ManifestPath + "\n"
+	if got := install(f(a, "a2"), f(b, "b2"), f(c, "c1")); got != want {
+		t.Fatalf("third:\n%s", got)
+	}
+	if read(a) != "mine" || read(b) != "b2" {
+		t.Fatalf("a=%q b=%q", read(a), read(b))
+	}
+	if got := install(f(a, "a2"), f(b, "b2"), f(c, "c1")); got != "kept "+a+"\nexists "+b+"\nexists "+c+"\nexists "+ManifestPath+"\n" {
+		t.Fatalf("fourth:\n%s", got)
+	}
+	// The user reverts a to zerg's last version: it is zerg's again.
+	write(a, "a1")
+	if got := install(f(a, "a2"), f(b, "b2"), f(c, "c1")); !strings.HasPrefix(got, "updated "+a+"\n") || read(a) != "a2" {
+		t.Fatalf("revert:\n%s", got)
+	}
+	// The user deletes b: it stays deleted. c's command is gone: c is removed;
+	// an edited file of a gone command is kept.
+	if err := os.Remove(filepath.Join(root, b)); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "mine again")
+	want = "skipped " + b + "\nkept " + a + "\nremoved " + c + "\nupdated " + ManifestPath + "\n"
+	if got := install(f(b, "b2")); got != want {
+		t.Fatalf("fifth:\n%s\nwant\n%s", got, want)
+	}
+	if read(a) != "mine again" || !strings.Contains(read(b), "no such file") || !strings.Contains(read(c), "no such file") {
+		t.Fatalf("a=%q b=%q c=%q", read(a), read(b), read(c))
+	}
+	// A file zerg never wrote is the user's.
+	write(CommandsDir+"/d.md", "theirs")
+	if got := install(f(b, "b2"), f(CommandsDir+"/d.md", "d1")); !strings.Contains(got, "kept "+CommandsDir+"/d.md\n") || read(CommandsDir+"/d.md") != "theirs" {
+		t.Fatalf("foreign:\n%s", got)
+	}
+	// A manifest that is not JSON stops init before anything is written.
+	write(ManifestPath, "{")
+	if err := Check(root); err == nil || !strings.Contains(err.Error(), ManifestPath) {
+		t.Fatalf("check: %v", err)
+	}
+	// So does a file where a directory must be.
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, ".claude/commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, CommandsDir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(other); err == nil || !strings.Contains(err.Error(), CommandsDir+" exists but is not a directory") {
+		t.Fatalf("check: %v", err)
+	}
+}

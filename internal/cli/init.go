@@ -57,19 +57,20 @@ type initStep struct {
 type initEnv struct {
 	ctx  context.Context
 	a    *app
-	root string // repository root (absolute)
+	root string         // repository root (absolute)
+	cmds *cobra.Command // the command tree, for the slash commands (nil: skipped)
 }
 
 func (e *initEnv) abs(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
 
-// initSteps lists init's steps in order. Later work adds slash commands,
-// the security rules fetch and the pre-commit hook here.
+// initSteps lists init's steps in order.
 func initSteps() []initStep {
 	return []initStep{
 		{name: "config", check: checkConfigFile, apply: writeConfigFile},
 		rulesStep(),
 		{name: "specs", check: checkSpecsDir, apply: makeSpecsDir},
 		{name: "gitignore", check: checkGitignore, apply: updateGitignore},
+		slashStep(),
 		precommitStep(),
 	}
 }
@@ -78,21 +79,23 @@ func newInitCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Set up zerg in this git repository (.zerg/config.yaml, .zerg/specs/, .gitignore)",
+		Short: "Set up zerg in this git repository (.zerg/config.yaml, .zerg/specs/, .gitignore, slash commands)",
 		Long: `Sets up zerg at the root of the current git repository: writes
-.zerg/config.yaml with every option at its default, creates .zerg/specs/ and
-adds zerg's run state to .gitignore. Running it again changes nothing; an
-existing config is checked, never overwritten.`,
+.zerg/config.yaml with every option at its default, creates .zerg/specs/,
+adds zerg's run state to .gitignore, and installs the Claude Code slash
+commands (/zerg:NAME for every zerg command, /z: shortcuts) in .claude/.
+Running it again changes nothing; an existing config is checked, never
+overwritten, and a slash command file you edited is kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInit(cmd.Context(), a, asJSON)
+			return runInit(cmd.Context(), a, cmd.Root(), asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was created as a JSON object")
 	return cmd
 }
 
-func runInit(ctx context.Context, a *app, asJSON bool) error {
+func runInit(ctx context.Context, a *app, cmds *cobra.Command, asJSON bool) error {
 	cwd, err := a.getwd()
 	if err != nil {
 		return failedf("find the current directory: %v", err)
@@ -101,7 +104,7 @@ func runInit(ctx context.Context, a *app, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	env := &initEnv{ctx: ctx, a: a, root: root}
+	env := &initEnv{ctx: ctx, a: a, root: root, cmds: cmds}
 	steps := initSteps()
 	for _, s := range steps {
 		if err := s.check(env); err != nil {

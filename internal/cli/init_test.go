@@ -1,10 +1,21 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/slash"
 )
 
 func TestMissingIgnoreEntries(t *testing.T) {
@@ -55,5 +66,277 @@ func TestUpdateGitignoreKeepsCRLF(t *testing.T) {
 	again, _ := os.ReadFile(path)
 	if string(again) != want || !reflect.DeepEqual(r.Existing, []string{".gitignore"}) {
 		t.Fatalf("second run changed the file or the report: %q %+v", again, r)
+	}
+}
+
+// slashRepo is a git repository with a config that skips the security rules
+// fetch (no network in tests), ready for zerg init.
+func slashRepo(t *testing.T) *testRepo {
+	t.Helper()
+	r := newTestRepo(t)
+	r.write(".zerg/config.yaml", "security_rules:\n  enabled: false\n")
+	return r
+}
+
+// runInitAt runs `zerg init` through the real command tree with dir as the
+// working directory and returns its stdout.
+func runInitAt(t *testing.T, dir string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb)
+	a.getwd = func() (string, error) { return dir, nil }
+	root := newRootCmd(a)
+	root.SetArgs([]string{"init"})
+	if _, err := root.ExecuteContextC(context.Background()); err != nil {
+		t.Fatalf("zerg init: %v\n%s%s", err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// slashFiles reads every file zerg init may write for the slash commands.
+func slashFiles(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, dir := range []string{".claude", ".zerg/slash-commands.json"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(root, p)
+			files[filepath.ToSlash(rel)] = b
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// TestInitSlashCommandsCallRealCommands is the promise of the slash commands:
+// zerg init installs one /zerg: command (and its details) per user-facing
+// command of the real tree, and every `zerg ...` line in every installed
+// file, every allowed-tools rule and every /zerg:, /z: and details reference
+// names a command that exists, with flags that command has.
+func TestInitSlashCommandsCallRealCommands(t *testing.T) {
+	r := slashRepo(t)
+	runInitAt(t, r.dir)
+	files := slashFiles(t, r.dir)
+	tree := newRootCmd(newApp(io.Discard, io.Discard))
+
+	// The list comes from the tree: every command a user can see (cobra's
+	// help and completion aside) has its /zerg: file and its details, and
+	// nothing else is there.
+	var want []string
+	for _, c := range tree.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		want = append(want, c.Name())
+	}
+	var got, details []string
+	installed := map[string]bool{}
+	for p := range files {
+		installed[p] = true
+		if name, ok := strings.CutPrefix(p, slash.CommandsDir+"/"); ok {
+			got = append(got, strings.TrimSuffix(name, ".md"))
+		}
+		if name, ok := strings.CutPrefix(p, slash.DetailsDir+"/"); ok {
+			details = append(details, strings.TrimSuffix(name, ".md"))
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	sort.Strings(details)
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(details, want) {
+		t.Fatalf("installed /zerg: commands %v, details %v; the tree has %v", got, details, want)
+	}
+	for _, a := range slash.Aliases {
+		has := installed[slash.AliasDir+"/"+a.Name+".md"]
+		c, _, err := tree.Find([]string{a.Command})
+		if inTree := err == nil && c != tree; inTree != has {
+			t.Errorf("/z:%s installed: %v; zerg %s in the tree: %v", a.Name, has, a.Command, inTree)
+		}
+	}
+
+	// Every reference in every file checks out against the tree.
+	checked := 0
+	for p, b := range files {
+		if !strings.HasSuffix(p, ".md") {
+			continue
+		}
+		for _, prob := range slash.CheckFile(tree, p, b, installed) {
+			t.Errorf("%s", prob)
+		}
+		invs := slash.Invocations(string(b))
+		checked += len(invs)
+		// A command file runs its own command.
+		if name, ok := strings.CutPrefix(p, slash.CommandsDir+"/"); ok {
+			self := "zerg " + strings.TrimSuffix(name, ".md") + " $ARGUMENTS"
+			found := false
+			for _, inv := range invs {
+				found = found || inv.Text == self
+			}
+			if !found {
+				t.Errorf("%s does not run `%s`", p, self)
+			}
+		}
+		if bytes.Contains(b, []byte("!`")) {
+			t.Errorf("%s holds \"!`\", which Claude Code runs as a shell command", p)
+		}
+	}
+	if checked < 3*len(want) {
+		t.Fatalf("only %d zerg invocations checked in %d files", checked, len(files))
+	}
+	if rush := string(files[slash.CommandsDir+"/rush.md"]); !strings.Contains(rush, "allowed-tools: Bash(zerg rush:*), Bash(zerg status:*)\n") {
+		t.Errorf("rush.md does not pre-approve exactly the commands it runs:\n%s", rush)
+	}
+
+	// Controls: the same checker catches a made-up flag, a misspelt
+	// subcommand, a command that does not exist, a wrong allowed-tools rule
+	// and a slash command that is not installed.
+	broken := "---\nallowed-tools: Bash(zerg rsuh:*)\n---\n" +
+		"Run `zerg rush FEATURE --turbo`, then `zerg graph valdiate FEATURE`,\n" +
+		"`zerg nosuch` and /zerg:nosuch.\n"
+	probs := slash.CheckFile(tree, "broken.md", []byte(broken), installed)
+	var msgs []string
+	for _, p := range probs {
+		msgs = append(msgs, p.String())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"zerg rsuh", "has no flag --turbo", `has no subcommand "valdiate"`, `unknown command "nosuch"`, "/zerg:nosuch"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the checker missed %q; it found:\n%s", want, all)
+		}
+	}
+	// And a template with a made-up flag is caught in every file it renders.
+	core, err := slash.TemplateText("command.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := slashOptions()
+	opt.Templates = map[string]string{"command.md.tmpl": core + "\nWhen unsure, run `zerg {{.Name}} --made-up-flag`.\n"}
+	bad, err := slash.Render(tree, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caught := 0
+	for _, f := range bad {
+		for _, p := range slash.CheckFile(tree, f.Path, f.Content, installed) {
+			if strings.Contains(p.Err, "has no flag --made-up-flag") {
+				caught++
+			}
+		}
+	}
+	if cores := len(want) + countAliases(tree); caught != cores {
+		t.Fatalf("a made-up flag in the template was caught in %d files, want %d", caught, cores)
+	}
+}
+
+func countAliases(tree *cobra.Command) int {
+	n := 0
+	for _, a := range slash.Aliases {
+		if c, _, err := tree.Find([]string{a.Command}); err == nil && c != tree {
+			n++
+		}
+	}
+	return n
+}
+
+type fileState struct {
+	content string
+	mtime   time.Time
+}
+
+func snapshot(t *testing.T, root string) map[string]fileState {
+	t.Helper()
+	out := map[string]fileState{}
+	for p, b := range slashFiles(t, root) {
+		fi, err := os.Stat(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = fileState{string(b), fi.ModTime()}
+	}
+	return out
+}
+
+// TestInitSlashIdempotent: a second zerg init writes nothing.
+func TestInitSlashIdempotent(t *testing.T) {
+	r := slashRepo(t)
+	first := runInitAt(t, r.dir)
+	if !strings.Contains(first, "created  .claude/commands/zerg/ (") || !strings.Contains(first, "created  .zerg/slash-commands.json") {
+		t.Fatalf("first init:\n%s", first)
+	}
+	before := snapshot(t, r.dir)
+	// Old enough mtimes that a rewrite within the same clock tick shows.
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for p := range before {
+		if err := os.Chtimes(filepath.Join(r.dir, p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = snapshot(t, r.dir)
+	second := runInitAt(t, r.dir)
+	if !strings.Contains(second, "nothing changed") || strings.Contains(second, "created") || strings.Contains(second, "updated") {
+		t.Fatalf("second init:\n%s", second)
+	}
+	if !strings.Contains(second, "exists   .claude/commands/zerg/ (") {
+		t.Fatalf("second init does not report the slash commands:\n%s", second)
+	}
+	if after := snapshot(t, r.dir); !reflect.DeepEqual(after, before) {
+		for p := range after {
+			if after[p] != before[p] {
+				t.Errorf("%s changed", p)
+			}
+		}
+		t.Fatal("the second init wrote files")
+	}
+}
+
+// TestInitSlashUpdatesOnlyUntouchedFiles: when zerg's templates change, a
+// file zerg wrote and the user left alone is updated; a file the user edited
+// is kept and reported, again at every run.
+func TestInitSlashUpdatesOnlyUntouchedFiles(t *testing.T) {
+	r := slashRepo(t)
+	// An older zerg, whose command template said something else.
+	core, err := slash.TemplateText("command.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := slashOptions
+	t.Cleanup(func() { slashOptions = saved })
+	slashOptions = func() slash.Options {
+		o := saved()
+		o.Templates = map[string]string{"command.md.tmpl": strings.Replace(core, "in a few lines", "in one line", 1)}
+		return o
+	}
+	runInitAt(t, r.dir)
+	rush := filepath.Join(r.dir, slash.CommandsDir, "rush.md")
+	edited := "---\ndescription: our own rush\n---\nRun `zerg rush $ARGUMENTS --workers 2`.\n"
+	if err := os.WriteFile(rush, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// This zerg.
+	slashOptions = saved
+	out := runInitAt(t, r.dir)
+	if !strings.Contains(out, "kept     .claude/commands/zerg/rush.md (you edited it;") {
+		t.Fatalf("the edited file is not reported:\n%s", out)
+	}
+	if !strings.Contains(out, "updated  .claude/commands/zerg/status.md (zerg's new version; you had not edited it)") {
+		t.Fatalf("the untouched file is not reported as updated:\n%s", out)
+	}
+	if b, _ := os.ReadFile(rush); string(b) != edited {
+		t.Fatalf("the edited file was changed:\n%s", b)
+	}
+	status, _ := os.ReadFile(filepath.Join(r.dir, slash.CommandsDir, "status.md"))
+	if !strings.Contains(string(status), "in a few lines") {
+		t.Fatalf("status.md was not updated:\n%s", status)
+	}
+	// Next run: nothing to write, the edit is still reported.
+	out = runInitAt(t, r.dir)
+	if !strings.Contains(out, "nothing changed") || !strings.Contains(out, "kept     .claude/commands/zerg/rush.md") {
+		t.Fatalf("third init:\n%s", out)
 	}
 }

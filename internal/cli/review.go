@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
@@ -34,8 +32,9 @@ for programs. zerg merge refuses a head whose review has a blocking finding
 unless --force.
 
 A failing required gate and a secret are blocking; a failing optional gate
-is major. Gates run as in subprocess mode (as the worker user when zerg runs
-as root). --rehearse plays the model from the scenario, matching the prompt's
+is major. Gates run in the isolation of the run's own gates: in sandbox mode
+in a sandbox of a worker user with the toolchains and no network, in
+subprocess mode as the worker user. --rehearse plays the model from the scenario, matching the prompt's
 first line "Review FEATURE:".
 
 Exit status: 0 no blocking finding, 1 a blocking finding (or the review
@@ -69,13 +68,6 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return err
 	}
-	var runAs *security.WorkerUser
-	if os.Geteuid() == 0 {
-		// Gates run code the workers wrote: never as root.
-		if runAs, err = security.EnsureWorkerUser(ctx, j.cfg.Security.WorkerUser); err != nil {
-			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", j.cfg.Security.WorkerUser, err)
-		}
-	}
 	ws, err := j.clone(ctx, head)
 	if err != nil {
 		return err
@@ -93,16 +85,14 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	sum := &journey.Summary{Version: journey.SummaryVersion, Feature: feature, Branch: branch, Head: head, Base: base, Time: time.Now().UTC()}
 	add := func(fs ...journey.Finding) { sum.Findings = append(sum.Findings, fs...) }
 
-	// Gates, on the head.
-	if runAs != nil && len(j.cfg.Gates) > 0 {
-		if err := runAs.PrepareWorkspace(ws); err != nil {
-			return fmt.Errorf("hand the review clone to %s: %w", runAs.Name, err)
-		}
+	// Gates, on the head, in the isolation the run's own gates get.
+	gates, err := reviewGates(ctx, a, j, feature, head)
+	if err != nil {
+		return err
 	}
-	for _, g := range j.cfg.Gates {
-		fmt.Fprintf(a.stderr, "zerg: review: gate %s\n", g.Name)
-		sum.Checks = append(sum.Checks, "gate:"+g.Name)
-		add(gateFinding(g, runGate(ctx, j.cfg, g, ws, runAs)))
+	for _, g := range gates {
+		sum.Checks = append(sum.Checks, "gate:"+g.Gate.Name)
+		add(gateFinding(g.Gate, gateResult{g.Exit, g.Output}))
 	}
 
 	// Secrets in the lines the branch adds.
@@ -178,20 +168,19 @@ type gateResult struct {
 	out  string
 }
 
-// runGate runs one gate in the review clone, as the run does in subprocess
-// mode.
-func runGate(ctx context.Context, cfg config.Config, g config.Gate, ws string, runAs *security.WorkerUser) gateResult {
-	timeout := g.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultGateTimeout
+// reviewGates runs the gates on head the way zerg rush does: sandboxed
+// with the toolchains in sandbox mode, as the worker user in subprocess
+// mode (code the workers wrote never runs as root or unconfined).
+func reviewGates(ctx context.Context, a *app, j *journeyCtx, feature, head string) ([]run.GateResult, error) {
+	if len(j.cfg.Gates) == 0 {
+		return nil, nil
 	}
-	env := []string{"ZERG_GATE=" + g.Name}
-	pass := append([]string{"HOME"}, cfg.Env.Pass...)
-	if runAs != nil {
-		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
+	opts := run.Options{Root: j.root, Feature: feature, Config: j.cfg, Progress: a.stderr}
+	worker, err := checkWorker(ctx, &opts)
+	if err != nil {
+		return nil, err
 	}
-	code, out := attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
-	return gateResult{code, out}
+	return run.RunGates(ctx, opts, worker, head, func(s string) { fmt.Fprintf(a.stderr, "zerg: review: %s\n", s) })
 }
 
 // gateFinding grades a gate's result: a failing required gate blocks.

@@ -61,14 +61,8 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
-	c := struct {
-		feature string
-		paths   Paths
-		graph   *spec.Graph
-	}{opts.Feature, paths, g}
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
-	refs := gitRefs{repo: repo}
-	base, err := refs.Branch(ctx, IntegrationBranch(c.feature))
+	refs := gitRefs{repo: &gitx.Repo{Runner: gitx.New(opts.Root)}}
+	base, err := refs.Branch(ctx, IntegrationBranch(opts.Feature))
 	if err != nil {
 		return nil, err
 	}
@@ -77,69 +71,28 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			return nil, err
 		}
 	}
-	rep := &CheckReport{Feature: c.feature, Base: base, Mode: opts.Config.Mode}
-	cmds := checkCommands(c.graph, opts.Config)
+	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode}
+	cmds := checkCommands(g, opts.Config)
 	if len(cmds) == 0 {
 		return rep, nil
 	}
 
-	ws := filepath.Join(c.paths.Workspaces, "_check")
-	home := filepath.Join(c.paths.Workspaces, "_check-home")
-	for _, d := range []string{ws, home} {
-		if err := os.RemoveAll(d); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-	}
-	if err := repo.CloneCommit(ctx, ws, base); err != nil {
-		return nil, &Error{Kind: Setup, Feature: c.feature, Err: err}
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	iso, err := newIsolation(ctx, opts, paths, worker, base, "_check")
+	if err != nil {
 		return nil, err
 	}
-
-	// The same isolation as a worker's verification: a sandbox of a worker
-	// user with the toolchains, or (subprocess mode) the worker user.
-	run := func(ctx context.Context, command string, timeout time.Duration) (int, string) {
-		return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: opts.Config.Env.Pass,
-			Env: []string{"HOME=" + home, "ZERG_CHECK=1"}, RunAs: opts.RunAs}.Run(ctx)
-	}
-	runAs := opts.RunAs
-	if opts.Config.Mode == config.ModeSandbox {
-		kit, err := newSandboxKit(ctx, opts, c.paths, worker, 1)
-		if err != nil {
-			return nil, err
-		}
-		u, err := kit.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer kit.release(u)
-		runAs = u
-		sb := kit.forAttempt(u)
-		spec := sb.CommandSpec(ws, home)
-		run = func(ctx context.Context, command string, timeout time.Duration) (int, string) {
-			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: opts.Config.Env.Pass,
-				Env: append([]string{"HOME=" + home, "ZERG_CHECK=1"}, sb.Env...), Sandbox: &spec}.Run(ctx)
-		}
-	}
-	if runAs != nil {
-		for _, d := range []string{ws, home} {
-			if err := runAs.GiveTree(d); err != nil {
-				return nil, &Error{Kind: Setup, Feature: c.feature, Err: fmt.Errorf("hand %s to %s: %w", d, runAs.Name, err)}
-			}
-		}
-	}
+	defer iso.close()
+	ws, run := iso.ws, iso.run
 
 	facts := preflight.Facts{
 		GoModule: goModulePath(filepath.Join(ws, "go.mod")),
-		Planned:  plannedPaths(c.graph),
+		Planned:  plannedPaths(g),
 		Exists: func(rel string) bool {
 			_, err := os.Lstat(filepath.Join(ws, filepath.FromSlash(rel)))
 			return err == nil
 		},
 		OnPath: func(name string) bool {
-			code, _ := run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second)
+			code, _ := run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
 			return code == 0
 		},
 	}
@@ -151,7 +104,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
 		}
 		t0 := time.Now()
-		code, out := run(ctx, cmd.Command, cmd.timeout)
+		code, out := run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
 		res := cmd.CheckResult
 		res.Exit, res.Seconds = code, time.Since(t0).Seconds()
 		f := facts
@@ -170,6 +123,110 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 type checkCommand struct {
 	CheckResult
 	timeout time.Duration
+}
+
+// isolation is a private clone of a commit and a fresh home in which
+// commands run the way a worker's verification does: in sandbox mode in a
+// sandbox of a worker user with the toolchains, else as the worker user.
+type isolation struct {
+	ws, home string
+	run      func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string)
+	close    func()
+}
+
+func newIsolation(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string) (*isolation, error) {
+	ws := filepath.Join(paths.Workspaces, name)
+	home := filepath.Join(paths.Workspaces, name+"-home")
+	var cleanups []func()
+	iso := &isolation{ws: ws, home: home, close: func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}}
+	fail := func(err error) (*isolation, error) { iso.close(); return nil, err }
+	for _, d := range []string{ws, home} {
+		if err := os.RemoveAll(d); err != nil {
+			return fail(err)
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(d) })
+	}
+	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	if err := repo.CloneCommit(ctx, ws, commit); err != nil {
+		return fail(&Error{Kind: Setup, Feature: opts.Feature, Err: err})
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fail(err)
+	}
+	pass := opts.Config.Env.Pass
+	iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
+		return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,
+			Env: append([]string{"HOME=" + home}, env...), RunAs: opts.RunAs}.Run(ctx)
+	}
+	runAs := opts.RunAs
+	if opts.Config.Mode == config.ModeSandbox {
+		kit, err := newSandboxKit(ctx, opts, paths, worker, 1)
+		if err != nil {
+			return fail(err)
+		}
+		u, err := kit.acquire(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		cleanups = append(cleanups, func() { kit.release(u) })
+		runAs = u
+		sb := kit.forAttempt(u)
+		spec := sb.CommandSpec(ws, home)
+		iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
+			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,
+				Env: append(append([]string{"HOME=" + home}, sb.Env...), env...), Sandbox: &spec}.Run(ctx)
+		}
+	}
+	if runAs != nil {
+		for _, d := range []string{ws, home} {
+			if err := runAs.GiveTree(d); err != nil {
+				return fail(&Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf("hand %s to %s: %w", d, runAs.Name, err)})
+			}
+		}
+	}
+	return iso, nil
+}
+
+// GateResult is one gate run by RunGates.
+type GateResult struct {
+	Gate   config.Gate
+	Exit   int
+	Output string
+}
+
+// RunGates runs the config's gates, one after the other, on commit in the
+// isolation the run's own gates get (a sandbox with the toolchains in
+// sandbox mode, else the worker user): zerg review uses it.
+func RunGates(ctx context.Context, opts Options, worker claude.Spec, commit string, progress func(string)) ([]GateResult, error) {
+	if len(opts.Config.Gates) == 0 {
+		return nil, nil
+	}
+	paths, err := PathsFor(ctx, opts.Root, opts.Feature)
+	if err != nil {
+		return nil, errorf(Setup, opts.Feature, "%v", err)
+	}
+	iso, err := newIsolation(ctx, opts, paths, worker, commit, "_review")
+	if err != nil {
+		return nil, err
+	}
+	defer iso.close()
+	var out []GateResult
+	for _, g := range opts.Config.Gates {
+		if progress != nil {
+			progress("gate " + g.Name)
+		}
+		timeout := g.Timeout
+		if timeout <= 0 {
+			timeout = config.DefaultGateTimeout
+		}
+		code, text := iso.run(ctx, g.Command, timeout, "ZERG_GATE="+g.Name)
+		out = append(out, GateResult{Gate: g, Exit: code, Output: text})
+	}
+	return out, nil
 }
 
 // checkCommands lists each distinct verification command (with the tasks

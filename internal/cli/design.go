@@ -61,7 +61,7 @@ func runDesign(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return err
 	}
-	model, err := j.connect(f, true)
+	model, err := j.connect(ctx, f, true)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // journeyFlags are the flags plan, design and review share with rush.
@@ -79,7 +80,7 @@ func (j *journeyCtx) close() {
 // --rehearse) and returns the model sessions run with. Everything it
 // checks is input: a failure is exit 2 and nothing is written. Without
 // needKey (an interactive session) a CLI logged in on its own is enough.
-func (j *journeyCtx) connect(f journeyFlags, needKey bool) (*journey.Claude, error) {
+func (j *journeyCtx) connect(ctx context.Context, f journeyFlags, needKey bool) (*journey.Claude, error) {
 	loc, err := claude.Locate(j.cfg.Claude.Path)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
@@ -119,6 +120,16 @@ func (j *journeyCtx) connect(f journeyFlags, needKey bool) (*journey.Claude, err
 			return nil, usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", j.cfg.Claude.APIKeyEnv)
 		}
 		base.API = api
+	}
+	if os.Geteuid() == 0 {
+		// A model session never runs as root, even with file tools only:
+		// as the worker user it cannot read what root's permissions guard,
+		// whatever the hook's path checks miss.
+		u, err := security.EnsureWorkerUser(ctx, j.cfg.Security.WorkerUser)
+		if err != nil {
+			return nil, usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", j.cfg.Security.WorkerUser, err)
+		}
+		base.RunAs = u
 	}
 	if err := j.scratch(); err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func runPlan(ctx context.Context, a *app, feature string, f planFlags) error {
 	if err != nil {
 		return err
 	}
-	model, err := j.connect(f.journeyFlags, f.from != "")
+	model, err := j.connect(ctx, f.journeyFlags, f.from != "")
 	if err != nil {
 		return err
 	}
@@ -151,6 +151,9 @@ func runInteractive(ctx context.Context, a *app, m *journey.Claude, s journey.Se
 	sp.Tools = s.Tools
 	sp.Model = s.Model
 	sp.Hook.AllowedPaths = s.Writable
+	// The person's own session on their terminal, with their HOME (and its
+	// login): it runs as they do, unlike the sessions zerg runs unattended.
+	sp.RunAs = nil
 	if sp.API.APIKey == "" && sp.API.AuthToken == "" {
 		sp.API = claude.APIFromEnv()
 	}

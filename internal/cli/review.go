@@ -64,7 +64,7 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return err
 	}
-	model, err := j.connect(f, true)
+	model, err := j.connect(ctx, f, true)
 	if err != nil {
 		return err
 	}

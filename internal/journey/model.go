@@ -107,6 +107,12 @@ func (c *Claude) Run(ctx context.Context, s Session) (Answer, error) {
 	sp.MaxBudgetUSD = c.MaxBudgetUSD
 	sp.Hook.AllowedPaths = append([]string{}, s.Writable...)
 	sp.Hook.BashCommands = nil
+	if u := sp.RunAs; u != nil {
+		// The session's user works in the clone; its .git stays zerg's.
+		if err := u.PrepareWorkspace(s.Workdir); err != nil {
+			return Answer{}, fmt.Errorf("hand the %s session's clone to %s: %w", s.Name, u.Name, err)
+		}
+	}
 	r, err := claude.Start(ctx, sp)
 	if err != nil {
 		return Answer{}, err

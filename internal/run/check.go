@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zergrush/zerg/internal/attempt"
@@ -77,47 +79,77 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 		return rep, nil
 	}
 
-	iso, err := newIsolation(ctx, opts, paths, worker, base, "_check")
+	// One lane per worker slot (at most one per command and per CPU): the
+	// commands run side by side, and each slot's build cache is warm before
+	// the first attempt starts in it.
+	n := min(max(opts.Workers, opts.Config.Workers, 1), len(cmds), runtime.NumCPU())
+	isos, closeAll, err := lanes(ctx, opts, paths, worker, base, "_check", n)
 	if err != nil {
 		return nil, err
 	}
-	defer iso.close()
-	ws, run := iso.ws, iso.run
-
-	facts := preflight.Facts{
-		GoModule: goModulePath(filepath.Join(ws, "go.mod")),
-		Planned:  plannedPaths(g),
-		Exists: func(rel string) bool {
-			_, err := os.Lstat(filepath.Join(ws, filepath.FromSlash(rel)))
-			return err == nil
-		},
-		OnPath: func(name string) bool {
-			code, _ := run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
-			return code == 0
-		},
+	defer closeAll()
+	planned := plannedPaths(g)
+	results := make([]CheckResult, len(cmds))
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range cmds {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, iso := range isos {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = checkOne(ctx, iso, cmds[i], planned, worker, progress)
+			}
+		}()
 	}
-	for _, cmd := range cmds {
-		if err := context.Cause(ctx); err != nil {
-			return nil, err
-		}
-		if progress != nil {
-			progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
-		}
-		t0 := time.Now()
-		code, out := run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
-		res := cmd.CheckResult
-		res.Exit, res.Seconds = code, time.Since(t0).Seconds()
-		f := facts
-		f.Command = cmd.Command
-		res.Verdict, res.Problems = preflight.Classify(code, out, f)
-		if code != 0 {
-			res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)
-		}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	for _, res := range results {
 		rep.Problems += len(res.Problems)
 		rep.Results = append(rep.Results, res)
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// checkOne runs one command in iso and classifies its outcome.
+func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned []string, worker claude.Spec, progress func(string)) CheckResult {
+	if progress != nil {
+		progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
+	}
+	facts := preflight.Facts{
+		GoModule: goModulePath(filepath.Join(iso.ws, "go.mod")),
+		Planned:  planned,
+		Command:  cmd.Command,
+		Exists: func(rel string) bool {
+			_, err := os.Lstat(filepath.Join(iso.ws, filepath.FromSlash(rel)))
+			return err == nil
+		},
+		OnPath: func(name string) bool {
+			code, _ := iso.run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
+			return code == 0
+		},
+	}
+	t0 := time.Now()
+	code, out := iso.run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
+	res := cmd.CheckResult
+	res.Exit, res.Seconds = code, time.Since(t0).Seconds()
+	res.Verdict, res.Problems = preflight.Classify(code, out, facts)
+	if code != 0 {
+		res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)
+	}
+	return res
 }
 
 type checkCommand struct {
@@ -134,21 +166,20 @@ type isolation struct {
 	close    func()
 }
 
-func newIsolation(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string) (*isolation, error) {
+// newIsolation makes the clone and home called name for commands run as u
+// of kit (sandbox mode), or as opts.RunAs (subprocess mode; kit nil).
+func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKit, u *security.WorkerUser, commit, name string) (*isolation, error) {
 	ws := filepath.Join(paths.Workspaces, name)
 	home := filepath.Join(paths.Workspaces, name+"-home")
-	var cleanups []func()
 	iso := &isolation{ws: ws, home: home, close: func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
+		os.RemoveAll(ws)
+		os.RemoveAll(home)
 	}}
 	fail := func(err error) (*isolation, error) { iso.close(); return nil, err }
 	for _, d := range []string{ws, home} {
 		if err := os.RemoveAll(d); err != nil {
 			return fail(err)
 		}
-		cleanups = append(cleanups, func() { os.RemoveAll(d) })
 	}
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
 	if err := repo.CloneCommit(ctx, ws, commit); err != nil {
@@ -158,21 +189,12 @@ func newIsolation(ctx context.Context, opts Options, paths Paths, worker claude.
 		return fail(err)
 	}
 	pass := opts.Config.Env.Pass
+	runAs := opts.RunAs
 	iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
 		return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,
-			Env: append([]string{"HOME=" + home}, env...), RunAs: opts.RunAs}.Run(ctx)
+			Env: append([]string{"HOME=" + home}, env...), RunAs: runAs}.Run(ctx)
 	}
-	runAs := opts.RunAs
-	if opts.Config.Mode == config.ModeSandbox {
-		kit, err := newSandboxKit(ctx, opts, paths, worker, 1)
-		if err != nil {
-			return fail(err)
-		}
-		u, err := kit.acquire(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		cleanups = append(cleanups, func() { kit.release(u) })
+	if kit != nil {
 		runAs = u
 		sb := kit.forAttempt(u)
 		spec := sb.CommandSpec(ws, home)
@@ -189,6 +211,43 @@ func newIsolation(ctx context.Context, opts Options, paths Paths, worker claude.
 		}
 	}
 	return iso, nil
+}
+
+// lanes makes n isolations of commit (name-1, name-2, …), each its own
+// worker user in sandbox mode, so commands can run side by side; close
+// removes them all.
+func lanes(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string, n int) ([]*isolation, func(), error) {
+	var (
+		kit  *sandboxKit
+		isos []*isolation
+		err  error
+	)
+	closeAll := func() {
+		for _, iso := range isos {
+			iso.close()
+		}
+	}
+	if opts.Config.Mode == config.ModeSandbox {
+		if kit, err = newSandboxKit(ctx, opts, paths, worker, n); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i := 1; i <= n; i++ {
+		var u *security.WorkerUser
+		if kit != nil {
+			if u, err = kit.acquire(ctx); err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+		}
+		iso, err := newIsolation(ctx, opts, paths, kit, u, commit, fmt.Sprintf("%s-%d", name, i))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		isos = append(isos, iso)
+	}
+	return isos, closeAll, nil
 }
 
 // GateResult is one gate run by RunGates.
@@ -209,11 +268,12 @@ func RunGates(ctx context.Context, opts Options, worker claude.Spec, commit stri
 	if err != nil {
 		return nil, errorf(Setup, opts.Feature, "%v", err)
 	}
-	iso, err := newIsolation(ctx, opts, paths, worker, commit, "_review")
+	isos, closeAll, err := lanes(ctx, opts, paths, worker, commit, "_review", 1)
 	if err != nil {
 		return nil, err
 	}
-	defer iso.close()
+	defer closeAll()
+	iso := isos[0]
 	var out []GateResult
 	for _, g := range opts.Config.Gates {
 		if progress != nil {

@@ -162,7 +162,8 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 			}
 			if npm := envOr("npm_config_cache", home(".npm")); on("npm") && share("npm", npm) {
 				// Installs come from the cache; the network is not there.
-				e.Vars = append(e.Vars, "npm_config_cache="+npm, "npm_config_prefer_offline=true")
+				// The cache is read-only: npm's logs go to the sandbox's own /tmp.
+				e.Vars = append(e.Vars, "npm_config_cache="+npm, "npm_config_prefer_offline=true", "npm_config_logs_dir=/tmp/npm-logs")
 			}
 		case "python":
 			pyenv := envOr("PYENV_ROOT", home(".pyenv"))

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/slash"
 )
 
@@ -338,5 +341,45 @@ func TestInitSlashUpdatesOnlyUntouchedFiles(t *testing.T) {
 	out = runInitAt(t, r.dir)
 	if !strings.Contains(out, "nothing changed") || !strings.Contains(out, "kept     .claude/commands/zerg/rush.md") {
 		t.Fatalf("third init:\n%s", out)
+	}
+}
+
+// Everything zerg init writes can be committed through the pre-commit hook
+// it installs: the secret scan finds nothing in it. The control is the
+// manifest's earlier form (bare hex digests), which the scan flags.
+func TestInitWritesNothingTheSecretScanFlags(t *testing.T) {
+	r := slashRepo(t)
+	runInitAt(t, r.dir)
+	sc, err := security.NewScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, dir := range []string{".zerg", ".claude"} {
+		err := filepath.WalkDir(filepath.Join(r.dir, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			n++
+			for _, f := range sc.ScanFile(p, data) {
+				t.Errorf("%s: the secret scan flags what zerg init wrote: %s line %d", p, f.RuleID, f.Line)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d files scanned; init wrote less than expected", n)
+	}
+	digest := sha256.Sum256([]byte("control"))
+	bare := fmt.Sprintf("{\n  \"files\": {\n    \".claude/commands/zerg/mockapi.md\": \"%x\"\n  }\n}\n", digest)
+	if len(sc.ScanFile("slash-commands.json", []byte(bare))) == 0 {
+		t.Fatal("control: a bare hex digest after mockapi.md is not flagged, so this test checks nothing")
 	}
 }

@@ -49,9 +49,13 @@ var dirs = []string{".claude", ".claude/commands", CommandsDir, AliasDir, Detail
 
 func abs(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 
+// sum is a file's hash as the manifest records it. The "sha256:" prefix is
+// not decoration: a bare 64-digit hex value after a name such as
+// "mockapi.md" is what secret scanners (zerg's pre-commit hook among them)
+// take for an API key, and the manifest is meant to be committed.
 func sum(b []byte) string {
 	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+	return "sha256:" + hex.EncodeToString(s[:])
 }
 
 // Check reports, before anything is written, what would stop Install: a

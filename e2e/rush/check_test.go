@@ -80,3 +80,63 @@ func TestCheckOfTheDemoIsClean(t *testing.T) {
 		t.Fatalf("the demo's first task is not an expected failure:\n%s", r.stdout)
 	}
 }
+
+// TestCheckUsesTheUsersPyenv: a Python project's verification in the
+// sandbox runs the interpreter the user's PATH finds in pyenv (which lives in
+// the hidden home), not the system's. The control turns the toolchain off:
+// the same command then finds the system's python3.
+func TestCheckUsesTheUsersPyenv(t *testing.T) {
+	root := os.Getenv("PYENV_ROOT")
+	if root == "" {
+		home, _ := os.UserHomeDir()
+		root = filepath.Join(home, ".pyenv")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil || !strings.HasPrefix(py, root+"/") {
+		t.Skip("SKIPPED: python3 on PATH is not pyenv's on this machine")
+	}
+	graph := `{"feature":"demo","version":"2.0","tasks":[{"id":"L1-py","title":"Python","level":1,"description":"x",
+ "files":{"create":["py.txt"],"modify":[],"read":[]},
+ "verification":{"command":"python3 -c 'import sys; assert sys.prefix.startswith(\"` + root + `/\"), sys.prefix'","timeout_seconds":60},
+ "estimate_minutes":1}]}`
+	p := newProject(t, func(dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[project]\nname = \"demo\"\nversion = \"0.1\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), []byte(graph), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	verdict := func() (string, result) {
+		t.Helper()
+		// The test's HOME is its own: the user's pyenv is found through
+		// PYENV_ROOT, as pyenv's own setup exports it.
+		r := p.zergEnv(append(p.env(), "PYENV_ROOT="+root), "check", "demo", "--json")
+		var rep struct {
+			Results []struct {
+				Names   []string `json:"names"`
+				Verdict string   `json:"verdict"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("check --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		for _, res := range rep.Results {
+			if len(res.Names) > 0 && res.Names[0] == "L1-py" {
+				return res.Verdict, r
+			}
+		}
+		t.Fatalf("no result for L1-py:\n%s", r.stdout)
+		return "", r
+	}
+	if v, r := verdict(); v != "pass" {
+		t.Fatalf("the verification does not pass with pyenv's python: %s\n%s\n%s", v, r.stdout, r.stderr)
+	}
+	editFile(t, filepath.Join(p.dir, ".zerg", "config.yaml"), func(s string) string {
+		return s + "\ntoolchains:\n  off: [python]\n"
+	})
+	p.git("commit", "-qam", "python off")
+	if v, r := verdict(); v == "pass" {
+		t.Fatalf("control: with the python toolchain off the sandbox still found pyenv's python\n%s", r.stdout)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/contextpack"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
@@ -50,8 +51,10 @@ type Input struct {
 	WorkerDir string
 	// Previous says why the last attempt failed; it goes into the retry prompt.
 	Previous string
-	// SpecText is the feature's spec (requirements/design) for the prompt, if any.
-	SpecText string
+	// Context is what the prompt's context pack is chosen from: the spec's
+	// sections, the rules of the task's languages, the dependencies'
+	// summaries and the budget (LoadContext). Empty: the task alone.
+	Context contextpack.Input
 
 	// Worker is the template of the worker launch: binary, API, model,
 	// limits, hook binary. Workdir, AttemptDir, Prompt and the allowed paths
@@ -68,8 +71,6 @@ type Input struct {
 	Scanner *security.Scanner
 	// Audit records the security decisions of the attempt; nil records nothing.
 	Audit *security.Audit
-	// Rules is the security-rules text for the task's languages, for the prompt.
-	Rules string
 
 	// OnStart is called once the worker runs, with its PIDs and marker, so the
 	// coordinator can record them before anything else happens.
@@ -134,8 +135,8 @@ func run(ctx context.Context, in Input) (Result, error) {
 			return Result{}, fmt.Errorf("hand the workspace of %s to %s: %w", in.Task.ID, u.Name, err)
 		}
 	}
-	prompt := Prompt(in)
-	if err := fsx.WritePrivate(filepath.Join(in.Dir, "prompt.md"), in.redactor().Redact([]byte(prompt))); err != nil {
+	prompt, err := writePrompt(in)
+	if err != nil {
 		return Result{}, err
 	}
 

@@ -90,8 +90,8 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	if err := u.GiveTree(in.Workspace); err != nil {
 		return Result{}, fmt.Errorf("hand the workspace of %s to %s: %w", in.Task.ID, u.Name, err)
 	}
-	prompt := Prompt(in)
-	if err := fsx.WritePrivate(filepath.Join(in.Dir, "prompt.md"), in.redactor().Redact([]byte(prompt))); err != nil {
+	prompt, err := writePrompt(in)
+	if err != nil {
 		return Result{}, err
 	}
 

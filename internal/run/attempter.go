@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
@@ -39,7 +40,10 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		Sandbox: sb,
 		Repo:    a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
-		SpecText: attempt.SpecText(a.specDir), Rules: attempt.RulesText(a.sec.rulesDir, r.Task, cfg.Context.TokenBudget),
+		// The records of this attempt are <run>/attempts/<task>/<n>; its
+		// dependencies' are beside them.
+		Context: attempt.LoadContext(attempt.ContextFiles{SpecDir: a.specDir, RulesDir: a.sec.rulesDir,
+			Attempts: filepath.Dir(filepath.Dir(r.Dir)), Budget: cfg.Context.TokenBudget}, a.graph, r.Task),
 		Worker: a.workerSpec(), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 		Scanner: a.sec.scanner, Audit: a.sec.audit,
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,

@@ -263,8 +263,12 @@ type SecurityRules struct {
 
 // Context is the context-pack budget.
 type Context struct {
-	// TokenBudget bounds the security rules in each worker's prompt (half of
-	// it) and what zerg rules show prints (all of it).
+	// TokenBudget bounds each worker's context pack (internal/contextpack),
+	// the task-specific part of its prompt: the task, its files, its
+	// dependencies' files and summaries, the spec sections most relevant to
+	// it and the security rules of its languages (the rules are sure of up
+	// to half of what the task and its dependencies leave). It also bounds
+	// what zerg rules show prints (all of it).
 	TokenBudget int `yaml:"token_budget"`
 }
 

@@ -148,7 +148,8 @@ security_rules:
   sha256: ""   # expected checksum of the fetched rules; empty: not checked
 
 context:
-  # Tokens of security rules in each worker's prompt: at most half of this
-  # budget (zerg rules show uses all of it).
+  # Tokens of each worker's context pack: its task, files, dependencies'
+  # summaries, the spec sections most relevant to it and the security rules
+  # of its languages (zerg context TASK shows it; docs/context.md).
   token_budget: 4000
 `

@@ -77,6 +77,23 @@ func BenchmarkStartSandbox(b *testing.B) {
 		benchSandbox(b, s)
 	})
 	b.Run("sandbox-no-proxy", func(b *testing.B) { benchSandbox(b, spec) })
+	// With two shared caches inside a home of mode 0700 (root's go module
+	// and build caches, say): as root, the sandbox's user cannot reach them
+	// and bwrap starts through zerg sandbox-prep (docs/sandbox.md).
+	b.Run("sandbox-shared-0700", func(b *testing.B) {
+		home := filepath.Join(root, "userhome")
+		for _, d := range []string{"go/pkg/mod", ".cache/go-build"} {
+			if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.Chmod(home, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		s := spec
+		s.Shared = []string{filepath.Join(home, "go/pkg/mod"), filepath.Join(home, ".cache/go-build")}
+		benchSandbox(b, s)
+	})
 }
 
 // BenchmarkStartSubprocess is the baseline alone: fork and exec of /bin/true.

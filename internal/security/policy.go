@@ -259,6 +259,9 @@ type scope struct {
 	ws    string
 	reads []string
 	prot  []string
+	// scratch and sharedTmp are BashPolicy's (Bash commands only).
+	scratch   []string
+	sharedTmp string
 }
 
 func (p *Policy) scope() (scope, error) {
@@ -270,6 +273,16 @@ func (p *Policy) scope() (scope, error) {
 	for _, d := range p.ReadDirs {
 		if r, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil {
 			sc.reads = append(sc.reads, r)
+		}
+	}
+	for _, d := range p.Bash.Scratch {
+		if r, err := resolvePath(filepath.Clean(d)); err == nil {
+			sc.scratch = append(sc.scratch, r)
+		}
+	}
+	if p.Bash.SharedTmp != "" {
+		if r, err := filepath.EvalSymlinks(filepath.Clean(p.Bash.SharedTmp)); err == nil {
+			sc.sharedTmp = r
 		}
 	}
 	for _, d := range p.Protected {

@@ -22,14 +22,36 @@ type BashPolicy struct {
 	// "{script}" matches a regular file inside the workspace (a repository
 	// script). Further arguments are free but still checked: as paths, and
 	// for the commands the check knows (cmdSpecs) option by option, with
-	// their scripts (sed, awk, jq) read too. Note that "*", or a rule for an
-	// interpreter, lets the worker run any code its uid can.
+	// their scripts (sed, awk, jq) read too. A one-word rule ("mise") lets
+	// that program run with any arguments: the toolchains of the repository,
+	// the verification's programs and worker_policy.allow_commands. Note that
+	// "*", or a rule for an interpreter, lets the worker run any code its uid
+	// can.
 	// Examples: "ls", "git status", "go test", "sh {script}".
 	Allow []string `json:"allow"`
 	// Commands are whole command lines allowed exactly as written (after
 	// trimming), such as the task's verification command: zerg runs it
 	// itself anyway.
 	Commands []string `json:"commands,omitempty"`
+	// Deny are programs never allowed, in either mode, on top of zerg's own
+	// list of what reaches outside (worker_policy.deny_commands). Like that
+	// list, they win over every allow rule.
+	Deny []string `json:"deny,omitempty"`
+	// Sandboxed is sandbox mode: the sandbox is the boundary for commands,
+	// so a command runs unless it reaches outside (the network, the
+	// repository's remote, paths outside the workspace, other processes,
+	// the environment's credentials, the user's Claude settings, listeners
+	// on every interface). A courtesy: the model learns at once why such a
+	// call cannot work; the kernel enforces it either way.
+	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Scratch are directories the worker's commands may read and write as
+	// their own, outside the workspace: its TMPDIR under the attempt dir.
+	Scratch []string `json:"scratch,omitempty"`
+	// SharedTmp is the machine's temporary directory (/tmp) in subprocess
+	// mode: the worker's commands may make entries there and use those
+	// that are its own (see sharedTmpOK), and read Claude Code's task
+	// output files under it.
+	SharedTmp string `json:"shared_tmp,omitempty"`
 	// Unrestricted skips the Bash check (tests of the driver only).
 	Unrestricted bool `json:"unrestricted,omitempty"`
 }
@@ -51,21 +73,42 @@ func (b BashPolicy) validate() error {
 			return fmt.Errorf("empty bash command")
 		}
 	}
+	for _, d := range b.Deny {
+		if d == "" || strings.ContainsAny(d, "/ \t\n") {
+			return fmt.Errorf("denied program %q is not a program name", d)
+		}
+	}
+	for _, d := range b.Scratch {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("scratch dir %q is not an absolute path", d)
+		}
+	}
+	if b.SharedTmp != "" && (!filepath.IsAbs(b.SharedTmp) || filepath.Clean(b.SharedTmp) == "/") {
+		return fmt.Errorf("shared tmp %q is not an absolute directory", b.SharedTmp)
+	}
 	return nil
 }
 
 // DefaultBashAllow is the command set every worker gets: reading and
 // comparing files (sed too: its scripts are checked), simple file management
-// inside the workspace, read-only git, and running a repository script with
-// sh or bash (or directly).
+// inside the workspace, local git (the commands that write refs or the
+// work tree only when no repository hook can run, see gitHooksSafe), and
+// running a repository script with sh or bash (or directly).
 func DefaultBashAllow() []string {
 	return []string{
 		"ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "sed",
 		"grep", "egrep", "fgrep", "find", "file", "stat", "du", "nl", "tac", "rev", "md5sum", "sha256sum",
+		"tree", "xxd", "hexdump", "od", "column", "paste", "fold", "strings", "jq",
 		"echo", "printf", "true", "false", "test", `\[`, "pwd", "date", "id", "whoami", "uname",
-		"basename", "dirname", "realpath", "readlink", "seq", "sleep", "which",
+		"basename", "dirname", "realpath", "readlink", "seq", "sleep", "which", "type",
 		"mkdir", "touch", "cp", "mv", "rm", "rmdir", "tee", "chmod",
 		"git status", "git diff", "git log", "git show", "git ls-files", "git rev-parse", "git blame", "git grep",
+		"git describe", "git shortlog", "git show-ref", "git cat-file", "git ls-tree", "git merge-base", "git rev-list",
+		"git name-rev", "git for-each-ref", "git check-ignore", "git check-attr", "git count-objects", "git whatchanged",
+		"git range-diff", "git diff-tree", "git diff-index", "git diff-files", "git version", "git reflog",
+		"git add", "git commit", "git checkout", "git switch", "git restore", "git reset", "git stash", "git rebase",
+		"git merge", "git cherry-pick", "git revert", "git mv", "git rm", "git init", "git clean", "git apply",
+		"git branch", "git tag", "git notes",
 		"sh {script}", "bash {script}", "{script}",
 	}
 }
@@ -93,10 +136,11 @@ func ToolchainRules(commandLine string) []string {
 	}
 	var out []string
 	for _, c := range cmds {
-		if len(c.words) == 0 {
+		words := innerWords(c.words)
+		if len(words) == 0 {
 			continue
 		}
-		name := filepath.Base(c.words[0].lit)
+		name := filepath.Base(words[0].lit)
 		for _, tc := range toolchainRules {
 			if slices.Contains(tc.names, name) {
 				for _, r := range tc.rules {
@@ -110,17 +154,68 @@ func ToolchainRules(commandLine string) []string {
 	return out
 }
 
-// bashDenied are commands never allowed, whatever the rules say.
+// CommandPrograms returns the programs a command line runs (the task's
+// verification command): each may then run with any arguments. Wrappers
+// (time, env, timeout …) are looked through; shell builtins, scripts named
+// by a path, and programs that reach outside (curl, ssh …) are left out:
+// the line itself stays allowed as it is (BashPolicy.Commands), the
+// programs in it never. An unparsable line yields none.
+func CommandPrograms(commandLine string) []string {
+	cmds, err := parseBash(commandLine)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range cmds {
+		words := innerWords(c.words)
+		if len(words) == 0 || words[0].dynamic || words[0].lit == "" {
+			continue
+		}
+		name := words[0].lit
+		if strings.Contains(name, "/") || shellBuiltins[name] || pureCommands[name] || reachCommand(name, words[1:]) != nil || bashDenied[name] != "" {
+			continue
+		}
+		if u, ok, _ := unwrap(name, words[1:]); ok && !shells[name] || u.script != nil {
+			continue // a wrapper this check does not look through
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// innerWords returns the command the wrappers subprocess mode looks through
+// (time, env, timeout …) run: words itself when it is no such wrapper.
+func innerWords(words []bashWord) []bashWord {
+	for depth := 0; len(words) > 0 && depth < maxBashDepth; depth++ {
+		if words[0].dynamic || !strictWrappers[words[0].lit] {
+			return words
+		}
+		u, ok, err := unwrap(words[0].lit, words[1:])
+		if !ok || err != nil || u.script != nil {
+			return words
+		}
+		words = u.words
+	}
+	return words
+}
+
+// shellBuiltins are never programs a rule names.
+var shellBuiltins = map[string]bool{"cd": true, "exit": true, "return": true, "shift": true, ":": true, "wait": true, "read": true}
+
+// bashDenied are commands never allowed in subprocess mode, whatever the
+// rules say, on top of those that reach outside (reachCommand).
 var bashDenied = map[string]string{}
 
 func init() {
 	for why, names := range map[string][]string{
-		"network access":                {"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ftp", "sftp", "scp", "ssh", "rsync", "ssh-add", "ssh-agent", "ssh-keyscan"},
 		"privilege change":              {"sudo", "su", "doas", "pkexec", "runuser", "setpriv", "chroot", "unshare", "nsenter", "capsh"},
 		"an environment dump or change": {"env", "printenv", "set", "export", "declare", "typeset", "compgen", "unset", "local", "readonly", "shopt", "alias"},
-		"it runs a command the policy cannot see": {"eval", "exec", "source", ".", "command", "builtin", "xargs", "nohup", "setsid",
-			"timeout", "nice", "ionice", "time", "watch", "script", "stdbuf", "trap", "coproc", "parallel"},
-		"it changes the system": {"chown", "chgrp", "mount", "umount", "crontab", "at", "systemctl", "service", "kill", "pkill", "killall", "reboot", "shutdown"},
+		"it runs a command the policy cannot see": {"source", ".", "xargs", "watch", "script", "stdbuf", "trap", "coproc",
+			"parallel", "flock", "strace", "ltrace", "valgrind", "perf", "gdb", "chrt", "taskset", "busybox", "toybox",
+			"unbuffer", "fakeroot", "caffeinate"},
+		"it changes the system": {"chown", "chgrp", "mount", "umount", "crontab", "at", "systemctl", "service", "reboot", "shutdown"},
 	} {
 		for _, n := range names {
 			bashDenied[n] = why
@@ -132,8 +227,7 @@ func init() {
 // git's remote, config and credential commands and its option-borne command
 // execution, npm's publishing and config.
 var bashDeniedArgs = map[string][]string{
-	"git": {"push", "remote", "config", "credential", "fetch", "pull", "clone", "submodule", "daemon", "send-email",
-		"request-pull", "ls-remote", "archive", "bundle", "filter-branch", "hook", "-c", "--ext-diff", "--textconv"},
+	"git": {"--ext-diff", "--textconv"},
 	"npm": {"publish", "login", "logout", "adduser", "config", "token", "owner", "access", "exec", "x", "set", "env"},
 	"go":  {"env", "-toolexec", "-exec"},
 }
@@ -141,7 +235,7 @@ var bashDeniedArgs = map[string][]string{
 // bashDeniedPrefixes deny an argument by prefix (options with glued values).
 var bashDeniedPrefixes = map[string][]string{
 	"git":   {"--config-env", "--exec-path", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--output", "--git-dir", "--work-tree"},
-	"find":  {"-exec", "-ok", "-fprint", "-fls", "-delete", "-L", "-follow", "-files0-from"},
+	"find":  {"-fprint", "-fls", "-delete", "-L", "-follow", "-files0-from"},
 	"sort":  {"--compress-program"},
 	"go":    {"-toolexec", "-exec"},
 	"cargo": {"--config"},
@@ -154,7 +248,7 @@ var bashDeniedPrefixes = map[string][]string{
 var pureCommands = map[string]bool{
 	"echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true, "pwd": true,
 	"id": true, "whoami": true, "uname": true, "basename": true, "dirname": true,
-	"seq": true, "sleep": true,
+	"seq": true, "sleep": true, "type": true,
 }
 
 // mutatingCommands change files named by their arguments: every argument must
@@ -163,6 +257,9 @@ var mutatingCommands = map[string]bool{
 	"mkdir": true, "touch": true, "cp": true, "mv": true, "rm": true, "rmdir": true, "tee": true, "chmod": true,
 }
 
+// globMutating may change files a pattern names: each match is checked.
+var globMutating = map[string]bool{"chmod": true}
+
 // dangerousEnv are variables a command prefix may not set: they change what
 // runs (PATH, LD_*, BASH_ENV, …) or where git looks.
 func dangerousEnv(name string) bool {
@@ -170,7 +267,7 @@ func dangerousEnv(name string) bool {
 	case "PATH", "ENV", "BASH_ENV", "IFS", "CDPATH", "HOME", "SHELL", "PS4", "SHELLOPTS", "BASHOPTS",
 		"PROMPT_COMMAND", "GLOBIGNORE", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
 		"PERL5OPT", "PERL5LIB", "RUBYOPT", "GCONV_PATH", "LESSOPEN", "PAGER", "EDITOR", "VISUAL", "BROWSER",
-		"GOFLAGS", "CC", "CXX", "TMPDIR", "XDG_CONFIG_HOME",
+		"GOFLAGS", "CC", "CXX", "TMPDIR", "XDG_CONFIG_HOME", "NODE_PATH",
 		// They change how the commands this check parses read their
 		// arguments, or add options to them.
 		"POSIXLY_CORRECT", "TAR_OPTIONS", "GREP_OPTIONS", "GZIP", "BZIP2", "XZ_OPT", "ZSTD_CLEVEL", "AWKPATH", "AWKLIBPATH",
@@ -184,6 +281,11 @@ func dangerousEnv(name string) bool {
 	}
 	return false
 }
+
+// pathListEnv are variables that only add directories to a search path
+// (imports of the worker's own code): allowed when every directory is one
+// the worker may read.
+var pathListEnv = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true}
 
 // stdBinDirs are where an absolute command name may point.
 var stdBinDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"}
@@ -210,6 +312,9 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if len(cmd) > maxBashCommand {
 		return deny("", "Bash: command longer than %d bytes", maxBashCommand)
 	}
+	if listenerText(cmd) {
+		return deny("", "Bash %s: it binds to every network interface (0.0.0.0 or ::); bind to 127.0.0.1", show)
+	}
 	sc, err := p.scope()
 	if err != nil {
 		return deny("", "Bash %s: %v", show, err)
@@ -217,8 +322,11 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
 		return deny("", "Bash %s: no absolute cwd", show)
 	}
+	if p.Bash.Sandboxed {
+		return p.decideBashSandboxed(sc, in.Cwd, cmd, show)
+	}
 	cwd, err := resolvePath(filepath.Clean(in.Cwd))
-	if err != nil || !sc.readable(cwd) || (cwd != sc.ws && !within(sc.ws, cwd)) {
+	if err != nil || !(cwd == sc.ws || within(sc.ws, cwd) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
 		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
 	}
 	cmds, err := parseBash(cmd)
@@ -227,11 +335,40 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	}
 	ck := &bashChecker{p: p, sc: sc, cwds: []string{cwd}, makesLinks: makesLinks(cmds, 0)}
 	for _, c := range cmds {
-		if err := ck.command(c, 0); err != nil {
+		if err := ck.top(c); err != nil {
 			return deny("", "Bash %s: %v", show, err)
 		}
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": allowed"}
+}
+
+// top checks one command of the line in order. After `cd DIR &&` the
+// commands of the && chain run in DIR only (had the cd failed, they would
+// not run); once the chain ends the shell may be in any directory the chain
+// went through.
+func (ck *bashChecker) top(c *bashCmd) error {
+	if c.andNext && len(c.words) > 0 && !c.words[0].dynamic && c.words[0].lit == "cd" && len(c.assigns) == 0 && len(c.redirs) == 0 {
+		next, err := ck.cdTargets(c.words[1:])
+		if err != nil {
+			return err
+		}
+		for _, d := range ck.cwds {
+			if !slices.Contains(ck.chain, d) {
+				ck.chain = append(ck.chain, d)
+			}
+		}
+		ck.cwds = next
+		return nil
+	}
+	if err := ck.command(c, 0); err != nil {
+		return err
+	}
+	if !c.andNext && ck.chain != nil {
+		next := ck.cwds
+		ck.cwds, ck.chain = ck.chain, nil
+		return ck.addCwds(next)
+	}
+	return nil
 }
 
 func clipCommand(s string) string {
@@ -254,25 +391,20 @@ type bashChecker struct {
 	cwds        []string
 	makesLinks  bool
 	globMatches int
+	// chain are the directories the shell may be in before the current
+	// && chain's cd's (see top).
+	chain []string
 }
 
 const maxCwds = 16
 
 func (ck *bashChecker) command(c *bashCmd, depth int) error {
+	if depth > maxBashDepth {
+		return errors.New("nested too deeply")
+	}
 	for _, a := range c.assigns {
-		name := a.raw[:strings.IndexByte(a.raw, '=')]
-		name = strings.TrimSuffix(name, "+")
-		if dangerousEnv(name) {
-			return fmt.Errorf("setting %s is not allowed", name)
-		}
-		val := a.lit[strings.IndexByte(a.lit, '=')+1:]
-		if a.tilde {
-			return fmt.Errorf("%s names a home directory", a.lit)
-		}
-		if !a.dynamic && val != "" {
-			if err := ck.plainWord(val, false); err != nil {
-				return err
-			}
+		if err := ck.assignment(a); err != nil {
+			return err
 		}
 	}
 	for _, r := range c.redirs {
@@ -290,13 +422,14 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	name := w0.lit
 	script := false
 	if strings.Contains(name, "/") {
-		if filepath.IsAbs(name) {
-			if !slices.Contains(stdBinDirs, filepath.Dir(filepath.Clean(name))) {
-				return fmt.Errorf("%s is outside the workspace", name)
-			}
+		switch {
+		case filepath.IsAbs(name) && slices.Contains(stdBinDirs, filepath.Dir(filepath.Clean(name))):
 			name = filepath.Base(name)
-		} else {
+		default:
 			if err := ck.script(w0); err != nil {
+				if filepath.IsAbs(name) {
+					return fmt.Errorf("%s is outside the workspace", name)
+				}
 				return err
 			}
 			script = true
@@ -304,6 +437,15 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	}
 	args := c.words[1:]
 	if !script {
+		if err := ck.p.Bash.deniedProgram(name); err != nil {
+			return err
+		}
+		if err := reachCommand(name, args); err != nil {
+			return err
+		}
+		if u, ok, err := unwrap(name, args); ok {
+			return ck.wrapper(name, c, u, err, depth)
+		}
 		if why, ok := bashDenied[name]; ok {
 			return fmt.Errorf("%s is not allowed (%s)", name, why)
 		}
@@ -311,33 +453,28 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 			return err
 		}
 	}
-	switch {
-	case name == "cd" && !script:
+	if name == "cd" && !script {
 		return ck.cd(args)
-	case (name == "sh" || name == "bash") && len(args) >= 2 && args[0].lit == "-c" && !args[0].dynamic:
-		// sh -c 'line': check the line itself.
-		if args[1].dynamic || depth >= maxBashDepth {
-			return fmt.Errorf("%s -c with a computed command", name)
-		}
-		inner, err := parseBash(args[1].lit)
-		if err != nil {
-			return fmt.Errorf("%s -c: %v", name, err)
-		}
-		for _, ic := range inner {
-			if err := ck.command(ic, depth+1); err != nil {
-				return err
-			}
-		}
-		return ck.rawArgs(args[2:], false)
+	}
+	if ck.inTmpRoot() && (script || !tmpRootCommands[name]) {
+		return fmt.Errorf("%s in %s itself: only commands that name their files run there (mkdir, rm, cp, cat …); cd into a directory of your own first", name, ck.sc.sharedTmp)
 	}
 	if !ck.allowed(name, script, c.words) {
 		return fmt.Errorf("%s is not an allowed command", describe(c.words))
+	}
+	if !script && !defaultProgram(name) && ck.inSharedTmp() {
+		return fmt.Errorf("%s in a directory of the shared %s: run it in the workspace", name, ck.sc.sharedTmp)
+	}
+	if !script {
+		if u, ok, err := runner(name, args); ok {
+			return ck.runner(name, c, u, err, depth)
+		}
 	}
 	if pureCommands[name] && !script {
 		return ck.pureArgs(name, args)
 	}
 	mutating := mutatingCommands[name] && !script
-	expanded, err := ck.expandArgs(args, mutating)
+	expanded, err := ck.expandArgs(args, mutating && !globMutating[name], name == "git" && !script)
 	if err != nil {
 		return err
 	}
@@ -356,6 +493,211 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		return cmdChecks[name](ck, expanded)
 	}
 	return ck.rawArgs(expanded, mutating)
+}
+
+// assignment checks a NAME=value prefix: no variable that changes what
+// runs, and a value that names no file the worker may not read.
+func (ck *bashChecker) assignment(a bashWord) error {
+	name := a.raw[:strings.IndexByte(a.raw, '=')]
+	name = strings.TrimSuffix(name, "+")
+	val := a.lit[strings.IndexByte(a.lit, '=')+1:]
+	if a.tilde {
+		return fmt.Errorf("%s names a home directory", a.lit)
+	}
+	if pathListEnv[name] && !a.dynamic && val != "" {
+		for _, d := range strings.Split(val, ":") {
+			if d == "" {
+				return fmt.Errorf("setting %s with an empty entry (the current directory) is not allowed", name)
+			}
+			if err := ck.checkPath(d, false); err != nil {
+				return fmt.Errorf("setting %s: %v", name, err)
+			}
+		}
+		return nil
+	}
+	if dangerousEnv(name) {
+		return fmt.Errorf("setting %s is not allowed", name)
+	}
+	if !a.dynamic && val != "" {
+		return ck.plainWord(val, false)
+	}
+	return nil
+}
+
+// wrapper checks a command a wrapper runs (time, env, nice …, sh -c,
+// eval). Subprocess mode looks through the wrappers that only change how a
+// command runs (strictWrappers) and shells given a command line; the others
+// are refused, after their command is judged for what it reaches (so
+// `xargs curl` says why).
+func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, depth int) error {
+	if err != nil {
+		return err
+	}
+	if !strictWrappers[name] && !shells[name] {
+		if len(u.words) > 0 {
+			if err := reachOnly(u.words, depth+1); err != nil {
+				return err
+			}
+		}
+		if u.script != nil {
+			if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
+				for _, ic := range cmds {
+					if err := reachOnly(ic.words, depth+1); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		why := bashDenied[name]
+		if why == "" {
+			why = "it runs a command the policy cannot see"
+		}
+		return fmt.Errorf("%s is not allowed (%s)", name, why)
+	}
+	if u.script != nil {
+		if u.script.dynamic {
+			return fmt.Errorf("%s with a computed command", name)
+		}
+		inner, err := parseBashDepth(u.script.lit, depth+1)
+		if err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		makes := ck.makesLinks
+		ck.makesLinks = ck.makesLinks || makesLinks(inner, depth+1)
+		defer func() { ck.makesLinks = makes }()
+		for _, ic := range inner {
+			if err := ck.command(ic, depth+1); err != nil {
+				return err
+			}
+		}
+		if shells[name] {
+			// sh -c 'line' NAME ARGS: the positional parameters.
+			for i, a := range c.words {
+				if a.raw == u.script.raw && i+1 < len(c.words) {
+					return ck.rawArgs(c.words[i+1:], false)
+				}
+			}
+		}
+		return nil
+	}
+	if len(u.dirs) > 0 {
+		return fmt.Errorf("%s with a directory to run in is not allowed; cd first", name)
+	}
+	for _, f := range u.reads {
+		if err := ck.checkPath(f, false); err != nil {
+			return err
+		}
+	}
+	for _, f := range u.writes {
+		if err := ck.checkPath(f, true); err != nil {
+			return err
+		}
+	}
+	if u.lookup {
+		return nil
+	}
+	if len(u.words) == 0 {
+		if name == "exec" || name == "time" {
+			return nil // exec 3<file: redirections only
+		}
+		return fmt.Errorf("%s without a command", name)
+	}
+	inner := &bashCmd{assigns: append(slices.Clone(c.assigns), u.assigns...), words: u.words}
+	return ck.command(inner, depth+1)
+}
+
+// runner checks what a package tool runs: a program from PATH or the
+// project's environment (uv run, poetry run, mise exec …) as a command of
+// its own; a package fetched and run (npx, uvx …) for what it reaches, its
+// arguments as paths.
+func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, depth int) error {
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	args := c.words[1:]
+	if u.script != nil {
+		if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
+			for _, ic := range cmds {
+				if err := reachOnly(ic.words, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return fmt.Errorf("%s with a command line to run is not allowed; run the command itself", name)
+	}
+	own := args[:len(args)-len(u.words)]
+	if err := ck.rawArgs(own, false); err != nil {
+		return err
+	}
+	for _, f := range u.reads {
+		if err := ck.checkPath(f, false); err != nil {
+			return err
+		}
+	}
+	if len(u.words) == 0 {
+		return nil
+	}
+	if u.pkg {
+		if err := reachOnly(u.words, depth+1); err != nil {
+			return err
+		}
+		return ck.rawArgs(u.words, false)
+	}
+	ck2 := ck
+	if len(u.dirs) > 0 {
+		c2 := *ck
+		c2.cwds = slices.Clone(ck.cwds)
+		for _, d := range u.dirs {
+			next, err := c2.dirsOf(name+" "+d, d)
+			if err != nil {
+				return err
+			}
+			if err := c2.addCwds(next); err != nil {
+				return err
+			}
+		}
+		ck2 = &c2
+	}
+	words := u.words
+	if !words[0].dynamic && (strings.HasSuffix(words[0].lit, ".py") || strings.HasSuffix(words[0].lit, ".pyw")) && name == "uv" {
+		// uv run script.py runs python on it
+		words = append([]bashWord{{raw: "python", lit: "python", glob: -1}}, words...)
+	}
+	return ck2.command(&bashCmd{assigns: c.assigns, words: words}, depth+1)
+}
+
+// reachOnly judges a command (words) only for what it reaches, looking
+// through wrappers, runners and shell strings (lenient): the check of a
+// command subprocess mode refuses anyway, for a better reason.
+func reachOnly(words []bashWord, depth int) error {
+	if len(words) == 0 || depth > maxBashDepth || words[0].dynamic {
+		return nil
+	}
+	name := programOf(words[0])
+	args := words[1:]
+	if err := reachCommand(name, args); err != nil {
+		return err
+	}
+	u, ok, _ := unwrap(name, args)
+	if !ok {
+		u, ok, _ = runner(name, args)
+	}
+	if !ok {
+		return nil
+	}
+	if err := reachOnly(u.words, depth+1); err != nil {
+		return err
+	}
+	if u.script != nil && !u.script.dynamic {
+		if cmds, _, err := parseBashLenient(u.script.lit); err == nil {
+			for _, ic := range cmds {
+				if err := reachOnly(ic.words, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // deniedArgs applies bashDeniedArgs and bashDeniedPrefixes.
@@ -381,8 +723,34 @@ func describe(words []bashWord) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// allowed matches the command against the rules.
+// defaultProgram reports whether name is one of the default commands
+// (DefaultBashAllow): they open only the files they name. Other programs
+// (a toolchain, an interpreter) also read configuration they find in
+// their directory and its parents.
+func defaultProgram(name string) bool {
+	return defaultPrograms[name]
+}
+
+var defaultPrograms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range DefaultBashAllow() {
+		w := strings.Fields(r)[0]
+		if w == `\[` {
+			w = "["
+		}
+		if !strings.HasPrefix(w, "{") && w != "sh" && w != "bash" {
+			m[w] = true
+		}
+	}
+	return m
+}()
+
+// allowed matches the command against the rules. git's global options
+// (-C DIR, --no-pager …) before its subcommand are skipped first.
 func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool {
+	if name == "git" && !script {
+		words = gitRuleWords(words)
+	}
 	for _, r := range ck.p.Bash.Allow {
 		rw := strings.Fields(r)
 		if len(rw) > len(words) {
@@ -414,6 +782,25 @@ func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool 
 		}
 	}
 	return false
+}
+
+// gitRuleWords drops git's harmless global options, so "git -C sub
+// status" matches the rule "git status".
+func gitRuleWords(words []bashWord) []bashWord {
+	out := []bashWord{words[0]}
+	i := 1
+	for i < len(words) {
+		switch a := words[i].lit; {
+		case a == "-C" && i+1 < len(words):
+			i += 2
+		case a == "--no-pager" || a == "-P" || a == "--no-optional-locks" || a == "--literal-pathspecs" ||
+			a == "--glob-pathspecs" || a == "--noglob-pathspecs" || a == "--icase-pathspecs" || a == "--no-replace-objects":
+			i++
+		default:
+			return append(out, words[i:]...)
+		}
+	}
+	return out
 }
 
 // pureArgs checks the arguments of a command that opens no file named by
@@ -491,10 +878,13 @@ func (ck *bashChecker) testArgs(name string, args []bashWord) error {
 // expandArgs returns the arguments as the command gets them: each pattern
 // replaced by its matches (see expandWord). A computed argument is refused,
 // and so is a pattern as a file to change.
-func (ck *bashChecker) expandArgs(args []bashWord, mutating bool) ([]bashWord, error) {
+func (ck *bashChecker) expandArgs(args []bashWord, mutating, keepComputed bool) ([]bashWord, error) {
 	var out []bashWord
 	for _, a := range args {
 		switch {
+		case a.dynamic && keepComputed:
+			// the command's own check knows where a computed word is text
+			out = append(out, a)
 		case a.dynamic:
 			return nil, fmt.Errorf("the argument %q is computed at run time", a.lit)
 		case a.tilde:
@@ -659,6 +1049,9 @@ func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error 
 			return fmt.Errorf("%s does not exist yet and this command line makes symbolic links; run the commands one at a time", p)
 		}
 		for _, resolved := range all {
+			if ck.sc.inScratch(resolved) || ck.sc.sharedTmpOK(resolved) || (!write && ck.sc.claudeTaskOutput(resolved)) {
+				continue
+			}
 			if ck.sc.isProtected(resolved) {
 				return fmt.Errorf("%s is a protected file", p)
 			}
@@ -719,21 +1112,27 @@ func isFD(s string) bool {
 // workspace. Both readings of a ".." after a symlink are kept (bash's cd is
 // logical, cd -P physical).
 func (ck *bashChecker) cd(args []bashWord) error {
-	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--") {
-		args = args[1:]
-	}
-	if len(args) != 1 || args[0].lit == "-" {
-		return errors.New("cd needs exactly one directory inside the workspace")
-	}
-	a := args[0]
-	if a.dynamic || a.glob >= 0 || a.tilde || a.lit == "" {
-		return fmt.Errorf("cd to a computed directory %q", a.lit)
-	}
-	next, err := ck.dirsOf("cd "+a.lit, a.lit)
+	next, err := ck.cdTargets(args)
 	if err != nil {
 		return err
 	}
 	return ck.addCwds(next)
+}
+
+// cdTargets resolves where cd goes from every directory the shell may be
+// in: inside the workspace, or a scratch directory of the worker's own.
+func (ck *bashChecker) cdTargets(args []bashWord) ([]string, error) {
+	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--") {
+		args = args[1:]
+	}
+	if len(args) != 1 || args[0].lit == "-" {
+		return nil, errors.New("cd needs exactly one directory inside the workspace")
+	}
+	a := args[0]
+	if a.dynamic || a.glob >= 0 || a.tilde || a.lit == "" {
+		return nil, fmt.Errorf("cd to a computed directory %q", a.lit)
+	}
+	return ck.dirsOf("cd "+a.lit, a.lit)
 }
 
 // dirsOf resolves dir from every cwd as a directory the shell or a command
@@ -749,7 +1148,7 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
 		for _, resolved := range all {
-			if resolved != ck.sc.ws && !within(ck.sc.ws, resolved) {
+			if resolved != ck.sc.ws && !within(ck.sc.ws, resolved) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
 				return nil, fmt.Errorf("%s leaves the workspace", what)
 			}
 			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {
@@ -788,6 +1187,18 @@ func (ck *bashChecker) script(w bashWord) error {
 			return fmt.Errorf("%s is not a script in the workspace", w.lit)
 		}
 		for _, resolved := range all {
+			if ck.sc.inScratch(resolved) || ck.sc.sharedTmpOK(resolved) {
+				// A program the worker built or wrote in its scratch
+				// space, maybe earlier in this line.
+				st, err := os.Lstat(resolved)
+				switch {
+				case err == nil && st.Mode().IsRegular():
+					continue
+				case errors.Is(err, os.ErrNotExist) && !ck.makesLinks:
+					continue
+				}
+				return fmt.Errorf("%s is not a program in the worker's scratch space", w.lit)
+			}
 			rel, ok := ck.sc.rel(resolved)
 			if !ok || protectedRel(rel) != "" {
 				return fmt.Errorf("%s is not a script in the workspace", w.lit)
@@ -810,6 +1221,11 @@ func makesLinks(cmds []*bashCmd, depth int) bool {
 		name := filepath.Base(c.words[0].lit)
 		if name == "ln" {
 			return true
+		}
+		if name == "git" {
+			if sub, _ := gitSubcommand(c.words[1:]); gitWritesTree[sub] {
+				return true
+			}
 		}
 		if (name == "sh" || name == "bash") && len(c.words) >= 3 && c.words[1].lit == "-c" && depth < maxBashDepth {
 			if inner, err := parseBash(c.words[2].lit); err == nil && makesLinks(inner, depth+1) {

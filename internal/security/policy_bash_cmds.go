@@ -36,13 +36,42 @@ var specChecks = map[string]func(ck *bashChecker, inv *invocation, kinds []optKi
 	"tar": checkTar,
 }
 
-// cmdChecks replace the generic checks for commands without a spec.
-var cmdChecks = map[string]func(ck *bashChecker, args []bashWord) error{
-	"find":  checkFind,
-	"git":   checkGit,
-	"go":    checkGo,
-	"gofmt": checkGofmt,
-	"jq":    checkJq,
+// cmdChecks replace the generic checks for commands without a spec (set
+// in init: they check nested commands, which use cmdChecks).
+var cmdChecks map[string]func(ck *bashChecker, args []bashWord) error
+
+func init() {
+	cmdChecks = map[string]func(ck *bashChecker, args []bashWord) error{
+		"find":  checkFind,
+		"git":   checkGit,
+		"go":    checkGo,
+		"gofmt": checkGofmt,
+		"jq":    checkJq,
+		"xxd":   checkXxd,
+	}
+}
+
+// checkXxd: xxd's options are single words (-c 8, -s 10, -ps); its first
+// operand is read, its second written (xxd -r in out).
+func checkXxd(ck *bashChecker, args []bashWord) error {
+	var ops []string
+	for i := 0; i < len(args); i++ {
+		a := args[i].lit
+		switch {
+		case a == "-c" || a == "-g" || a == "-l" || a == "-o" || a == "-s" || a == "-n" || a == "-cols" || a == "-len" ||
+			a == "-seek" || a == "-groupsize" || a == "-name" || a == "-offset":
+			i++
+		case strings.HasPrefix(a, "-") && a != "-":
+		default:
+			ops = append(ops, a)
+		}
+	}
+	for k, op := range ops {
+		if err := ck.plainWord(op, k == 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func textOperands(_ *bashChecker, _ *invocation, kinds []optKind) error {
@@ -606,49 +635,112 @@ func checkTar(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	return nil
 }
 
-// checkFind: find's words are its own options and tests (-name, -newer …),
-// each a single word; every one is still checked as a path.
+// checkFind reads find's command line: the start paths (checked as paths),
+// then the expression. Tests taking a pattern (-name, -path, -regex …) or a
+// number take text; -newer and -samefile take a file (a path). -exec,
+// -execdir, -ok and -okdir run a command on what find finds: allowed only
+// for commands that read (findExecReaders), checked as if {} were each
+// start path (what find finds lies below them, and find follows no
+// symbolic link: -L and -follow are refused). Anything else is checked as a
+// path.
 func checkFind(ck *bashChecker, args []bashWord) error {
-	for _, a := range args {
-		if err := ck.rawWord(a.lit, false, false); err != nil {
+	i := 0
+	var starts []string
+	for i < len(args) {
+		a := args[i].lit
+		if strings.HasPrefix(a, "-") && len(a) > 1 || a == "(" || a == "!" {
+			break
+		}
+		starts = append(starts, a)
+		if err := ck.plainWord(a, false); err != nil {
 			return err
+		}
+		i++
+	}
+	if len(starts) == 0 {
+		starts = []string{"."}
+	}
+	for ; i < len(args); i++ {
+		a := args[i].lit
+		switch {
+		case findTextTests[a]:
+			i++ // the pattern or number
+		case findPathTests[a] || strings.HasPrefix(a, "-newer"):
+			if i+1 < len(args) {
+				i++
+				if a == "-newermt" || strings.HasSuffix(a, "t") && strings.HasPrefix(a, "-newer") && len(a) == 8 {
+					continue // -newerXt takes a date
+				}
+				if err := ck.checkPath(args[i].lit, false); err != nil {
+					return err
+				}
+			}
+		case a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].lit != ";" && args[j].lit != "+" {
+				j++
+			}
+			if j >= len(args) {
+				return fmt.Errorf("find %s without ; or +", a)
+			}
+			if err := ck.findExec(a, args[i+1:j], starts); err != nil {
+				return err
+			}
+			i = j
+		default:
+			if err := ck.rawWord(a, false, false); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// checkGit: "git -C dir" makes the rest relative to dir; git grep's -O
-// (--open-files-in-pager) runs a program and may sit in a cluster or be
-// abbreviated.
-func checkGit(ck *bashChecker, args []bashWord) error {
-	inv := &invocation{name: "git"}
-	i := 0
-	for i < len(args) && strings.HasPrefix(args[i].lit, "-") {
-		if args[i].lit == "-C" && i+1 < len(args) {
-			inv.opts = append(inv.opts, parsedOpt{name: "-C", kind: optDir, value: args[i+1].lit, has: true})
-			i++
+// findTextTests take one word that is not a path.
+var findTextTests = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
+	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-type": true, "-xtype": true, "-perm": true,
+	"-size": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true, "-cmin": true,
+	"-user": true, "-group": true, "-uid": true, "-gid": true, "-links": true, "-inum": true, "-maxdepth": true,
+	"-mindepth": true, "-printf": true, "-fstype": true, "-used": true, "-regextype": true, "-context": true,
+}
+
+// findPathTests take a file that find reads.
+var findPathTests = map[string]bool{"-samefile": true, "-anewer": true, "-cnewer": true}
+
+// findExecReaders may run from find -exec: they read the files find passes.
+var findExecReaders = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "cat": true, "head": true, "tail": true, "wc": true, "ls": true,
+	"stat": true, "file": true, "md5sum": true, "sha256sum": true, "du": true, "nl": true, "basename": true,
+	"dirname": true, "echo": true, "printf": true, "test": true, "[": true,
+}
+
+// findExec checks the command of find -exec: a reading command, with {}
+// standing for every start path in turn.
+func (ck *bashChecker) findExec(opt string, words []bashWord, starts []string) error {
+	if len(words) == 0 {
+		return fmt.Errorf("find %s without a command", opt)
+	}
+	name := words[0].lit
+	if words[0].dynamic || !findExecReaders[name] {
+		if err := reachOnly(words, 1); err != nil {
+			return err
 		}
-		i++
+		return fmt.Errorf("find %s %s is not allowed (only commands that read files may run from find)", opt, name)
 	}
-	if i < len(args) && args[i].lit == "grep" {
-		for _, a := range args[i+1:] {
-			if a.lit == "--" {
-				break
-			}
-			nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
-			switch {
-			case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
-				return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
-			case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
-				return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
+	for _, st := range starts {
+		inner := make([]bashWord, len(words))
+		for k, w := range words {
+			inner[k] = w
+			if strings.Contains(w.lit, "{}") {
+				inner[k] = bashWord{raw: w.raw, lit: strings.ReplaceAll(w.lit, "{}", st), glob: -1}
 			}
 		}
+		if err := ck.command(&bashCmd{words: inner}, 1); err != nil {
+			return err
+		}
 	}
-	ck2, err := ck.withDirs("git", inv)
-	if err != nil {
-		return err
-	}
-	return ck2.rawArgs(args, false)
+	return nil
 }
 
 // checkGo: go's flags are single words with one or two dashes (-o x, --o=x).

@@ -454,6 +454,19 @@ func init() {
 	for _, n := range []string{"awk", "gawk", "mawk", "nawk"} {
 		cmdSpecs[n] = awk
 	}
+	cmdSpecs["tree"] = &optSpec{
+		strict: true,
+		flags:  "adfxqNQpugshDFvtcUrinCAXJS",
+		values: merge(vals(optText, "LPIHT"), vals(optWrite, "o")),
+		deny:   map[byte]string{'l': whyFollow, 'R': "it writes a listing into every directory"},
+		long: denyLong(withLong(withLong(withLong(flagsLong("gitignore", "ignore-case", "matchdirs", "metafirst", "prune",
+			"info", "noreport", "si", "du", "inodes", "device", "dirsfirst", "filesfirst", "nolinks", "fflinks", "help",
+			"version"),
+			optText, 1, "charset", "timefmt", "sort", "filelimit"),
+			optText, 2, "hyperlink"),
+			optPath, 1, "infofile", "hintro", "houtro"),
+			whyNames, "fromfile"),
+	}
 	cmdSpecs["tar"] = &optSpec{
 		strict: true,
 		flags:  "ctvzjJaOpkmx",

@@ -1,0 +1,155 @@
+package security
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Scratch space outside the workspace for the worker's Bash commands
+// (subprocess mode): its own TMPDIR under the attempt dir (BashPolicy.Scratch),
+// and entries of its own in the machine's /tmp (BashPolicy.SharedTmp), where
+// models habitually put a built binary, a log or a throwaway repository.
+//
+// /tmp is shared with every user and process of the machine, so an entry
+// there is the worker's only when it does not exist yet (the command makes
+// it) or it is owned by the worker's uid, is not a symbolic link and, if a
+// directory, is writable by nobody else; /tmp itself is never listed nor a
+// working directory, and names other programs keep their state or
+// credentials under are never the worker's (reservedTmpName). What remains:
+// when zerg does not run as root, workers have the uid of the user running
+// zerg, so a /tmp entry that user made (outside those names) passes too.
+// Run zerg as root (workers get their own user) or use sandbox mode, where
+// /tmp is private to the worker.
+
+// reservedTmpPrefixes are /tmp names of other programs' state and sockets,
+// never a worker's scratch: Claude Code's own (claude-<uid>, read only
+// through claudeTaskOutput), zerg's, Kerberos tickets, agents, terminal
+// multiplexers, the desktop session.
+var reservedTmpPrefixes = []string{"claude-", "zerg", "krb5", "ssh-", "tmux-", "screen", "systemd-", "snap-", "gpg",
+	"pulse-", "dbus-", "vscode", "jetbrains", "keyring", "xdg", "runtime-", "sddm", "lightdm", "gnome", "kde", "mc-",
+	"agent", "pyright", "hsperfdata"}
+
+func reservedTmpName(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return true
+	}
+	for _, p := range reservedTmpPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// inScratch reports whether the resolved path is inside (or is) one of the
+// worker's own scratch directories.
+func (sc scope) inScratch(resolved string) bool {
+	for _, d := range sc.scratch {
+		if resolved == d || within(d, resolved) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedTmpOK reports whether the resolved path is inside an entry of the
+// shared /tmp that is the worker's own (see the top of this file). An entry
+// holding the workspace, a read dir or a protected path (a workspace or an
+// attempt dir that lives in /tmp) is zerg's, never scratch.
+func (sc scope) sharedTmpOK(resolved string) bool {
+	if sc.sharedTmp == "" {
+		return false
+	}
+	rel, err := filepath.Rel(sc.sharedTmp, resolved)
+	if err != nil || rel == "." || !local(rel) {
+		return false
+	}
+	top := strings.Split(rel, string(filepath.Separator))[0]
+	if reservedTmpName(top) {
+		return false
+	}
+	entry := filepath.Join(sc.sharedTmp, top)
+	for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
+		if z == entry || within(entry, z) {
+			return false
+		}
+	}
+	fi, err := os.Lstat(entry)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return true // made by this command line
+	case err != nil, fi.Mode()&os.ModeSymlink != 0:
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() {
+		return false
+	}
+	return !fi.IsDir() || fi.Mode().Perm()&0o022 == 0
+}
+
+// ownDir reports whether the resolved directory may be the shell's working
+// directory outside the workspace: a scratch directory, or an entry of the
+// shared /tmp that is the worker's own.
+func (sc scope) ownDir(resolved string) bool {
+	return sc.inScratch(resolved) || sc.sharedTmpOK(resolved)
+}
+
+// claudeTaskOutput reports whether the resolved path is the output file of
+// a Claude Code background task under the shared /tmp
+// (/tmp/claude-<uid>/<project>/tasks/<id>.output): the CLI tells the model to
+// read it there when its temporary directory is the default one. Read only.
+func (sc scope) claudeTaskOutput(resolved string) bool {
+	if sc.sharedTmp == "" {
+		return false
+	}
+	rel, err := filepath.Rel(sc.sharedTmp, resolved)
+	if err != nil || !local(rel) {
+		return false
+	}
+	return claudeTaskRE.MatchString(filepath.ToSlash(rel))
+}
+
+var claudeTaskRE = regexp.MustCompile(`^claude-[0-9]+/[^/]+/tasks/[A-Za-z0-9_-]+\.output$`)
+
+// inSharedTmp reports whether the shell may be in a directory of the
+// shared /tmp: programs other than the default commands would then read
+// configuration they find there and in /tmp itself (a Makefile, a
+// package.json, a conftest.py), which anyone may have put there.
+func (ck *bashChecker) inSharedTmp() bool {
+	if ck.sc.sharedTmp == "" {
+		return false
+	}
+	for _, c := range ck.cwds {
+		if (c == ck.sc.sharedTmp || within(ck.sc.sharedTmp, c)) && c != ck.sc.ws && !within(ck.sc.ws, c) && !ck.sc.inScratch(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// tmpRootCommands may run with the shared /tmp itself as the working
+// directory: they only open the files they name (and "." or a pattern
+// there, which would be /tmp itself, is refused as any other path).
+var tmpRootCommands = map[string]bool{
+	"mkdir": true, "rm": true, "rmdir": true, "touch": true, "cp": true, "mv": true, "cat": true, "head": true,
+	"tail": true, "wc": true, "echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true,
+	"sleep": true, "chmod": true, "tee": true, "stat": true, "file": true, "diff": true, "cmp": true,
+}
+
+// inTmpRoot reports whether the shell may be in the shared /tmp itself.
+func (ck *bashChecker) inTmpRoot() bool {
+	if ck.sc.sharedTmp == "" {
+		return false
+	}
+	for _, c := range ck.cwds {
+		if c == ck.sc.sharedTmp {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,427 @@
+package security
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Commands that run another command: wrappers (time, env, nice, sudo,
+// busybox, xargs …), shells given a string (sh -c, eval, watch) and the
+// runners of package tools (uv run, npx, mise exec …). The check looks
+// through them at the command they run, so `time curl`, `command curl`,
+// `busybox wget`, `uv run ssh` or `mise exec -- gh` are judged as curl,
+// wget, ssh and gh are.
+
+// unwrapped is what a wrapper or runner runs.
+type unwrapped struct {
+	// words is the command it runs (empty: none, or only a lookup).
+	words []bashWord
+	// assigns are variables it sets for that command (env NAME=value).
+	assigns []bashWord
+	// script is a shell command line it runs (sh -c, eval, watch, env -S).
+	script *bashWord
+	// dirs are directories it runs the command in (env -C, uv run --directory).
+	dirs []string
+	// reads and writes are files it opens itself (time -o, xargs -a).
+	reads, writes []string
+	// pkg: words[0] names a package to fetch and run (npx, uvx), not a
+	// program on PATH.
+	pkg bool
+	// more: the command gets arguments the line does not show (xargs).
+	more bool
+	// lookup: it only looks the command up (command -v).
+	lookup bool
+}
+
+// strictWrappers are the wrappers subprocess mode looks through and
+// allows: they change how a command runs, not what it reaches.
+var strictWrappers = map[string]bool{
+	"time": true, "command": true, "builtin": true, "exec": true, "nohup": true, "nice": true, "ionice": true,
+	"timeout": true, "stdbuf": true, "setsid": true, "env": true, "eval": true,
+}
+
+// shells run a command line given with -c.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "mksh": true, "fish": true}
+
+// optScan walks a wrapper's options: vals are options that take a value
+// (as the next word or glued, "-n5", "--adjustment=5"); every other word
+// starting with "-" is a flag. It returns the index of the first operand.
+func optScan(args []bashWord, vals []string, stopAtNumber bool, seen func(opt, val string) error) (int, error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i].lit
+		if args[i].dynamic {
+			return i, nil
+		}
+		if a == "--" {
+			return i + 1, nil
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return i, nil
+		}
+		if stopAtNumber && len(a) > 1 && a[1] >= '0' && a[1] <= '9' {
+			continue // nice -10
+		}
+		name, val, eq := strings.Cut(a, "=")
+		if slices.Contains(vals, name) {
+			if !eq {
+				if i+1 >= len(args) {
+					return 0, fmt.Errorf("%s needs a value", a)
+				}
+				i++
+				val = args[i].lit
+			}
+			if seen != nil {
+				if err := seen(name, val); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		if !strings.HasPrefix(a, "--") && len(a) > 2 {
+			// a cluster or a glued value: -n5, -oL
+			if slices.Contains(vals, a[:2]) {
+				if seen != nil {
+					if err := seen(a[:2], a[2:]); err != nil {
+						return 0, err
+					}
+				}
+				continue
+			}
+		}
+		if seen != nil {
+			if err := seen(a, ""); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(args), nil
+}
+
+// unwrap returns what the command name args runs when name is a wrapper
+// or a shell given -c; ok is false otherwise.
+func unwrap(name string, args []bashWord) (u unwrapped, ok bool, err error) {
+	rest := func(i int) []bashWord {
+		if i >= len(args) {
+			return nil
+		}
+		return args[i:]
+	}
+	switch name {
+	case "time":
+		i, err := optScan(args, []string{"-o", "--output", "-f", "--format"}, false, func(o, v string) error {
+			if o == "-o" || o == "--output" {
+				u.writes = append(u.writes, v)
+			}
+			return nil
+		})
+		u.words = rest(i)
+		return u, true, err
+	case "command":
+		i, err := optScan(args, nil, false, func(o, _ string) error {
+			if strings.ContainsAny(strings.TrimPrefix(o, "-"), "vV") {
+				u.lookup = true
+			}
+			return nil
+		})
+		if !u.lookup {
+			u.words = rest(i)
+		}
+		return u, true, err
+	case "builtin", "nohup", "unbuffer", "pkexec", "fakeroot", "caffeinate", "setsid", "chroot":
+		i, err := optScan(args, nil, false, nil)
+		if name == "chroot" {
+			i++ // the new root
+		}
+		u.words = rest(i)
+		return u, true, err
+	case "exec":
+		i, err := optScan(args, []string{"-a"}, false, nil)
+		u.words = rest(i)
+		return u, true, err
+	case "nice":
+		i, err := optScan(args, []string{"-n", "--adjustment"}, true, nil)
+		u.words = rest(i)
+		return u, true, err
+	case "ionice":
+		i, err := optScan(args, []string{"-c", "-n", "--class", "--classdata", "-p", "-P", "-u", "--pid", "--pgid", "--uid"}, false, func(o, _ string) error {
+			if slices.Contains([]string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}, o) {
+				return fmt.Errorf("ionice %s is not allowed (%s)", o, whyProcs)
+			}
+			return nil
+		})
+		u.words = rest(i)
+		return u, true, err
+	case "timeout":
+		i, err := optScan(args, []string{"-s", "--signal", "-k", "--kill-after"}, false, nil)
+		if err == nil && i >= len(args) {
+			err = errors.New("timeout needs a duration and a command")
+		}
+		u.words = rest(i + 1)
+		return u, true, err
+	case "stdbuf":
+		i, err := optScan(args, []string{"-i", "-o", "-e", "--input", "--output", "--error"}, false, nil)
+		u.words = rest(i)
+		return u, true, err
+	case "env":
+		i, err := optScan(args, []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, false, func(o, v string) error {
+			switch o {
+			case "-C", "--chdir":
+				u.dirs = append(u.dirs, v)
+			case "-S", "--split-string":
+				w := bashWord{raw: v, lit: v, glob: -1}
+				u.script = &w
+			}
+			return nil
+		})
+		for i < len(args) && !args[i].dynamic && isAssignment(args[i].lit) {
+			u.assigns = append(u.assigns, args[i])
+			i++
+		}
+		u.words = rest(i)
+		return u, true, err
+	case "sudo", "doas":
+		i, err := optScan(args, []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from", "--command-timeout"}, false, nil)
+		u.words = rest(i)
+		return u, true, err
+	case "su", "runuser":
+		for i := 0; i < len(args); i++ {
+			if (args[i].lit == "-c" || args[i].lit == "--command") && i+1 < len(args) {
+				w := args[i+1]
+				u.script = &w
+				return u, true, nil
+			}
+			if args[i].lit == "--" {
+				u.words = rest(i + 1)
+				return u, true, nil
+			}
+		}
+		return u, true, nil
+	case "busybox", "toybox":
+		u.words = args
+		return u, true, nil
+	case "xargs":
+		i, err := optScan(args, []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "--eof", "-I", "-i", "--replace", "-L", "-l", "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}, false, func(o, v string) error {
+			if o == "-a" || o == "--arg-file" {
+				u.reads = append(u.reads, v)
+			}
+			return nil
+		})
+		u.words = rest(i)
+		if len(u.words) == 0 {
+			u.words = []bashWord{{raw: "echo", lit: "echo", glob: -1}}
+		}
+		u.more = true
+		return u, true, err
+	case "watch":
+		exec := false
+		i, err := optScan(args, []string{"-n", "--interval", "-q", "--equexit"}, false, func(o, _ string) error {
+			if o == "-x" || o == "--exec" {
+				exec = true
+			}
+			return nil
+		})
+		if exec {
+			u.words = rest(i)
+		} else {
+			u.script = joinWords(rest(i))
+		}
+		return u, true, err
+	case "flock":
+		i, err := optScan(args, []string{"-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"}, false, func(o, v string) error {
+			if o == "-c" || o == "--command" {
+				w := bashWord{raw: v, lit: v, glob: -1}
+				u.script = &w
+			}
+			return nil
+		})
+		if u.script == nil {
+			u.words = rest(i + 1) // after the lock file
+		}
+		return u, true, err
+	case "strace", "ltrace", "valgrind", "perf", "gdb":
+		i, err := optScan(args, []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-X", "-O", "-S"}, false, func(o, _ string) error {
+			if o == "-p" || o == "--pid" || o == "--attach" {
+				return fmt.Errorf("%s %s is not allowed (%s)", name, o, whyProcs)
+			}
+			return nil
+		})
+		if name == "perf" || name == "gdb" {
+			// perf record CMD, gdb --args CMD
+			for j := i; j < len(args); j++ {
+				if args[j].lit == "--args" || args[j].lit == "record" || args[j].lit == "stat" {
+					i = j + 1
+				}
+			}
+		}
+		u.words = rest(i)
+		return u, true, err
+	case "chrt", "taskset":
+		i, err := optScan(args, nil, false, func(o, _ string) error {
+			if o == "-p" || o == "--pid" {
+				return fmt.Errorf("%s %s is not allowed (%s)", name, o, whyProcs)
+			}
+			return nil
+		})
+		u.words = rest(i + 1) // after the priority or mask
+		return u, true, err
+	case "eval":
+		u.script = joinWords(args)
+		return u, true, nil
+	}
+	if shells[name] {
+		for i := 0; i < len(args); i++ {
+			a := args[i].lit
+			if args[i].dynamic || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+				return u, false, nil // a script file, or stdin
+			}
+			if a == "-o" || a == "+o" || a == "-O" || a == "+O" {
+				i++
+				continue
+			}
+			if !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+				if i+1 >= len(args) {
+					return u, true, fmt.Errorf("%s -c without a command", name)
+				}
+				w := args[i+1]
+				u.script = &w
+				return u, true, nil
+			}
+		}
+		return u, false, nil
+	}
+	return u, false, nil
+}
+
+// joinWords is the command line a shell builds from words (eval, watch):
+// computed when any of them is.
+func joinWords(ws []bashWord) *bashWord {
+	var parts []string
+	w := bashWord{glob: -1}
+	for _, x := range ws {
+		if x.dynamic {
+			w.dynamic = true
+		}
+		parts = append(parts, x.lit)
+	}
+	w.lit = strings.Join(parts, " ")
+	w.raw = w.lit
+	return &w
+}
+
+// runner returns what a package tool runs: `uv run CMD`, `poetry run CMD`,
+// `mise exec -- CMD`, `bundle exec CMD`, `pnpm exec CMD` run a program
+// from PATH (or the project's environment); `npx PKG`, `uvx PKG`,
+// `bunx PKG`, `pnpm dlx PKG`, `yarn dlx PKG`, `pipx run PKG` fetch and run
+// a package. ok is false when name args is not such a form.
+func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
+	sub := ""
+	after := args
+	if len(args) > 0 && !args[0].dynamic {
+		sub = args[0].lit
+		after = args[1:]
+	}
+	var vals []string
+	switch {
+	case name == "uv" && sub == "run":
+		vals = []string{"--with", "--with-editable", "--with-requirements", "--python", "-p", "--directory", "--project",
+			"--package", "--extra", "--group", "--only-group", "--no-group", "--index", "--default-index", "--index-url",
+			"--extra-index-url", "--find-links", "-f", "--env-file", "--config-file", "--cache-dir", "--color", "-C",
+			"--config-setting", "--refresh-package", "-P", "--upgrade-package", "--reinstall-package", "--exclude-newer",
+			"--prerelease", "--resolution", "--link-mode", "--index-strategy", "--keyring-provider", "--python-preference",
+			"--no-binary-package", "--no-build-package", "--allow-insecure-host", "--no-extra", "--no-editable-package"}
+		i, err := optScan(after, vals, false, func(o, v string) error {
+			switch o {
+			case "--directory", "--project":
+				u.dirs = append(u.dirs, v)
+			case "--env-file", "--with-requirements", "--config-file":
+				u.reads = append(u.reads, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return u, true, err
+		}
+		// uv run -m MODULE runs python -m MODULE
+		for j := 0; j < i; j++ {
+			if after[j].lit == "-m" || after[j].lit == "--module" {
+				py := bashWord{raw: "python", lit: "python", glob: -1}
+				u.words = append([]bashWord{py}, after[j:]...)
+				return u, true, nil
+			}
+		}
+		u.words = after[i:]
+		return u, true, nil
+	case (name == "uv" && sub == "tool" && len(after) > 0 && after[0].lit == "run") || name == "uvx":
+		if name == "uv" {
+			after = after[1:]
+		} else {
+			after = args
+		}
+		i, err := optScan(after, []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p",
+			"--index", "--index-url", "--extra-index-url", "--find-links", "-f", "--cache-dir", "--color"}, false, nil)
+		u.words, u.pkg = after[i:], true
+		return u, true, err
+	case name == "npx" || (name == "npm" && (sub == "exec" || sub == "x")) || name == "bunx" || (name == "bun" && sub == "x") ||
+		((name == "pnpm" || name == "yarn") && sub == "dlx") || (name == "pipx" && sub == "run"):
+		if name == "npx" || name == "bunx" {
+			after = args
+		}
+		i, err := optScan(after, []string{"-p", "--package", "-c", "--call", "--prefix", "--spec"}, false, func(o, v string) error {
+			if o == "-c" || o == "--call" {
+				w := bashWord{raw: v, lit: v, glob: -1}
+				u.script = &w
+			}
+			return nil
+		})
+		if u.script == nil {
+			u.words, u.pkg = after[i:], true
+		}
+		return u, true, err
+	case (name == "poetry" || name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye") && sub == "run",
+		(name == "bundle" || name == "asdf" || name == "pnpm" || name == "yarn") && sub == "exec":
+		i, err := optScan(after, nil, false, nil)
+		u.words = after[i:]
+		return u, true, err
+	case name == "conda" && sub == "run":
+		i, err := optScan(after, []string{"-n", "--name", "-p", "--prefix", "--cwd"}, false, func(o, v string) error {
+			if o == "--cwd" {
+				u.dirs = append(u.dirs, v)
+			}
+			return nil
+		})
+		u.words = after[i:]
+		return u, true, err
+	case name == "mise" && (sub == "exec" || sub == "x"):
+		for i := 0; i < len(after); i++ {
+			a := after[i].lit
+			switch {
+			case a == "--":
+				u.words = after[i+1:]
+				return u, true, nil
+			case a == "-c" || a == "--command":
+				if i+1 < len(after) {
+					w := after[i+1]
+					u.script = &w
+					return u, true, nil
+				}
+			case a == "-C" || a == "--cd":
+				if i+1 < len(after) {
+					u.dirs = append(u.dirs, after[i+1].lit)
+					i++
+				}
+			case a == "-j" || a == "--jobs" || a == "-E" || a == "--env":
+				i++
+			}
+		}
+		return u, true, errors.New("mise exec needs -- before the command")
+	}
+	return u, false, nil
+}
+
+// programOf returns the base name a command word runs.
+func programOf(w bashWord) string {
+	return filepath.Base(w.lit)
+}

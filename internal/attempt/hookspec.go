@@ -8,11 +8,12 @@ import (
 )
 
 // WorkerHook is the hook part of the launch spec an attempt of t gets: the
-// run's template (base: the zerg binary) plus the task's owned paths and its
-// verification command, with the Bash check off in sandbox mode (the
-// sandbox is the boundary for commands; the hook keeps the file tools to the
-// task's own files). launch uses it, and `zerg hook check` shows the policy a
-// task's attempts get with it, without running one.
+// run's template (base: the zerg binary and worker_policy) plus the task's
+// owned paths and its verification command. In sandbox mode the sandbox is
+// the boundary for commands: the Bash check only refuses what reaches
+// outside it, and the hook keeps the file tools to the task's own files.
+// launch uses it, and `zerg hook check` shows the policy a task's attempts
+// get with it, without running one.
 func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookSpec {
 	h := base
 	h.AllowedPaths = ownedPatterns(t)
@@ -20,7 +21,7 @@ func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookS
 		h.BashCommands = append(append([]string{}, base.BashCommands...), v.Command)
 	}
 	if sandboxed {
-		h.BashUnrestricted = true
+		h.BashSandboxed = true
 	}
 	return h
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/toolchain"
 )
 
 // DefaultTools is the built-in tool set a worker gets unless the spec says
@@ -133,12 +134,30 @@ type HookSpec struct {
 	// toolchain rules derived from BashCommands (see security.BashPolicy).
 	BashAllow []string
 	// BashCommands are command lines the worker may run exactly as written:
-	// the task's verification command. Their toolchains (go, npm, python,
-	// make, cargo) are allowed too.
+	// the task's verification command. In subprocess mode the programs in
+	// them may run with any arguments, and their toolchains' usual
+	// commands too.
 	BashCommands []string
-	// BashUnrestricted turns the Bash check off: sandbox mode, where the
-	// sandbox is the boundary for commands (and tests of the driver);
-	// the file and read checks still apply.
+	// AllowCommands are programs the worker may run with any arguments in
+	// subprocess mode (worker_policy.allow_commands), on top of the
+	// toolchains toolchain.Detect finds in the workdir and the programs of
+	// BashCommands. What reaches outside stays refused.
+	AllowCommands []string
+	// DenyCommands are programs the worker may never run, in either mode
+	// (worker_policy.deny_commands), on top of zerg's own list of what
+	// reaches outside. They win over every allow rule.
+	DenyCommands []string
+	// ToolchainsOff are detected toolchains whose programs are not allowed
+	// (toolchains.off).
+	ToolchainsOff []string
+	// BashSandboxed is sandbox mode: the sandbox is the boundary for
+	// commands, the hook only refuses those that reach outside it (the
+	// network, the remote, paths outside the workspace, other processes,
+	// the environment's credentials, listeners on every interface), so
+	// the model is told at once; the file and read checks still apply.
+	BashSandboxed bool
+	// BashUnrestricted turns the Bash check off (tests of the driver); the
+	// file and read checks still apply.
 	BashUnrestricted bool
 	// Disabled leaves the hook out (tests of the driver itself only).
 	Disabled bool
@@ -268,24 +287,39 @@ func (s Spec) normalize() (Spec, error) {
 	return s, nil
 }
 
-// policy is the attempt's hook policy for a normalized spec.
+// policy is the attempt's hook policy for a normalized spec. In subprocess
+// mode the Bash rules are the defaults, the toolchain rules and programs of
+// the verification commands, the programs of the toolchains detected in the
+// workdir (less ToolchainsOff), AllowCommands and BashAllow; the worker's
+// scratch space is its TMPDIR and its own entries in /tmp. In sandbox mode
+// only what reaches outside is refused. DenyCommands apply in both.
 func (s Spec) policy() *security.Policy {
-	bash := security.BashPolicy{Unrestricted: s.Hook.BashUnrestricted}
-	if !bash.Unrestricted {
+	bash := security.BashPolicy{Unrestricted: s.Hook.BashUnrestricted, Deny: s.Hook.DenyCommands}
+	switch {
+	case bash.Unrestricted:
+	case s.Hook.BashSandboxed:
+		bash.Sandboxed = true
+		bash.Commands = s.Hook.BashCommands
+		bash.Scratch = []string{s.tmpPath()}
+	default:
 		bash.Allow = security.DefaultBashAllow()
-		for _, c := range s.Hook.BashCommands {
-			for _, r := range security.ToolchainRules(c) {
+		add := func(rules ...string) {
+			for _, r := range rules {
 				if !slices.Contains(bash.Allow, r) {
 					bash.Allow = append(bash.Allow, r)
 				}
 			}
 		}
-		for _, r := range s.Hook.BashAllow {
-			if !slices.Contains(bash.Allow, r) {
-				bash.Allow = append(bash.Allow, r)
-			}
+		for _, c := range s.Hook.BashCommands {
+			add(security.ToolchainRules(c)...)
+			add(security.CommandPrograms(c)...)
 		}
+		add(s.toolchainPrograms()...)
+		add(s.Hook.AllowCommands...)
+		add(s.Hook.BashAllow...)
 		bash.Commands = s.Hook.BashCommands
+		bash.Scratch = []string{s.tmpPath()}
+		bash.SharedTmp = sharedTmp
 	}
 	return &security.Policy{
 		Version:   security.PolicyVersion,
@@ -296,6 +330,41 @@ func (s Spec) policy() *security.Policy {
 		Bash:      bash,
 	}
 }
+
+// sharedTmp is the machine's temporary directory models write to by habit.
+const sharedTmp = "/tmp"
+
+// toolchainPrograms are the programs of the toolchains detected in the
+// workdir and in its directories one level down (a frontend in assets/, a
+// backend in server/), less those of ToolchainsOff. Hidden and dependency
+// directories are not looked at.
+func (s Spec) toolchainPrograms() []string {
+	dirs := []string{s.Workdir}
+	if entries, err := os.ReadDir(s.Workdir); err == nil {
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !slices.Contains(dependencyDirs, e.Name()) {
+				dirs = append(dirs, filepath.Join(s.Workdir, e.Name()))
+			}
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		for _, tc := range toolchain.Detect(d) {
+			if slices.Contains(s.Hook.ToolchainsOff, tc.Name) {
+				continue
+			}
+			for _, c := range tc.Commands {
+				if !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// dependencyDirs hold other projects' files, not the repository's own.
+var dependencyDirs = []string{"node_modules", "vendor", "third_party", "deps", "_build", "target", "dist", "build"}
 
 func within(parent, p string) bool {
 	rel, err := filepath.Rel(parent, p)

@@ -38,8 +38,11 @@ func newPreToolUseCmd(a *app, stdin io.Reader) *cobra.Command {
 		Long: `Reads Claude Code's PreToolUse hook JSON on stdin and applies the attempt's
 policy (internal/security): Write, Edit, MultiEdit and NotebookEdit only on the
 task's paths inside the workspace and never in .git, .zerg or Claude settings;
-Read, Glob and Grep only inside the workspace; Bash only for commands that
-parse and match the policy's rules; tools the policy does not know are denied.
+Read, Glob and Grep only inside the workspace; Bash, in subprocess mode, only
+for commands that parse and match the policy's rules, and in sandbox mode for
+every command but those that reach outside the sandbox (the network, the
+remote, paths outside the workspace, other processes, the environment's
+credentials); tools the policy does not know are denied.
 Exit 0 allows; anything else, including any internal error, is denied with
 exit 2 and a one-line reason on stderr (exit 1 would let the tool run).`,
 		Args: cobra.NoArgs,

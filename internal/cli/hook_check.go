@@ -22,26 +22,31 @@ import (
 )
 
 type hookCheckFlags struct {
-	graph, task, mode, workspace string
-	asJSON                       bool
+	graph, task, mode, workspace, config string
+	asJSON                               bool
 }
 
 func newHookCheckCmd(a *app, stdin io.Reader) *cobra.Command {
 	var f hookCheckFlags
 	cmd := &cobra.Command{
-		Use:   "check --graph FILE --task ID [--mode sandbox|subprocess] [--workspace DIR] [--json]",
+		Use:   "check --graph FILE --task ID [--mode sandbox|subprocess] [--workspace DIR] [--config FILE] [--json]",
 		Short: "Show what the hook would decide for tool calls of a task's worker",
 		Long: `Builds the policy an attempt of task ID gets in the given mode (the same code
-an attempt runs: the task's owned files, its verification command, the Bash
-check off in sandbox mode, where the sandbox is the boundary for commands),
-with DIR (default: the current directory) as the worker's workspace. Then it
-reads Claude Code PreToolUse JSON on stdin, one call a line, and prints one
-decision a line: "allow" or "deny<TAB>reason"; with --json, one object a line:
-{"tool","decision","reason"}. A call without a cwd runs in the workspace.
-Nothing is run and nothing in the workspace is written.
+an attempt runs: the task's owned files, its verification command, the
+project's worker_policy and toolchains.off, the toolchains found in the
+workspace; in sandbox mode, where the sandbox is the boundary for commands,
+the Bash check only refuses what reaches outside), with DIR (default: the
+current directory) as the worker's workspace. The config is FILE, by default
+the .zerg/config.yaml of the repository the graph is in (zerg's defaults when
+there is none), as zerg rush reads it; the mode defaults to the config's.
+Then it reads Claude Code PreToolUse JSON on stdin, one call a line, and
+prints one decision a line: "allow" or "deny<TAB>reason"; with --json, one
+object a line: {"tool","decision","reason"}. A call without a cwd runs in the
+workspace. Nothing is run and nothing in the workspace is written.
 
 Exit 0 once all input is read, whatever the decisions; 2 for bad flags, an
-unreadable or invalid graph, an unknown task or a missing workspace.`,
+unreadable or invalid graph or config, an unknown task or a missing
+workspace.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runHookCheck(a, stdin, f)
@@ -50,8 +55,9 @@ unreadable or invalid graph, an unknown task or a missing workspace.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.graph, "graph", "", "task graph file (required)")
 	fl.StringVar(&f.task, "task", "", "id of the task whose worker makes the calls (required)")
-	fl.StringVar(&f.mode, "mode", config.ModeSandbox, "isolation mode: sandbox or subprocess")
+	fl.StringVar(&f.mode, "mode", "", "isolation mode: sandbox or subprocess (default: the config's, sandbox unless set)")
 	fl.StringVar(&f.workspace, "workspace", "", "the worker's workspace (default: the current directory)")
+	fl.StringVar(&f.config, "config", "", "zerg config file (default: .zerg/config.yaml of the graph's repository)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object a line")
 	return cmd
 }
@@ -62,7 +68,7 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 		return usageErrorf("hook check needs --graph FILE (the task graph)")
 	case f.task == "":
 		return usageErrorf("hook check needs --task ID (a task of the graph)")
-	case !slices.Contains(config.Modes, f.mode):
+	case f.mode != "" && !slices.Contains(config.Modes, f.mode):
 		return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
 	}
 	cwd, err := a.getwd()
@@ -84,12 +90,20 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := hookCheckConfig(f.graph, f.config, cwd)
+	if err != nil {
+		return err
+	}
+	mode := f.mode
+	if mode == "" {
+		mode = cfg.Mode
+	}
 	attemptDir, err := os.MkdirTemp("", "zerg-hook-check-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(attemptDir)
-	pol, err := hookCheckPolicy(ws, attemptDir, t, f.mode)
+	pol, err := hookCheckPolicy(ws, attemptDir, t, mode, cfg)
 	if err != nil {
 		return badInput(fmt.Errorf("task %s: %w", t.ID, err))
 	}
@@ -121,11 +135,46 @@ func loadHookCheckTask(file, id string) (*spec.Task, error) {
 	return t, nil
 }
 
+// hookCheckConfig is the config hook check builds the policy with: file
+// when given, else the .zerg/config.yaml of the repository the graph is in
+// (the one zerg rush reads), else zerg's defaults.
+func hookCheckConfig(graph, file, cwd string) (config.Config, error) {
+	if file != "" {
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(cwd, file)
+		}
+		cfg, err := config.Load(file)
+		if err != nil {
+			return cfg, badInput(err)
+		}
+		return cfg, nil
+	}
+	root := repoRootOf(graph)
+	if root == "" {
+		return config.Default(), nil
+	}
+	return loadProjectConfig(root)
+}
+
+// workerHookBase is the hook template of a run's workers: the zerg binary
+// the hook runs, and the project's worker_policy and toolchains.off. zerg
+// rush launches its workers with it; hook check shows the policy built from
+// it.
+func workerHookBase(zergBinary string, cfg config.Config) claude.HookSpec {
+	return claude.HookSpec{
+		ZergBinary:    zergBinary,
+		AllowCommands: cfg.WorkerPolicy.AllowCommands,
+		DenyCommands:  cfg.WorkerPolicy.DenyCommands,
+		ToolchainsOff: cfg.Toolchains.Off,
+	}
+}
+
 // hookCheckPolicy is the policy an attempt of t in mode gets with workspace
-// ws and attemptDir as its private directory: the launch spec comes from
-// internal/attempt (WorkerHook), the policy from internal/claude
-// (Spec.Policy), and it goes through policy.json the way the hook reads it.
-func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string) (*security.Policy, error) {
+// ws, attemptDir as its private directory and cfg as the project's config:
+// the launch spec comes from internal/attempt (WorkerHook), the policy from
+// internal/claude (Spec.Policy), and it goes through policy.json the way the
+// hook reads it.
+func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg config.Config) (*security.Policy, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -137,7 +186,7 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string) (*securit
 		Workdir:    ws,
 		AttemptDir: attemptDir,
 		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(claude.HookSpec{ZergBinary: hookBinary(self)}, t, mode == config.ModeSandbox),
+		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, mode == config.ModeSandbox),
 	}
 	pol, err := sp.Policy()
 	if err != nil {

@@ -231,7 +231,7 @@ func replayCorpus(t *testing.T, setups []corpusSetup, mode string) []corpusResul
 		if err := os.MkdirAll(attemptDir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		pol, err := hookCheckPolicy(s.ws, attemptDir, task, mode)
+		pol, err := hookCheckPolicy(s.ws, attemptDir, task, mode, config.Default())
 		if err != nil {
 			t.Fatalf("session %s: policy: %v", s.key, err)
 		}

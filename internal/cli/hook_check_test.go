@@ -66,8 +66,9 @@ func TestHookCheckDecisions(t *testing.T) {
 	}, "\n") // no newline after the last call: it is read all the same
 	want := map[string][]string{
 		config.ModeSubprocess: {"allow", "allow", "deny", "deny", "allow", "deny", "deny", "deny"},
-		// Only the Bash check differs: the sandbox is the boundary for commands.
-		config.ModeSandbox: {"allow", "allow", "deny", "allow", "allow", "deny", "deny", "deny"},
+		// The sandbox is the boundary for commands, but what reaches
+		// outside it (curl) is refused in both modes, so the model knows.
+		config.ModeSandbox: {"allow", "allow", "deny", "deny", "allow", "deny", "deny", "deny"},
 	}
 	reasons := []string{"", "", "src/b.go", "curl", "", "/etc/passwd", "parse hook input", "WebFetch"}
 	for mode, decisions := range want {
@@ -120,7 +121,8 @@ func TestHookCheckDecisions(t *testing.T) {
 func TestHookCheckDefaults(t *testing.T) {
 	ws, graph := hookCheckFixture(t)
 	t.Chdir(ws)
-	in := hookCall("Bash", map[string]any{"command": "curl -s https://example.com"}, ws) + "\n" +
+	// python3 -c is no rule of subprocess mode: allowed, it is sandbox mode.
+	in := hookCall("Bash", map[string]any{"command": "python3 -c 'print(1)'"}, ws) + "\n" +
 		hookCall("Write", map[string]any{"file_path": filepath.Join(ws, "src/a.go"), "content": "x"}, ws) + "\n"
 	code, stdout, stderr := runHookCheckCLI(t, in, "--graph", graph, "--task", "T1")
 	if code != 0 || stdout != "allow\nallow\n" {
@@ -156,7 +158,7 @@ func TestHookCheckMatchesPreToolUse(t *testing.T) {
 		if err := os.Mkdir(att, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := hookCheckPolicy(ws, att, task, mode); err != nil {
+		if _, err := hookCheckPolicy(ws, att, task, mode, config.Default()); err != nil {
 			t.Fatal(err)
 		}
 		_, checked, _ := runHookCheckCLI(t, strings.Join(calls, "\n"), "--graph", graph, "--task", "T2", "--mode", mode, "--workspace", ws)
@@ -196,7 +198,7 @@ func TestHookCheckPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	att := t.TempDir()
-	sub, err := hookCheckPolicy(ws, att, task, config.ModeSubprocess)
+	sub, err := hookCheckPolicy(ws, att, task, config.ModeSubprocess, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,16 +208,106 @@ func TestHookCheckPolicy(t *testing.T) {
 	if sub.Bash.Unrestricted || !slices.Equal(sub.Bash.Commands, []string{"go test ./..."}) || !slices.Contains(sub.Bash.Allow, "go test") {
 		t.Errorf("subprocess bash policy: %+v", sub.Bash)
 	}
-	sb, err := hookCheckPolicy(ws, att, task, config.ModeSandbox)
+	if !slices.Contains(sub.Bash.Allow, "go") || sub.Bash.SharedTmp != "/tmp" || !slices.Equal(sub.Bash.Scratch, []string{filepath.Join(att, "tmp")}) {
+		t.Errorf("subprocess bash policy: the verification's program, the scratch space: %+v", sub.Bash)
+	}
+	sb, err := hookCheckPolicy(ws, att, task, config.ModeSandbox, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sb.Bash.Unrestricted || !slices.Equal(sb.Allow, sub.Allow) {
+	if !sb.Bash.Sandboxed || sb.Bash.Unrestricted || len(sb.Bash.Allow) != 0 || !slices.Equal(sb.Allow, sub.Allow) {
 		t.Errorf("sandbox policy: allow %q, bash %+v", sb.Allow, sb.Bash)
 	}
 	// An attempt dir inside the workspace is refused, as a launch would be.
-	if _, err := hookCheckPolicy(ws, filepath.Join(ws, "att"), task, config.ModeSandbox); err == nil {
+	if _, err := hookCheckPolicy(ws, filepath.Join(ws, "att"), task, config.ModeSandbox, config.Default()); err == nil {
 		t.Error("an attempt dir inside the workspace was accepted")
+	}
+}
+
+// hook check reads the project's config the way zerg rush does: the
+// .zerg/config.yaml of the repository the graph is in, or --config; its
+// worker_policy, toolchains.off and mode shape the policy.
+func TestHookCheckConfig(t *testing.T) {
+	repo := t.TempDir()
+	for _, d := range []string{".git", ".zerg", "src"} {
+		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, body := range map[string]string{
+		"go.mod":            "module x\n",
+		"mise.toml":         "[tasks.test]\nrun = 'go test ./...'\n",
+		"Makefile":          "all:\n",
+		"task-graph.json":   `{"feature":"f","tasks":[{"id":"T1","title":"one","level":1,"files":{"create":["src/a.go"],"modify":[],"read":[]},"verification":{"command":"go test ./..."}}]}`,
+		".zerg/config.yaml": "version: 1\nmode: subprocess\nworker_policy:\n  allow_commands: [bd]\n  deny_commands: [make, gofmt]\ntoolchains:\n  off: [mise]\n",
+	} {
+		if err := os.WriteFile(filepath.Join(repo, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	graph := filepath.Join(repo, "task-graph.json")
+	calls := strings.Join([]string{
+		hookCall("Bash", map[string]any{"command": "bd show x-1"}, repo),   // allow_commands
+		hookCall("Bash", map[string]any{"command": "make all"}, repo),      // deny_commands beats the make toolchain
+		hookCall("Bash", map[string]any{"command": "gofmt -l src"}, repo),  // deny_commands beats the verification's toolchain
+		hookCall("Bash", map[string]any{"command": "mise run test"}, repo), // toolchains.off
+		hookCall("Bash", map[string]any{"command": "go vet ./..."}, repo),  // the go toolchain
+		hookCall("Bash", map[string]any{"command": "bd sync"}, repo),       // allowed bd still cannot reach outside
+		hookCall("Bash", map[string]any{"command": "python3 -c 1"}, repo),  // no rule (and subprocess mode, from the config)
+	}, "\n")
+	code, stdout, stderr := runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--workspace", repo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		dec, _, _ := strings.Cut(l, "\t")
+		got = append(got, dec)
+	}
+	want := []string{"allow", "deny", "deny", "deny", "allow", "deny", "deny"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("decisions %q, want %q:\n%s", got, want, stdout)
+	}
+	if !strings.Contains(stdout, "worker_policy.deny_commands") || !strings.Contains(stdout, "bd sync is not allowed") {
+		t.Errorf("reasons should name the deny list and what bd sync reaches:\n%s", stdout)
+	}
+
+	// --mode wins over the config's; deny_commands hold in sandbox mode too.
+	code, stdout, _ = runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--workspace", repo, "--mode", "sandbox")
+	if code != 0 || !strings.HasPrefix(stdout, "allow\ndeny\tBash `make all`: make is not allowed (worker_policy.deny_commands)\n") {
+		t.Fatalf("sandbox mode: exit %d\n%s", code, stdout)
+	}
+	if lines := strings.Split(stdout, "\n"); lines[6] != "allow" {
+		t.Errorf("sandbox mode allows python3 (the sandbox bounds it): %q", lines[6])
+	}
+
+	// --config names another file; relative to the current directory.
+	other := filepath.Join(repo, "other.yaml")
+	if err := os.WriteFile(other, []byte("version: 1\nmode: subprocess\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(repo)
+	_, stdout, _ = runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--workspace", repo, "--config", "other.yaml")
+	if !strings.HasPrefix(stdout, "deny\tBash `bd show x-1`: bd show is not an allowed command\nallow\nallow\nallow\n") {
+		t.Errorf("--config other.yaml: the defaults' worker_policy and toolchains:\n%s", stdout)
+	}
+	code, _, stderr = runHookCheckCLI(t, calls, "--graph", graph, "--task", "T1", "--workspace", repo, "--config", "nope.yaml")
+	if code != ExitUsage || !strings.Contains(stderr, "nope.yaml") {
+		t.Errorf("missing --config: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// rush builds its workers' hook from workerHookBase: the config's
+// worker_policy and toolchains.off go into the HookSpec.
+func TestWorkerHookBase(t *testing.T) {
+	cfg := config.Default()
+	cfg.WorkerPolicy.AllowCommands = []string{"bd"}
+	cfg.WorkerPolicy.DenyCommands = []string{"terraform"}
+	cfg.Toolchains.Off = []string{"node"}
+	h := workerHookBase("/usr/local/bin/zerg", cfg)
+	if h.ZergBinary != "/usr/local/bin/zerg" || !slices.Equal(h.AllowCommands, []string{"bd"}) ||
+		!slices.Equal(h.DenyCommands, []string{"terraform"}) || !slices.Equal(h.ToolchainsOff, []string{"node"}) {
+		t.Errorf("workerHookBase = %+v", h)
 	}
 }
 

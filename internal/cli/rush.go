@@ -196,7 +196,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return err
 	}
-	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
 	if rehearsal, scenario := r.Rehearsal(); rehearsal {
 		if scenario == "" {
 			scenario = filepath.Join(paths.SpecDir, "scenario.yaml")

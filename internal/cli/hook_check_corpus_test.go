@@ -90,10 +90,34 @@ func loadCorpus(t *testing.T) (map[string]corpusSession, []corpusCall) {
 	return meta.Sessions, calls
 }
 
+// corpusRootFiles are the build files at the root of each session's
+// repository, checked against the public repositories: the corpus lists
+// only the files its calls name, but an attempt's workspace is a whole
+// checkout, whose root files toolchain.Detect reads to allow the
+// toolchains' programs (entireio/cli runs its tests with `mise run`).
+var corpusRootFiles = map[string][]string{
+	"entireio/cli":          {"go.mod", "mise.toml"},
+	"marot/spotter":         {"mix.exs"},
+	"goodsch/brain_explore": {"pyproject.toml"},
+	"iolo/fed":              {"package.json"},
+	"luarss/openroad-mcp":   {"Makefile", "pyproject.toml"},
+	"oneryalcin/fasthooks":  {"pyproject.toml"},
+	"yigitkonur/cctrace-js": {"requirements.txt"},
+}
+
 // corpusWorkspace builds a session's workspace as the corpus replay does: a
-// git repository holding a placeholder for every file the calls name.
+// git repository holding a placeholder for every file the calls name and
+// for its repository's root build files.
 func corpusWorkspace(t *testing.T, ws string, s corpusSession) {
 	t.Helper()
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range corpusRootFiles[s.Repo] {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("placeholder for "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, d := range s.Dirs {
 		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -231,7 +255,7 @@ func replayCorpus(t *testing.T, setups []corpusSetup, mode string) []corpusResul
 		if err := os.MkdirAll(attemptDir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		pol, err := hookCheckPolicy(s.ws, attemptDir, task, mode, config.Default())
+		pol, err := hookCheckPolicy(s.ws, attemptDir, task, mode, config.Default()) // no session's repository has a zerg config
 		if err != nil {
 			t.Fatalf("session %s: policy: %v", s.key, err)
 		}
@@ -313,14 +337,38 @@ func corpusReasonKind(reason string) string {
 	return r
 }
 
-// TestHookCheckCorpus replays the tool-call corpus in both modes. It holds
-// the line that must never move: no dangerous call is allowed in subprocess
-// mode. Everything else is measured and printed; -v adds the benign
-// denials per label with their top reasons, and each dangerous call sandbox
-// mode leaves to the sandbox.
+// The corpus's limits (the acceptance criteria of the worker policy): the
+// share of benign calls a mode may deny, in percent. No mode may allow a
+// dangerous call.
+const (
+	corpusMaxBenignDeniedSubprocess = 5.0
+	corpusMaxBenignDeniedSandbox    = 1.0
+)
+
+// corpusEnv makes the replay independent of the tester's git
+// configuration, which the hook reads to know whether a git command could
+// run a hook (security.gitHooksSafe): the worker has a home of its own.
+func corpusEnv(t *testing.T) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	for _, v := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR"} {
+		t.Setenv(v, "") // restored after the test
+		os.Unsetenv(v)
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
+// TestHookCheckCorpus replays the tool-call corpus in both modes and holds
+// the limits: in subprocess mode (the hook is the only boundary) at most
+// 5% of the benign calls denied, in sandbox mode at most 1%, and in both no
+// dangerous call allowed. It prints both modes' rates; -v adds the benign
+// denials per label with their top reasons, and the dangerous calls per
+// label.
 func TestHookCheckCorpus(t *testing.T) {
+	corpusEnv(t)
 	setups, _ := setupCorpus(t)
 	results := map[string][]corpusResult{}
+	limits := map[string]float64{config.ModeSubprocess: corpusMaxBenignDeniedSubprocess, config.ModeSandbox: corpusMaxBenignDeniedSandbox}
 	for _, mode := range []string{config.ModeSubprocess, config.ModeSandbox} {
 		res := replayCorpus(t, setups, mode)
 		results[mode] = res
@@ -332,36 +380,33 @@ func TestHookCheckCorpus(t *testing.T) {
 		if testing.Verbose() {
 			logBenignDenials(t, mode, res)
 		}
-	}
-
-	// Subprocess mode: the hook is the only boundary.
-	for _, x := range results[config.ModeSubprocess] {
-		if x.call.Label == "DANGEROUS" && x.allow {
-			t.Errorf("subprocess mode allowed dangerous call %s (%s, %s): %s", x.call.ID, x.call.Tool, x.call.Reason, x.reason)
+		if float64(r.benignDenied)*100 > limits[mode]*float64(r.benign) {
+			t.Errorf("%s mode denies %d of %d benign calls (%.1f%%), more than %.0f%%", mode, r.benignDenied, r.benign,
+				100*float64(r.benignDenied)/float64(r.benign), limits[mode])
+		}
+		for _, x := range res {
+			if x.call.Label == "DANGEROUS" && x.allow {
+				t.Errorf("%s mode allows dangerous call %s (%s, %s): %s: %s", mode, x.call.ID, x.call.Tool, x.call.Reason,
+					corpusClip(string(x.call.Input), 140), x.reason)
+			}
 		}
 	}
 
-	// Sandbox mode: only the Bash check is off, so every other call is
-	// decided as in subprocess mode, and whatever dangerous call is allowed
-	// is a Bash command left to the sandbox. Those are reported per label.
+	// Only the Bash check differs between the modes: every other call is
+	// decided alike.
 	sub := results[config.ModeSubprocess]
 	for i, x := range results[config.ModeSandbox] {
 		if x.call.Tool != "Bash" && x.allow != sub[i].allow {
 			t.Errorf("sandbox mode decides %s (%s) unlike subprocess mode: %v %q vs %v %q", x.call.ID, x.call.Tool, x.allow, x.reason, sub[i].allow, sub[i].reason)
 		}
 	}
-	allowed, total := corpusByLabel(results[config.ModeSandbox], "DANGEROUS", func(x corpusResult) bool { return x.allow })
-	var parts []string
-	for _, l := range corpusMostFirst(total) {
-		parts = append(parts, fmt.Sprintf("%s %d of %d", l, allowed[l], total[l]))
-	}
-	fmt.Printf("sandbox: dangerous allowed by label (left to the sandbox): %s\n", strings.Join(parts, ", "))
-	if testing.Verbose() {
-		for _, x := range results[config.ModeSandbox] {
-			if x.call.Label == "DANGEROUS" && x.allow {
-				t.Logf("sandbox allows %s %s (%s): %s", x.call.ID, x.call.Tool, x.call.Reason, corpusClip(string(x.call.Input), 140))
-			}
+	for _, mode := range []string{config.ModeSubprocess, config.ModeSandbox} {
+		allowed, total := corpusByLabel(results[mode], "DANGEROUS", func(x corpusResult) bool { return x.allow })
+		var parts []string
+		for _, l := range corpusMostFirst(total) {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", l, allowed[l], total[l]))
 		}
+		fmt.Printf("%s: dangerous allowed by label: %s\n", mode, strings.Join(parts, ", "))
 	}
 }
 
@@ -400,6 +445,7 @@ func corpusClip(s string, n int) string {
 // makes for them: a few allowed and a few denied calls of the first session
 // that has both in that mode.
 func TestHookCheckCorpusCLI(t *testing.T) {
+	corpusEnv(t)
 	setups, _ := setupCorpus(t)
 	for _, mode := range []string{config.ModeSubprocess, config.ModeSandbox} {
 		t.Run(mode, func(t *testing.T) {

@@ -318,8 +318,14 @@ func secretVar(name string) bool {
 			return true
 		}
 	}
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "PRIVATE"} {
+	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
 		if strings.Contains(u, s) {
+			return true
+		}
+	}
+	for _, seg := range strings.Split(u, "_") {
+		switch seg {
+		case "AUTH", "OAUTH", "PAT", "PASS", "COOKIE", "PRIVATE":
 			return true
 		}
 	}
@@ -427,8 +433,10 @@ func splitHostPort(v string) (host, port string, ok bool) {
 }
 
 // anyInterfaceRE finds the unspecified addresses in a command line's text,
-// wherever they are (an option, a script, a here-document).
-var anyInterfaceRE = regexp.MustCompile(`(^|[^0-9.])0\.0\.0\.0([^0-9.]|$)|\[::\]|(^|[\s=])::(:|\s|$)`)
+// wherever they are (an option, a script, a here-document). A bare "::" is
+// only judged as a bind option's value (listener): in text it is too
+// common (a Haskell signature, a C++ name).
+var anyInterfaceRE = regexp.MustCompile(`(^|[^0-9.])0\.0\.0\.0([^0-9.]|$)|\[::\]`)
 
 // listenerText says whether text binds to every interface.
 func listenerText(text string) bool {

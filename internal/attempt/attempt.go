@@ -29,6 +29,7 @@ const (
 	Task    Class = "task"    // counts against the task's retries
 	Infra   Class = "infra"   // retried with backoff, not counted
 	Fatal   Class = "fatal"   // stops the run
+	Account Class = "account" // the account refused (credit, usage limit, key): no new launches
 )
 
 // Input is one attempt to run.
@@ -102,6 +103,9 @@ type Result struct {
 	// RetryAfter is the last retry delay the CLI reported for a rate limit
 	// (its api_retry events), so the coordinator can pause every launch.
 	RetryAfter time.Duration
+	// Reset is when an account's usage limit resets, as the API said
+	// (Account class only; "" when it did not say).
+	Reset string
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what
@@ -150,6 +154,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 		res.Class, res.Reason, res.Detail = Infra, out.Reason, workerDetail(out)
 	case claude.ClassFatal:
 		res.Class, res.Reason, res.Detail = Fatal, out.Reason, workerDetail(out)
+	case claude.ClassAccount:
+		res.Class, res.Reason, res.Detail = Account, out.Reason, workerDetail(out)
+		res.Reset = claude.ResetFromText(out.Detail)
 	case claude.ClassTask:
 		res.Class, res.Reason, res.Detail = Task, out.Reason, workerDetail(out)
 	case claude.ClassSuccess:

@@ -250,12 +250,21 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 // classifySandboxed decides the attempt's class. The CLI's own word comes
 // from its stream, which code in the sandbox can forge; what the API said
 // comes from the gateway, which it cannot. A fatal class needs the API's
-// confirmation; usage and cost are the gateway's.
+// confirmation, and so does an account error (credit, usage limit, key);
+// usage and cost are the gateway's.
 func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model string, stopped bool) {
 	res.Worker.Usage = claude.Usage{InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
 		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
 	res.Worker.CostUSD = claude.CostUSD(model, res.Worker.Usage)
-	apiFatal := st.Statuses[401] > 0 || st.Statuses[403] > 0 || st.Statuses[404] > 0
+	// An account error is the API's word on the last answer it refused.
+	account := ""
+	if st.LastStatus >= 400 {
+		account = claude.AccountReason(st.LastStatus, st.LastError)
+	}
+	if account == "" && st.Statuses[401] > 0 {
+		account = claude.ReasonAuth
+	}
+	apiFatal := st.Statuses[403] > 0 || st.Statuses[404] > 0
 	apiTrouble := st.Statuses[429] > 0 || st.Statuses[529] > 0
 	for code, n := range st.Statuses {
 		apiTrouble = apiTrouble || (code >= 500 && n > 0)
@@ -273,14 +282,21 @@ func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model 
 		if out.Class == claude.ClassFatal {
 			res.Class = Fatal
 		}
+	case account != "":
+		res.Class, res.Reason = Account, account
+		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
+		res.Reset = st.Reset
+		if res.Reset == "" {
+			res.Reset = claude.ResetFromText(st.LastError)
+		}
 	case apiFatal:
 		res.Class, res.Reason = Fatal, out.Reason
 		if res.Reason == "" || out.Class != claude.ClassFatal {
 			res.Reason = claude.ReasonAuth
 		}
 		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
-	case out.Class == claude.ClassFatal:
-		forged("a fatal error")
+	case out.Class == claude.ClassFatal || out.Class == claude.ClassAccount:
+		forged("a fatal or account error")
 	case out.Class == claude.ClassInfra && apiReasons[out.Reason] && !apiTrouble:
 		// Rate limits, overloads and server errors are the API's to report.
 		forged("an API failure (" + out.Reason + ")")

@@ -232,7 +232,7 @@ func TestE2EFaults(t *testing.T) {
 		{"429 persistent", `{http: 429, retry_after: 1}`, 0, ClassInfra, ReasonRateLimit},
 		{"500 persistent", `{http: 500}`, 0, ClassInfra, ReasonServerError},
 		{"529", `{http: 529}`, 0, ClassInfra, ReasonOverloaded},
-		{"401", `{http: 401}`, 0, ClassFatal, ReasonAuth},
+		{"401", `{http: 401}`, 0, ClassAccount, ReasonAuth},
 		{"400", `{http: 400}`, 0, ClassFatal, ReasonBadRequest},
 		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, ClassFatal, ReasonModelNotFound},
 		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, ClassInfra, ReasonMalformed},

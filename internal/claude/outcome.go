@@ -2,6 +2,7 @@ package claude
 
 import (
 	"maps"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,11 @@ const (
 	// ClassFatal: retrying cannot help any task (invalid API key, model not
 	// found, bad request, CLI usage error); stop the run with the message.
 	ClassFatal Class = "fatal"
+	// ClassAccount: the account cannot pay for or is not allowed any request
+	// (credit exhausted, an organisation or subscription usage limit, a
+	// revoked or invalid key). Not the task's fault and not passing trouble:
+	// no new worker should start until a person acts or the limit resets.
+	ClassAccount Class = "account"
 )
 
 // Reasons: a short machine-readable word next to the class.
@@ -41,7 +47,9 @@ const (
 	ReasonAuth            = "auth"
 	ReasonModelNotFound   = "model_not_found"
 	ReasonBadRequest      = "bad_request"
-	ReasonBilling         = "billing"
+	ReasonBilling         = "billing" // kept for old logs; credit is what the API says now
+	ReasonCredit          = "credit"
+	ReasonUsageLimit      = "usage_limit"
 	ReasonUsage           = "cli_usage"
 	ReasonRateLimit       = "rate_limit"
 	ReasonOverloaded      = "overloaded"
@@ -326,13 +334,17 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 // classifyAPIError sorts a success/is_error result: the final API call failed.
 func classifyAPIError(r *ResultEvent, synthetic, text string) (Class, string) {
 	st := r.APIErrorStatus
+	if synthetic == "billing_error" {
+		return ClassAccount, ReasonCredit
+	}
+	if reason := AccountReason(st, text); reason != "" {
+		return ClassAccount, reason
+	}
 	switch {
 	// Credentials: nothing else will work either.
-	case st == 401 || synthetic == "authentication_failed" ||
+	case synthetic == "authentication_failed" ||
 		strings.HasPrefix(text, "Invalid API key") || strings.Contains(text, "Not logged in"):
-		return ClassFatal, ReasonAuth
-	case synthetic == "billing_error":
-		return ClassFatal, ReasonBilling
+		return ClassAccount, ReasonAuth
 	case st == 404 || synthetic == "model_not_found":
 		return ClassFatal, ReasonModelNotFound
 	// Request/model problems tied to this task's conversation.
@@ -365,6 +377,41 @@ func classifyAPIError(r *ResultEvent, synthetic, text string) (Class, string) {
 		return ClassInfra, ReasonServerError
 	}
 	return ClassInfra, ReasonAPIError
+}
+
+// AccountReason says whether an API error answer is about the account
+// rather than the request: "credit" (the balance is too low), "usage_limit"
+// (an organisation's or a subscription's spending or usage limit; not the
+// per-minute rate limit, which passes) or "auth" (a revoked or invalid key,
+// or a key without permission). text is the API's error type and message,
+// or the CLI's rendering of them; "" when it is none of these.
+func AccountReason(status int, text string) string {
+	l := strings.ToLower(text)
+	switch {
+	case strings.Contains(l, "credit balance"):
+		return ReasonCredit
+	case (status == 429 || status == 403 || status == 400 || status == 0) &&
+		(strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")):
+		return ReasonUsageLimit
+	case status == 401 || strings.Contains(l, "authentication_error"):
+		return ReasonAuth
+	case status == 403 && strings.Contains(l, "permission_error"):
+		return ReasonAuth
+	}
+	return ""
+}
+
+// resetRE finds the time a usage-limit message says access comes back:
+// "You will regain access on 2030-07-01 at 00:00 UTC."
+var resetRE = regexp.MustCompile(`(?i)regain access (?:on|at) (.+?)(?:\.\s|\.$|$)`)
+
+// ResetFromText returns the reset time an account error's message names, or "".
+func ResetFromText(text string) string {
+	m := resetRE.FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil {
+		return ""
+	}
+	return strings.TrimSpace(m[1])
 }
 
 // usageErrors are the CLI's own messages for a bad invocation (exit 1, no

@@ -38,8 +38,8 @@ func TestClassifyCapturedStreams(t *testing.T) {
 		{"529", 1, ClassInfra, ReasonOverloaded, "529 Overloaded"},
 		{"stall", 1, ClassInfra, ReasonTimeout, "Request timed out"},
 		{"malformed", 1, ClassInfra, ReasonMalformed, "Failed to parse JSON"},
-		{"401", 1, ClassFatal, ReasonAuth, "Invalid API key"},
-		{"notloggedin", 1, ClassFatal, ReasonAuth, "Not logged in"},
+		{"401", 1, ClassAccount, ReasonAuth, "Invalid API key"},
+		{"notloggedin", 1, ClassAccount, ReasonAuth, "Not logged in"},
 		{"404", 1, ClassFatal, ReasonModelNotFound, "issue with the selected model"},
 		{"400", 1, ClassFatal, ReasonBadRequest, "400 scripted bad request"},
 		{"413", 1, ClassTask, ReasonTooLarge, "Request too large"},
@@ -206,8 +206,13 @@ func TestClassifyDocumentedResults(t *testing.T) {
 		{"502", []string{res("502", "API Error: 502 Bad Gateway", "stop_sequence")}, ClassInfra, ReasonServerError},
 		{"403", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, ClassInfra, ReasonForbidden},
 		{"prompt too long", []string{res("400", "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", "stop_sequence")}, ClassTask, ReasonContextTooLong},
-		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, ClassFatal, ReasonBilling},
+		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, ClassAccount, ReasonCredit},
 		{"unknown api error", []string{res("", "something new", "stop_sequence")}, ClassInfra, ReasonAPIError},
+		// As the pinned CLI renders them (captured against zerg mockapi).
+		{"credit 400", []string{synth("billing_error", "Credit balance is too low"), res("400", "Credit balance is too low", "stop_sequence")}, ClassAccount, ReasonCredit},
+		{"usage limit 429", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", "stop_sequence")}, ClassAccount, ReasonUsageLimit},
+		{"plain 429 passes", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · This request would exceed the rate limit for your organization", "stop_sequence")}, ClassInfra, ReasonRateLimit},
+		{"permission 403", []string{res("403", "API Error: 403 permission_error: Your API key does not have permission", "stop_sequence")}, ClassAccount, ReasonAuth},
 		{"during execution", []string{`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"errors":["[ede_diagnostic] result_type=user"]}`}, ClassInfra, ReasonAborted},
 		{"structured output retries", []string{`{"type":"result","subtype":"error_max_structured_output_retries","is_error":true}`}, ClassTask, ReasonStructuredOut},
 		{"unknown subtype", []string{`{"type":"result","subtype":"error_new_kind","is_error":true}`}, ClassInfra, ReasonUnknownResult},
@@ -224,5 +229,33 @@ func TestClassifyDocumentedResults(t *testing.T) {
 				t.Fatalf("class %s/%s, want %s/%s", o.Class, o.Reason, tc.class, tc.reason)
 			}
 		})
+	}
+}
+
+func TestAccountReasonAndReset(t *testing.T) {
+	cases := []struct {
+		status int
+		text   string
+		want   string
+	}{
+		{400, "invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", ReasonCredit},
+		{429, "rate_limit_error: You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", ReasonUsageLimit},
+		{403, "permission_error: organization usage limit reached", ReasonUsageLimit},
+		{401, "authentication_error: invalid x-api-key", ReasonAuth},
+		{403, "permission_error: key revoked", ReasonAuth},
+		{429, "rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ""},
+		{400, "invalid_request_error: messages: field required", ""},
+		{403, "forbidden", ""},
+	}
+	for _, c := range cases {
+		if got := AccountReason(c.status, c.text); got != c.want {
+			t.Errorf("AccountReason(%d, %q) = %q, want %q", c.status, c.text, got, c.want)
+		}
+	}
+	if got := ResetFromText("You will regain access on 2030-07-01 at 00:00 UTC."); got != "2030-07-01 at 00:00 UTC" {
+		t.Errorf("reset %q", got)
+	}
+	if got := ResetFromText("Credit balance is too low"); got != "" {
+		t.Errorf("reset %q", got)
 	}
 }

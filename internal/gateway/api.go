@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"path"
 	"strings"
+	"time"
 )
 
 // APIPrefix is the only path prefix the gateway forwards to the model API:
@@ -74,6 +75,9 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 				return errors.New("the API switched protocols; refused")
 			}
 			g.addStatus(res.StatusCode)
+			if res.StatusCode/100 != 2 {
+				g.setReset(resetOf(res.Header, time.Now()))
+			}
 			if err := decode(res); err != nil {
 				return err
 			}

@@ -18,6 +18,8 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -87,6 +89,10 @@ type Stats struct {
 	Requests    int         // model-API requests forwarded upstream
 	Statuses    map[int]int // HTTP status of each upstream answer, as the API gave it
 	LastStatus  int
+	// Reset is when the API said the limit of its last non-2xx answer
+	// resets (RFC 3339 when it could be read; from retry-after or an
+	// anthropic-ratelimit-*-reset header), "" when it said nothing.
+	Reset       string
 	LastError   string     // the API's error type/message of the last non-2xx answer or mid-stream error event (e.g. "authentication_error: invalid x-api-key"), or why the gateway could not reach the API
 	Usage       Usage      // summed over every response, from the SSE message_start/message_delta usage (and non-streamed JSON usage)
 	ToolCalls   []ToolCall // tool_use blocks the model asked for (name + input, input clipped to 2 KB)
@@ -461,6 +467,41 @@ func (g *Gateway) setLastError(s string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stats.LastError = s
+}
+
+func (g *Gateway) setReset(s string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.Reset = clip(s, 64)
+}
+
+// resetHeaders are the headers that say when a refused request may be
+// made again, most specific first.
+var resetHeaders = []string{"anthropic-ratelimit-unified-reset", "anthropic-ratelimit-requests-reset",
+	"anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset", "retry-after"}
+
+// resetOf reads the reset time of an error answer's headers: an RFC 3339
+// time, Unix seconds, or (retry-after) seconds from now; "" when none.
+func resetOf(h http.Header, now time.Time) string {
+	for _, name := range resetHeaders {
+		v := strings.TrimSpace(h.Get(name))
+		if v == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			if name == "retry-after" || n < 1e9 {
+				return now.Add(time.Duration(n) * time.Second).UTC().Format(time.RFC3339)
+			}
+			return time.Unix(n, 0).UTC().Format(time.RFC3339)
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return ""
 }
 
 func (g *Gateway) addStatus(code int) {

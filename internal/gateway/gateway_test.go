@@ -325,3 +325,21 @@ func TestSummaryScreensToolInputs(t *testing.T) {
 		t.Error("Stats lost the input")
 	}
 }
+
+func TestResetOf(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		h    http.Header
+		want string
+	}{
+		{http.Header{"Retry-After": {"60"}}, "2030-01-02T03:05:05Z"},
+		{http.Header{"Anthropic-Ratelimit-Requests-Reset": {"2030-01-02T04:00:00Z"}, "Retry-After": {"5"}}, "2030-01-02T04:00:00Z"},
+		{http.Header{"Anthropic-Ratelimit-Unified-Reset": {"1900000000"}}, "2030-03-17T17:46:40Z"},
+		{http.Header{}, ""},
+	}
+	for _, c := range cases {
+		if got := resetOf(c.h, now); got != c.want {
+			t.Errorf("resetOf(%v) = %q, want %q", c.h, got, c.want)
+		}
+	}
+}

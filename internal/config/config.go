@@ -76,16 +76,19 @@ type Claude struct {
 // Models names the models workers use: an alias (haiku, sonnet, opus) or a
 // full model id. A task's own "model" field in the graph wins.
 type Models struct {
-	Implement string `yaml:"implement"` // tasks that write code: every worker in this version
+	Implement string `yaml:"implement"` // tasks that write code
 	Fallback  string `yaml:"fallback"`  // --fallback-model when overloaded; empty: none
 	// The sessions of zerg plan, zerg design and zerg review; empty: Implement.
 	Plan   string `yaml:"plan"`
 	Design string `yaml:"design"`
 	Review string `yaml:"review"`
 
+	// Simple is the model of tasks that own no file or only documentation
+	// (*.md, *.txt, *.rst, *.adoc, docs/**); empty: Implement.
+	Simple string `yaml:"simple"`
+
 	// Not built: no other role starts a model in this version.
-	Simple string `yaml:"simple" zerg:"unavailable"`
-	Debug  string `yaml:"debug" zerg:"unavailable"`
+	Debug string `yaml:"debug" zerg:"unavailable"`
 }
 
 // For returns the model of a journey role: its own when set, else Implement.
@@ -97,16 +100,29 @@ func (m Models) For(role string) string {
 	return v
 }
 
-// Budget caps spending. Zero means no limit for task_usd and max_turns.
+// Budget caps spending. Zero means no limit (no question) for every field.
 type Budget struct {
 	TaskUSD  float64 `yaml:"task_usd"`
 	MaxTurns int     `yaml:"max_turns"`
-
-	// Not built: nothing stops a run at a total, and zerg rush never asks
-	// for confirmation. Always 0.
-	RunUSD          float64 `yaml:"run_usd" zerg:"unavailable"`
-	ConfirmAboveUSD float64 `yaml:"confirm_above_usd" zerg:"unavailable"`
+	// RunUSD: no attempt starts when what the run spent plus the projected
+	// cost of the attempts in flight and of the next one would pass it.
+	RunUSD float64 `yaml:"run_usd"`
+	// OnExceed: what the attempts in flight do when RunUSD stops the
+	// launching: finish (default) or cancel.
+	OnExceed string `yaml:"on_exceed"`
+	// ConfirmAboveUSD: zerg rush asks (y/N) before a run whose projected
+	// high figure is above it, and refuses without a terminal unless --yes.
+	ConfirmAboveUSD float64 `yaml:"confirm_above_usd"`
+	// MaxWorkersWithoutConfirm: zerg rush asks the same way before a
+	// fan-out (workers that can run at once) above it.
+	MaxWorkersWithoutConfirm int `yaml:"max_workers_without_confirm"`
 }
+
+// What running attempts do when budget.run_usd stops the launching.
+const (
+	OnExceedFinish = "finish"
+	OnExceedCancel = "cancel"
+)
 
 // Retry is the retry policy. Task failures spend TaskRetries; infra failures
 // (rate limits, 5xx, stalls, crashes) are retried with backoff and do not.
@@ -289,8 +305,8 @@ func Default() Config {
 			Path:      "",
 			APIKeyEnv: "ANTHROPIC_API_KEY",
 		},
-		Models: Models{Implement: "sonnet"},
-		Budget: Budget{TaskUSD: 3, MaxTurns: 50},
+		Models: Models{Implement: "sonnet", Simple: "haiku"},
+		Budget: Budget{TaskUSD: 3, MaxTurns: 50, OnExceed: OnExceedFinish, ConfirmAboveUSD: 25, MaxWorkersWithoutConfirm: 16},
 		Retry: Retry{
 			TaskRetries:         2,
 			InfraBackoffInitial: 5 * time.Second,

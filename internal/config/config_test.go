@@ -74,8 +74,7 @@ func unavailablePaths(t *testing.T) []string {
 
 func TestUnavailableOptions(t *testing.T) {
 	got := unavailablePaths(t)
-	want := []string{"models.simple", "models.debug",
-		"budget.run_usd", "budget.confirm_above_usd", "launch.stagger"}
+	want := []string{"models.debug", "launch.stagger"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("unavailable options %v, want %v", got, want)
 	}
@@ -95,6 +94,8 @@ func TestUnavailableOptions(t *testing.T) {
 	// The models of plan, design and review were written then too; they
 	// are built now, so they keep what the file says.
 	wantCfg.Models.Plan, wantCfg.Models.Design, wantCfg.Models.Review = "sonnet", "opus", "sonnet"
+	// So were models.simple and the run budget and confirmation, built now.
+	wantCfg.Models.Simple, wantCfg.Budget.RunUSD, wantCfg.Budget.ConfirmAboveUSD = "haiku", 50, 10
 	if !reflect.DeepEqual(cfg, wantCfg) {
 		t.Fatalf("old template loads to %+v, want the defaults with mode subprocess %+v", cfg, wantCfg)
 	}
@@ -113,7 +114,7 @@ func TestUnavailableOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := cfg.Map()
-	for _, key := range []string{"simple", "debug", "run_usd", "confirm_above_usd", "launch", "stagger"} {
+	for _, key := range []string{"debug", "launch", "stagger"} {
 		if strings.Contains(string(out), key+":") {
 			t.Errorf("config show prints %s:\n%s", key, out)
 		}
@@ -124,9 +125,6 @@ func TestUnavailableOptions(t *testing.T) {
 
 	if _, ok := m["models"].(map[string]any)["debug"]; ok {
 		t.Error("Map() has models.debug")
-	}
-	if _, ok := m["budget"].(map[string]any)["run_usd"]; ok {
-		t.Error("Map() has budget.run_usd")
 	}
 }
 
@@ -308,18 +306,21 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: models.design: "not a model" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement`}},
 		{"design rounds out of range", "design:\n  max_rounds: 0\n",
 			[]string{f + `:2: design.max_rounds: 0 is out of range; use a whole number from 1 to 20`}},
-		{"simple role not built", "models:\n  simple: sonnet\n",
-			[]string{f + `:2: models.simple: is not available in this version; workers use models.implement (or a task's own model); remove the line`}},
+		{"simple role built", "models:\n  simple: sonnet\n", nil},
+		{"simple role checked", "models:\n  simple: \"a b\"\n",
+			[]string{f + `:2: models.simple: "a b" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement`}},
 		{"plan and review roles built, debug not", "models:\n  plan: opus\n  review: haiku\n  debug: x\n",
 			[]string{
 				f + `:4: models.debug: is not available in this version; there is no zerg debug command; remove the line`,
 			}},
 		{"model roles at their old defaults", "models:\n  simple: haiku\n  plan: sonnet\n  design: opus\n  review: sonnet\n  debug: sonnet\n", nil},
 		{"model roles empty", "models:\n  simple: \"\"\n  design: \"\"\n", nil},
-		{"run budget not built", "budget:\n  task_usd: 3\n  run_usd: 100\n",
-			[]string{f + `:3: budget.run_usd: is not available in this version; nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line`}},
-		{"confirmation not built", "budget:\n  confirm_above_usd: 20\n",
-			[]string{f + `:2: budget.confirm_above_usd: is not available in this version; zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line`}},
+		{"run budget built", "budget:\n  task_usd: 3\n  run_usd: 100\n  on_exceed: cancel\n", nil},
+		{"on_exceed checked", "budget:\n  on_exceed: stop\n",
+			[]string{f + `:2: budget.on_exceed: "stop" is not a choice; use finish (running attempts finish) or cancel (they are stopped)`}},
+		{"confirmation built", "budget:\n  confirm_above_usd: 20\n  max_workers_without_confirm: 8\n", nil},
+		{"negative run budget", "budget:\n  run_usd: -1\n",
+			[]string{f + `:2: budget.run_usd: -1 must be 0 (no limit) or a positive amount in USD`}},
 		{"run budget and confirmation at their old defaults", "budget:\n  run_usd: 50\n  confirm_above_usd: 10\n", nil},
 		{"run budget still type-checked", "budget:\n  run_usd: lots\n",
 			[]string{f + `:2: budget.run_usd: "lots" is not a number; write it like 2.5`}},
@@ -495,7 +496,6 @@ func TestValidateInMemory(t *testing.T) {
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
 		`mode: "container" is not available in this version; use sandbox or subprocess`,
-		`budget.run_usd: is not available in this version; nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -629,7 +629,7 @@ func TestProblemCodes(t *testing.T) {
 		"mode: docker\n":                    CodeBadValue,
 		"mode: container\n":                 CodeNotAvailable,
 		"schedule: dag\n":                   CodeNotAvailable,
-		"budget:\n  run_usd: 100\n":         CodeNotAvailable,
+		"budget:\n  run_usd: -100\n":        CodeBadValue,
 		"egress:\n  allow: [\"x y\"]\n":     CodeBadValue,
 		"workers: 4\n mode: level\n":        CodeInvalidYAML,
 		"workers: 4\n---\nworkers: 5\n":     CodeInvalidYAML,

@@ -36,16 +36,21 @@ claude:
 # Models: an alias (haiku, sonnet, opus) or a full model id.
 # A task's own "model" in the task graph wins.
 models:
-  implement: sonnet   # every worker's model
+  implement: sonnet   # the model of tasks that write code
+  simple: haiku       # tasks that own no file or only docs (*.md, *.txt, docs/**); empty: implement
   fallback: ""        # model to switch to when the main one is overloaded; empty: none
   plan: ""            # zerg plan's session; empty: implement
   design: ""          # zerg design's sessions; empty: implement
   review: ""          # zerg review's session; empty: implement
 
-# Spending limits per task attempt; 0 means no limit.
+# Spending limits; 0 means no limit (and no question). docs/cost.md
 budget:
   task_usd: 3     # USD per task attempt (claude --max-budget-usd)
   max_turns: 50   # agent turns per attempt (claude --max-turns)
+  run_usd: 0      # no attempt starts once spent + projected in flight + the next would pass it
+  on_exceed: finish               # when run_usd stops launches, running attempts: finish | cancel
+  confirm_above_usd: 25           # zerg rush asks (y/N) when the projection's high figure is above this; --yes skips
+  max_workers_without_confirm: 16 # ... and when more workers than this would run at once
 
 retry:
   task_retries: 2               # retries of a task that failed on its own (verification, ownership, ...)

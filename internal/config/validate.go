@@ -104,7 +104,7 @@ func (c Config) problems() []Problem {
 	if c.Models.Fallback != "" && !modelRE.MatchString(c.Models.Fallback) {
 		add("models.fallback", "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for none", quote(c.Models.Fallback))
 	}
-	for _, m := range []struct{ path, v string }{{"models.plan", c.Models.Plan}, {"models.design", c.Models.Design}, {"models.review", c.Models.Review}} {
+	for _, m := range []struct{ path, v string }{{"models.plan", c.Models.Plan}, {"models.design", c.Models.Design}, {"models.review", c.Models.Review}, {"models.simple", c.Models.Simple}} {
 		if m.v != "" && !modelRE.MatchString(m.v) {
 			add(m.path, "%s is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement", quote(m.v))
 		}
@@ -112,6 +112,14 @@ func (c Config) problems() []Problem {
 
 	// budget
 	usd("budget.task_usd", c.Budget.TaskUSD)
+	usd("budget.run_usd", c.Budget.RunUSD)
+	usd("budget.confirm_above_usd", c.Budget.ConfirmAboveUSD)
+	if c.Budget.MaxWorkersWithoutConfirm < 0 {
+		add("budget.max_workers_without_confirm", "%d must be 0 (never ask) or a positive number of workers", c.Budget.MaxWorkersWithoutConfirm)
+	}
+	if c.Budget.OnExceed != OnExceedFinish && c.Budget.OnExceed != OnExceedCancel {
+		add("budget.on_exceed", "%s is not a choice; use finish (running attempts finish) or cancel (they are stopped)", quote(c.Budget.OnExceed))
+	}
 	if c.Budget.MaxTurns < 0 {
 		add("budget.max_turns", "%d must be 0 (no limit) or a positive number of turns", c.Budget.MaxTurns)
 	}
@@ -330,10 +338,7 @@ var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$`)
 var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
 
 var unavailable = map[string]notBuilt{
-	"models.simple":            {"haiku", "workers use models.implement (or a task's own model); remove the line"},
 	"models.debug":             {"sonnet", "there is no zerg debug command; remove the line"},
-	"budget.run_usd":           {50.0, "nothing stops a run at a total; cap each attempt with budget.task_usd and remove the line"},
-	"budget.confirm_above_usd": {10.0, "zerg rush does not ask before it starts (zerg rush --dry-run prints the plan); remove the line"},
 	"launch.stagger":           {nil, "workers start together; remove the line"},
 }
 

@@ -44,16 +44,19 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		// dependencies' are beside them.
 		Context: attempt.LoadContext(attempt.ContextFiles{SpecDir: a.specDir, RulesDir: a.sec.rulesDir,
 			Attempts: filepath.Dir(filepath.Dir(r.Dir)), Budget: cfg.Context.TokenBudget}, a.graph, r.Task),
-		Worker: a.workerSpec(), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
+		Worker: a.workerSpec(r.Model), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 		Scanner: a.sec.scanner, Audit: a.sec.audit,
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
 	})
 }
 
 // workerSpec fills the launch template's gaps from the config.
-func (a *realAttempter) workerSpec() claude.Spec {
+func (a *realAttempter) workerSpec(model string) claude.Spec {
 	sp := a.worker
 	cfg := a.cfg
+	if model != "" {
+		sp.Model = model // the task's tier (ModelFor)
+	}
 	if sp.Model == "" {
 		sp.Model = cfg.Models.Implement
 	}

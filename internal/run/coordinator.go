@@ -59,6 +59,13 @@ type Coordinator struct {
 	gov      *Governor
 	live     map[string]liveAttempt
 	closers  []func()
+	// projection is the cost projection the run starts from (nil: none, so
+	// the run budget counts only what was spent).
+	projection *Projection
+	// halt is why launching stopped (budget or account), nil while it goes
+	// on; reserved holds the projected cost of each attempt in flight.
+	halt     *Error
+	reserved map[string]float64
 }
 
 // emit appends an event and folds it into the state under one lock, so the
@@ -103,6 +110,12 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	}
 	levels := graphLevels(c.graph)
 	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal)
+	if c.projection != nil {
+		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
+		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
+			return c.state, err
+		}
+	}
 
 	var runErr error
 	for _, level := range levels {
@@ -128,6 +141,9 @@ func (c *Coordinator) prepare() {
 	}
 	if c.live == nil {
 		c.live = map[string]liveAttempt{}
+	}
+	if c.reserved == nil {
+		c.reserved = map[string]float64{}
 	}
 }
 
@@ -244,6 +260,11 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	if h := c.halted(); h != nil {
+		// Launching stopped: what was not launched is not failed, and
+		// what committed stays for the resume to merge.
+		return h
+	}
 	if len(failed) > 0 {
 		var ids []string
 		for _, t := range failed {
@@ -284,14 +305,26 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if ctx.Err() != nil {
 			return false, context.Cause(ctx)
 		}
+		if c.halted() != nil {
+			return false, nil
+		}
 		probe, err := c.gov.Acquire(ctx)
 		if err != nil {
 			return false, err
 		}
+		if c.halted() != nil {
+			c.gov.Release(probe, Outcome{})
+			return false, nil
+		}
+		if err := c.reserve(t.ID); err != nil {
+			c.gov.Release(probe, Outcome{})
+			c.stopLaunching(err, c.cfg.Budget.OnExceed == config.OnExceedCancel)
+			return false, context.Cause(ctx)
+		}
 		ts := c.taskState(t.ID)
 		n := ts.Attempts + 1
 		req := AttemptRequest{
-			Task: t, Number: n, Level: level, Base: base,
+			Task: t, Model: c.modelOf(t), Number: n, Level: level, Base: base,
 			Workspace: c.paths.Workspace(t.ID, n), Branch: AttemptBranch(c.feature, t.ID, n),
 			Dir: c.paths.AttemptDir(t.ID, n), WorkerDir: c.paths.WorkerDir(t.ID, n),
 			// Only the model's own failures go into the retry prompt, and an
@@ -320,6 +353,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		if err := c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir}); err != nil {
 			c.gov.Release(probe, Outcome{})
+			c.unreserve(t.ID)
 			return false, err
 		}
 		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: c.d.Clock.Now()} })
@@ -331,7 +365,9 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			// so that no task is left running, and the run stops with it.
 			c.gov.Release(probe, Outcome{})
 			fin := AttemptFinished{Class: ClassInfra, Reason: ReasonZerg, Detail: err.Error()}
-			if e := c.emit(EvAttemptFinished, t.ID, n, fin); e != nil {
+			e := c.emit(EvAttemptFinished, t.ID, n, fin)
+			c.unreserve(t.ID)
+			if e != nil {
 				return false, errors.Join(err, e)
 			}
 			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
@@ -341,12 +377,21 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 			CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 			DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
+			Model: req.Model, Reset: res.Reset,
+		}
+		if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
+			fin.Usage = &u
 		}
 		for _, ch := range res.Changes {
 			fin.Changed = append(fin.Changed, ch.Path)
 		}
-		if err := c.emit(EvAttemptFinished, t.ID, n, fin); err != nil {
+		err = c.emit(EvAttemptFinished, t.ID, n, fin)
+		c.unreserve(t.ID)
+		if err != nil {
 			return false, err
+		}
+		if over := c.overBudget(); over != nil {
+			c.stopLaunching(over, c.cfg.Budget.OnExceed == config.OnExceedCancel)
 		}
 		if res.Class == ClassInfra {
 			infraStreak++
@@ -360,6 +405,14 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			c.progress.committed(t.ID, res.Commit, res.Duration, res.Worker.CostUSD)
 			return true, nil
 		case ActStopped:
+			return false, context.Cause(ctx)
+		case ActStopLaunch:
+			// Every request of every worker would be refused the same way:
+			// the running ones are stopped, nothing new starts, committed
+			// work stays, and the task has not failed.
+			c.progress.account(t.ID, res.Reason, res.Detail, res.Reset)
+			c.stopLaunching(&Error{Kind: Account, Feature: c.feature, Task: t.ID, ResumeAfter: res.Reset,
+				Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), clip(oneLine(res.Detail), 300), t.ID)}, true)
 			return false, context.Cause(ctx)
 		case ActStopRun:
 			c.progress.fatal(t.ID, res.Detail)
@@ -436,7 +489,7 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 	if runErr != nil && ctx.Err() != nil {
 		switch cause := context.Cause(ctx); {
-		case errors.Is(cause, Fatal):
+		case errors.Is(cause, Fatal), errors.Is(cause, Account), errors.Is(cause, Budget):
 			runErr = cause
 		case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
 			// A signal or zerg stop: the run can go on later.
@@ -460,6 +513,11 @@ func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 	c.mu.Unlock()
 	if runErr != nil {
 		fin.Reason = runErr.Error()
+		var re *Error
+		if errors.As(runErr, &re) && (re.Kind == Account || re.Kind == Budget) {
+			fin.Cause, fin.ResumeAfter = string(re.Kind), re.ResumeAfter
+			c.progress.halted(re)
+		}
 	}
 	if err := c.emit(EvRunFinished, "", 0, fin); err != nil {
 		return errors.Join(runErr, err)

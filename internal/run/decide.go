@@ -16,6 +16,9 @@ const (
 	ActWait    Action = "wait"     // an infrastructure failure: try again after Wait
 	ActFail    Action = "fail"     // failed for good
 	ActStopRun Action = "stop_run" // a fatal error: no attempt of any task can succeed
+	// ActStopLaunch: the account refused; no attempt starts any more, the
+	// task is not failed, committed work stays.
+	ActStopLaunch Action = "stop_launch"
 	ActStopped Action = "stopped"  // the run itself is stopping; nothing to decide
 )
 
@@ -54,6 +57,8 @@ func Decide(p Policy, t TaskState, class, reason string, infraStreak int, stoppi
 		return Decision{Action: ActStopped}
 	case class == ClassFatal:
 		return Decision{Action: ActStopRun}
+	case class == ClassAccount:
+		return Decision{Action: ActStopLaunch}
 	case class == ClassTask:
 		if t.TaskFailures > p.TaskRetries {
 			return Decision{Action: ActFail}

@@ -27,6 +27,7 @@ func TestDecide(t *testing.T) {
 		{"infra limit", TaskState{InfraFailures: 4}, ClassInfra, "stall", 4, false, Decision{Action: ActFail}},
 		{"infra does not spend task retries", TaskState{TaskFailures: 3, InfraFailures: 1}, ClassInfra, "stall", 1, false, Decision{Action: ActWait, Wait: time.Second}},
 		{"fatal stops the run", TaskState{}, ClassFatal, "invalid_api_key", 0, false, Decision{Action: ActStopRun}},
+		{"an account refusal stops the launching", TaskState{}, ClassAccount, "credit", 0, false, Decision{Action: ActStopLaunch}},
 		{"cancelled by the stop", TaskState{InfraFailures: 9}, ClassInfra, ReasonCancelled, 0, false, Decision{Action: ActStopped}},
 		{"a failure while stopping is not judged", TaskState{TaskFailures: 9}, ClassTask, "verification_failed", 0, true, Decision{Action: ActStopped}},
 	} {

@@ -20,7 +20,9 @@ const (
 	Setup            Kind = "setup"                // the machine is not ready (workspaces, worker user)
 	StaleWorkspace   Kind = "stale workspace"      // a workspace of an earlier run holds work
 	NotDelivered     Kind = "not delivered"        // a task or a gate failed; the report says which
-	Fatal            Kind = "fatal worker error"   // no attempt can succeed (bad key, unknown model)
+	Fatal            Kind = "fatal worker error"   // no attempt can succeed (unknown model, bad request)
+	Account          Kind = "account"              // the API refused the account (credit, usage limit, key): launching stopped
+	Budget           Kind = "budget"               // budget.run_usd would be passed: launching stopped
 	Interrupted      Kind = "interrupted"          // stopped by a signal or zerg stop
 	Internal         Kind = "internal state error" // the state machine refused an event: a bug
 )
@@ -36,7 +38,10 @@ type Error struct {
 	Task    string
 	Path    string
 	Branch  string
-	Err     error // what is wrong
+	// ResumeAfter is when the run can go on (an account limit's reset),
+	// "" when unknown or not a matter of time.
+	ResumeAfter string
+	Err         error // what is wrong
 }
 
 func (e *Error) Error() string {

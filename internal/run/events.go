@@ -31,6 +31,9 @@ const (
 	ClassTask    = "task"
 	ClassInfra   = "infra"
 	ClassFatal   = "fatal"
+	// ClassAccount: the account refused (credit, a usage limit, the key);
+	// no new attempt starts, and it counts as neither kind of failure.
+	ClassAccount = "account"
 )
 
 // RunStarted opens a run.
@@ -113,6 +116,13 @@ type AttemptFinished struct {
 	Changed    []string `json:"changed,omitempty"`
 	CostUSD    float64  `json:"cost_usd,omitempty"`
 	Tokens     int64    `json:"tokens,omitempty"`
+	// Usage splits Tokens the way the API bills them; Model is the model
+	// the attempt was launched with.
+	Usage *Tokens `json:"usage,omitempty"`
+	Model string  `json:"model,omitempty"`
+	// Reset is when an account's usage limit resets, as the API said
+	// (class account only).
+	Reset string `json:"reset,omitempty"`
 	Turns      int      `json:"turns,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
 	WorkerMS   int64    `json:"worker_ms,omitempty"` // time inside the claude process
@@ -157,6 +167,11 @@ type RunFinished struct {
 	Delivered bool   `json:"delivered"`
 	Head      string `json:"head"`
 	Reason    string `json:"reason,omitempty"`
+	// Cause names why launching stopped when it was not a task or a gate:
+	// "budget" (budget.run_usd) or "account" (credit, usage limit, key);
+	// ResumeAfter is when the API said an account limit resets.
+	Cause       string `json:"cause,omitempty"`
+	ResumeAfter string `json:"resume_after,omitempty"`
 }
 
 // RunStopped: interrupted (signal or zerg stop).

@@ -108,6 +108,8 @@ type fakeAttempter struct {
 	// together makes each attempt wait (up to a second) until this many
 	// run at once, to show that they can.
 	together int
+	// cost prices an attempt (default $0.01).
+	cost func(AttemptRequest) float64
 }
 
 func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
@@ -153,6 +155,9 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 	res := attempt.Result{Class: attempt.Class(o.class), Reason: o.reason, Detail: o.detail,
 		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number)}
 	res.Worker.CostUSD = 0.01
+	if f.cost != nil {
+		res.Worker.CostUSD = f.cost(r)
+	}
 	return res, nil
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	// even without the flag, and a real run cannot resume as one.
 	Rehearsal bool
 	Scenario  string
+	// Projection is the cost projection the run starts from (recorded in
+	// its log; budget.run_usd reserves each attempt's share of it).
+	Projection *Projection
 	// RunAs is the unprivileged user workers run as (nil: zerg's own user).
 	RunAs *security.WorkerUser
 	// Progress receives one line per notable step (nil: discarded).
@@ -111,6 +114,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 			c.progress.note("%s", note)
 		}
 	}
+	c.projection = opts.Projection
 	c.workers = opts.Workers
 	if c.workers <= 0 && opts.Resume {
 		c.workers = st.Workers

@@ -24,6 +24,8 @@ type EventLog interface {
 // AttemptRequest is one attempt to run.
 type AttemptRequest struct {
 	Task      *spec.Task
+	// Model is the task's model (ModelFor: the graph's, else by its role).
+	Model     string
 	Number    int
 	Level     int
 	Base      string // the integration head the attempt starts from

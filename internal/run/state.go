@@ -58,6 +58,8 @@ type State struct {
 	Tasks       map[string]*TaskState
 	Order       []string // task ids in first-seen order
 	Gates       []GateFinished
+	// Projection is the last recorded projection (run_projected).
+	Projection *Projection
 	Finished    *RunFinished
 	Stopped     *RunStopped
 	Resumes     int
@@ -218,6 +220,11 @@ func (s *State) check(e eventlog.Event) error {
 				return &TransitionError{Event: e.Type, Task: id, From: st}
 			}
 		}
+	case EvRunProjected:
+		if s.Started == nil {
+			return errors.New("run_projected: the run has not started")
+		}
+		return decode(&Projection{})
 	case EvRunStopped, EvRunResumed, EvRunFinished:
 		for _, t := range s.Tasks {
 			if t.Status.Active() {
@@ -354,6 +361,11 @@ func (s *State) apply(e eventlog.Event) {
 		var d LevelFailed
 		if e.Decode(&d) == nil {
 			s.FailedLevel = &d
+		}
+	case EvRunProjected:
+		var d Projection
+		if e.Decode(&d) == nil {
+			s.Projection = &d
 		}
 	case EvGateFinished:
 		var d GateFinished

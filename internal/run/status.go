@@ -49,6 +49,8 @@ var transitions = map[string]struct {
 	// A resume gives blocked and cancelled tasks back to the scheduler, and
 	// the ready ones of a coordinator that died before it could launch them.
 	EvRunResumed: {from: []Status{StatusReady, StatusBlocked, StatusCancelled}, to: []Status{StatusPending}},
+	// run_projected (the cost projection) moves no task, like the
+	// governor's events; it needs a started run.
 	// A changed task that is not merged starts over.
 	EvGraphChanged: {from: []Status{StatusPending, StatusRetryWait, StatusFailed, StatusBlocked, StatusCancelled, StatusCommitted}, to: []Status{StatusPending}},
 }

@@ -1,0 +1,229 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+)
+
+// An account refusal (credit exhausted) stops every launch at once: the
+// attempt in flight is stopped, nothing of level 2 starts, no task counts
+// a failure, the report names the cause, and a resume continues.
+func TestAccountErrorStopsLaunching(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	hold := make(chan struct{})
+	defer close(hold)
+	w.att.script["A"] = []outcome{{class: ClassAccount, reason: claude.ReasonCredit, detail: "the API answered 400: Your credit balance is too low"}}
+	w.att.script["B"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+	w.att.together = 2
+	st, err := w.rush(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Account || re.Task != "A" {
+		t.Fatalf("err %v, want Account naming A", err)
+	}
+	if n := len(w.att.calls); n != 2 {
+		t.Errorf("%d attempts, want 2 (A and B, none after the refusal)", n)
+	}
+	for _, id := range []string{"A", "B", "C"} {
+		ts := st.Task(id)
+		if ts.TaskFailures != 0 || ts.Status == StatusFailed || ts.Status == StatusBlocked {
+			t.Errorf("%s counted as a failure: %+v", id, ts)
+		}
+	}
+	if st.Finished == nil || st.Finished.Delivered || st.Finished.Cause != "account" {
+		t.Fatalf("run_finished %+v, want not delivered, cause account", st.Finished)
+	}
+	st, err = w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+}
+
+// budget.run_usd: level 1 fits, level 2's attempt would pass the budget, so
+// it never starts; the committed level stays merged; a resume with a higher
+// budget delivers without redoing it.
+func TestRunBudgetStopsLaunchesAndResumes(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	w.cfg.Budget.RunUSD = 0.025 // each fake attempt costs $0.01
+	c := w.coordinator(NewState())
+	c.projection = &Projection{Tasks: []TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
+	st, err := c.execute(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Budget || re.Task != "C" {
+		t.Fatalf("err %v, want Budget naming C", err)
+	}
+	if n := len(w.att.attemptsOf("C")); n != 0 {
+		t.Errorf("C ran %d attempts past the budget", n)
+	}
+	if st.Task("A").Status != StatusMerged || st.Task("B").Status != StatusMerged {
+		t.Errorf("level 1 not merged: %s %s", st.Task("A").Status, st.Task("B").Status)
+	}
+	if st.Finished == nil || st.Finished.Cause != "budget" || st.Task("C").Status != StatusCancelled {
+		t.Fatalf("run_finished %+v, C %s", st.Finished, st.Task("C").Status)
+	}
+	if st.Projection == nil || len(st.Projection.Tasks) != 3 {
+		t.Errorf("projection not recorded: %+v", st.Projection)
+	}
+	w.cfg.Budget.RunUSD = 1
+	st, err = w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+	if n := len(w.att.attemptsOf("A")); n != 1 {
+		t.Errorf("A ran %d times; the resume redid merged work", n)
+	}
+}
+
+// on_exceed: cancel stops the attempts in flight when the budget refuses a
+// launch; finish lets them commit.
+func TestRunBudgetOnExceed(t *testing.T) {
+	for _, mode := range []string{config.OnExceedFinish, config.OnExceedCancel} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWorld(t, twoLevels)
+			w.cfg.Budget.RunUSD = 0.015
+			w.cfg.Budget.OnExceed = mode
+			hold := make(chan struct{})
+			// Whichever of A and B reserves first runs (held); the other is refused.
+			w.att.script["A"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+			w.att.script["B"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+			c := w.coordinator(NewState())
+			c.projection = &Projection{Tasks: []TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
+			done := make(chan struct{})
+			var st *State
+			var err error
+			go func() { st, err = c.execute(context.Background()); close(done) }()
+			if mode == config.OnExceedFinish {
+				for c.halted() == nil {
+					runtime.Gosched()
+				}
+				close(hold)
+			}
+			<-done
+			if mode == config.OnExceedCancel {
+				close(hold)
+			}
+			if !errors.Is(err, Budget) {
+				t.Fatalf("err %v, want Budget", err)
+			}
+			want := map[string]Status{config.OnExceedFinish: StatusCommitted, config.OnExceedCancel: StatusCancelled}[mode]
+			if len(w.att.calls) != 1 {
+				t.Fatalf("%d attempts, want 1: the second would pass the budget", len(w.att.calls))
+			}
+			ran := w.att.calls[0].Task.ID
+			if s := st.Task(ran).Status; s != want {
+				t.Errorf("%s is %s, want %s", ran, s, want)
+			}
+		})
+	}
+}
+
+func TestRunProjectedNeedsAStartedRun(t *testing.T) {
+	s := NewState()
+	e, _ := newEvent(EvRunProjected, "", 0, Projection{Basis: "estimate"})
+	if err := s.Apply(e); err == nil {
+		t.Fatal("run_projected accepted before run_started")
+	}
+	start, _ := newEvent(EvRunStarted, "", 0, RunStarted{Feature: "f"})
+	if err := s.Apply(start); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(e); err != nil || s.Projection == nil || s.Projection.Basis != "estimate" {
+		t.Fatalf("run_projected refused: %v %+v", err, s.Projection)
+	}
+}
+
+func TestModelTiers(t *testing.T) {
+	g := mustGraph(t, `{"feature": "f", "tasks": [
+ {"id": "code", "title": "c", "level": 1, "files": {"create": ["a.go"], "modify": ["README.md"]}},
+ {"id": "docs", "title": "d", "level": 2, "files": {"create": ["docs/x.go.tmpl", "NOTES.txt"], "modify": ["README.md"]}},
+ {"id": "read", "title": "r", "level": 1, "files": {"read": ["a.go"]}},
+ {"id": "own", "title": "o", "level": 1, "model": "opus", "files": {"create": ["b.md"]}}
+]}`)
+	m := config.Models{Implement: "sonnet", Simple: "haiku"}
+	for id, want := range map[string]string{"code": "sonnet/implement", "docs": "haiku/simple", "read": "haiku/simple", "own": "opus/graph"} {
+		model, tier := ModelFor(m, g.Task(id))
+		if got := model + "/" + tier; got != want {
+			t.Errorf("%s: %s, want %s", id, got, want)
+		}
+	}
+	if model, tier := ModelFor(config.Models{Implement: "sonnet"}, g.Task("docs")); model != "sonnet" || tier != "implement" {
+		t.Errorf("empty models.simple: %s/%s", model, tier)
+	}
+}
+
+// The projection brackets: low ≤ expected ≤ high for every task, level and
+// the run; a dearer model costs more; history scales the figures.
+func TestProjection(t *testing.T) {
+	g := mustGraph(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "estimate_minutes": 2, "files": {"create": ["a.go"]}},
+ {"id": "B", "title": "b", "level": 1, "estimate_minutes": 10, "model": "opus", "files": {"create": ["b.go"]}},
+ {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], "files": {"create": ["d.md"]}}
+]}`)
+	cfg := config.Default()
+	p := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4})
+	if p.Basis != "estimate" || len(p.Tasks) != 3 || len(p.Levels) != 2 || p.FanOut != 2 {
+		t.Fatalf("projection %+v", p)
+	}
+	sum := 0.0
+	for _, tp := range append([]TaskProjection{}, p.Tasks...) {
+		if !(tp.Low > 0 && tp.Low <= tp.Expected && tp.Expected <= tp.High) || tp.AttemptUSD != tp.Expected {
+			t.Errorf("%s: range %+v", tp.Task, tp.Range)
+		}
+		sum += tp.Expected
+	}
+	if p.Expected != sum || !(p.Low <= p.Expected && p.Expected <= p.High) {
+		t.Errorf("run range %+v, tasks sum to %v", p.Range, sum)
+	}
+	if p.Task("B").Expected <= p.Task("A").Expected || p.Task("D").Model != "haiku" {
+		t.Errorf("tiers: A %+v B %+v D %+v", p.Task("A"), p.Task("B"), p.Task("D"))
+	}
+	// History: an earlier run of the same mode whose tasks cost twice the
+	// token model's figure doubles the expected one.
+	dir := t.TempDir()
+	run := filepath.Join(dir, "old")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "graph.json"), g.Raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, string(g.Raw))
+	w.cfg = cfg
+	w.cfg.Workers = 2
+	w.att.cost = func(r AttemptRequest) float64 { return 2 * p.Task(r.Task.ID).Expected }
+	if _, err := w.rush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writeLog(t, filepath.Join(run, "events.jsonl"), w.log)
+	h := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: HistoryLogs(dir, "new")})
+	if h.Basis != "history" || h.HistoryTasks != 3 || h.Factor < 1.99 || h.Factor > 2.01 {
+		t.Fatalf("history projection: basis %s, %d tasks, factor %v", h.Basis, h.HistoryTasks, h.Factor)
+	}
+	if r := h.Expected / p.Expected; r < 1.99 || r > 2.01 {
+		t.Errorf("expected ×%v, want ×2", r)
+	}
+	// A rehearsal learns nothing from a real run.
+	if r := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: HistoryLogs(dir, "new"), Rehearsal: true}); r.Basis != "estimate" {
+		t.Errorf("a rehearsal used a real run's history")
+	}
+}
+
+// writeLog writes a fake run's events as a real log file.
+func writeLog(t *testing.T, path string, l *memLog) {
+	t.Helper()
+	log, _, err := eventlog.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for _, e := range l.all() {
+		if _, err := log.AppendData(e.Type, e.Task, e.Attempt, e.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

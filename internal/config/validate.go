@@ -338,8 +338,8 @@ var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$`)
 var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
 
 var unavailable = map[string]notBuilt{
-	"models.debug":             {"sonnet", "there is no zerg debug command; remove the line"},
-	"launch.stagger":           {nil, "workers start together; remove the line"},
+	"models.debug":   {"sonnet", "there is no zerg debug command; remove the line"},
+	"launch.stagger": {nil, "workers start together; remove the line"},
 }
 
 // unavailableProblems reports each option that is not built and is set to

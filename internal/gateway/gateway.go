@@ -86,9 +86,9 @@ type Config struct {
 
 // Stats is what the gateway saw. Stats() returns a copy.
 type Stats struct {
-	Requests    int         // model-API requests forwarded upstream
-	Statuses    map[int]int // HTTP status of each upstream answer, as the API gave it
-	LastStatus  int
+	Requests   int         // model-API requests forwarded upstream
+	Statuses   map[int]int // HTTP status of each upstream answer, as the API gave it
+	LastStatus int
 	// Reset is when the API said the limit of its last non-2xx answer
 	// resets (RFC 3339 when it could be read; from retry-after or an
 	// anthropic-ratelimit-*-reset header), "" when it said nothing.

@@ -19,7 +19,7 @@ const (
 	// ActStopLaunch: the account refused; no attempt starts any more, the
 	// task is not failed, committed work stays.
 	ActStopLaunch Action = "stop_launch"
-	ActStopped Action = "stopped"  // the run itself is stopping; nothing to decide
+	ActStopped    Action = "stopped" // the run itself is stopping; nothing to decide
 )
 
 // Decision is the retry policy's answer for one finished attempt.

@@ -109,24 +109,24 @@ type AttemptPIDs struct {
 
 // AttemptFinished closes an attempt.
 type AttemptFinished struct {
-	Class      string   `json:"class"` // success | task | infra | fatal
-	Reason     string   `json:"reason"`
-	Detail     string   `json:"detail,omitempty"`
-	Commit     string   `json:"commit,omitempty"`
-	Changed    []string `json:"changed,omitempty"`
-	CostUSD    float64  `json:"cost_usd,omitempty"`
-	Tokens     int64    `json:"tokens,omitempty"`
+	Class   string   `json:"class"` // success | task | infra | fatal
+	Reason  string   `json:"reason"`
+	Detail  string   `json:"detail,omitempty"`
+	Commit  string   `json:"commit,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	CostUSD float64  `json:"cost_usd,omitempty"`
+	Tokens  int64    `json:"tokens,omitempty"`
 	// Usage splits Tokens the way the API bills them; Model is the model
 	// the attempt was launched with.
 	Usage *Tokens `json:"usage,omitempty"`
 	Model string  `json:"model,omitempty"`
 	// Reset is when an account's usage limit resets, as the API said
 	// (class account only).
-	Reset string `json:"reset,omitempty"`
-	Turns      int      `json:"turns,omitempty"`
-	DurationMS int64    `json:"duration_ms"`
-	WorkerMS   int64    `json:"worker_ms,omitempty"` // time inside the claude process
-	VerifyExit int      `json:"verify_exit,omitempty"`
+	Reset      string `json:"reset,omitempty"`
+	Turns      int    `json:"turns,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	WorkerMS   int64  `json:"worker_ms,omitempty"` // time inside the claude process
+	VerifyExit int    `json:"verify_exit,omitempty"`
 }
 
 // TaskFailed: the task failed for good (its retries are spent).

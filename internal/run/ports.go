@@ -23,7 +23,7 @@ type EventLog interface {
 
 // AttemptRequest is one attempt to run.
 type AttemptRequest struct {
-	Task      *spec.Task
+	Task *spec.Task
 	// Model is the task's model (ModelFor: the graph's, else by its role).
 	Model     string
 	Number    int

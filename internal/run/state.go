@@ -60,12 +60,12 @@ type State struct {
 	Gates       []GateFinished
 	// Projection is the last recorded projection (run_projected).
 	Projection *Projection
-	Finished    *RunFinished
-	Stopped     *RunStopped
-	Resumes     int
-	Workers     int // as of the last start or resume
-	CostUSD     float64
-	LastEvent   time.Time
+	Finished   *RunFinished
+	Stopped    *RunStopped
+	Resumes    int
+	Workers    int // as of the last start or resume
+	CostUSD    float64
+	LastEvent  time.Time
 	// MergeCount counts level_merged events per task: more than one would
 	// mean a task merged twice.
 	MergeCount map[string]int

@@ -113,6 +113,13 @@ func explainRun(e *run.Error) (int, string) {
 		return with(ExitUsage, "")
 	case run.Interrupted:
 		return with(ExitInterrupted, "continue with zerg rush %s --resume", f)
+	case run.Account:
+		if e.ResumeAfter != "" {
+			return with(ExitFailed, "the limit resets %s; committed work is kept: continue then with zerg rush %s --resume", e.ResumeAfter, f)
+		}
+		return with(ExitFailed, "add credit or fix the key or limit in the Anthropic Console; committed work is kept: continue with zerg rush %s --resume", f)
+	case run.Budget:
+		return with(ExitFailed, "committed work is kept; raise budget.run_usd in .zerg/config.yaml, then continue with zerg rush %s --resume (zerg cost %s shows what was spent)", f, f)
 	case run.Fatal:
 		return with(ExitFailed, "fix the cause, then continue with zerg rush %s --resume", f)
 	case run.NotDelivered:

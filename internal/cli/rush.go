@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,7 @@ type rushFlags struct {
 	scenario string
 	graph    string
 	asJSON   bool
+	yes      bool
 }
 
 func newRushCmd(a *app) *cobra.Command {
@@ -60,9 +63,17 @@ It takes graph edits it can (added tasks run; tasks not merged yet may change or
 go) and refuses the others, naming the task; it builds on commits someone added
 to the integration branch and never moves that branch backwards.
 
-Exit status: 0 delivered, 1 not delivered (the report names the tasks), 2 bad
-input (nothing written), 3 interrupted (continue with --resume), 4 another zerg
-is running this feature.`,
+Every rush starts with a cost projection (--dry-run shows it per task and level;
+docs/cost.md). Above budget.confirm_above_usd (the projection's high figure) or
+budget.max_workers_without_confirm workers at once, rush asks y/N on a terminal
+and refuses without one unless --yes. budget.run_usd stops the launching before
+it would be passed; an account refusal (credit, usage limit, key) stops it at
+once; both end the run resumable, committed work kept.
+
+Exit status: 0 delivered, 1 not delivered (the report names the tasks, or the
+budget or account that stopped it), 2 bad input or launch not confirmed (nothing
+written), 3 interrupted (continue with --resume), 4 another zerg is running this
+feature.`,
 		Args: cobra.ExactArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
 			fs, _ := a.completeFeatures(c, args, s)
@@ -82,6 +93,7 @@ is running this feature.`,
 	fl.StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON (docs/json.md)")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "start without asking, even above budget.confirm_above_usd or budget.max_workers_without_confirm")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
 }
@@ -169,7 +181,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		workers = cfg.Workers
 	}
 	if f.dryRun {
-		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse)
+		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse, paths)
 	}
 	loc, err := claude.Locate(cfg.Claude.Path)
 	if err != nil {
@@ -194,6 +206,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	// Everything is checked before anything is written.
 	r, err := run.Open(ctx, opts)
 	if err != nil {
+		return err
+	}
+	// The launch gate: before anything is written or any request is sent.
+	proj, remaining := r.Project()
+	if err := launchGate(a, feature, cfg, proj, remaining, f.yes); err != nil {
 		return err
 	}
 	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
@@ -251,6 +268,8 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		}
 	}
 	if err != nil && v != nil && (errors.Is(err, run.NotDelivered) || errors.Is(err, run.Interrupted) || errors.Is(err, run.Fatal)) {
+		// (A budget or account stop is explained below the report: the
+		// cause and when and how to resume.)
 		// The report said what happened and what to do.
 		code, _ := explain(err)
 		return silent(code)
@@ -285,8 +304,40 @@ func loadProjectConfig(root string) (config.Config, error) {
 	return cfg, nil
 }
 
+// rushStdin is where the launch gate reads its answer.
+var rushStdin io.Reader = os.Stdin
+
+// launchGate asks before a run whose projected high figure is above
+// budget.confirm_above_usd or whose fan-out is above
+// budget.max_workers_without_confirm; without a terminal it refuses (exit
+// 2, nothing written) unless --yes. A resume counts what it has left to run.
+func launchGate(a *app, feature string, cfg config.Config, p run.Projection, remaining run.Range, yes bool) error {
+	var why []string
+	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && remaining.High > b {
+		why = append(why, fmt.Sprintf("the projected cost could reach $%.2f (expected $%.2f), above budget.confirm_above_usd $%.2f",
+			remaining.High, remaining.Expected, b))
+	}
+	if m := cfg.Budget.MaxWorkersWithoutConfirm; m > 0 && p.FanOut > m {
+		why = append(why, fmt.Sprintf("%d workers would run at once, above budget.max_workers_without_confirm %d", p.FanOut, m))
+	}
+	if len(why) == 0 || yes {
+		return nil
+	}
+	reason := strings.Join(why, "; ")
+	if !stdinIsTerminal() {
+		return usageErrorf("%s: %s; nothing was started. See zerg rush %s --dry-run, then run it again with --yes, or raise the limit in .zerg/config.yaml",
+			feature, reason, feature)
+	}
+	fmt.Fprintf(a.stderr, "zerg: %s.\nStart the run of %s? [y/N] ", reason, feature)
+	line, _ := bufio.NewReader(rushStdin).ReadString('\n')
+	if ans := strings.ToLower(strings.TrimSpace(line)); ans == "y" || ans == "yes" {
+		return nil
+	}
+	return usageErrorf("%s: not started (not confirmed); nothing was written", feature)
+}
+
 // printPlan shows what rush would do, and changes nothing.
-func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool) error {
+func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths) error {
 	r, err := spec.Load(graphFile, spec.Options{RepoRoot: repoRootOf(graphFile)})
 	if err != nil {
 		return badInput(err)
@@ -309,26 +360,64 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 	for _, g := range cfg.Gates {
 		fmt.Fprintf(w, "  gate %s: %s\n", g.Name, g.Command)
 	}
+	proj := run.Project(run.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
+		History: run.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nLEVEL\tTASK\tMODEL\tVERIFICATION\tOWNS")
+	fmt.Fprintln(tw, "\nLEVEL\tTASK\tMODEL\tTOKENS\tCOST (LOW–HIGH)\tVERIFICATION\tOWNS")
 	for _, li := range an.Levels {
 		for _, id := range li.Tasks {
 			t := r.Graph.Task(id)
-			m := t.Model
-			if m == "" {
-				m = cfg.Models.Implement
-			}
+			tp := proj.Task(id)
 			v := "-"
 			if t.Verification != nil && t.Verification.Command != "" {
 				v = truncate(t.Verification.Command, 40)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", li.Level, id, m, v, listOrDash(t.Files.Owned(), 3))
+			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t$%.2f ($%.2f–$%.2f)\t%s\t%s\n", li.Level, id, tp.Model, tp.Tier,
+				fmtTokens(tp.Tokens.Total()), tp.Expected, tp.Low, tp.High, v, listOrDash(t.Files.Owned(), 3))
 		}
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
+	for _, l := range proj.Levels {
+		fmt.Fprintf(w, "level %d: %d task(s), $%.2f expected ($%.2f–$%.2f)\n", l.Level, l.Tasks, l.Expected, l.Low, l.High)
+	}
+	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
+		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), projectionBasis(proj))
+	var gate []string
+	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && proj.High > b {
+		gate = append(gate, fmt.Sprintf("the high figure is above budget.confirm_above_usd $%.2f", b))
+	}
+	if m := cfg.Budget.MaxWorkersWithoutConfirm; m > 0 && proj.FanOut > m {
+		gate = append(gate, fmt.Sprintf("%d workers at once is above budget.max_workers_without_confirm %d", proj.FanOut, m))
+	}
+	if len(gate) > 0 {
+		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(gate, "; "))
+	}
+	if b := cfg.Budget.RunUSD; b > 0 {
+		fmt.Fprintf(w, "run budget: $%.2f (budget.run_usd); running attempts %s when it stops the launching\n", b, cfg.Budget.OnExceed)
+	}
 	if an.TotalMinutes > 0 {
 		fmt.Fprintf(w, "\nestimated work %s; lower bound with %d workers: %s (level barriers)\n", fmtMinutes(an.TotalMinutes), workers, fmtMinutes(an.LowerBoundLevels))
 	}
 	fmt.Fprintln(w, strings.TrimSpace("\nrun it: zerg rush "+feature+map[bool]string{true: " --rehearse", false: ""}[rehearse]))
 	return nil
+}
+
+// fmtTokens prints a token count briefly: 950, 12.3k, 4.56M.
+func fmtTokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// projectionBasis says what a projection rests on.
+func projectionBasis(p run.Projection) string {
+	if p.Basis == "history" {
+		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", p.Factor, p.HistoryTasks)
+	}
+	return "from the graph's estimates, models and prompt sizes; no earlier runs to learn from"
 }

@@ -25,9 +25,13 @@ const (
 // the report at the end of a rush, zerg status, status --watch and every
 // --json print it. docs/json.md documents its JSON.
 type View struct {
-	Feature           string          `json:"feature"`
-	State             RunState        `json:"state"`
-	Reason            string          `json:"reason,omitempty"`
+	Feature string   `json:"feature"`
+	State   RunState `json:"state"`
+	Reason  string   `json:"reason,omitempty"`
+	// Cause is "budget" or "account" when launching stopped for that
+	// reason; ResumeAfter is when the API said an account limit resets.
+	Cause             string          `json:"cause,omitempty"`
+	ResumeAfter       string          `json:"resume_after,omitempty"`
 	Rehearsal         bool            `json:"rehearsal"`
 	Scenario          string          `json:"scenario,omitempty"`
 	Workers           int             `json:"workers"`
@@ -128,6 +132,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		v.State = RunDelivered
 	case st.Finished != nil:
 		v.State, v.Reason = RunNotDelivered, st.Finished.Reason
+		v.Cause, v.ResumeAfter = st.Finished.Cause, st.Finished.ResumeAfter
 	case st.Stopped != nil:
 		v.State, v.Reason = RunHalted, st.Stopped.Reason
 	case lv.Alive:

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+func init() { register(newCostCmd) }
+
+func newCostCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cost [FEATURE]",
+		Short: "Show what a run spent, per task, level and model, against its projection",
+		Long: `Show a run's spending from its log: per task, level and model the attempts,
+the input, output, cache-read and cache-write tokens and the dollars, next to the
+projection the run recorded when it started (low, expected, high). The total is
+the sum of the attempts in the log. FEATURE may be left out when the repository
+has one run. docs/cost.md explains the projection.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			feature := ""
+			if len(args) == 1 {
+				feature = args[0]
+			}
+			t, err := a.resolveRun(cmd.Context(), feature)
+			if err != nil {
+				return err
+			}
+			evs, err := eventlog.Read(t.paths.Events)
+			if err != nil {
+				return usageErrorf("no run of %s (%v); start one with zerg rush %s", t.feature, err, t.feature)
+			}
+			r := run.Cost(t.feature, evs)
+			if asJSON {
+				return printJSON(a.stdout, r)
+			}
+			printCost(a.stdout, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/json.md)")
+	return cmd
+}
+
+func printCost(w io.Writer, r run.CostReport) {
+	fmt.Fprintf(w, "Cost of %s\n", r.Feature)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(l run.CostLine, first, second string) {
+		proj := "-\t-"
+		if l.Projected != nil {
+			proj = fmt.Sprintf("$%.2f\t$%.2f–$%.2f", l.Projected.Expected, l.Projected.Low, l.Projected.High)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t\n", first, second, l.Attempts,
+			fmtTokens(l.Tokens.Input), fmtTokens(l.Tokens.Output), fmtTokens(l.Tokens.CacheRead), fmtTokens(l.Tokens.CacheWrite), l.CostUSD, proj)
+	}
+	fmt.Fprintln(tw, "TASK\tMODEL\tATTEMPTS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST\tPROJECTED\tRANGE\t")
+	for _, l := range r.Tasks {
+		row(l, l.Name, l.Model)
+	}
+	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
+	for _, l := range r.Levels {
+		row(l, l.Name, "")
+	}
+	for _, l := range r.Models {
+		row(l, "model", l.Name)
+	}
+	row(r.Total, "total", "")
+	tw.Flush()
+	if r.Total.Projected != nil && r.Total.Projected.Expected > 0 {
+		fmt.Fprintf(w, "\nactual $%.4f against $%.2f expected (×%.2f; range $%.2f–$%.2f, projection from %s)\n",
+			r.Total.CostUSD, r.Total.Projected.Expected, r.Total.CostUSD/r.Total.Projected.Expected,
+			r.Total.Projected.Low, r.Total.Projected.High, r.Basis)
+	} else {
+		fmt.Fprintln(w, "\nthe run recorded no projection (it started before zerg made one)")
+	}
+	if r.Untracked > 0 {
+		fmt.Fprintf(w, "%d attempt(s) were recorded without a token split; their dollars are counted, their tokens are not\n", r.Untracked)
+	}
+}

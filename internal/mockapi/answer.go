@@ -264,6 +264,9 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, rec *Request, e *
 		if e.ShouldRetry != nil {
 			h.Set("x-should-retry", strconv.FormatBool(*e.ShouldRetry))
 		}
+		for k, v := range e.Headers {
+			h.Set(k, v)
+		}
 		typ, msg := e.ErrorType, e.Message
 		if typ == "" {
 			typ = errorType(e.HTTP)

@@ -31,6 +31,8 @@ func TestHTTPFaults(t *testing.T) {
 		{`{http: 400, message: "messages: bad"}`, "invalid_request_error", "messages: bad", 400, nil},
 		{`{http: 404}`, "not_found_error", "model: claude-opus-4-8", 404, nil},
 		{`{http: 503, error_type: overloaded_error}`, "overloaded_error", "", 503, nil},
+		{`{http: 429, error_type: rate_limit_error, message: "usage limit", headers: {anthropic-ratelimit-requests-reset: "2030-01-01T00:00:00Z"}}`,
+			"rate_limit_error", "usage limit", 429, map[string]string{"anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z"}},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			srv, url := faultServer(t, tc.fault)
@@ -265,6 +267,19 @@ func TestFaultSelectorsAfter(t *testing.T) {
 		got = append(got, post(t, url, "s", newConvo("p").body(true)).StatusCode)
 	}
 	if want := []int{200, 500, 200, 200}; !reflect.DeepEqual(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+}
+
+// after_requests counts the server's requests from every session: the
+// account runs out after two requests, whoever makes the third.
+func TestFaultSelectorAfterRequests(t *testing.T) {
+	_, url := faultServer(t, `{http: 400, after_requests: 2, message: "Your credit balance is too low to access the Anthropic API."}`)
+	var got []int
+	for i := range 5 {
+		got = append(got, post(t, url, fmt.Sprintf("s%d", i), newConvo("p").body(true)).StatusCode)
+	}
+	if want := []int{200, 200, 400, 400, 400}; !reflect.DeepEqual(got, want) {
 		t.Errorf("statuses %v, want %v", got, want)
 	}
 }

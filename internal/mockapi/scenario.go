@@ -84,25 +84,31 @@ type Fault struct {
 	// Sessions limits the fault to the first N sessions (workers, attempts)
 	// that reach it, across the whole server: "the first 5 attempts fail".
 	Sessions int `yaml:"sessions"`
-	Effect   `yaml:",inline"`
-	AnyOf    []Effect `yaml:"any_of"`
+	// AfterRequests: only once the server has had more than N requests of
+	// the fault's kinds, from any session: "the account ran out of credit
+	// after N requests".
+	AfterRequests int `yaml:"after_requests"`
+	Effect        `yaml:",inline"`
+	AnyOf         []Effect `yaml:"any_of"`
 
 	id string // stable identity for counters, hashing and the log
 }
 
 // Effect is what a fault does to the response.
 type Effect struct {
-	HTTP        int      `yaml:"http"`
-	RetryAfter  *int     `yaml:"retry_after"`
-	ErrorType   string   `yaml:"error_type"`
-	Message     string   `yaml:"message"`
-	ShouldRetry *bool    `yaml:"should_retry"`
-	Malformed   string   `yaml:"malformed"`
-	Stall       string   `yaml:"stall"`
-	Duration    Duration `yaml:"duration"`
-	Drop        string   `yaml:"drop"`
-	Stop        string   `yaml:"stop"`
-	Delay       Duration `yaml:"delay"`
+	HTTP        int    `yaml:"http"`
+	RetryAfter  *int   `yaml:"retry_after"`
+	ErrorType   string `yaml:"error_type"`
+	Message     string `yaml:"message"`
+	ShouldRetry *bool  `yaml:"should_retry"`
+	// Headers are sent with an http fault (e.g. anthropic-ratelimit-*-reset).
+	Headers   map[string]string `yaml:"headers"`
+	Malformed string            `yaml:"malformed"`
+	Stall     string            `yaml:"stall"`
+	Duration  Duration          `yaml:"duration"`
+	Drop      string            `yaml:"drop"`
+	Stop      string            `yaml:"stop"`
+	Delay     Duration          `yaml:"delay"`
 }
 
 // Duration accepts a Go duration string ("1.5s") or a number of seconds.
@@ -374,8 +380,8 @@ func (f *Fault) validate(where string, nturns int) error {
 			return fmt.Errorf("%s.kinds: %q is not a request kind; use %s", where, k, strings.Join(faultKinds, ", "))
 		}
 	}
-	if f.First < 0 || f.After < 0 || f.MaxPerTurn < 0 || f.Sessions < 0 {
-		return fmt.Errorf("%s: first, after, max_per_turn and sessions must be ≥ 0", where)
+	if f.First < 0 || f.After < 0 || f.MaxPerTurn < 0 || f.Sessions < 0 || f.AfterRequests < 0 {
+		return fmt.Errorf("%s: first, after, max_per_turn, sessions and after_requests must be ≥ 0", where)
 	}
 	if r := f.Rate; r != nil && (*r < 0 || *r > 1 || math.IsNaN(*r)) {
 		return fmt.Errorf("%s.rate: %v is not a probability; use a number from 0 to 1 (0.3 = 30%%)", where, *r)
@@ -414,8 +420,8 @@ func (e *Effect) validate(where string) error {
 	if n := e.count(); n != 1 {
 		return fmt.Errorf("%s: %d effects in one fault; give exactly one of http, malformed, stall, drop, stop, delay", where, n)
 	}
-	if e.HTTP == 0 && (e.RetryAfter != nil || e.ErrorType != "" || e.Message != "" || e.ShouldRetry != nil) {
-		return fmt.Errorf("%s: retry_after, error_type, message and should_retry only go with http", where)
+	if e.HTTP == 0 && (e.RetryAfter != nil || e.ErrorType != "" || e.Message != "" || e.ShouldRetry != nil || len(e.Headers) > 0) {
+		return fmt.Errorf("%s: retry_after, error_type, message, should_retry and headers only go with http", where)
 	}
 	if e.Stall == "" && e.Duration != 0 {
 		return fmt.Errorf("%s.duration: only goes with stall; use delay for a slow but normal answer", where)
@@ -465,4 +471,12 @@ func (t *Task) matches(prompt string) bool {
 		return t.re.MatchString(prompt)
 	}
 	return strings.Contains(prompt, t.Match)
+}
+
+// kinds are the request kinds the fault applies to.
+func (f *Fault) kinds() []string {
+	if len(f.Kinds) == 0 {
+		return []string{KindMain, KindFallback}
+	}
+	return f.Kinds
 }

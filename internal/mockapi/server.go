@@ -90,9 +90,12 @@ type Server struct {
 	// run to run.
 	faultSessions map[string][]string
 	taskSessions  map[string][]string
-	logW          io.Writer
-	logFile       *os.File
-	logErr        error
+	// kindRequests counts the requests of each kind the server decided on,
+	// for after_requests.
+	kindRequests map[string]int
+	logW         io.Writer
+	logFile      *os.File
+	logErr       error
 
 	done      chan struct{} // closed by Close: ends stalls
 	closeOnce sync.Once
@@ -419,6 +422,10 @@ func (s *Server) decide(session, task string, sc *Script, turnNo int, kind, mode
 		s.faultSessions, s.taskSessions = map[string][]string{}, map[string][]string{}
 	}
 	ordinal := sessionIndex(s.taskSessions, task, session, true) + 1
+	if s.kindRequests == nil {
+		s.kindRequests = map[string]int{}
+	}
+	s.kindRequests[kind]++
 	attempt := 0
 	if turnNo > 0 {
 		st.attempts[turnNo]++
@@ -444,6 +451,15 @@ func (s *Server) decide(session, task string, sc *Script, turnNo int, kind, mode
 		}
 		if f.Sessions > 0 && sessionIndex(s.faultSessions, f.id, session, true) >= f.Sessions {
 			continue
+		}
+		if f.AfterRequests > 0 {
+			seen := 0
+			for _, k := range f.kinds() {
+				seen += s.kindRequests[k]
+			}
+			if seen <= f.AfterRequests {
+				continue
+			}
 		}
 		st.candidates[f.id]++
 		n := st.candidates[f.id]

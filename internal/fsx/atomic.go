@@ -17,10 +17,31 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeAtomic(path, data, perm)
 }
 
+// RemoveStaleTemps removes the temporary files an interrupted atomic write of
+// path left behind (a kill between creating one and renaming it). Only a
+// caller that knows no write of path is under way may call it: the holder
+// of the lock that serialises those writes.
+func RemoveStaleTemps(path string) error {
+	stale, err := filepath.Glob(filepath.Join(filepath.Dir(path), tempPrefix(path)+"*"))
+	if err != nil {
+		return err
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// tempPrefix names the temporary files of path's atomic writes: hidden,
+// beside it.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
 // writeAtomic is WriteFileAtomic giving the new file exactly mode perm.
 func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
 		return err
 	}

@@ -140,6 +140,11 @@ func (a *Audit) RecordTask(task string, attempt int, kind string, fields any) er
 	if err != nil {
 		return err
 	}
+	// A writer killed while it updated the anchor left its temporary file
+	// in the user's .zerg/; under the lock nobody else is writing one.
+	if err := fsx.RemoveStaleTemps(AnchorPath(a.path)); err != nil {
+		return fmt.Errorf("record audit entry %s: %w", kind, err)
+	}
 	if err := fsx.WritePrivate(AnchorPath(a.path), append(anchor, '\n')); err != nil {
 		return fmt.Errorf("record audit entry %s: update anchor: %w", kind, err)
 	}

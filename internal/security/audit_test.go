@@ -398,3 +398,26 @@ func TestAuditPrivate(t *testing.T) {
 	}
 	check("after a Record on 0644 files")
 }
+
+// A temporary anchor a killed writer left behind is removed by the next
+// Record, so a crash leaves nothing in the user's .zerg/.
+func TestRecordRemovesAStaleAnchorTemp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record("run_started", nil); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(filepath.Dir(path), ".audit.jsonl.anchor.tmp-12345")
+	if err := os.WriteFile(stale, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record("run_finished", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the stale anchor temp is still there: %v", err)
+	}
+}

@@ -736,7 +736,7 @@ func TestRedTeamSandbox(t *testing.T) {
 		}
 	}
 
-	// e. The forged result: not fatal, the cost is the gateway's.
+	// e. The forged result: neither fatal nor an account stop, the cost is the gateway's.
 	forged := false
 	if b, err := os.ReadFile(filepath.Join(runDir, "attempts", "RT-forge", "1", "stream.jsonl")); err == nil {
 		forged = bytes.Contains(b, []byte("forged-"+rt.marker))
@@ -752,7 +752,7 @@ func TestRedTeamSandbox(t *testing.T) {
 		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge" {
 			var af run.AttemptFinished
 			e.Decode(&af)
-			if af.Class == run.ClassFatal || af.CostUSD > 5 {
+			if af.Class == run.ClassFatal || af.Class == run.ClassAccount || af.CostUSD > 5 {
 				effect("e-forge", "attempt %d: class %s, cost $%.2f", e.Attempt, af.Class, af.CostUSD)
 			}
 		}
@@ -772,7 +772,7 @@ func TestRedTeamSandbox(t *testing.T) {
 		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge429" && e.Attempt == 1 {
 			var af run.AttemptFinished
 			e.Decode(&af)
-			if af.Class == run.ClassInfra || af.Class == run.ClassFatal {
+			if af.Class == run.ClassInfra || af.Class == run.ClassFatal || af.Class == run.ClassAccount {
 				effect("e-forge-429", "attempt 1 was taken as %s/%s: the stream's word, not the gateway's", af.Class, af.Reason)
 			}
 		}

@@ -69,11 +69,16 @@ type taskFig struct {
 
 // rushFig is what one `zerg rush` did.
 type rushFig struct {
-	Command string  `json:"command"`
-	Seconds float64 `json:"seconds"`
-	Exit    int     `json:"exit"`
-	State   string  `json:"state"`
-	Reason  string  `json:"reason,omitempty"`
+	// Projected is the cost projection the run recorded (run_projected);
+	// ActualUSD the sum of its attempts' cost (scripted usage priced by
+	// the CLI's table).
+	Projected *run.Projection `json:"projected,omitempty"`
+	ActualUSD float64         `json:"actual_usd"`
+	Command   string          `json:"command"`
+	Seconds   float64         `json:"seconds"`
+	Exit      int             `json:"exit"`
+	State     string          `json:"state"`
+	Reason    string          `json:"reason,omitempty"`
 	// Delivered: the run says so and every task is merged.
 	Delivered bool `json:"delivered"`
 	Rehearsal bool `json:"rehearsal"`
@@ -395,6 +400,12 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 		switch e.Type {
 		case run.EvRunStarted:
 			f.StartupSeconds = e.Time.Sub(start).Seconds()
+		case run.EvRunProjected:
+			var p run.Projection
+			if err := e.Decode(&p); err != nil {
+				return err
+			}
+			f.Projected = &p
 		case run.EvAttemptStarted:
 			started[k] = e.Time
 		case run.EvAttemptVerifying:
@@ -404,6 +415,7 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 			if err := e.Decode(&d); err != nil {
 				return err
 			}
+			f.ActualUSD += d.CostUSD
 			a := attemptFig{Task: e.Task, Attempt: e.Attempt, Class: d.Class, Reason: d.Reason,
 				Seconds: float64(d.DurationMS) / 1000, WorkerSeconds: float64(d.WorkerMS) / 1000}
 			if d.Class != run.ClassSuccess {

@@ -151,6 +151,10 @@ func (r *result) print(w io.Writer) {
 	line("by hand: the checks only", secs(r.ChecksSeconds)+"  (each verification and gate once, not the work between)")
 	line("rush", fmt.Sprintf("%s  (%s: sandbox mode, %d workers)", secs(r.Rush.Seconds), r.Rush.Command, r.Rush.Workers))
 	line("rush: startup", secs(r.Rush.StartupSeconds))
+	if p := r.Rush.Projected; p != nil {
+		line("rush: projected cost", fmt.Sprintf("$%.2f expected, $%.2f–$%.2f (%s)", p.Expected, p.Low, p.High, p.Basis))
+	}
+	line("rush: actual cost", fmt.Sprintf("$%.4f  (the attempts in the log; a rehearsal's scripted usage at the CLI's prices)", r.Rush.ActualUSD))
 	for _, a := range r.Rush.Attempts {
 		v := fmt.Sprintf("%s  worker %s, verify+commit %s, %s", secs(a.Seconds), secs(a.WorkerSeconds), secs(a.VerifySeconds), a.Class)
 		if a.Reason != "" && a.Class != "success" {

@@ -236,6 +236,11 @@ func TestBashSandboxLenient(t *testing.T) {
 		"mkdir -p /usr/local/x":                     false,
 		"ls /usr/lib > /tmp/libs.txt":               true,
 		"ps":                                        false,
+		"tail -n +3 /proc/net/dev | cut -d: -f1":    true, // the sandbox's own network namespace
+		"cat /proc/cpuinfo | grep -c processor":     true,
+		"cat /proc/self/environ":                    false,
+		"cat /proc/1/cmdline":                       false,
+		"echo x > /proc/net/dev":                    false,
 		"jq -r '.a | env' x.json":                   true, // jq's env is the sandbox's
 		"python3 -c 'import os; print(os.environ)'": true,
 		"python3 -c 'import socket; socket.create_server((\"0.0.0.0\", 80))'": false,

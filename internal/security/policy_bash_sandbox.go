@@ -460,6 +460,14 @@ func (rc *reachChecker) path(p string, write bool) error {
 	return nil
 }
 
+// sandboxProcInfo are the files of /proc a sandboxed command may read: they
+// describe the machine, not a process.
+var sandboxProcInfo = []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/version", "/proc/uptime", "/proc/stat"}
+
+// procNetRE is /proc/net, as written or resolved (a link to /proc/self/net,
+// then to a pid's): every process of a sandbox shares its network namespace.
+var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/)?net(?:/|$)`)
+
 // outside says why the absolute, cleaned path c is out of reach, or "".
 func (rc *reachChecker) outside(c string, write bool) string {
 	under := func(dirs ...string) bool {
@@ -475,6 +483,10 @@ func (rc *reachChecker) outside(c string, write bool) string {
 		return ""
 	case under("/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
+	case !write && (slices.Contains(sandboxProcInfo, c) || procNetRE.MatchString(c)):
+		// The sandbox's own: its CPUs and memory, its network namespace
+		// (only lo). Nothing of another process or of an environment.
+		return ""
 	case under("/proc"):
 		return "is in /proc (" + whyProcs + ", or of its environment)"
 	case under("/dev"):

@@ -45,8 +45,8 @@ import (
 type sbAttack struct {
 	id, task, class, what string
 	cmd                   string
-	noRan                 bool // the attack ends the worker: no "ran:" line
-	delay string // before the model's turn that runs it
+	noRan                 bool   // the attack ends the worker: no "ran:" line
+	delay                 string // before the model's turn that runs it
 	// write: the attack is a Write tool call of this file and content
 	// instead of a Bash command.
 	write *[2]string

@@ -148,11 +148,17 @@ func TestBreakerOpensAndProbeCloses(t *testing.T) {
 		t.Errorf("opened after %d failures, want 5", d.Failures)
 	}
 	// No launch during the cooldown; the first launch after it is the probe.
+	// The cooldown ends at the time the breaker recorded, which it computed
+	// a moment before it wrote the event.
+	until, err := time.Parse(time.RFC3339Nano, d.Until)
+	if err != nil || until.Before(opened.Add(3*time.Second-50*time.Millisecond)) {
+		t.Fatalf("breaker open until %q (%v), want 3 s after it opened at %s", d.Until, err, opened)
+	}
 	var probeStart time.Time
 	for _, e := range evs {
 		if e.Type == run.EvAttemptStarted && e.Seq > openEv.Seq {
-			if e.Time.Before(opened.Add(3 * time.Second)) {
-				t.Errorf("%s attempt %d launched %s after the breaker opened, inside the 3 s cooldown", e.Task, e.Attempt, e.Time.Sub(opened))
+			if e.Time.Before(until) {
+				t.Errorf("%s attempt %d launched %s after the breaker opened, before its cooldown ended at %s", e.Task, e.Attempt, e.Time.Sub(opened), until)
 			}
 			if probeStart.IsZero() {
 				probeStart = e.Time

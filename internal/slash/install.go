@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
 )
 
 // Action is what Install did with one file.
@@ -91,7 +94,25 @@ func readManifest(root string) (*manifest, error) {
 	if m.Files == nil {
 		m.Files = map[string]string{}
 	}
+	// The manifest is committed, so it comes from whoever wrote the
+	// repository: zerg updates and removes only the files it names, and
+	// only files zerg itself installs may be named.
+	for p := range m.Files {
+		if !installable(p) {
+			return nil, fmt.Errorf("%s lists %q, which is not a slash command file zerg installs; remove that entry and run zerg init again", ManifestPath, p)
+		}
+	}
 	return m, nil
+}
+
+// manifestEntryRE is a file Install writes: <dir>/<name>.md in one of its
+// three directories, the name a command's or an alias's.
+var manifestEntryRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.md$`)
+
+func installable(p string) bool {
+	dir, name := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	return (dir == CommandsDir || dir == AliasDir || dir == DetailsDir) && manifestEntryRE.MatchString(name)
 }
 
 // Install writes files under root, never over a user's edit:

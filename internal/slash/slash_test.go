@@ -1,6 +1,7 @@
 package slash
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,43 @@ func TestInstall(t *testing.T) {
 	}
 	if err := Check(other); err == nil || !strings.Contains(err.Error(), CommandsDir+" exists but is not a directory") {
 		t.Fatalf("check: %v", err)
+	}
+}
+
+// A committed manifest comes from whoever wrote the repository: one that
+// names a file outside zerg's slash command directories is refused before
+// anything is read or removed. The control is the same manifest with a
+// name zerg installs, which Install accepts.
+func TestInstallRefusesAManifestNamingOtherFiles(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "repo")
+	victim := filepath.Join(parent, "victim.txt")
+	if err := os.MkdirAll(filepath.Join(root, ".zerg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(victim, []byte("predictable\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(entry string) {
+		b, _ := json.Marshal(manifest{Files: map[string]string{entry: sum([]byte("predictable\n"))}})
+		if err := os.WriteFile(filepath.Join(root, ManifestPath), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []string{"../victim.txt", ".claude/commands/zerg/../../../../victim.txt", "/etc/passwd", ".claude/settings.json", "README.md"} {
+		write(bad)
+		if err := Check(root); err == nil {
+			t.Errorf("Check accepted a manifest naming %q", bad)
+		}
+		if _, err := Install(root, nil); err == nil {
+			t.Errorf("Install accepted a manifest naming %q", bad)
+		}
+		if _, err := os.Stat(victim); err != nil {
+			t.Fatalf("the file outside the repository is gone after a manifest naming %q: %v", bad, err)
+		}
+	}
+	write(CommandsDir + "/gone.md")
+	if _, err := Install(root, nil); err != nil {
+		t.Fatalf("control: a manifest naming a file zerg installs is refused: %v", err)
 	}
 }

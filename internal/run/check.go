@@ -73,6 +73,9 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			return nil, err
 		}
 	}
+	if err := sandboxReadyIfNeeded(ctx, opts); err != nil {
+		return nil, err
+	}
 	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode}
 	cmds := checkCommands(g, opts.Config)
 	if len(cmds) == 0 {
@@ -169,18 +172,22 @@ type isolation struct {
 // newIsolation makes the clone and home called name for commands run as u
 // of kit (sandbox mode), or as opts.RunAs (subprocess mode; kit nil).
 func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKit, u *security.WorkerUser, commit, name string) (*isolation, error) {
-	ws := filepath.Join(paths.Workspaces, name)
-	home := filepath.Join(paths.Workspaces, name+"-home")
-	iso := &isolation{ws: ws, home: home, close: func() {
-		os.RemoveAll(ws)
-		os.RemoveAll(home)
-	}}
-	fail := func(err error) (*isolation, error) { iso.close(); return nil, err }
-	for _, d := range []string{ws, home} {
-		if err := os.RemoveAll(d); err != nil {
-			return fail(err)
-		}
+	// A directory of its own (not a fixed name): a check or a review of the
+	// same feature running at the same time has its own.
+	if err := os.MkdirAll(paths.Workspaces, 0o755); err != nil {
+		return nil, err
 	}
+	dir, err := os.MkdirTemp(paths.Workspaces, name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	ws, home := filepath.Join(dir, "repo"), filepath.Join(dir, "home")
+	iso := &isolation{ws: ws, home: home, close: func() { os.RemoveAll(dir) }}
+	fail := func(err error) (*isolation, error) { iso.close(); return nil, err }
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
 	if err := repo.CloneCommit(ctx, ws, commit); err != nil {
 		return fail(&Error{Kind: Setup, Feature: opts.Feature, Err: err})

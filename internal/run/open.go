@@ -125,12 +125,8 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if err := checkSetup(opts.RunAs); err != nil {
 		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 	}
-	if opts.Config.Mode == config.ModeSandbox {
-		// Fail closed: no sandbox, no run; never a silent fall back.
-		if err := sandboxReady(ctx, opts); err != nil {
-			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
-				"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
-		}
+	if err := sandboxReadyIfNeeded(ctx, opts); err != nil {
+		return nil, err
 	}
 	if c.setup, err = planSetup(ctx, repo, paths, opts.Resume); err != nil {
 		return nil, err
@@ -145,6 +141,20 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 }
 
 // sandboxReady starts a sandbox as the first worker slot's user.
+// sandboxReadyIfNeeded fails closed in sandbox mode when no sandbox can run
+// here: no sandbox, no run (and no check that would pass for want of one);
+// never a silent fall back.
+func sandboxReadyIfNeeded(ctx context.Context, opts Options) error {
+	if opts.Config.Mode != config.ModeSandbox {
+		return nil
+	}
+	if err := sandboxReady(ctx, opts); err != nil {
+		return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
+			"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
+	}
+	return nil
+}
+
 func sandboxReady(ctx context.Context, opts Options) error {
 	u, err := slotUser(ctx, opts.Config.Security.WorkerUser, 1)
 	if err != nil {

@@ -188,7 +188,8 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 				e.Vars = append(e.Vars, "CARGO_NET_OFFLINE=true")
 			}
 		case "elixir", "mise":
-			installed("asdf", envOr("ASDF_DATA_DIR", home(".asdf")), "asdf", home(".asdf", "shims"), home(".asdf", "bin"))
+			asdf := envOr("ASDF_DATA_DIR", home(".asdf"))
+			installed("asdf", asdf, "asdf", filepath.Join(asdf, "shims"), filepath.Join(asdf, "bin"))
 			mise := envOr("MISE_DATA_DIR", home(".local", "share", "mise"))
 			installed("mise", mise, "", filepath.Join(mise, "shims"))
 		}

@@ -96,3 +96,21 @@ func TestPlanInstallsInTheHome(t *testing.T) {
 		}
 	}
 }
+
+// asdf's shims come from its data directory, wherever ASDF_DATA_DIR puts it.
+func TestPlanAsdfDataDir(t *testing.T) {
+	h := fakeHost()
+	dirs := []string{"/data/asdf", "/data/asdf/shims", "/data/asdf/bin", "/home/u/.asdf/shims"}
+	h.IsDir = func(p string) bool { return slices.Contains(dirs, p) }
+	h.Getenv = func(k string) string {
+		if k == "ASDF_DATA_DIR" {
+			return "/data/asdf"
+		}
+		return ""
+	}
+	h.LookPath = func(p string) (string, error) { return "/data/asdf/bin/" + p, nil }
+	e := Plan(h, tcs("elixir"), Options{})
+	if !slices.Equal(e.Path, []string{"/data/asdf/shims", "/data/asdf/bin"}) || !slices.Contains(e.Shared, "/data/asdf") {
+		t.Fatalf("Path %v, Shared %v: want asdf's shims and bin from ASDF_DATA_DIR", e.Path, e.Shared)
+	}
+}

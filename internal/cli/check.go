@@ -16,7 +16,6 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/security"
 )
 
 func init() { register(newCheckCmd) }
@@ -129,10 +128,10 @@ func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
 	if self, err := os.Executable(); err == nil {
 		worker.Hook.ZergBinary = hookBinary(self)
 	}
-	if os.Geteuid() == 0 && cfg.Mode == config.ModeSubprocess {
-		u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
+	if cfg.Mode == config.ModeSubprocess {
+		u, err := workerUserForRoot(ctx, cfg)
 		if err != nil {
-			return worker, usageErrorf("running as root needs the unprivileged worker user %q: %v", cfg.Security.WorkerUser, err)
+			return worker, err
 		}
 		opts.RunAs = u
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
-	"github.com/zergrush/zerg/internal/security"
 )
 
 // journeyFlags are the flags plan, design and review share with rush.
@@ -109,27 +108,15 @@ func (j *journeyCtx) connect(ctx context.Context, f journeyFlags, needKey bool) 
 		base.MaxRetries = 2
 		base.APITimeout = 30 * time.Second
 	} else {
-		api := claude.APIFromEnv()
-		if j.cfg.Claude.BaseURL != "" {
-			api.BaseURL = j.cfg.Claude.BaseURL
+		if base.API, err = apiFromConfig(j.cfg, needKey); err != nil {
+			return nil, err
 		}
-		if k := os.Getenv(j.cfg.Claude.APIKeyEnv); k != "" {
-			api.APIKey = claude.Secret(k)
-		}
-		if needKey && api.APIKey == "" && api.AuthToken == "" {
-			return nil, usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", j.cfg.Claude.APIKeyEnv)
-		}
-		base.API = api
 	}
-	if os.Geteuid() == 0 {
-		// A model session never runs as root, even with file tools only:
-		// as the worker user it cannot read what root's permissions guard,
-		// whatever the hook's path checks miss.
-		u, err := security.EnsureWorkerUser(ctx, j.cfg.Security.WorkerUser)
-		if err != nil {
-			return nil, usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", j.cfg.Security.WorkerUser, err)
-		}
-		base.RunAs = u
+	// A model session never runs as root, even with file tools only: as the
+	// worker user it cannot read what root's permissions guard, whatever the
+	// hook's path checks miss.
+	if base.RunAs, err = workerUserForRoot(ctx, j.cfg); err != nil {
+		return nil, err
 	}
 	if err := j.scratch(); err != nil {
 		return nil, err

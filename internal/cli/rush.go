@@ -22,7 +22,6 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -193,15 +192,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
 		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: a.stderr}
-	if os.Geteuid() == 0 && cfg.Mode == config.ModeSubprocess {
-		// Never run a worker as root: it would read every secret on the machine
-		// and anything it writes could later run as root. (Sandbox mode gives
-		// each worker slot a user of its own.)
-		u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
-		if err != nil {
-			return usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", cfg.Security.WorkerUser, err)
+	if cfg.Mode == config.ModeSubprocess {
+		// Sandbox mode gives each worker slot a user of its own.
+		if opts.RunAs, err = workerUserForRoot(ctx, cfg); err != nil {
+			return err
 		}
-		opts.RunAs = u
 	}
 	// Everything is checked before anything is written.
 	r, err := run.Open(ctx, opts)
@@ -237,17 +232,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		worker.MaxRetries = 2
 		worker.APITimeout = 30 * time.Second
 	} else {
-		api := claude.APIFromEnv()
-		if cfg.Claude.BaseURL != "" {
-			api.BaseURL = cfg.Claude.BaseURL
+		if worker.API, err = apiFromConfig(cfg, true); err != nil {
+			return err
 		}
-		if k := os.Getenv(cfg.Claude.APIKeyEnv); k != "" {
-			api.APIKey = claude.Secret(k)
-		}
-		if api.APIKey == "" && api.AuthToken == "" {
-			return usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", cfg.Claude.APIKeyEnv)
-		}
-		worker.API = api
 	}
 	if !f.noCheck {
 		if err := rushCheck(ctx, a, opts, worker); err != nil {

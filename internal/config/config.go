@@ -187,6 +187,14 @@ const (
 	DefaultGateRequired = true
 )
 
+// EffectiveTimeout is the gate's timeout, the default when it has none.
+func (g Gate) EffectiveTimeout() time.Duration {
+	if g.Timeout <= 0 {
+		return DefaultGateTimeout
+	}
+	return g.Timeout
+}
+
 // defaults fills the options a gate entry may leave out; the decoder calls it
 // for every new list element.
 func (g *Gate) defaults() {

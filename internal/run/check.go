@@ -286,10 +286,7 @@ func RunGates(ctx context.Context, opts Options, worker claude.Spec, commit stri
 		if progress != nil {
 			progress("gate " + g.Name)
 		}
-		timeout := g.Timeout
-		if timeout <= 0 {
-			timeout = config.DefaultGateTimeout
-		}
+		timeout := g.EffectiveTimeout()
 		code, text := iso.run(ctx, g.Command, timeout, "ZERG_GATE="+g.Name)
 		out = append(out, GateResult{Gate: g, Exit: code, Output: text})
 	}
@@ -328,10 +325,7 @@ func checkCommands(g *spec.Graph, cfg config.Config) []checkCommand {
 		add("verification", t.ID, t.Verification.Command, timeout)
 	}
 	for _, gt := range cfg.Gates {
-		timeout := gt.Timeout
-		if timeout <= 0 {
-			timeout = config.DefaultGateTimeout
-		}
+		timeout := gt.EffectiveTimeout()
 		add("gate", gt.Name, gt.Command, timeout)
 	}
 	return out

@@ -150,10 +150,7 @@ func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
 		}
 		m.prepared = true
 	}
-	timeout := g.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultGateTimeout
-	}
+	timeout := g.EffectiveTimeout()
 	env := []string{"ZERG_GATE=" + g.Name}
 	pass := append([]string{"HOME"}, m.g.pass...)
 	if runAs != nil {
@@ -194,10 +191,7 @@ func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, s
 			return fail(err)
 		}
 	}
-	timeout := g.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultGateTimeout
-	}
+	timeout := g.EffectiveTimeout()
 	sb := k.forAttempt(u)
 	spec := sb.CommandSpec(ws, home)
 	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,

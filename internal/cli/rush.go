@@ -299,14 +299,7 @@ var rushStdin io.Reader = os.Stdin
 // budget.max_workers_without_confirm; without a terminal it refuses (exit
 // 2, nothing written) unless --yes. A resume counts what it has left to run.
 func launchGate(a *app, feature string, cfg config.Config, p run.Projection, remaining run.Range, yes bool) error {
-	var why []string
-	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && remaining.High > b {
-		why = append(why, fmt.Sprintf("the projected cost could reach $%.2f (expected $%.2f), above budget.confirm_above_usd $%.2f",
-			remaining.High, remaining.Expected, b))
-	}
-	if m := cfg.Budget.MaxWorkersWithoutConfirm; m > 0 && p.FanOut > m {
-		why = append(why, fmt.Sprintf("%d workers would run at once, above budget.max_workers_without_confirm %d", p.FanOut, m))
-	}
+	why := gateReasons(cfg, remaining, p.FanOut)
 	if len(why) == 0 || yes {
 		return nil
 	}
@@ -321,6 +314,23 @@ func launchGate(a *app, feature string, cfg config.Config, p run.Projection, rem
 		return nil
 	}
 	return usageErrorf("%s: not started (not confirmed); nothing was written", feature)
+}
+
+// gateReasons says why a rush asks before it starts, if it does: what the
+// remaining tasks could cost (their high figure) against
+// budget.confirm_above_usd, and the fan-out against
+// budget.max_workers_without_confirm. The launch gate and --dry-run both
+// use it, so the dry run says exactly what the rush will do.
+func gateReasons(cfg config.Config, remaining run.Range, fanOut int) []string {
+	var why []string
+	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && remaining.High > b {
+		why = append(why, fmt.Sprintf("the projected cost could reach $%.2f (expected $%.2f), above budget.confirm_above_usd $%.2f",
+			remaining.High, remaining.Expected, b))
+	}
+	if m := cfg.Budget.MaxWorkersWithoutConfirm; m > 0 && fanOut > m {
+		why = append(why, fmt.Sprintf("%d workers would run at once, above budget.max_workers_without_confirm %d", fanOut, m))
+	}
+	return why
 }
 
 // printPlan shows what rush would do, and changes nothing.
@@ -370,14 +380,8 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 	}
 	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
 		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), projectionBasis(proj))
-	var gate []string
-	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && proj.High > b {
-		gate = append(gate, fmt.Sprintf("the high figure is above budget.confirm_above_usd $%.2f", b))
-	}
-	if m := cfg.Budget.MaxWorkersWithoutConfirm; m > 0 && proj.FanOut > m {
-		gate = append(gate, fmt.Sprintf("%d workers at once is above budget.max_workers_without_confirm %d", proj.FanOut, m))
-	}
-	if len(gate) > 0 {
+	// A dry run is never a resume: the whole graph is what remains.
+	if gate := gateReasons(cfg, run.Range{Low: proj.Low, Expected: proj.Expected, High: proj.High}, proj.FanOut); len(gate) > 0 {
 		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(gate, "; "))
 	}
 	if b := cfg.Budget.RunUSD; b > 0 {

@@ -211,6 +211,13 @@ func TestProjection(t *testing.T) {
 	if r := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: HistoryLogs(dir, "new"), Rehearsal: true}); r.Basis != "estimate" {
 		t.Errorf("a rehearsal used a real run's history")
 	}
+	// Nor does a config whose models differ from the ones the history ran
+	// on: its prices say nothing of today's.
+	other := cfg
+	other.Models.Implement, other.Models.Simple = "opus", "opus"
+	if r := Project(ProjectOptions{Graph: g, Config: other, Workers: 4, History: HistoryLogs(dir, "new")}); r.Basis != "estimate" || r.HistoryTasks != 0 {
+		t.Errorf("a history on other models was used: basis %s, %d tasks", r.Basis, r.HistoryTasks)
+	}
 }
 
 // writeLog writes a fake run's events as a real log file.

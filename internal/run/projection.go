@@ -302,12 +302,20 @@ func historyFactor(o ProjectOptions, ctxTokens int64) (factor, int) {
 		}
 		hist := o
 		hist.Graph = g
+		models := attemptModels(evs)
 		for _, t := range g.Tasks {
 			ts := st.Tasks[t.ID]
 			if ts == nil || ts.Status != StatusMerged || ts.CostUSD <= 0 {
 				continue
 			}
-			if proj := projectTask(hist, t, ctxTokens); proj.Expected > 0 {
+			proj := projectTask(hist, t, ctxTokens)
+			// A task that ran on another model than today's config gives
+			// it says nothing of today's prices (opus costs five times
+			// sonnet): it is left out, not rescaled by a guess.
+			if m := models[t.ID]; m != "" && m != proj.Model {
+				continue
+			}
+			if proj.Expected > 0 {
 				ratios = append(ratios, ts.CostUSD/proj.Expected)
 			}
 		}
@@ -319,6 +327,21 @@ func historyFactor(o ProjectOptions, ctxTokens int64) (factor, int) {
 	q := func(p float64) float64 { return ratios[int(math.Round(p*float64(len(ratios)-1)))] }
 	m := q(0.5)
 	return factor{low: min(q(0.1), m), median: m, high: max(q(0.9), m)}, len(ratios)
+}
+
+// attemptModels is the model each task's attempts recorded (the last one's).
+func attemptModels(evs []eventlog.Event) map[string]string {
+	m := map[string]string{}
+	for _, e := range evs {
+		if e.Type != EvAttemptFinished {
+			continue
+		}
+		var d AttemptFinished
+		if e.Decode(&d) == nil && d.Model != "" {
+			m[e.Task] = d.Model
+		}
+	}
+	return m
 }
 
 // HistoryLogs lists the event logs of the repository's runs other than

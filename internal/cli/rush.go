@@ -379,7 +379,7 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 		fmt.Fprintf(w, "level %d: %d task(s), $%.2f expected ($%.2f–$%.2f)\n", l.Level, l.Tasks, l.Expected, l.Low, l.High)
 	}
 	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
-		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), projectionBasis(proj))
+		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), proj.BasisText())
 	// A dry run is never a resume: the whole graph is what remains.
 	if gate := gateReasons(cfg, run.Range{Low: proj.Low, Expected: proj.Expected, High: proj.High}, proj.FanOut); len(gate) > 0 {
 		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(gate, "; "))
@@ -403,12 +403,4 @@ func fmtTokens(n int64) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
-}
-
-// projectionBasis says what a projection rests on.
-func projectionBasis(p run.Projection) string {
-	if p.Basis == "history" {
-		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", p.Factor, p.HistoryTasks)
-	}
-	return "from the graph's estimates, models and prompt sizes; no earlier runs to learn from"
 }

@@ -94,7 +94,7 @@ func accountCause(reason string) string {
 
 func (p *progress) projection(pr *Projection, spent, limit float64) {
 	p.printf("projected cost: $%.2f expected (range $%.2f–$%.2f, %s) for %d task(s)%s",
-		pr.Expected, pr.Low, pr.High, basisText(pr), len(pr.Tasks), budgetText(spent, limit))
+		pr.Expected, pr.Low, pr.High, pr.BasisText(), len(pr.Tasks), budgetText(spent, limit))
 }
 
 func (p *progress) account(task, reason, detail, reset string) {
@@ -115,11 +115,12 @@ func (p *progress) halted(e *Error) {
 }
 
 // basisText says what a projection rests on.
-func basisText(pr *Projection) string {
+// BasisText says what a projection is based on, for people.
+func (pr *Projection) BasisText() string {
 	if pr.Basis == "history" {
-		return fmt.Sprintf("scaled ×%.2f by %d task(s) of earlier runs", pr.Factor, pr.HistoryTasks)
+		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", pr.Factor, pr.HistoryTasks)
 	}
-	return "from the graph's estimates; no earlier runs to learn from"
+	return "from the graph's estimates, models and prompt sizes; no earlier runs to learn from"
 }
 
 func budgetText(spent, limit float64) string {

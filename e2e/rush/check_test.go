@@ -36,6 +36,9 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("zerg check: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stdout, "  toolchains: go") {
+		t.Errorf("check output does not name the go toolchain it found from go.mod:\n%s", r.stdout)
+	}
 	for _, want := range []string{
 		"PROBLEM   gate build: missing module example.invalid/nowhere@v1.2.3",
 		"PROBLEM   gate lint: missing tool zerg-test-no-such-linter",

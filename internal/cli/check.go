@@ -141,6 +141,12 @@ func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
 // printCheck writes one line per command and one per environment problem.
 func printCheck(w io.Writer, rep *run.CheckReport) {
 	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, short(rep.Base), rep.Mode, rep.Seconds)
+	if len(rep.Toolchains) > 0 {
+		fmt.Fprintf(w, "  toolchains: %s\n", strings.Join(rep.Toolchains, ", "))
+	}
+	for _, c := range rep.Caches {
+		fmt.Fprintf(w, "  %-9s %s (%s)\n", c.Name, c.Dir, c.Kind)
+	}
 	for _, r := range rep.Results {
 		what := r.What + " " + strings.Join(r.Names, ", ")
 		switch r.Verdict {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/toolchain"
 )
 
 // CheckResult is one distinct command of the feature run once on the base.
@@ -33,12 +35,17 @@ type CheckResult struct {
 
 // CheckReport is what zerg check found.
 type CheckReport struct {
-	Feature  string        `json:"feature"`
-	Base     string        `json:"base"`
-	Mode     string        `json:"mode"`
-	Results  []CheckResult `json:"results"`
-	Problems int           `json:"problems"` // environment problems in all
-	Seconds  float64       `json:"seconds"`
+	Feature string `json:"feature"`
+	Base    string `json:"base"`
+	Mode    string `json:"mode"`
+	// Toolchains are the repository's toolchains (as in the config's
+	// toolchains.off) and Caches what the commands got of the host for them
+	// (sandbox mode; docs/toolchains.md), as the first worker slot sees it.
+	Toolchains []string          `json:"toolchains"`
+	Caches     []toolchain.Cache `json:"caches"`
+	Results    []CheckResult     `json:"results"`
+	Problems   int               `json:"problems"` // environment problems in all
+	Seconds    float64           `json:"seconds"`
 }
 
 // Check runs every distinct verification command of the graph and every
@@ -91,6 +98,12 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 		return nil, err
 	}
 	defer closeAll()
+	for _, tc := range toolchain.Detect(opts.Root) {
+		if !slices.Contains(opts.Config.Toolchains.Off, tc.Name) {
+			rep.Toolchains = append(rep.Toolchains, tc.Name)
+		}
+	}
+	rep.Caches = isos[0].tools.Caches
 	planned := plannedPaths(g)
 	results := make([]CheckResult, len(cmds))
 	next := make(chan int)
@@ -165,6 +178,7 @@ type checkCommand struct {
 // sandbox of a worker user with the toolchains, else as the worker user.
 type isolation struct {
 	ws, home string
+	tools    toolchain.Env // sandbox mode: what the toolchains give its commands
 	run      func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string)
 	close    func()
 }
@@ -203,6 +217,7 @@ func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKi
 	}
 	if kit != nil {
 		runAs = u
+		iso.tools = kit.tools[u.UID]
 		sb := kit.forAttempt(u)
 		spec := sb.CommandSpec(ws, home)
 		iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {

@@ -69,9 +69,9 @@ type Env struct {
 
 // Cache is one cache or install the commands get.
 type Cache struct {
-	Name string // go-mod, go-build, npm, pip, uv, cargo, or an install: go-root, pyenv, nvm, rustup, asdf, mise
-	Dir  string
-	Kind string // "read-only" or "writable"
+	Name string `json:"name"` // go-mod, go-build, npm, pip, uv, cargo, or an install: go-root, pyenv, nvm, rustup, asdf, mise
+	Dir  string `json:"dir"`
+	Kind string `json:"kind"` // "read-only" or "writable"
 }
 
 // Plan says what the commands of a repository with toolchains tcs get on

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,6 +193,16 @@ func (t *tree) collect(fullMarkerScan bool) []procStat {
 			ours[pid] = true
 		}
 	}
+	// A sandbox's inner bwrap orphaned before it started the command (its
+	// outer bwrap was killed during setup): pid 1 of its own namespace, it
+	// has no marker (bwrap's environment is empty) and --die-with-parent
+	// cannot reach it. It is re-parented to init, or to us as a subreaper;
+	// its command line names the run's workdir.
+	for pid, st := range procs {
+		if !ours[pid] && (st.ppid == 1 || st.ppid == t.self) && pid != t.self && t.sandboxIn(pid) {
+			ours[pid] = true
+		}
+	}
 	// Orphans that lost the marker (env -i) and re-parented to us before a
 	// scan saw them: attribute them by session, group or working directory.
 	for pid, st := range procs {
@@ -229,6 +241,28 @@ func (t *tree) collect(fullMarkerScan bool) []procStat {
 		out = append(out, st)
 	}
 	return out
+}
+
+// sandboxIn reports whether pid is a bwrap whose sandbox starts in one of
+// the run's directories (its "--chdir DIR").
+func (t *tree) sandboxIn(pid int) bool {
+	if len(t.dirs) == 0 {
+		return false
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if len(argv) < 3 || filepath.Base(argv[0]) != "bwrap" {
+		return false
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "--chdir" {
+			return slices.Contains(t.dirs, argv[i+1])
+		}
+	}
+	return false
 }
 
 func (t *tree) inDirs(p string) bool {
@@ -351,14 +385,21 @@ func (t *tree) kill() []procStat {
 
 // KillRecorded kills processes a previous zerg recorded for a run (for a
 // coordinator resuming after a crash): a PID is signalled only if its start
-// time still matches the record, or it carries the run's marker; their
-// descendants go too. It returns the PIDs signalled.
-func KillRecorded(marker string, recorded []Proc, grace time.Duration) []int {
-	if marker == "" && len(recorded) == 0 {
+// time still matches the record, or it carries the run's marker, or it is a
+// sandbox's orphaned bwrap started in one of workdirs (the attempts'
+// workspaces); their descendants go too. It returns the PIDs signalled.
+func KillRecorded(marker string, recorded []Proc, grace time.Duration, workdirs ...string) []int {
+	if marker == "" && len(recorded) == 0 && len(workdirs) == 0 {
 		return nil
 	}
+	// bwrap names a directory by its resolved path.
+	for _, d := range workdirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			workdirs = append(workdirs, r)
+		}
+	}
 	t := &tree{marker: []byte(EnvRunMarker + "=" + marker), self: os.Getpid(), selfPG: syscall.Getpgrp(),
-		known: map[int]Proc{}, exited: true, root: Proc{PID: -1}}
+		known: map[int]Proc{}, exited: true, root: Proc{PID: -1}, dirs: workdirs}
 	if marker == "" {
 		t.marker = nil
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -311,5 +314,50 @@ func TestKillRecorded(t *testing.T) {
 	self := os.Getpid()
 	if got := KillRecorded("", []Proc{{PID: self, StartTime: 1}}, 0); len(got) != 0 {
 		t.Fatalf("killed %v for a stale record", got)
+	}
+}
+
+// A sandbox's inner bwrap orphaned during setup (its outer bwrap killed)
+// carries no marker and was never recorded; KillRecorded finds it by the
+// workdir its command line names. One started in another directory is not
+// the run's and stays.
+func TestKillRecordedFindsAnOrphanedSandbox(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to start a process under the name bwrap")
+	}
+	ours, other := t.TempDir(), t.TempDir()
+	orphan := func(dir string) int {
+		t.Helper()
+		// The intermediate shell exits at once: the fake bwrap is
+		// re-parented, as the real one is when its parent dies.
+		// bash under the name bwrap, with bwrap's --chdir among its
+		// arguments; "; :" keeps it from exec'ing sleep.
+		out, err := exec.Command(bash, "-c", `(exec -a bwrap bash -c 'sleep 60; :' x --chdir "$1" >/dev/null 2>&1 & echo $!)`, "x", dir).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		return pid
+	}
+	mine, theirs := orphan(ours), orphan(other)
+	for _, pid := range []int{mine, theirs} {
+		if st, err := readStat(pid); err != nil || st.state == 'Z' || (st.ppid != 1 && st.ppid != os.Getpid()) {
+			t.Fatalf("the fake bwrap %d is not a live orphan of init or of this process: %+v, %v", pid, st, err)
+		}
+	}
+	killed := KillRecorded("", nil, time.Second, ours)
+	if !slices.Contains(killed, mine) {
+		t.Fatalf("KillRecorded killed %v, not the orphaned sandbox %d started in the workdir", killed, mine)
+	}
+	if slices.Contains(killed, theirs) {
+		t.Fatalf("KillRecorded killed %d, a sandbox started in another directory", theirs)
+	}
+	if syscall.Kill(theirs, 0) != nil {
+		t.Fatal("the other directory's sandbox is gone")
 	}
 }

@@ -70,8 +70,8 @@ later with zerg rush FEATURE --resume.`,
 			// recorded, and only those.
 			killed := 0
 			for _, o := range st.OpenAttempts() {
-				if len(o.PIDs) > 0 || o.Marker != "" {
-					killed += len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second))
+				if len(o.PIDs) > 0 || o.Marker != "" || o.Workspace != "" {
+					killed += len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second, o.Workspace))
 				}
 			}
 			switch {

@@ -209,10 +209,10 @@ func (m *gitMerged) Discard() {
 type gitSalvager struct{ repo *gitx.Repo }
 
 func (g gitSalvager) Reap(o OpenAttempt) int {
-	if len(o.PIDs) == 0 && o.Marker == "" {
+	if len(o.PIDs) == 0 && o.Marker == "" && o.Workspace == "" {
 		return 0
 	}
-	return len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second))
+	return len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second, o.Workspace))
 }
 
 // Preserve commits whatever an abandoned attempt left in its workspace to

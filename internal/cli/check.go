@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,22 +73,16 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 		return err
 	}
 	if set("mode") {
-		if !slices.Contains(config.Modes, f.mode) {
-			return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+		if err := applyModeFlag(&cfg, f.mode); err != nil {
+			return err
 		}
-		cfg.Mode = f.mode
 	}
 	paths, err := run.PathsFor(ctx, root, feature)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if f.graph == "" {
-		f.graph = paths.Graph
-	} else if f.graph, err = filepath.Abs(f.graph); err != nil {
+	if f.graph, err = graphFlag(cwd, f.graph, paths, feature); err != nil {
 		return err
-	}
-	if _, err := os.Stat(f.graph); err != nil {
-		return usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, f.graph), feature)
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Progress: a.stderr}
 	worker, err := checkWorker(ctx, &opts)

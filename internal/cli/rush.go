@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -143,10 +142,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	// The config's mode and schedule are checked when it loads; these are
 	// the flags, checked only when given.
 	if set("mode") {
-		if !slices.Contains(config.Modes, f.mode) {
-			return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+		if err := applyModeFlag(&cfg, f.mode); err != nil {
+			return err
 		}
-		cfg.Mode = f.mode
 	}
 	if set("schedule") && f.schedule != "level" {
 		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)
@@ -167,11 +165,8 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if f.graph == "" {
-		f.graph = paths.Graph
-	}
-	if _, err := os.Stat(f.graph); err != nil {
-		return usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, f.graph), feature)
+	if f.graph, err = graphFlag(cwd, f.graph, paths, feature); err != nil {
+		return err
 	}
 	workers := 0 // a resume keeps the recorded count unless --workers is given
 	if set("workers") {

@@ -3,11 +3,39 @@ package cli
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 )
+
+// applyModeFlag sets cfg's mode from a --mode flag that was given. The
+// config's own mode was checked when it loaded.
+func applyModeFlag(cfg *config.Config, mode string) error {
+	if !slices.Contains(config.Modes, mode) {
+		return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", mode)
+	}
+	cfg.Mode = mode
+	return nil
+}
+
+// graphFlag is the task graph a command of feature works on: --graph
+// (absolute, so a run records where it is) or the feature's own; one that
+// is not there is bad input.
+func graphFlag(cwd, graph string, paths run.Paths, feature string) (string, error) {
+	if graph == "" {
+		graph = paths.Graph
+	} else if !filepath.IsAbs(graph) {
+		graph = filepath.Join(cwd, graph)
+	}
+	if _, err := os.Stat(graph); err != nil {
+		return "", usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, graph), feature)
+	}
+	return graph, nil
+}
 
 // workerUserForRoot is the unprivileged user zerg runs model sessions and
 // the code they write as when it runs as root (nil otherwise): never root,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +176,19 @@ const (
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// PromptEnv trims the CLI's system prompt to what a zerg session can use;
+// each variable drops a section the pinned CLI sends by default, measured in
+// docs/context.md. Auto memory: a session works in a checkout and (but for
+// an interactive plan) a config dir of its own, so the memory it would read
+// is always empty, and the memory files are outside what it may write. Git
+// instructions: the CLI's commit and pull-request workflow contradicts the
+// worker's rule that zerg, not the worker, commits. Together they are 2.5 KB
+// of every request with opus and 19 KB with sonnet.
+var PromptEnv = map[string]string{
+	"CLAUDE_CODE_DISABLE_AUTO_MEMORY":      "1",
+	"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+}
 
 // ownedEnv are variables only the driver sets.
 var ownedEnv = []string{"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker, EnvAPIKey, EnvAuthToken, EnvBaseURL}
@@ -432,6 +446,7 @@ func (s Spec) env(getenv func(string) string, marker string) []string {
 		"CLAUDE_CODE_MAX_RETRIES":                  strconv.Itoa(s.MaxRetries),
 		EnvRunMarker:                               marker,
 	}
+	maps.Copy(m, PromptEnv)
 	for _, n := range []string{"LANG", "LANGUAGE", "TZ"} {
 		if v := getenv(n); v != "" {
 			m[n] = v

@@ -136,7 +136,8 @@ func assertNoSecret(t *testing.T, s string) {
 // allowedEnv is every name a worker may receive by default.
 var allowedEnv = []string{"PATH", "HOME", "TERM", "LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
 	"LC_MONETARY", "LC_NUMERIC", "LC_TIME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
-	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker}
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker,
+	"CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"}
 
 func envMap(env []string) map[string]string {
 	m := map[string]string{}
@@ -180,6 +181,8 @@ func TestEnvAllowlist(t *testing.T) {
 		"TMPDIR":             filepath.Join(n.AttemptDir, "tmp"),
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 		"CLAUDE_CODE_MAX_RETRIES":                  "3",
+		"CLAUDE_CODE_DISABLE_AUTO_MEMORY":          "1",
+		"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS":     "1",
 		"API_TIMEOUT_MS":                           "2500",
 		"ANTHROPIC_BASE_URL":                       "http://127.0.0.1:9",
 		"ANTHROPIC_API_KEY":                        testKey,

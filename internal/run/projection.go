@@ -117,13 +117,24 @@ func (p *Projection) Task(id string) TaskProjection {
 // first); every turn adds the model's output and the tool results to the
 // conversation, which later requests read from the cache.
 const (
-	overheadTokens  = 12000 // system prompt + tool definitions of the CLI
 	growthPerTurn   = 800   // tool results and assistant text a turn adds
 	outputPerTurn   = 250
 	uncachedPerTurn = 50
 	turnsPerMinute  = 3
 	defaultMinutes  = 5 // a task without estimate_minutes
 )
+
+// cliOverheadTokens is the CLI's own part of every request of a worker
+// (system prompt and tool definitions, with zerg's launch: six tools and
+// claude.PromptEnv), measured with the pinned CLI (docs/context.md): 3,528
+// tokens with opus, about 7,300 with sonnet and haiku, whose prompts and
+// tool descriptions are longer.
+func cliOverheadTokens(model string) int64 {
+	if strings.Contains(model, "opus") {
+		return 3500
+	}
+	return 7300
+}
 
 // ModelFor is the model of a task: its own from the graph, else by its
 // role: a task that owns no file (read-only) or only documentation
@@ -242,7 +253,7 @@ func projectTask(o ProjectOptions, t *spec.Task, ctxTokens int64) TaskProjection
 		capUSD = t.BudgetUSD
 	}
 	cost := func(n int) (Tokens, float64) {
-		tk := attemptTokens(prompt, n)
+		tk := attemptTokens(cliOverheadTokens(model)+prompt, n)
 		usd := claude.CostUSD(model, tk.usage())
 		if capUSD > 0 {
 			usd = min(usd, capUSD)
@@ -259,12 +270,11 @@ func projectTask(o ProjectOptions, t *spec.Task, ctxTokens int64) TaskProjection
 		Turns: turns(1), Tokens: tk, AttemptUSD: exp, Range: Range{Low: low, Expected: exp, High: high}}
 }
 
-// attemptTokens: the first request writes the CLI's overhead and the
-// prompt to the cache; each turn adds growthPerTurn to the conversation,
+// attemptTokens: the first request writes base (the CLI's overhead and the
+// prompt) to the cache; each turn adds growthPerTurn to the conversation,
 // written once and read by every later request.
-func attemptTokens(prompt int64, turns int) Tokens {
+func attemptTokens(base int64, turns int) Tokens {
 	n := int64(turns)
-	base := overheadTokens + prompt
 	return Tokens{
 		Input:      uncachedPerTurn * n,
 		Output:     outputPerTurn * n,

@@ -117,7 +117,7 @@ func (p *Projection) Task(id string) TaskProjection {
 // first); every turn adds the model's output and the tool results to the
 // conversation, which later requests read from the cache.
 const (
-	growthPerTurn   = 800   // tool results and assistant text a turn adds
+	growthPerTurn   = 800 // tool results and assistant text a turn adds
 	outputPerTurn   = 250
 	uncachedPerTurn = 50
 	turnsPerMinute  = 3

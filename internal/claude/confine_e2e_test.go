@@ -24,6 +24,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -486,7 +487,7 @@ func TestConfineSpecChecks(t *testing.T) {
 	if err := u.CheckAccess(n.homePath(), security.AccessWrite|security.AccessExec); err != nil {
 		t.Error(err)
 	}
-	var pol security.Policy
+	var pol policy.Policy
 	data, _ := os.ReadFile(n.policyPath())
 	if err := json.Unmarshal(data, &pol); err != nil || pol.Bash.Unrestricted || len(pol.Bash.Allow) == 0 || pol.Protected[0] != n.AttemptDir {
 		t.Errorf("policy %s: %v", data, err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/policy"
 )
 
 // The subprocess-mode policy allows the programs of the toolchains found in
@@ -57,9 +57,9 @@ func TestPolicyToolchainsAndWorkerPolicy(t *testing.T) {
 	}
 	// deny_commands beat the make toolchain; allow_commands never beat
 	// what reaches outside.
-	decide := func(p *security.Policy, cmd string) security.Decision {
+	decide := func(p *policy.Policy, cmd string) policy.Decision {
 		input, _ := json.Marshal(map[string]any{"command": cmd})
-		return p.Decide(&security.HookInput{Cwd: s.Workdir, ToolName: "Bash", ToolInput: input})
+		return p.Decide(&policy.HookInput{Cwd: s.Workdir, ToolName: "Bash", ToolInput: input})
 	}
 	if d := decide(p, "make all"); d.Allow || !strings.Contains(d.Reason, "worker_policy.deny_commands") {
 		t.Errorf("make all: %s", d.Reason)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
@@ -120,7 +121,7 @@ type Spec struct {
 type WorkerUser = security.WorkerUser
 
 // HookSpec is the policy hook of one attempt: every tool call goes through
-// `zerg hook pre-tool-use`, which applies the attempt's security.Policy.
+// `zerg hook pre-tool-use`, which applies the attempt's policy.Policy.
 type HookSpec struct {
 	// ZergBinary is the zerg executable the CLI runs as
 	// `<zerg> hook pre-tool-use --policy <file>`. Required unless Disabled.
@@ -131,8 +132,8 @@ type HookSpec struct {
 	// ReadDirs are extra absolute directories the read tools may read
 	// besides the workdir; usually none.
 	ReadDirs []string
-	// BashAllow are Bash rules on top of security.DefaultBashAllow and the
-	// toolchain rules derived from BashCommands (see security.BashPolicy).
+	// BashAllow are Bash rules on top of policy.DefaultBashAllow and the
+	// toolchain rules derived from BashCommands (see policy.BashPolicy).
 	BashAllow []string
 	// BashCommands are command lines the worker may run exactly as written:
 	// the task's verification command. In subprocess mode the programs in
@@ -307,8 +308,8 @@ func (s Spec) normalize() (Spec, error) {
 // workdir (less ToolchainsOff), AllowCommands and BashAllow; the worker's
 // scratch space is its TMPDIR and its own entries in /tmp. In sandbox mode
 // only what reaches outside is refused. DenyCommands apply in both.
-func (s Spec) policy() *security.Policy {
-	bash := security.BashPolicy{Unrestricted: s.Hook.BashUnrestricted, Deny: s.Hook.DenyCommands}
+func (s Spec) policy() *policy.Policy {
+	bash := policy.BashPolicy{Unrestricted: s.Hook.BashUnrestricted, Deny: s.Hook.DenyCommands}
 	switch {
 	case bash.Unrestricted:
 	case s.Hook.BashSandboxed:
@@ -316,7 +317,7 @@ func (s Spec) policy() *security.Policy {
 		bash.Commands = s.Hook.BashCommands
 		bash.Scratch = []string{s.tmpPath()}
 	default:
-		bash.Allow = security.DefaultBashAllow()
+		bash.Allow = policy.DefaultBashAllow()
 		add := func(rules ...string) {
 			for _, r := range rules {
 				if !slices.Contains(bash.Allow, r) {
@@ -325,8 +326,8 @@ func (s Spec) policy() *security.Policy {
 			}
 		}
 		for _, c := range s.Hook.BashCommands {
-			add(security.ToolchainRules(c)...)
-			add(security.CommandPrograms(c)...)
+			add(policy.ToolchainRules(c)...)
+			add(policy.CommandPrograms(c)...)
 		}
 		add(s.toolchainPrograms()...)
 		add(s.Hook.AllowCommands...)
@@ -335,8 +336,8 @@ func (s Spec) policy() *security.Policy {
 		bash.Scratch = []string{s.tmpPath()}
 		bash.SharedTmp = sharedTmp
 	}
-	return &security.Policy{
-		Version:   security.PolicyVersion,
+	return &policy.Policy{
+		Version:   policy.Version,
 		Workspace: s.Workdir,
 		Allow:     nonNil(s.Hook.AllowedPaths),
 		ReadDirs:  s.Hook.ReadDirs,
@@ -562,7 +563,7 @@ func (s Spec) settingsJSON() ([]byte, error) {
 	if !s.Hook.Disabled {
 		st.Hooks = map[string][]hookMatcher{
 			"PreToolUse": {{
-				Matcher: security.HookMatcher(),
+				Matcher: policy.HookMatcher(),
 				Hooks: []hookCommand{{
 					Type:    "command",
 					Command: shellQuote(s.Hook.ZergBinary) + " hook pre-tool-use --policy " + shellQuote(s.policyPath()),
@@ -650,7 +651,7 @@ func (s Spec) prepare() error {
 		return fmt.Errorf("write settings: %w", err)
 	}
 	if !s.Hook.Disabled {
-		if err := security.WritePolicy(s.policyPath(), s.policy()); err != nil {
+		if err := policy.Write(s.policyPath(), s.policy()); err != nil {
 			return err
 		}
 	}

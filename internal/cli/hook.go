@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/policy"
 )
 
 func init() { register(newHookCmd) }
@@ -36,7 +36,7 @@ func newPreToolUseCmd(a *app, stdin io.Reader) *cobra.Command {
 		Use:   "pre-tool-use --policy FILE",
 		Short: "Allow or deny one tool call by the policy file (exit 0 allows, exit 2 denies)",
 		Long: `Reads Claude Code's PreToolUse hook JSON on stdin and applies the attempt's
-policy (internal/security): Write, Edit, MultiEdit and NotebookEdit only on the
+policy (internal/policy): Write, Edit, MultiEdit and NotebookEdit only on the
 task's paths inside the workspace and never in .git, .zerg or Claude settings;
 Read, Glob and Grep only inside the workspace; Bash, in subprocess mode, only
 for commands that parse and match the policy's rules, and in sandbox mode for
@@ -64,7 +64,7 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 	if policyPath == "" {
 		return hookDenied(a, "denied: zerg hook: no --policy given")
 	}
-	pol, err := security.LoadPolicy(policyPath)
+	pol, err := policy.Load(policyPath)
 	if err != nil {
 		return hookDenied(a, "denied: zerg hook: "+err.Error())
 	}
@@ -72,7 +72,7 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 	if !d.Allow {
 		return hookDenied(a, d.Reason)
 	}
-	if _, err := a.stdout.Write(security.HookAllowOutput(d)); err != nil {
+	if _, err := a.stdout.Write(policy.HookAllowOutput(d)); err != nil {
 		return hookDenied(a, "denied: zerg hook: write decision: "+err.Error())
 	}
 	return nil
@@ -84,15 +84,15 @@ func runPreToolUse(a *app, stdin io.Reader, policyPath string) (err error) {
 // taken to run in defaultCwd when one is given (hook check's hand-written
 // calls; Claude Code always sends one, and pre-tool-use passes ""). tool is
 // the call's tool name, "" when the input did not parse.
-func decideCall(pol *security.Policy, r io.Reader, defaultCwd string) (tool string, d security.Decision) {
+func decideCall(pol *policy.Policy, r io.Reader, defaultCwd string) (tool string, d policy.Decision) {
 	defer func() {
 		if p := recover(); p != nil {
-			d = security.Decision{Reason: fmt.Sprintf("denied: internal error: %v", p)}
+			d = policy.Decision{Reason: fmt.Sprintf("denied: internal error: %v", p)}
 		}
 	}()
-	in, err := security.ReadHookInput(r)
+	in, err := policy.ReadHookInput(r)
 	if err != nil {
-		return "", security.Decision{Reason: "denied: zerg hook: " + err.Error()}
+		return "", policy.Decision{Reason: "denied: zerg hook: " + err.Error()}
 	}
 	if in.Cwd == "" {
 		in.Cwd = defaultCwd

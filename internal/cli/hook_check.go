@@ -17,7 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -174,7 +174,7 @@ func workerHookBase(zergBinary string, cfg config.Config) claude.HookSpec {
 // the launch spec comes from internal/attempt (WorkerHook), the policy from
 // internal/claude (Spec.Policy), and it goes through policy.json the way the
 // hook reads it.
-func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg config.Config) (*security.Policy, error) {
+func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg config.Config) (*policy.Policy, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -193,10 +193,10 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 		return nil, err
 	}
 	file := filepath.Join(attemptDir, "policy.json")
-	if err := security.WritePolicy(file, pol); err != nil {
+	if err := policy.Write(file, pol); err != nil {
 		return nil, err
 	}
-	return security.LoadPolicy(file)
+	return policy.Load(file)
 }
 
 // hookCheckLine is one decision of hook check --json.
@@ -208,7 +208,7 @@ type hookCheckLine struct {
 
 // checkCalls decides every line of r (blank lines are skipped) and writes
 // one decision a line to w, each as soon as it is made.
-func checkCalls(pol *security.Policy, ws string, r io.Reader, w io.Writer, asJSON bool) error {
+func checkCalls(pol *policy.Policy, ws string, r io.Reader, w io.Writer, asJSON bool) error {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -226,7 +226,7 @@ func checkCalls(pol *security.Policy, ws string, r io.Reader, w io.Writer, asJSO
 	}
 }
 
-func writeDecision(w io.Writer, pol *security.Policy, ws string, call []byte, asJSON bool) error {
+func writeDecision(w io.Writer, pol *policy.Policy, ws string, call []byte, asJSON bool) error {
 	tool, d := decideCall(pol, bytes.NewReader(call), ws)
 	out := hookCheckLine{Tool: tool, Decision: "allow", Reason: strings.Join(strings.Fields(d.Reason), " ")}
 	if !d.Allow {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/policy"
 )
 
 type panicReader struct{}
@@ -19,8 +19,8 @@ func (panicReader) Read([]byte) (int, error) { panic("boom") }
 
 func TestHookPreToolUse(t *testing.T) {
 	ws := t.TempDir()
-	policy := filepath.Join(t.TempDir(), "policy.json")
-	if err := security.WritePolicy(policy, &security.Policy{Version: security.PolicyVersion, Workspace: ws, Allow: []string{"src/**"}, Bash: security.BashPolicy{Allow: security.DefaultBashAllow()}}); err != nil {
+	policyFile := filepath.Join(t.TempDir(), "policy.json")
+	if err := policy.Write(policyFile, &policy.Policy{Version: policy.Version, Workspace: ws, Allow: []string{"src/**"}, Bash: policy.BashPolicy{Allow: policy.DefaultBashAllow()}}); err != nil {
 		t.Fatal(err)
 	}
 	tool := func(name string, in map[string]any) string {
@@ -41,21 +41,21 @@ func TestHookPreToolUse(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"allowed", []string{"--policy", policy}, strings.NewReader(input("src/a.go")), 0, ""},
-		{"outside", []string{"--policy", policy}, strings.NewReader(input("/etc/passwd")), 2, "/etc/passwd"},
-		{"not allowed", []string{"--policy", policy}, strings.NewReader(input("main.go")), 2, "main.go"},
-		{"bad json", []string{"--policy", policy}, strings.NewReader("{"), 2, "parse hook input"},
-		{"empty stdin", []string{"--policy", policy}, strings.NewReader(""), 2, "denied"},
+		{"allowed", []string{"--policy", policyFile}, strings.NewReader(input("src/a.go")), 0, ""},
+		{"outside", []string{"--policy", policyFile}, strings.NewReader(input("/etc/passwd")), 2, "/etc/passwd"},
+		{"not allowed", []string{"--policy", policyFile}, strings.NewReader(input("main.go")), 2, "main.go"},
+		{"bad json", []string{"--policy", policyFile}, strings.NewReader("{"), 2, "parse hook input"},
+		{"empty stdin", []string{"--policy", policyFile}, strings.NewReader(""), 2, "denied"},
 		{"missing policy file", []string{"--policy", filepath.Join(ws, "nope.json")}, strings.NewReader(input("src/a.go")), 2, "read policy"},
 		{"no policy flag", nil, strings.NewReader(input("src/a.go")), 2, "no --policy"},
 		{"unknown flag", []string{"--nope"}, strings.NewReader(input("src/a.go")), 2, "unknown flag"},
-		{"panic", []string{"--policy", policy}, panicReader{}, 2, "internal error: boom"},
-		{"read inside", []string{"--policy", policy}, strings.NewReader(tool("Read", map[string]any{"file_path": "src/a.go"})), 0, ""},
-		{"read outside", []string{"--policy", policy}, strings.NewReader(tool("Read", map[string]any{"file_path": "/etc/shadow"})), 2, "/etc/shadow"},
-		{"grep outside", []string{"--policy", policy}, strings.NewReader(tool("Grep", map[string]any{"pattern": "x", "path": "/root"})), 2, "outside the workspace"},
-		{"bash curl", []string{"--policy", policy}, strings.NewReader(tool("Bash", map[string]any{"command": "curl http://x"})), 2, "network access"},
-		{"bash ls", []string{"--policy", policy}, strings.NewReader(tool("Bash", map[string]any{"command": "ls -la"})), 0, ""},
-		{"unknown tool", []string{"--policy", policy}, strings.NewReader(tool("WebFetch", map[string]any{"url": "http://x"})), 2, "not a tool"},
+		{"panic", []string{"--policy", policyFile}, panicReader{}, 2, "internal error: boom"},
+		{"read inside", []string{"--policy", policyFile}, strings.NewReader(tool("Read", map[string]any{"file_path": "src/a.go"})), 0, ""},
+		{"read outside", []string{"--policy", policyFile}, strings.NewReader(tool("Read", map[string]any{"file_path": "/etc/shadow"})), 2, "/etc/shadow"},
+		{"grep outside", []string{"--policy", policyFile}, strings.NewReader(tool("Grep", map[string]any{"pattern": "x", "path": "/root"})), 2, "outside the workspace"},
+		{"bash curl", []string{"--policy", policyFile}, strings.NewReader(tool("Bash", map[string]any{"command": "curl http://x"})), 2, "network access"},
+		{"bash ls", []string{"--policy", policyFile}, strings.NewReader(tool("Bash", map[string]any{"command": "ls -la"})), 0, ""},
+		{"unknown tool", []string{"--policy", policyFile}, strings.NewReader(tool("WebFetch", map[string]any{"url": "http://x"})), 2, "not a tool"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,3 +1,4 @@
-// Package security decides, in plain testable Go, what a worker may do: the
-// write-path policy enforced by the PreToolUse hook (`zerg hook pre-tool-use`).
+// Package security holds the side of worker confinement that is not the
+// hook's decision (that is internal/policy): the audit log, secret scanning
+// and redaction, the commit checks, the security rules and the worker users.
 package security

@@ -1,4 +1,4 @@
-package security
+package policy
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ func TestDecide(t *testing.T) {
 	}
 	mustSymlink(t, filepath.Join(root, "nowhere", "x"), filepath.Join(ws, "src", "dangling"))
 
-	p := &Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"src/**", "README.md", "docs/*.md", "gen/"}}
+	p := &Policy{Version: Version, Workspace: ws, Allow: []string{"src/**", "README.md", "docs/*.md", "gen/"}}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideBadToolInput(t *testing.T) {
-	p := &Policy{Version: PolicyVersion, Workspace: t.TempDir(), Allow: []string{"**"}}
+	p := &Policy{Version: Version, Workspace: t.TempDir(), Allow: []string{"**"}}
 	d := p.Decide(&HookInput{Cwd: p.Workspace, ToolName: "Write", ToolInput: json.RawMessage(`"not an object"`)})
 	if d.Allow {
 		t.Fatal("unreadable tool_input was allowed")
@@ -110,7 +110,7 @@ func TestDecideBadToolInput(t *testing.T) {
 
 func TestDecideMissingWorkspace(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "gone")
-	p := &Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"**"}}
+	p := &Policy{Version: Version, Workspace: ws, Allow: []string{"**"}}
 	d := p.Decide(hookInput(t, "/", "Write", map[string]any{"file_path": filepath.Join(ws, "a")}))
 	if d.Allow {
 		t.Fatal("write into a missing workspace was allowed")
@@ -124,14 +124,14 @@ func TestValidate(t *testing.T) {
 		p    Policy
 		ok   bool
 	}{
-		{"ok", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/**", "b.txt", "c/"}}, true},
-		{"no allow is valid and denies all", Policy{Version: PolicyVersion, Workspace: ws}, true},
+		{"ok", Policy{Version: Version, Workspace: ws, Allow: []string{"a/**", "b.txt", "c/"}}, true},
+		{"no allow is valid and denies all", Policy{Version: Version, Workspace: ws}, true},
 		{"wrong version", Policy{Version: 1, Workspace: ws}, false},
-		{"relative workspace", Policy{Version: PolicyVersion, Workspace: "ws"}, false},
-		{"absolute pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"/etc/**"}}, false},
-		{"dotdot pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/../../b"}}, false},
-		{"empty pattern", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{" "}}, false},
-		{"bad glob", Policy{Version: PolicyVersion, Workspace: ws, Allow: []string{"a/[b"}}, false},
+		{"relative workspace", Policy{Version: Version, Workspace: "ws"}, false},
+		{"absolute pattern", Policy{Version: Version, Workspace: ws, Allow: []string{"/etc/**"}}, false},
+		{"dotdot pattern", Policy{Version: Version, Workspace: ws, Allow: []string{"a/../../b"}}, false},
+		{"empty pattern", Policy{Version: Version, Workspace: ws, Allow: []string{" "}}, false},
+		{"bad glob", Policy{Version: Version, Workspace: ws, Allow: []string{"a/[b"}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,8 +139,8 @@ func TestValidate(t *testing.T) {
 			if (err == nil) != tc.ok {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tc.ok)
 			}
-			if err != nil && !errors.Is(err, ErrBadPolicy) {
-				t.Fatalf("error %v is not ErrBadPolicy", err)
+			if err != nil && !errors.Is(err, ErrBad) {
+				t.Fatalf("error %v is not ErrBad", err)
 			}
 		})
 	}
@@ -149,11 +149,11 @@ func TestValidate(t *testing.T) {
 func TestPolicyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.json")
-	want := &Policy{Version: PolicyVersion, Workspace: dir, Allow: []string{"x/**"}}
-	if err := WritePolicy(path, want); err != nil {
+	want := &Policy{Version: Version, Workspace: dir, Allow: []string{"x/**"}}
+	if err := Write(path, want); err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadPolicy(path)
+	got, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +165,10 @@ func TestPolicyRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"version":1,"workspace":"/w","allow":[],"deny":["x"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPolicy(path); err == nil {
+	if _, err := Load(path); err == nil {
 		t.Fatal("policy with unknown field loaded")
 	}
-	if _, err := LoadPolicy(filepath.Join(dir, "missing.json")); err == nil {
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
 		t.Fatal("missing policy loaded")
 	}
 }

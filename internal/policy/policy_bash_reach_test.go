@@ -1,4 +1,4 @@
-package security
+package policy
 
 import (
 	"os"
@@ -18,7 +18,7 @@ func modeFixture(t *testing.T) (ws string, sub, sb *Policy) {
 	sub.Bash.Scratch = []string{filepath.Join(root, "attempt", "tmp")}
 	sub.Bash.SharedTmp = mkdirs(t, filepath.Join(root, "sharedtmp"))
 	sub.Bash.Deny = []string{"terraform-local"}
-	sb = &Policy{Version: PolicyVersion, Workspace: ws, Allow: sub.Allow, ReadDirs: sub.ReadDirs,
+	sb = &Policy{Version: Version, Workspace: ws, Allow: sub.Allow, ReadDirs: sub.ReadDirs,
 		Bash: BashPolicy{Sandboxed: true, Deny: []string{"terraform-local"}, Scratch: sub.Bash.Scratch}}
 	for _, p := range []*Policy{sub, sb} {
 		if err := p.Validate(); err != nil {

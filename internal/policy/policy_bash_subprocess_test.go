@@ -1,4 +1,4 @@
-package security
+package policy
 
 import (
 	"os"
@@ -215,7 +215,7 @@ func TestBashGitHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Version: PolicyVersion, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p := &Policy{Version: Version, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
 	changes := []string{
 		"git add README.md && git commit -m x",
 		"git checkout -b feat",
@@ -299,7 +299,7 @@ func TestBashGitHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws2, ".git"), []byte("gitdir: "+wt+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p2 := &Policy{Version: PolicyVersion, Workspace: ws2, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p2 := &Policy{Version: Version, Workspace: ws2, Bash: BashPolicy{Allow: DefaultBashAllow()}}
 	if d := p2.Decide(hookInput(t, ws2, "Bash", map[string]any{"command": "git commit -m x"})); !d.Allow {
 		t.Errorf("worktree without hooks: %s", d.Reason)
 	}
@@ -374,12 +374,12 @@ func TestValidateBashPolicyFields(t *testing.T) {
 		{SharedTmp: "tmp"},
 		{SharedTmp: "/"},
 	} {
-		p := &Policy{Version: PolicyVersion, Workspace: "/ws", Bash: b}
+		p := &Policy{Version: Version, Workspace: "/ws", Bash: b}
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", b)
 		}
 	}
-	p := &Policy{Version: PolicyVersion, Workspace: "/ws", Bash: BashPolicy{Deny: []string{"bd"}, Scratch: []string{"/a/tmp"}, SharedTmp: "/tmp", Sandboxed: true}}
+	p := &Policy{Version: Version, Workspace: "/ws", Bash: BashPolicy{Deny: []string{"bd"}, Scratch: []string{"/a/tmp"}, SharedTmp: "/tmp", Sandboxed: true}}
 	if err := p.Validate(); err != nil {
 		t.Error(err)
 	}

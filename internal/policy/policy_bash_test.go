@@ -1,4 +1,4 @@
-package security
+package policy
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func confineFixture(t *testing.T) (ws, outside string, p *Policy) {
 	mustSymlink(t, filepath.Join(outside, "id_rsa"), filepath.Join(ws, "link"))
 	mustSymlink(t, outside, filepath.Join(ws, "sub", "out"))
 	p = &Policy{
-		Version: PolicyVersion, Workspace: ws, Allow: []string{"src/**"},
+		Version: Version, Workspace: ws, Allow: []string{"src/**"},
 		ReadDirs: []string{filepath.Join(root, "shared")},
 		Bash:     BashPolicy{Allow: DefaultBashAllow(), Commands: []string{"go test ./... && curl -s http://127.0.0.1:1/health"}},
 	}
@@ -275,14 +275,14 @@ func TestToolchainRules(t *testing.T) {
 func TestValidateBashRules(t *testing.T) {
 	ws := t.TempDir()
 	for _, bp := range []BashPolicy{{Allow: []string{" "}}, {Allow: []string{"ls ["}}, {Commands: []string{""}}} {
-		p := &Policy{Version: PolicyVersion, Workspace: ws, Bash: bp}
+		p := &Policy{Version: Version, Workspace: ws, Bash: bp}
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", bp)
 		}
 	}
 	for _, p := range []*Policy{
-		{Version: PolicyVersion, Workspace: ws, ReadDirs: []string{"rel"}},
-		{Version: PolicyVersion, Workspace: ws, Protected: []string{"rel"}},
+		{Version: Version, Workspace: ws, ReadDirs: []string{"rel"}},
+		{Version: Version, Workspace: ws, Protected: []string{"rel"}},
 	} {
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", p)
@@ -297,7 +297,7 @@ func FuzzParseBash(f *testing.F) {
 		f.Add(s)
 	}
 	ws := f.TempDir()
-	p := &Policy{Version: PolicyVersion, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p := &Policy{Version: Version, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _ = parseBash(s)
 		raw := `{"command":` + quoteJSON(s) + `}`

@@ -1,4 +1,4 @@
-package security
+package policy
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// PolicyVersion is the only policy file version this build understands.
+// Version is the only policy file version this build understands.
 // Version 2 added the read scope, the protected paths and the Bash rules;
 // a version-1 file is refused (it would silently allow every read).
-const PolicyVersion = 2
+const Version = 2
 
 // Policy is what one attempt's worker may do through its tools: which files
 // inside the workspace the file-editing tools may write, where the read tools
@@ -44,36 +44,36 @@ type Policy struct {
 	Bash BashPolicy `json:"bash"`
 }
 
-// ErrBadPolicy marks a policy that cannot be used; the hook denies everything then.
-var ErrBadPolicy = errors.New("bad policy")
+// ErrBad marks a policy that cannot be used; the hook denies everything then.
+var ErrBad = errors.New("bad policy")
 
 // Validate checks that the policy can be enforced: an absolute workspace,
 // patterns that are relative, free of "..", and valid globs, absolute
 // read and protected paths, and well-formed Bash rules.
 func (p *Policy) Validate() error {
-	if p.Version != PolicyVersion {
-		return fmt.Errorf("%w: version %d, want %d", ErrBadPolicy, p.Version, PolicyVersion)
+	if p.Version != Version {
+		return fmt.Errorf("%w: version %d, want %d", ErrBad, p.Version, Version)
 	}
 	if p.Workspace == "" || !filepath.IsAbs(p.Workspace) {
-		return fmt.Errorf("%w: workspace %q is not an absolute path", ErrBadPolicy, p.Workspace)
+		return fmt.Errorf("%w: workspace %q is not an absolute path", ErrBad, p.Workspace)
 	}
 	for _, pat := range p.Allow {
 		if err := validatePattern(pat); err != nil {
-			return fmt.Errorf("%w: allow pattern %q: %v", ErrBadPolicy, pat, err)
+			return fmt.Errorf("%w: allow pattern %q: %v", ErrBad, pat, err)
 		}
 	}
 	for _, d := range p.ReadDirs {
 		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: read dir %q is not an absolute path", ErrBadPolicy, d)
+			return fmt.Errorf("%w: read dir %q is not an absolute path", ErrBad, d)
 		}
 	}
 	for _, d := range p.Protected {
 		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBadPolicy, d)
+			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBad, d)
 		}
 	}
 	if err := p.Bash.validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadPolicy, err)
+		return fmt.Errorf("%w: %v", ErrBad, err)
 	}
 	return nil
 }
@@ -98,9 +98,9 @@ func validatePattern(pat string) error {
 	return nil
 }
 
-// LoadPolicy reads and validates a policy file. Unknown fields are errors:
+// Load reads and validates a policy file. Unknown fields are errors:
 // a newer driver's rule this hook does not know must not be ignored.
-func LoadPolicy(path string) (*Policy, error) {
+func Load(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read policy: %w", err)
@@ -109,7 +109,7 @@ func LoadPolicy(path string) (*Policy, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: parse %s: %v", ErrBadPolicy, path, err)
+		return nil, fmt.Errorf("%w: parse %s: %v", ErrBad, path, err)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -117,10 +117,10 @@ func LoadPolicy(path string) (*Policy, error) {
 	return &p, nil
 }
 
-// WritePolicy writes p as JSON to path after validating it. The file is
+// Write writes p as JSON to path after validating it. The file is
 // 0644: the hook runs as the worker's user and must read it, and nothing in
 // it is secret; it must not be writable by that user (the caller owns it).
-func WritePolicy(path string, p *Policy) error {
+func Write(path string, p *Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}

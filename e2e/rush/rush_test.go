@@ -467,6 +467,73 @@ func TestOwnershipViolation(t *testing.T) {
 	}
 }
 
+// TestProtectedPaths: security.protected_paths holds in both modes. L1-docs
+// owns docs/*.md and also writes docs/extra.md, which is protected: the
+// attempt fails as a forbidden change, named in the report and in the audit
+// log, and nothing of it reaches the integration branch. The control is
+// TestRushDeliversDemo: the same task, unprotected, is merged.
+func TestProtectedPaths(t *testing.T) {
+	for _, mode := range []string{"subprocess", "sandbox"} {
+		t.Run(mode, func(t *testing.T) {
+			p := newProject(t, func(dir string) {
+				editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
+					return strings.Replace(s, "task_retries: 2", "task_retries: 0", 1) +
+						"mode: " + mode + "\nsecurity:\n  protected_paths: [docs/extra.md]\n"
+				})
+				editFile(t, filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), func(s string) string {
+					return strings.Replace(s, `"files": {"create": ["docs/usage.md"]`, `"files": {"create": ["docs/*.md"]`, 1)
+				})
+				editFile(t, scenarioPath(dir), func(s string) string {
+					return strings.Replace(s, `      - text: "Wrote docs/usage.md."`,
+						`      - tools: [{name: Write, input: {file_path: docs/extra.md, content: "more\n"}}]
+      - text: "Wrote docs/usage.md."`, 1)
+				})
+			})
+			r := p.zerg("rush", "demo", "--rehearse")
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "L1-docs FAILED") || !strings.Contains(r.stdout, `docs/extra.md (protected: added; "docs/extra.md" is protected)`) {
+				t.Errorf("report:\n%s", r.stdout)
+			}
+			if ts := run.Replay(p.events()).Task("L1-docs"); ts.Reason != "forbidden_change" {
+				t.Errorf("L1-docs: %+v, want reason forbidden_change", ts)
+			}
+			if files := p.integrationFiles(); files["docs/extra.md"] || files["docs/usage.md"] {
+				t.Error("L1-docs's work reached the integration branch")
+			}
+			audit, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "audit.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(audit, []byte(`"type":"commit_refused","task":"L1-docs"`)) || !bytes.Contains(audit, []byte(`"path":"docs/extra.md"`)) {
+				t.Errorf("audit log lacks the refusal:\n%s", audit)
+			}
+		})
+	}
+}
+
+// TestGraphOwningAProtectedPath: a task that owns a protected path could
+// never pass, so the graph is refused before anything runs: rush and graph
+// validate exit 2 naming the task and the path, and rush writes nothing.
+func TestGraphOwningAProtectedPath(t *testing.T) {
+	p := newProject(t, func(dir string) {
+		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
+			return s + "security:\n  protected_paths: [\"docs/**\"]\n"
+		})
+	})
+	want := `task L1-docs: files.create[0]: "docs/usage.md" is protected by "docs/**"`
+	for _, args := range [][]string{{"rush", "demo", "--rehearse"}, {"graph", "validate", "demo"}, {"rush", "demo", "--dry-run"}} {
+		r := p.zerg(args...)
+		if r.code != 2 || !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("zerg %s: exit %d, want 2 naming %q\n%s%s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, ".zerg", "runs", "demo")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("rush wrote a run directory: %v", err)
+	}
+}
+
 // TestKillCoordinatorAndResume: SIGKILL `zerg rush` in the middle of a level,
 // then --resume: the integration tree is identical to an uninterrupted run's
 // and no task is merged twice.

@@ -67,6 +67,12 @@ type Input struct {
 	// verification command (besides PATH and locale).
 	VerifyEnv []string
 
+	// Protected are the paths no worker may add, change or delete, whatever
+	// its task owns (security.NewProtectedPaths: nil means zerg's own list).
+	// Subprocess mode checks the workspace's changes against them, sandbox
+	// mode the commit.
+	Protected []string
+
 	// Scanner checks everything the worker changed for secrets before
 	// anything is staged; nil disables the scan (tests of the pipeline only).
 	Scanner *security.Scanner
@@ -204,7 +210,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 		res.VerifyExit, res.VerifyOutput = verify(ctx, in)
 		if res.VerifyExit != 0 {
 			res.Class, res.Reason = Task, "verification_failed"
-			res.Detail = fmt.Sprintf("verification `%s` failed (exit %d): %s", in.Task.Verification.Command, res.VerifyExit, lastLines(res.VerifyOutput, 15))
+			res.Detail = verificationFailed(in.Task.Verification.Command, res.VerifyExit, res.VerifyOutput)
 			if ctx.Err() != nil {
 				res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
 			}
@@ -224,6 +230,24 @@ func run(ctx context.Context, in Input) (Result, error) {
 			res.Class, res.Reason = Task, "ownership"
 			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
 				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
+		}
+	}
+	if res.Class == Success {
+		bad, err := ProtectedChanges(in.Protected, changes)
+		if err != nil {
+			return res, fmt.Errorf("check the changes of %s: %w", in.Task.ID, err)
+		}
+		if len(bad) > 0 {
+			var what []string
+			for _, p := range bad {
+				what = append(what, fmt.Sprintf("%s (%s: %s)", p.Path, p.Kind, p.Detail))
+				if err := in.record(security.AuditCommitRefused, map[string]any{"path": p.Path, "kind": p.Kind, "detail": p.Detail}); err != nil {
+					return res, err
+				}
+			}
+			res.Class, res.Reason = Task, "forbidden_change"
+			res.Detail = fmt.Sprintf("changed %s, which no worker may change whatever its task owns (zerg's, git's, CI and hook files, security.protected_paths); leave them alone",
+				strings.Join(what, ", "))
 		}
 	}
 	if diff, err := w.StagedPatch(context.WithoutCancel(ctx), in.Base); err == nil {
@@ -422,6 +446,17 @@ func verify(ctx context.Context, in Input) (int, string) {
 	out = in.redactor().RedactString(out)
 	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))
 	return code, out
+}
+
+// verificationFailed is the detail of a failed verification, for the
+// report and the retry prompt: the command, its exit code and the tail of
+// its output, or that it printed nothing (grep -q, test).
+func verificationFailed(command string, exit int, output string) string {
+	out := lastLines(output, 15)
+	if strings.TrimSpace(out) == "" {
+		out = "it printed nothing"
+	}
+	return fmt.Sprintf("verification `%s` failed (exit %d): %s", command, exit, out)
 }
 
 func lastLines(s string, n int) string {

@@ -36,12 +36,10 @@ type Sandboxed struct {
 	Limits   sandbox.Limits
 	// Upstream, APIKey and AuthToken are the real Messages API and its
 	// credentials: only the gateway holds them.
-	Upstream  string
-	APIKey    string
-	AuthToken string
-	Allow     []string // egress allowlist (egress.allow)
-	// Protected are paths never committed whatever the ownership globs say.
-	Protected    []string
+	Upstream     string
+	APIKey       string
+	AuthToken    string
+	Allow        []string // egress allowlist (egress.allow)
 	MaxFileBytes int64
 }
 
@@ -165,7 +163,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		res.VerifyExit, res.VerifyOutput = verifySandboxed(ctx, in)
 		if res.VerifyExit != 0 {
 			res.Class, res.Reason = Task, "verification_failed"
-			res.Detail = fmt.Sprintf("verification `%s` failed (exit %d): %s", in.Task.Verification.Command, res.VerifyExit, lastLines(res.VerifyOutput, 15))
+			res.Detail = verificationFailed(in.Task.Verification.Command, res.VerifyExit, res.VerifyOutput)
 			if ctx.Err() != nil {
 				res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
 			}
@@ -193,7 +191,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		res.Changes = append(res.Changes, gitx.Change{Status: e.Status, Path: in.safePath(e.Path)})
 	}
 	problems, err := security.CheckCommit(ictx, q.Runner, in.Base, commit, security.CommitCheckOptions{
-		Scanner: in.Scanner, Secrets: nonEmpty(sb.APIKey, sb.AuthToken), Protected: sb.Protected,
+		Scanner: in.Scanner, Secrets: nonEmpty(sb.APIKey, sb.AuthToken), Protected: in.Protected,
 		MaxFileBytes: sb.MaxFileBytes, Allowlist: baseAllowlist(ictx, in.Repo.Runner, in.Base),
 	})
 	if err != nil {

@@ -58,3 +58,12 @@ func TestShellEnvironmentIsAllowlisted(t *testing.T) {
 		}
 	}
 }
+
+func TestVerificationFailedSaysWhenNothingWasPrinted(t *testing.T) {
+	if got, want := verificationFailed("grep -qx LINUS out", 1, "\n"), "verification `grep -qx LINUS out` failed (exit 1): it printed nothing"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := verificationFailed("go test", 2, "a\nb\n"), "verification `go test` failed (exit 2): a ⏎ b"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

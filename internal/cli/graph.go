@@ -12,7 +12,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -46,7 +48,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			if err != nil {
 				return err
 			}
-			r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+			r, err := spec.Load(file, graphOptions(file))
 			if err != nil {
 				return badInput(err)
 			}
@@ -108,7 +110,7 @@ theoretical lower bound of the makespan for --workers workers.`,
 			if err != nil {
 				return err
 			}
-			r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+			r, err := spec.Load(file, graphOptions(file))
 			if err != nil {
 				return badInput(err)
 			}
@@ -268,6 +270,20 @@ func findZergRoot(dir string) string {
 
 // repoRootOf returns the repository (a directory with .git) holding file, or
 // "" when it is not inside one; used for the symlink escape check.
+// graphOptions are the checks of a graph file as rush would make them:
+// the repository's config (zerg's defaults when it has none or it does not
+// load, which config check reports) adds its protected paths.
+func graphOptions(file string) spec.Options {
+	root := repoRootOf(file)
+	cfg := config.Default()
+	if root != "" {
+		if c, err := loadConfigFile(filepath.Join(root, filepath.FromSlash(config.FileName)), config.FileName); err == nil {
+			cfg = c
+		}
+	}
+	return run.GraphOptions(root, cfg)
+}
+
 func repoRootOf(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {

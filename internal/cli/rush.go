@@ -330,7 +330,7 @@ func gateReasons(cfg config.Config, remaining run.Range, fanOut int) []string {
 
 // printPlan shows what rush would do, and changes nothing.
 func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths) error {
-	r, err := spec.Load(graphFile, spec.Options{RepoRoot: repoRootOf(graphFile)})
+	r, err := spec.Load(graphFile, run.GraphOptions(repoRootOf(graphFile), cfg))
 	if err != nil {
 		return badInput(err)
 	}

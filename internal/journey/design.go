@@ -27,6 +27,9 @@ type DesignInput struct {
 	// MaxRounds bounds the rounds (design.max_rounds); at least 1.
 	MaxRounds int
 	Model     string
+	// Protected, when set, reports the paths no task may own (see
+	// spec.Options): the graph is checked as rush will check it.
+	Protected func(path string) (pattern string, ok bool)
 	// Progress, when set, is told about each round.
 	Progress func(Round)
 }
@@ -93,7 +96,7 @@ func Design(ctx context.Context, m Model, in DesignInput) (DesignResult, error) 
 		if err != nil {
 			return res, err
 		}
-		round, rep := checkDraft(in.Workdir, in.Feature)
+		round, rep := checkDraft(in.Workdir, in.Feature, in.Protected)
 		round.N, round.CostUSD = n, a.CostUSD
 		res.Rounds = append(res.Rounds, round)
 		res.Report = rep
@@ -109,16 +112,17 @@ func Design(ctx context.Context, m Model, in DesignInput) (DesignResult, error) 
 }
 
 // checkDraft validates the drafted graph exactly as zerg graph validate
-// does (the clone is the repository root for the symlink check) and adds
+// does (the clone is the repository root for the symlink check, protected
+// says which paths no task may own) and adds
 // the files the session failed to write as errors, so the next round is
 // told about them too.
-func checkDraft(workdir, feature string) (Round, *spec.Report) {
+func checkDraft(workdir, feature string, protected func(string) (string, bool)) (Round, *spec.Report) {
 	var r Round
 	if fi, err := os.Stat(DraftPath(workdir, DesignFile)); err != nil || fi.Size() == 0 {
 		r.Errors = append(r.Errors, spec.Issue{Severity: spec.Error, Code: spec.CodeMissing, Field: DraftDir + "/" + DesignFile,
 			Message: "missing or empty; write the design there"})
 	}
-	rep, err := spec.Load(DraftPath(workdir, GraphFile), spec.Options{RepoRoot: workdir})
+	rep, err := spec.Load(DraftPath(workdir, GraphFile), spec.Options{RepoRoot: workdir, Protected: protected})
 	if err != nil {
 		msg := "missing; write the task graph there"
 		if !errors.Is(err, os.ErrNotExist) {

@@ -66,7 +66,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if opts.GraphFile == "" {
 		opts.GraphFile = paths.Graph
 	}
-	g, err := loadGraph(opts.GraphFile, opts.Root)
+	g, err := loadRunnableGraph(opts.GraphFile, opts.Root, opts.Config)
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}

@@ -69,7 +69,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		opts.GraphFile = paths.Graph
 	}
 	paths.Graph = opts.GraphFile
-	g, err := loadGraph(opts.GraphFile, opts.Root)
+	g, err := loadRunnableGraph(opts.GraphFile, opts.Root, opts.Config)
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
@@ -241,7 +241,35 @@ func coordinatorRecord() []byte {
 
 // loadGraph loads and validates a task graph.
 func loadGraph(file, root string) (*spec.Graph, error) {
-	r, err := spec.Load(file, spec.Options{RepoRoot: root})
+	return loadGraphWith(file, spec.Options{RepoRoot: root})
+}
+
+// loadRunnableGraph loads a graph zerg is about to run with cfg: besides
+// loadGraph's checks, no task may own a protected path (GraphOptions).
+func loadRunnableGraph(file, root string, cfg config.Config) (*spec.Graph, error) {
+	return loadGraphWith(file, GraphOptions(root, cfg))
+}
+
+// GraphOptions are the checks of a graph zerg will run in root with cfg:
+// the symlink check, and the protected paths (zerg's own and
+// security.protected_paths), which no task may create or modify since no
+// worker may change them.
+func GraphOptions(root string, cfg config.Config) spec.Options {
+	o := spec.Options{RepoRoot: root}
+	if prot, err := security.NewProtectedPaths(ProtectedPaths(cfg)); err == nil {
+		o.Protected = prot.Match
+	}
+	return o
+}
+
+// ProtectedPaths are the paths no worker may add, change or delete:
+// zerg's own list and security.protected_paths.
+func ProtectedPaths(cfg config.Config) []string {
+	return append(security.DefaultProtected(), cfg.Security.ProtectedPaths...)
+}
+
+func loadGraphWith(file string, opts spec.Options) (*spec.Graph, error) {
+	r, err := spec.Load(file, opts)
 	if err != nil {
 		return nil, err
 	}

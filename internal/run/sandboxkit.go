@@ -90,7 +90,6 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 			FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles},
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken),
 		Allow:        opts.Config.Egress.Allow,
-		Protected:    append(security.DefaultProtected(), opts.Config.Security.ProtectedPaths...),
 		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
 	}
 	return k, nil

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
@@ -145,7 +143,7 @@ type commitChecker struct {
 	raw       *Scanner   // no allowlist, for the neutral-name pass
 	allow     *Allowlist // the effective allowlist
 	forms     []string
-	protected []string // lower-cased
+	protected *ProtectedPaths
 	maxBytes  int64
 
 	mu       sync.Mutex
@@ -168,17 +166,11 @@ func newCommitChecker(r *gitx.Runner, opts CommitCheckOptions) (*commitChecker, 
 	for _, s := range opts.Secrets {
 		c.forms = append(c.forms, KeyForms(s)...)
 	}
-	pats := opts.Protected
-	if pats == nil {
-		pats = DefaultProtected()
+	prot, err := NewProtectedPaths(opts.Protected)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range pats {
-		lp := strings.ToLower(strings.TrimPrefix(p, "./"))
-		if lp == "" || strings.HasPrefix(lp, "/") || !doublestar.ValidatePattern(lp) {
-			return nil, fmt.Errorf("protected path pattern %q is not a valid relative glob", p)
-		}
-		c.protected = append(c.protected, lp)
-	}
+	c.protected = prot
 	return c, nil
 }
 
@@ -211,7 +203,7 @@ func (c *commitChecker) check(ctx context.Context, base, commit string) ([]Commi
 	var items []blobItem
 	var names []string
 	for _, ch := range changes {
-		if pat, ok := c.isProtected(ch.Path); ok {
+		if pat, ok := c.protected.Match(ch.Path); ok {
 			verb := map[string]string{"A": "added", "D": "deleted"}[ch.Status]
 			if verb == "" {
 				verb = "changed"
@@ -284,45 +276,6 @@ func (c *commitChecker) result() []CommitProblem {
 		return strings.Compare(a.Detail, b.Detail)
 	})
 	return slices.Compact(ps)
-}
-
-// isProtected reports the pattern that protects p: p matches it, or p
-// stands for a directory the pattern reaches into (".github" for
-// ".github/workflows/**"), where a symlink or a file would take the place
-// of what is protected.
-func (c *commitChecker) isProtected(p string) (string, bool) {
-	lp := strings.ToLower(p)
-	comps := strings.Split(lp, "/")
-	for _, pat := range c.protected {
-		if ok, _ := doublestar.Match(pat, lp); ok {
-			return pat, true
-		}
-		if reachesInto(strings.Split(pat, "/"), comps) {
-			return pat, true
-		}
-	}
-	return "", false
-}
-
-// reachesInto reports whether the pattern's components pat can match the
-// path components p followed by more components, with p's last component
-// matched by a name of the pattern, not absorbed by "**": a directory
-// anywhere could hold a protected name, but only one the pattern names
-// can be replaced by a link to unprotected content.
-func reachesInto(pat, p []string) bool {
-	if len(pat) == 0 || len(p) == 0 {
-		return false
-	}
-	if pat[0] == "**" {
-		return reachesInto(pat[1:], p) || len(p) > 1 && reachesInto(pat, p[1:])
-	}
-	if ok, _ := doublestar.Match(pat[0], p[0]); !ok {
-		return false
-	}
-	if len(p) == 1 {
-		return len(pat) > 1
-	}
-	return reachesInto(pat[1:], p[1:])
 }
 
 // checkNames scans the new path names: a name is content the commit adds

@@ -387,42 +387,6 @@ func TestCheckCommitErrors(t *testing.T) {
 	}
 }
 
-func TestDefaultProtectedMatches(t *testing.T) {
-	c, err := newCommitChecker(gitx.New(t.TempDir()), CommitCheckOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]bool{
-		".gitattributes": true, "src/.gitattributes": true, ".GITATTRIBUTES": true, ".gitmodules": true,
-		".zerg": true, ".zerg/config.yaml": true, ".claude": true, "a/b/.claude/settings.json": true,
-		".mcp.json": true, ".github": true, ".github/workflows": true, ".github/workflows/ci.yml": true,
-		".gitlab-ci.yml": true, ".husky/pre-commit": true, ".pre-commit-config.yaml": true, "x/.git/hooks/pre-commit": true,
-		".gitignore": false, ".github/ISSUE_TEMPLATE/bug.md": false, "docs/zerg.md": false, "src/claude.go": false,
-		"README.md": false, ".gitkeep": false, "zerg/config.yaml": false,
-	} {
-		if _, got := c.isProtected(p); got != want {
-			t.Errorf("isProtected(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
-func TestProtectedCustomPatterns(t *testing.T) {
-	c, err := newCommitChecker(gitx.New(t.TempDir()), CommitCheckOptions{Protected: []string{"db/*/schema.sql", "**/Secrets/*.key", "./Makefile"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]bool{
-		"db/main/schema.sql": true, "db/main": true, "db": true, "DB/Main/Schema.SQL": true,
-		"a/b/secrets/x.key": true, "a/b/secrets": true, "secrets": true, "makefile": true,
-		"db/main/other.sql": false, "dbx": false, "db/main/schema.sql/x": false,
-		"a/b": false, "a/b/secrets/x.txt": false, "src/makefile": false,
-	} {
-		if _, got := c.isProtected(p); got != want {
-			t.Errorf("isProtected(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 func TestReadBatches(t *testing.T) {
 	for _, tc := range []struct {
 		sizes []int64

@@ -35,6 +35,7 @@ const (
 	CodeGlobOverlap  = "glob-overlap"
 	CodeLegacy       = "legacy-field"
 	CodeSelfConflict = "create-and-modify"
+	CodeProtected    = "protected-path"
 )
 
 // Issue is one problem found in a graph. Message never repeats the task or

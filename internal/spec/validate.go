@@ -17,6 +17,11 @@ type Options struct {
 	// RepoRoot, when set, enables the symlink check: a path whose existing
 	// prefix resolves outside the repository is rejected.
 	RepoRoot string
+	// Protected, when set, reports the pattern that protects a path no
+	// worker may add, change or delete (security.ProtectedPaths.Match): a
+	// task that creates or modifies such a path could never pass, so it is
+	// an error.
+	Protected func(path string) (pattern string, ok bool)
 }
 
 // Report is the outcome of validating one graph.
@@ -171,6 +176,12 @@ func checkPaths(t *Task, ref string, opts Options) []Issue {
 				if esc := escapesViaSymlink(opts.RepoRoot, p); esc != "" {
 					issues = append(issues, Issue{Severity: Error, Code: CodeUnsafePath, Task: ref, Field: field, Path: p,
 						Message: fmt.Sprintf("%q leaves the repository through the symlink %s; use a path inside the repository", clip(p), esc)})
+				}
+			}
+			if opts.Protected != nil && l.field != "files.read" {
+				if pat, ok := opts.Protected(strings.TrimSuffix(cleanPath(p), "/")); ok {
+					issues = append(issues, Issue{Severity: Error, Code: CodeProtected, Task: ref, Field: field, Path: p,
+						Message: fmt.Sprintf("%q is protected by %q (zerg's list of git, zerg, Claude Code, CI and hook files, plus security.protected_paths): no worker may add, change or delete it, whatever its task owns; leave it out of the task and make that change yourself", clip(p), pat)})
 				}
 			}
 			if l.field == "files.modify" && inCreate[cleanPath(p)] {

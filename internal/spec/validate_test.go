@@ -282,3 +282,32 @@ func TestReadFileLimits(t *testing.T) {
 		t.Errorf("big: %v", err)
 	}
 }
+
+// TestProtectedPathsCannotBeOwned: with Options.Protected, a created or
+// modified path it protects (or a directory holding one) is an error naming
+// the task, the field and the pattern; a read path is not; without the
+// option nothing is checked.
+func TestProtectedPathsCannotBeOwned(t *testing.T) {
+	protected := func(p string) (string, bool) {
+		if p == ".github/workflows/ci.yml" || p == ".github" || p == ".github/workflows" {
+			return ".github/workflows/**", true
+		}
+		return "", false
+	}
+	doc := []byte(graphJSON(
+		task("A", 1, `"files":{"create":["src/a.go",".github/workflows/ci.yml"],"read":[".github/workflows/ci.yml"]}`),
+		task("B", 2, `"dependencies":["A"],"files":{"modify":["./.github/"]}`)))
+	r := Check(doc, Options{Protected: protected})
+	if len(r.Errors) != 2 {
+		t.Fatalf("errors %v, want 2", r.Errors)
+	}
+	for i, want := range []string{`task A: files.create[1]: ".github/workflows/ci.yml" is protected by ".github/workflows/**"`,
+		`task B: files.modify[0]: "./.github/" is protected by ".github/workflows/**"`} {
+		if got := r.Errors[i]; got.Code != CodeProtected || !strings.HasPrefix(got.String(), want) {
+			t.Errorf("error %d: %s (%s), want %s…", i, got, got.Code, want)
+		}
+	}
+	if r := Check(doc, Options{}); !r.Valid() {
+		t.Errorf("without Protected: %v", r.Errors)
+	}
+}

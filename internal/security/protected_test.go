@@ -1,0 +1,39 @@
+package security
+
+import "testing"
+
+func TestDefaultProtectedMatches(t *testing.T) {
+	c, err := NewProtectedPaths(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		".gitattributes": true, "src/.gitattributes": true, ".GITATTRIBUTES": true, ".gitmodules": true,
+		".zerg": true, ".zerg/config.yaml": true, ".claude": true, "a/b/.claude/settings.json": true,
+		".mcp.json": true, ".github": true, ".github/workflows": true, ".github/workflows/ci.yml": true,
+		".gitlab-ci.yml": true, ".husky/pre-commit": true, ".pre-commit-config.yaml": true, "x/.git/hooks/pre-commit": true,
+		".gitignore": false, ".github/ISSUE_TEMPLATE/bug.md": false, "docs/zerg.md": false, "src/claude.go": false,
+		"README.md": false, ".gitkeep": false, "zerg/config.yaml": false,
+	} {
+		if _, got := c.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestProtectedCustomPatterns(t *testing.T) {
+	c, err := NewProtectedPaths([]string{"db/*/schema.sql", "**/Secrets/*.key", "./Makefile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"db/main/schema.sql": true, "db/main": true, "db": true, "DB/Main/Schema.SQL": true,
+		"a/b/secrets/x.key": true, "a/b/secrets": true, "secrets": true, "makefile": true,
+		"db/main/other.sql": false, "dbx": false, "db/main/schema.sql/x": false,
+		"a/b": false, "a/b/secrets/x.txt": false, "src/makefile": false,
+	} {
+		if _, got := c.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

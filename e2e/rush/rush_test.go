@@ -534,6 +534,34 @@ func TestGraphOwningAProtectedPath(t *testing.T) {
 	}
 }
 
+// TestClaudeBehindASymlink: the CLI reached through a linked directory
+// (node_modules linked from another checkout) runs in the sandbox, where
+// only the directories zerg binds exist and the link's own relative target
+// would not resolve: zerg starts the resolved file.
+func TestClaudeBehindASymlink(t *testing.T) {
+	p := newProject(t, nil)
+	real, err := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(claudeBin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(filepath.Dir(p.dir), "linked", "node_modules")
+	if err := os.MkdirAll(filepath.Dir(linked), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, linked); err != nil {
+		t.Fatal(err)
+	}
+	env := p.env()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "ZERG_CLAUDE=") {
+			env[i] = "ZERG_CLAUDE=" + filepath.Join(linked, ".bin", "claude")
+		}
+	}
+	if r := p.zergEnv(env, "rush", "demo", "--rehearse"); r.code != 0 || !strings.Contains(r.stdout, "demo: DELIVERED") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestKillCoordinatorAndResume: SIGKILL `zerg rush` in the middle of a level,
 // then --resume: the integration tree is identical to an uninterrupted run's
 // and no task is merged twice.

@@ -43,6 +43,18 @@ type Sandboxed struct {
 	MaxFileBytes int64
 }
 
+// resolved is p with every symlink resolved, or p when that fails (the
+// start then fails and says so).
+func resolved(p string) string {
+	if p == "" {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
 // placeholderKey is what the sandbox holds instead of the API key.
 const placeholderKey = "sk-ant-zerg-sandbox-placeholder"
 
@@ -124,6 +136,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 
 	out, retryAfter, err := launch(ctx, in, prompt, func(sp *claude.Spec) {
 		sp.RunAs = u
+		// Inside, only the directories zerg binds exist (the run binds the
+		// located and the resolved one of each binary), so a link on the way
+		// (node_modules linked from another checkout) would not resolve:
+		// start the resolved files.
+		sp.Binary, sp.Hook.ZergBinary = resolved(sp.Binary), resolved(sp.Hook.ZergBinary)
 		sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
 		sp.SetEnv = withEnv(withEnv(sp.SetEnv, sb.envMap()), map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
 			"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})

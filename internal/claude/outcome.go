@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zergrush/zerg/internal/sandbox"
 )
 
 // Class is how a run ended, for the coordinator's retry policy
@@ -296,6 +298,9 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 		if isUsageError(pf.stderr) && pf.signal == "" {
 			return ClassFatal, ReasonUsage, lastLine(pf.stderr)
 		}
+		if line := sandboxExecFailure(pf); line != "" {
+			return ClassFatal, ReasonStartFailed, "the CLI could not start inside the sandbox (" + line + "); check that the claude binary and the directories its links lead to are readable by the worker user"
+		}
 		if pf.signal != "" {
 			return ClassInfra, ReasonKilled, "claude killed by signal " + pf.signal + tail(pf.stderr)
 		}
@@ -424,6 +429,20 @@ var usageErrors = []string{
 	"cannot be used with root",
 	"requires --verbose",
 	"Input must be provided",
+}
+
+// sandboxExecFailure is the sandbox init's line saying it could not exec
+// the CLI (exit 126 or 127, sandbox.ExecFailCode), or "".
+func sandboxExecFailure(pf procFacts) string {
+	if pf.exitCode != 126 && pf.exitCode != 127 {
+		return ""
+	}
+	for _, l := range strings.Split(pf.stderr, "\n") {
+		if strings.HasPrefix(l, "zerg "+sandbox.InitCommand+": exec ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 func isUsageError(stderr string) bool {

@@ -148,6 +148,10 @@ func TestClassifyProcessEnds(t *testing.T) {
 		{"nothing at all", nil, procFacts{exitCode: 0}, 1 << 30, ClassInfra, ReasonNoResult},
 		{"usage error", nil, procFacts{exitCode: 1, stderr: "error: unknown option '--bogus'\n"}, 1 << 30, ClassFatal, ReasonUsage},
 		{"root bypass refused", nil, procFacts{exitCode: 1, stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"}, 1 << 30, ClassFatal, ReasonUsage},
+		// The sandbox's init could not exec the CLI: every worker would
+		// fail the same way, so the run stops instead of retrying.
+		{"no CLI in the sandbox", nil, procFacts{exitCode: 127, stderr: "zerg sandbox-init: exec /x/node_modules/.bin/claude: no such file or directory\n"}, 1 << 30, ClassFatal, ReasonStartFailed},
+		{"exit 127 of the CLI itself", nil, procFacts{exitCode: 127, stderr: "sh: git: not found\n"}, 1 << 30, ClassInfra, ReasonNoResult},
 		{"bad session id", nil, procFacts{exitCode: 1, stderr: "Error: Invalid session ID. Must be a valid UUID.\n"}, 1 << 30, ClassFatal, ReasonUsage},
 		{"stopped by us", initOnly, procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 0, ClassInfra, ReasonStopped},
 		{"stalled", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "stalled"}, 0, ClassInfra, ReasonStalled},

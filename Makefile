@@ -1,12 +1,13 @@
 # The README's two commands are `make demo` and `make test`. Everything they need
-# is installed from here: Go modules by `go`, the pinned Claude Code CLI by npm.
+# is installed from here: Go modules by `go`, the pinned Claude Code CLI by npm,
+# bubblewrap by apt-get when it is missing and we run as root.
 
 GO        ?= go
 CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
 
 all: build
 
@@ -22,9 +23,22 @@ $(CLAUDE_BIN): $(CLAUDE_DIR)/package.json $(CLAUDE_DIR)/package-lock.json
 	@$(CLAUDE_BIN) --version
 	@touch $@
 
+# Sandbox mode, the default, needs bubblewrap (0.8 or later). Installed when
+# missing and we can (root, apt-get); otherwise one line says what to run.
+bwrap:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install bubblewrap"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }; \
+	  else \
+	    echo "bubblewrap (bwrap) is missing; zerg's sandbox mode needs it: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)"; \
+	    exit 1; \
+	  fi; }
+
 # The README's test command: formatting, vet, and every test, including the
 # end-to-end suites that drive the real CLI.
-test: claude fmt-check vet
+test: claude bwrap fmt-check vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 
@@ -42,7 +56,7 @@ fmt-check:
 # The README's demo command: runs offline on the bundled example project, with
 # real workers, so it needs the pinned CLI as well as zerg itself (a fresh clone
 # has neither).
-demo: build claude
+demo: build claude bwrap
 	./scripts/demo.sh
 
 bench:

@@ -284,7 +284,7 @@ func TestParseProblems(t *testing.T) {
 		{"worker user root", "security:\n  worker_user: root\n",
 			[]string{f + `:2: security.worker_user: must not be root: workers would run with full privileges; use an unprivileged account such as zerg-worker`}},
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
-			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 31, not starting with a digit or -), e.g. zerg-worker`}},
+			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 26, since sandbox mode adds -N for each worker slot; not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
 			[]string{f + `:1: mode: "docker" is not a mode; use sandbox or subprocess`}},
 		{"bad schedule", "schedule: fast\n",

@@ -32,7 +32,9 @@ var (
 	gateNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 	modelRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,127}$`)
 	hexRE      = regexp.MustCompile(`^[0-9a-f]+$`)
-	userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
+	// At most 26 characters: sandbox mode adds "-N" per worker slot (up to
+	// "-1024"), and user names end at 31.
+	userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,25}$`)
 )
 
 // Upper bounds that catch typos (an extra zero) rather than express policy.
@@ -266,7 +268,7 @@ func (c Config) problems() []Problem {
 	if wu := c.Security.WorkerUser; wu == "root" {
 		add("security.worker_user", "must not be root: workers would run with full privileges; use an unprivileged account such as %s", DefaultWorkerUser)
 	} else if !userNameRE.MatchString(wu) {
-		add("security.worker_user", "%s is not a user name; use lower-case letters, digits, _ and - (at most 31, not starting with a digit or -), e.g. %s", quote(wu), DefaultWorkerUser)
+		add("security.worker_user", "%s is not a user name; use lower-case letters, digits, _ and - (at most 26, since sandbox mode adds -N for each worker slot; not starting with a digit or -), e.g. %s", quote(wu), DefaultWorkerUser)
 	}
 
 	// security rules

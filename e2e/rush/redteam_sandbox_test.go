@@ -415,10 +415,13 @@ func (rt *sandboxRedTeam) tasks() []sbTask {
 		{id: "RT-host", level: 1, owns: []string{"red/RT-host.txt", "red/RT-env.txt"}, retryable: true},
 		{id: sibling, level: 1, owns: []string{"red/RT-sibling.txt"}, first: []any{own("RT-sibling")}},
 		{id: "RT-linger", level: 1, owns: []string{"red/RT-linger.txt"}, first: []any{own("RT-linger")}},
-		{id: "RT-secrets", level: 1, owns: []string{"red/secrets/", ".gitattributes"}, retryable: true,
+		// The protected files are owned through globs that are not protected
+		// themselves (a graph that names a protected path is refused before
+		// the run): the commit check, not the ownership, must stop them.
+		{id: "RT-secrets", level: 1, owns: []string{"red/secrets/", "*.gitattributes"}, retryable: true,
 			first: []any{write("red/secrets/ok.txt", "ok\n")}},
 		{id: "RT-secretname", level: 1, owns: []string{"red/names/"}, retryable: true},
-		{id: "RT-protected", level: 1, owns: []string{".zerg/*.yaml", ".claude/*.json", ".github/**", "red/protected/"}, retryable: true,
+		{id: "RT-protected", level: 1, owns: []string{"**/*.yaml", "**/*.json", ".github/**", "red/protected/"}, retryable: true,
 			first: []any{write("red/protected/ok.txt", "ok\n")}},
 		{id: "RT-forge", level: 1, owns: []string{"red/RT-forge.txt"}, retryable: true},
 		{id: "RT-forge429", level: 1, owns: []string{"red/RT-forge429.txt"}, first: []any{own("RT-forge429")}},

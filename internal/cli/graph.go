@@ -268,8 +268,6 @@ func findZergRoot(dir string) string {
 	}
 }
 
-// repoRootOf returns the repository (a directory with .git) holding file, or
-// "" when it is not inside one; used for the symlink escape check.
 // graphOptions are the checks of a graph file as rush would make them:
 // the repository's config (zerg's defaults when it has none or it does not
 // load, which config check reports) adds its protected paths.
@@ -284,6 +282,8 @@ func graphOptions(file string) spec.Options {
 	return run.GraphOptions(root, cfg)
 }
 
+// repoRootOf returns the repository (a directory with .git) holding file, or
+// "" when it is not inside one; used for the symlink escape check.
 func repoRootOf(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {

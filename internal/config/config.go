@@ -267,7 +267,7 @@ type Security struct {
 	WorkerUser string `yaml:"worker_user"`
 	// ProtectedPaths are globs a worker's commit may never touch, on top of
 	// zerg's own list (.git*, .zerg/, .claude/, CI configuration, hooks),
-	// whatever a task's ownership says. Sandbox mode.
+	// whatever a task's ownership says. Both modes.
 	ProtectedPaths []string `yaml:"protected_paths"`
 }
 

@@ -297,6 +297,8 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: sandbox.memory_mb: -1 is out of range; use a whole number from 0 to 1073741824`, f + `:3: sandbox.max_commit_file_mb: 0 is out of range; use a whole number from 1 to 4096`}},
 		{"protected path outside", "security:\n  protected_paths: [/etc/passwd]\n",
 			[]string{f + `:2: security.protected_paths[0]: "/etc/passwd" is not a repository-relative glob; write one like deploy/** or Makefile`}},
+		{"protected path that is no path", "security:\n  protected_paths: [\"./\"]\n",
+			[]string{f + `:2: security.protected_paths[0]: "./" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"mode tasks", "mode: tasks\n",
 			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox or subprocess`}},
 		{"schedule dag", "schedule: dag\n",

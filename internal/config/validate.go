@@ -180,7 +180,7 @@ func (c Config) problems() []Problem {
 		positive(p+".timeout", g.Timeout)
 	}
 
-	// sandbox mode: egress, limits, protected paths
+	// sandbox mode: egress, limits; protected paths (both modes)
 	for i, h := range c.Egress.Allow {
 		p := fmt.Sprintf("egress.allow[%d]", i)
 		if !egressRE.MatchString(h) {
@@ -200,7 +200,8 @@ func (c Config) problems() []Problem {
 	intRange("sandbox.max_commit_file_mb", c.Sandbox.MaxCommitFileMB, 1, 4096)
 	for i, g := range c.Security.ProtectedPaths {
 		p := fmt.Sprintf("security.protected_paths[%d]", i)
-		if g == "" || strings.HasPrefix(g, "/") || strings.Contains(g, "..") || !doublestar.ValidatePattern(g) {
+		// As security.NewProtectedPaths reads it: "./" alone is no path.
+		if strings.TrimPrefix(g, "./") == "" || strings.HasPrefix(g, "/") || strings.Contains(g, "..") || !doublestar.ValidatePattern(g) {
 			add(p, "%s is not a repository-relative glob; write one like deploy/** or Makefile", quote(g))
 		}
 	}

@@ -29,7 +29,7 @@ type DesignInput struct {
 	Model     string
 	// Protected, when set, reports the paths no task may own (see
 	// spec.Options): the graph is checked as rush will check it.
-	Protected func(path string) (pattern string, ok bool)
+	Protected spec.ProtectedPaths
 	// Progress, when set, is told about each round.
 	Progress func(Round)
 }
@@ -116,7 +116,7 @@ func Design(ctx context.Context, m Model, in DesignInput) (DesignResult, error) 
 // says which paths no task may own) and adds
 // the files the session failed to write as errors, so the next round is
 // told about them too.
-func checkDraft(workdir, feature string, protected func(string) (string, bool)) (Round, *spec.Report) {
+func checkDraft(workdir, feature string, protected spec.ProtectedPaths) (Round, *spec.Report) {
 	var r Round
 	if fi, err := os.Stat(DraftPath(workdir, DesignFile)); err != nil || fi.Size() == 0 {
 		r.Errors = append(r.Errors, spec.Issue{Severity: spec.Error, Code: spec.CodeMissing, Field: DraftDir + "/" + DesignFile,

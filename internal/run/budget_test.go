@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/eventlog"
@@ -243,5 +244,31 @@ func writeLog(t *testing.T, path string, l *memLog) {
 		if _, err := log.AppendData(e.Type, e.Task, e.Attempt, e.Data); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A graph whose tasks still to run own a protected path is refused; a task
+// the run already merged or committed is not, so a run started before the
+// check (subprocess mode did not make it) still resumes.
+func TestProtectedOwnershipSparesDoneTasks(t *testing.T) {
+	g := mustGraph(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": [".github/workflows/ci.yml"]}},
+ {"id": "B", "title": "b", "level": 1, "files": {"create": [".zerg/hooks/x"]}},
+ {"id": "C", "title": "c", "level": 1, "files": {"create": ["c.go"]}}
+]}`)
+	opts := Options{Config: config.Default()}
+	st := NewState()
+	err := checkProtectedOwnership("g.json", g, opts, st)
+	if err == nil || !strings.Contains(err.Error(), "task A:") || !strings.Contains(err.Error(), "task B:") {
+		t.Fatalf("a new run: %v, want A and B named", err)
+	}
+	st.Tasks["A"] = &TaskState{ID: "A", Status: StatusMerged}
+	st.Tasks["B"] = &TaskState{ID: "B", Status: StatusCommitted, Commit: "abc"}
+	if err := checkProtectedOwnership("g.json", g, opts, st); err != nil {
+		t.Errorf("done tasks were refused: %v", err)
+	}
+	st.Tasks["B"] = &TaskState{ID: "B", Status: StatusFailed}
+	if err := checkProtectedOwnership("g.json", g, opts, st); err == nil || strings.Contains(err.Error(), "task A:") {
+		t.Errorf("B still to run: %v, want only B named", err)
 	}
 }

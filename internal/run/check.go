@@ -14,6 +14,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/security"
@@ -66,8 +67,16 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if opts.GraphFile == "" {
 		opts.GraphFile = paths.Graph
 	}
-	g, err := loadRunnableGraph(opts.GraphFile, opts.Root, opts.Config)
+	g, err := loadGraph(opts.GraphFile, opts.Root)
 	if err != nil {
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
+	}
+	// As rush will see it: tasks a run already committed are left alone.
+	st := NewState()
+	if evs, err := eventlog.Read(paths.Events); err == nil {
+		st = Replay(evs)
+	}
+	if err := checkProtectedOwnership(opts.GraphFile, g, opts, st); err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
 	refs := gitRefs{repo: &gitx.Repo{Runner: gitx.New(opts.Root)}}

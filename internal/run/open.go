@@ -69,7 +69,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		opts.GraphFile = paths.Graph
 	}
 	paths.Graph = opts.GraphFile
-	g, err := loadRunnableGraph(opts.GraphFile, opts.Root, opts.Config)
+	g, err := loadGraph(opts.GraphFile, opts.Root)
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
@@ -90,6 +90,9 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		}
 	}
 	st := Replay(events)
+	if err := checkProtectedOwnership(opts.GraphFile, g, opts, st); err != nil {
+		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
+	}
 	c := &Coordinator{feature: opts.Feature, cfg: opts.Config, graph: g, paths: paths, state: st,
 		rehearsal: opts.Rehearsal, scenario: opts.Scenario, progress: newProgress(opts.Progress)}
 	switch {
@@ -241,35 +244,7 @@ func coordinatorRecord() []byte {
 
 // loadGraph loads and validates a task graph.
 func loadGraph(file, root string) (*spec.Graph, error) {
-	return loadGraphWith(file, spec.Options{RepoRoot: root})
-}
-
-// loadRunnableGraph loads a graph zerg is about to run with cfg: besides
-// loadGraph's checks, no task may own a protected path (GraphOptions).
-func loadRunnableGraph(file, root string, cfg config.Config) (*spec.Graph, error) {
-	return loadGraphWith(file, GraphOptions(root, cfg))
-}
-
-// GraphOptions are the checks of a graph zerg will run in root with cfg:
-// the symlink check, and the protected paths (zerg's own and
-// security.protected_paths), which no task may create or modify since no
-// worker may change them.
-func GraphOptions(root string, cfg config.Config) spec.Options {
-	o := spec.Options{RepoRoot: root}
-	if prot, err := security.NewProtectedPaths(ProtectedPaths(cfg)); err == nil {
-		o.Protected = prot.Match
-	}
-	return o
-}
-
-// ProtectedPaths are the paths no worker may add, change or delete:
-// zerg's own list and security.protected_paths.
-func ProtectedPaths(cfg config.Config) []string {
-	return append(security.DefaultProtected(), cfg.Security.ProtectedPaths...)
-}
-
-func loadGraphWith(file string, opts spec.Options) (*spec.Graph, error) {
-	r, err := spec.Load(file, opts)
+	r, err := spec.Load(file, spec.Options{RepoRoot: root})
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +252,47 @@ func loadGraphWith(file string, opts spec.Options) (*spec.Graph, error) {
 		return nil, fmt.Errorf("%s: invalid task graph: %s", file, strings.ReplaceAll(r.Err().Error(), "\n", "; "))
 	}
 	return r.Graph, nil
+}
+
+// checkProtectedOwnership refuses a graph whose tasks still to run create
+// or modify a protected path (GraphOptions): they could never pass. A task
+// the run already committed or merged is left alone, so a run from before
+// this check (subprocess mode did not make it) still resumes.
+func checkProtectedOwnership(file string, g *spec.Graph, opts Options, st *State) error {
+	r := spec.Check(g.Raw, GraphOptions(opts.Root, opts.Config))
+	var bad []string
+	for _, e := range r.Errors {
+		if e.Code != spec.CodeProtected {
+			continue
+		}
+		if ts := st.Task(e.Task); ts.Status == StatusMerged || ts.Commit != "" {
+			continue
+		}
+		bad = append(bad, e.String())
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: invalid task graph: %s", file, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// GraphOptions are the checks of a graph zerg will run in root with cfg:
+// the symlink check, and the protected paths (zerg's own and
+// security.protected_paths), which no task may create or modify since no
+// worker may change them.
+func GraphOptions(root string, cfg config.Config) spec.Options {
+	prot, err := security.NewProtectedPaths(ProtectedPaths(cfg))
+	if err != nil {
+		// config.Validate refuses such a list; zerg's own still holds.
+		prot, _ = security.NewProtectedPaths(nil)
+	}
+	return spec.Options{RepoRoot: root, Protected: prot}
+}
+
+// ProtectedPaths are the paths no worker may add, change or delete:
+// zerg's own list and security.protected_paths.
+func ProtectedPaths(cfg config.Config) []string {
+	return append(security.DefaultProtected(), cfg.Security.ProtectedPaths...)
 }
 
 // graphHash identifies a graph by its bytes.

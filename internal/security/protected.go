@@ -38,13 +38,24 @@ func NewProtectedPaths(pats []string) (*ProtectedPaths, error) {
 // ".github/workflows/**"), where a symlink or a file would take the place
 // of what is protected.
 func (p *ProtectedPaths) Match(path string) (string, bool) {
-	lp := strings.ToLower(path)
-	comps := strings.Split(lp, "/")
+	if pat, ok := p.Covers(path); ok {
+		return pat, true
+	}
+	comps := strings.Split(strings.ToLower(path), "/")
 	for _, pat := range p.pats {
-		if ok, _ := doublestar.Match(pat, lp); ok {
+		if reachesInto(strings.Split(pat, "/"), comps) {
 			return pat, true
 		}
-		if reachesInto(strings.Split(pat, "/"), comps) {
+	}
+	return "", false
+}
+
+// Covers reports the pattern path itself matches: a directory that only
+// holds protected paths (".github") is not covered.
+func (p *ProtectedPaths) Covers(path string) (string, bool) {
+	lp := strings.ToLower(path)
+	for _, pat := range p.pats {
+		if ok, _ := doublestar.Match(pat, lp); ok {
 			return pat, true
 		}
 	}

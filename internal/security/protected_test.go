@@ -37,3 +37,22 @@ func TestProtectedCustomPatterns(t *testing.T) {
 		}
 	}
 }
+
+// Covers is Match without the directories a pattern reaches into.
+func TestProtectedCovers(t *testing.T) {
+	c, err := NewProtectedPaths(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		".github/workflows/ci.yml": true, ".zerg": true, ".zerg/hooks/x": true,
+		".github/workflows": true, ".github": false, "src": false,
+	} {
+		if _, got := c.Covers(p); got != want {
+			t.Errorf("Covers(%q) = %v, want %v", p, got, want)
+		}
+		if _, got := c.Match(p); !got && (want || p == ".github") {
+			t.Errorf("Match(%q) = false", p)
+		}
+	}
+}

@@ -17,11 +17,19 @@ type Options struct {
 	// RepoRoot, when set, enables the symlink check: a path whose existing
 	// prefix resolves outside the repository is rejected.
 	RepoRoot string
-	// Protected, when set, reports the pattern that protects a path no
-	// worker may add, change or delete (security.ProtectedPaths.Match): a
-	// task that creates or modifies such a path could never pass, so it is
-	// an error.
-	Protected func(path string) (pattern string, ok bool)
+	// Protected, when set, says which paths no worker may add, change or
+	// delete: a task that creates or modifies one could never pass, so it
+	// is an error; a task owning a directory that holds some is warned.
+	Protected ProtectedPaths
+}
+
+// ProtectedPaths is security.ProtectedPaths as validation uses it.
+type ProtectedPaths interface {
+	// Match: the path is protected, or a file there would take the place
+	// of a directory holding protected paths.
+	Match(path string) (pattern string, ok bool)
+	// Covers: the path itself is protected.
+	Covers(path string) (pattern string, ok bool)
 }
 
 // Report is the outcome of validating one graph.
@@ -179,9 +187,9 @@ func checkPaths(t *Task, ref string, opts Options) []Issue {
 				}
 			}
 			if opts.Protected != nil && l.field != "files.read" {
-				if pat, ok := opts.Protected(strings.TrimSuffix(cleanPath(p), "/")); ok {
-					issues = append(issues, Issue{Severity: Error, Code: CodeProtected, Task: ref, Field: field, Path: p,
-						Message: fmt.Sprintf("%q is protected by %q (zerg's list of git, zerg, Claude Code, CI and hook files, plus security.protected_paths): no worker may add, change or delete it, whatever its task owns; leave it out of the task and make that change yourself", clip(p), pat)})
+				if is, ok := protectedIssue(opts.Protected, p); ok {
+					is.Task, is.Field, is.Path = ref, field, p
+					issues = append(issues, is)
 				}
 			}
 			if l.field == "files.modify" && inCreate[cleanPath(p)] {
@@ -191,6 +199,29 @@ func checkPaths(t *Task, ref string, opts Options) []Issue {
 		}
 	}
 	return issues
+}
+
+// protectedIssue judges an owned path against the protected ones. A file
+// that is protected, or stands where a directory of protected paths is,
+// could never be changed: an error. A directory ("dir/") or a glob is an
+// error only when it is protected itself; a directory that holds protected
+// paths is a warning, since the task may well leave them alone.
+func protectedIssue(prot ProtectedPaths, p string) (Issue, bool) {
+	c := cleanPath(p)
+	dir := strings.HasSuffix(p, "/")
+	pat, ok := prot.Covers(c)
+	if !ok && !dir && !strings.ContainsAny(c, "*?[{") {
+		pat, ok = prot.Match(c)
+	}
+	if ok {
+		return Issue{Severity: Error, Code: CodeProtected,
+			Message: fmt.Sprintf("%q is protected by %q (zerg's list of git, zerg, Claude Code, CI and hook files, plus security.protected_paths): no worker may add, change or delete it, whatever its task owns; leave it out of the task and make that change yourself", clip(p), pat)}, true
+	}
+	if pat, ok := prot.Match(c); ok && dir {
+		return Issue{Severity: Warning, Code: CodeProtected,
+			Message: fmt.Sprintf("%q holds paths protected by %q: a change to them will be refused at commit, whatever the task owns", clip(p), pat)}, true
+	}
+	return Issue{}, false
 }
 
 // unsafePath says why a path is not a plain repository-relative path, or "".

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // graphJSON wraps task objects into a graph document.
@@ -284,28 +286,47 @@ func TestReadFileLimits(t *testing.T) {
 }
 
 // TestProtectedPathsCannotBeOwned: with Options.Protected, a created or
-// modified path it protects (or a directory holding one) is an error naming
-// the task, the field and the pattern; a read path is not; without the
-// option nothing is checked.
+// modified file it protects (or one standing where a directory of
+// protected paths is) is an error naming the task, the field and the
+// pattern, and so is a directory or glob that is protected itself; a
+// directory that only holds protected paths is a warning, a read path and
+// a glob that merely overlaps are nothing; without the option nothing is
+// checked.
 func TestProtectedPathsCannotBeOwned(t *testing.T) {
-	protected := func(p string) (string, bool) {
-		if p == ".github/workflows/ci.yml" || p == ".github" || p == ".github/workflows" {
-			return ".github/workflows/**", true
-		}
-		return "", false
+	prot, err := security.NewProtectedPaths(append(security.DefaultProtected(), "db/*/schema.sql"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	doc := []byte(graphJSON(
 		task("A", 1, `"files":{"create":["src/a.go",".github/workflows/ci.yml"],"read":[".github/workflows/ci.yml"]}`),
-		task("B", 2, `"dependencies":["A"],"files":{"modify":["./.github/"]}`)))
-	r := Check(doc, Options{Protected: protected})
-	if len(r.Errors) != 2 {
-		t.Fatalf("errors %v, want 2", r.Errors)
+		task("B", 3, `"dependencies":["C"],"files":{"modify":["./.github/"]}`),
+		task("C", 2, `"dependencies":["A"],"files":{"create":[".zerg/",".github"]}`),
+		task("D", 2, `"dependencies":["A"],"files":{"create":["db/*","src/**","**/*.go"]}`)))
+	r := Check(doc, Options{Protected: prot})
+	var errs, warns []string
+	for _, is := range r.Errors {
+		errs = append(errs, is.String())
 	}
-	for i, want := range []string{`task A: files.create[1]: ".github/workflows/ci.yml" is protected by ".github/workflows/**"`,
-		`task B: files.modify[0]: "./.github/" is protected by ".github/workflows/**"`} {
-		if got := r.Errors[i]; got.Code != CodeProtected || !strings.HasPrefix(got.String(), want) {
-			t.Errorf("error %d: %s (%s), want %s…", i, got, got.Code, want)
+	for _, is := range r.Warnings {
+		if is.Code == CodeProtected {
+			warns = append(warns, is.String())
 		}
+	}
+	wantErrs := []string{
+		`task A: files.create[1]: ".github/workflows/ci.yml" is protected by ".github/workflows/**"`,
+		`task C: files.create[0]: ".zerg/" is protected by ".zerg/**"`,
+		`task C: files.create[1]: ".github" is protected by ".github/workflows/**"`,
+	}
+	if len(errs) != len(wantErrs) {
+		t.Fatalf("errors:\n%s\nwant %d", strings.Join(errs, "\n"), len(wantErrs))
+	}
+	for i, want := range wantErrs {
+		if !strings.HasPrefix(errs[i], want) {
+			t.Errorf("error %d: %s, want %s…", i, errs[i], want)
+		}
+	}
+	if len(warns) != 1 || !strings.HasPrefix(warns[0], `task B: files.modify[0]: "./.github/" holds paths protected by ".github/workflows/**"`) {
+		t.Errorf("warnings: %q", warns)
 	}
 	if r := Check(doc, Options{}); !r.Valid() {
 		t.Errorf("without Protected: %v", r.Errors)

@@ -298,7 +298,7 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 		if isUsageError(pf.stderr) && pf.signal == "" {
 			return ClassFatal, ReasonUsage, lastLine(pf.stderr)
 		}
-		if line := sandboxExecFailure(pf); line != "" {
+		if line := sandbox.StartFailure(pf.exitCode, pf.stderr); line != "" {
 			return ClassFatal, ReasonStartFailed, "the CLI could not start inside the sandbox (" + line + "); check that the claude binary and the directories its links lead to are readable by the worker user"
 		}
 		if pf.signal != "" {
@@ -429,20 +429,6 @@ var usageErrors = []string{
 	"cannot be used with root",
 	"requires --verbose",
 	"Input must be provided",
-}
-
-// sandboxExecFailure is the sandbox init's line saying it could not exec
-// the CLI (exit 126 or 127, sandbox.ExecFailCode), or "".
-func sandboxExecFailure(pf procFacts) string {
-	if pf.exitCode != 126 && pf.exitCode != 127 {
-		return ""
-	}
-	for _, l := range strings.Split(pf.stderr, "\n") {
-		if strings.HasPrefix(l, "zerg "+sandbox.InitCommand+": exec ") {
-			return strings.TrimSpace(l)
-		}
-	}
-	return ""
 }
 
 func isUsageError(stderr string) bool {

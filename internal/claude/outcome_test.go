@@ -1,9 +1,12 @@
 package claude
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/sandbox"
 )
 
 // replay folds captured lines into a state the way Run does and classifies.
@@ -150,7 +153,7 @@ func TestClassifyProcessEnds(t *testing.T) {
 		{"root bypass refused", nil, procFacts{exitCode: 1, stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"}, 1 << 30, ClassFatal, ReasonUsage},
 		// The sandbox's init could not exec the CLI: every worker would
 		// fail the same way, so the run stops instead of retrying.
-		{"no CLI in the sandbox", nil, procFacts{exitCode: 127, stderr: "zerg sandbox-init: exec /x/node_modules/.bin/claude: no such file or directory\n"}, 1 << 30, ClassFatal, ReasonStartFailed},
+		{"no CLI in the sandbox", nil, procFacts{exitCode: 127, stderr: sandbox.StartFailureLine(errors.New("exec /x/.bin/claude: no such file or directory")) + "\n"}, 1 << 30, ClassFatal, ReasonStartFailed},
 		{"exit 127 of the CLI itself", nil, procFacts{exitCode: 127, stderr: "sh: git: not found\n"}, 1 << 30, ClassInfra, ReasonNoResult},
 		{"bad session id", nil, procFacts{exitCode: 1, stderr: "Error: Invalid session ID. Must be a valid UUID.\n"}, 1 << 30, ClassFatal, ReasonUsage},
 		{"stopped by us", initOnly, procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 0, ClassInfra, ReasonStopped},

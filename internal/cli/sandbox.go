@@ -29,7 +29,7 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 			if c.SeccompExec {
 				// Returns only when something failed.
 				err := sandbox.SeccompExec(c, args)
-				fmt.Fprintf(a.stderr, "zerg %s: %v\n", sandbox.InitCommand, err)
+				fmt.Fprintln(a.stderr, sandbox.StartFailureLine(err))
 				os.Exit(sandbox.ExecFailCode(err))
 			}
 			// os.Exit, not an ExitError: the exit code is the command's,

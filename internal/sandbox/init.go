@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,7 +58,7 @@ func RunInit(c InitConfig, argv []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	child, err := startCommand(c, argv)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "zerg %s: %v\n", InitCommand, err)
+		fmt.Fprintln(os.Stderr, StartFailureLine(err))
 		return ExecFailCode(err)
 	}
 	go func() {
@@ -202,6 +203,28 @@ func ExecFailCode(err error) int {
 		return 126
 	}
 	return 125
+}
+
+// startFailurePrefix begins the one line the init prints when it could not
+// start the command, by either way (exit code ExecFailCode's): the driver
+// tells it from the command's own failures by it (StartFailure).
+const startFailurePrefix = "zerg " + InitCommand + ": cannot start the command: "
+
+// StartFailureLine is the init's line for a command it could not start.
+func StartFailureLine(err error) string { return startFailurePrefix + err.Error() }
+
+// StartFailure returns the init's start-failure line in a sandbox's stderr
+// when its exit code says the command did not start (125–127), or "".
+func StartFailure(exitCode int, stderr string) string {
+	if exitCode < 125 || exitCode > 127 {
+		return ""
+	}
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, startFailurePrefix) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 // initFail reports a failure of the init itself; 125 is not a code the

@@ -544,8 +544,12 @@ func TestExitCodes(t *testing.T) {
 	if r := b.sh("kill -KILL $$"); r.code != 128+9 {
 		t.Fatalf("killed by SIGKILL: %s", r)
 	}
-	if r := b.run("/nonexistent/cmd"); r.code != 127 || !strings.Contains(r.stderr, "/nonexistent/cmd") {
+	if r := b.run("/nonexistent/cmd"); r.code != 127 || !strings.Contains(StartFailure(r.code, r.stderr), "/nonexistent/cmd") {
 		t.Fatalf("missing command: %s", r)
+	}
+	// A command that runs and exits 127 itself is not a start failure.
+	if r := b.sh("echo 'sh: nope: not found' >&2; exit 127"); r.code != 127 || StartFailure(r.code, r.stderr) != "" {
+		t.Fatalf("the command's own 127: %s (start failure %q)", r, StartFailure(r.code, r.stderr))
 	}
 }
 
@@ -794,7 +798,7 @@ except PermissionError:
 		t.Fatalf("traced start: %s\nwant stdout %q", r, want)
 	}
 	// The message shows which path ran.
-	if r := b.runExecStep("/nonexistent/cmd"); r.code != 127 || !strings.Contains(r.stderr, "seccomp step: exec /nonexistent/cmd") {
+	if r := b.runExecStep("/nonexistent/cmd"); r.code != 127 || !strings.Contains(StartFailure(r.code, r.stderr), "seccomp step: exec /nonexistent/cmd") {
 		t.Fatalf("missing command through the step: %s", r)
 	}
 }

@@ -79,6 +79,20 @@ func newProject(t *testing.T) *project {
 		t.Fatal(err)
 	}
 	os.MkdirAll(p.home, 0o755)
+	// The demo turns the security rules off so that it never goes to the
+	// network; the journey's review checks them (nothing is fetched here).
+	cfgFile := filepath.Join(p.dir, ".zerg", "config.yaml")
+	cfg, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := strings.Replace(string(cfg), "security_rules:\n  enabled: false\n", "", 1)
+	if on == string(cfg) {
+		t.Fatal("the demo config no longer turns the security rules off; update this test")
+	}
+	if err := os.WriteFile(cfgFile, []byte(on), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	spec := filepath.Join(p.dir, ".zerg", "specs", "demo")
 	graph, err := os.ReadFile(filepath.Join(spec, "task-graph.json"))
 	if err != nil {

@@ -153,12 +153,14 @@ func TestRunBudgetStopsLaunches(t *testing.T) {
 			t.Errorf("%s is %s, want merged", id, s)
 		}
 	}
+	// The budget separates the two only while level 1's spending plus the
+	// next attempt's projection passes it: retune it if they move.
+	t.Logf("level 1 spent $%.4f; the next attempt is projected at $%.2f; budget $0.17", st.CostUSD, st.Projection.Task("L2-greet-all").AttemptUSD)
 	for _, id := range []string{"L2-greet-all", "L2-shout", "L3-tests"} {
 		if ts := st.Task(id); ts.Attempts != 0 || ts.Status == run.StatusFailed {
 			t.Errorf("%s launched past the budget: %+v", id, ts)
 		}
 	}
-	t.Logf("level 1 spent $%.4f; the next attempt is projected at $%.2f", st.CostUSD, st.Projection.Task("L2-greet-all").AttemptUSD)
 	if st.CostUSD > 0.17 {
 		t.Errorf("spent $%v, above the $0.17 budget", st.CostUSD)
 	}

@@ -539,7 +539,9 @@ func TestGraphOwningAProtectedPath(t *testing.T) {
 // only the directories zerg binds exist and the link's own relative target
 // would not resolve: zerg starts the resolved file.
 func TestClaudeBehindASymlink(t *testing.T) {
-	p := newProject(t, nil)
+	p := newProject(t, func(dir string) {
+		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string { return s + "mode: sandbox\n" })
+	})
 	real, err := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(claudeBin)))
 	if err != nil {
 		t.Fatal(err)

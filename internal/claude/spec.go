@@ -184,8 +184,8 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // an interactive plan) a config dir of its own, so the memory it would read
 // is always empty, and the memory files are outside what it may write. Git
 // instructions: the CLI's commit and pull-request workflow contradicts the
-// worker's rule that zerg, not the worker, commits. Together they are 2.5 KB
-// of every request with opus and 19 KB with sonnet.
+// worker's rule that zerg, not the worker, commits. Together they are about
+// 730 tokens of every request with opus and 4,800 with sonnet.
 var PromptEnv = map[string]string{
 	"CLAUDE_CODE_DISABLE_AUTO_MEMORY":      "1",
 	"CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",

@@ -257,7 +257,7 @@ func TestPackShrinksTheFirstRequest(t *testing.T) {
 		if r.zerg >= r.old {
 			t.Errorf("with sonnet, %s: the pack's request (%d) is not smaller than the whole spec's (%d)", r.task, r.zerg, r.old)
 		}
-		// Sonnet's CLI prompt and tool schemas are three times opus's, so
+		// Sonnet's CLI prompt and tool schemas are twice opus's, so
 		// the floor leaves less to cut (docs/context.md); this guards what
 		// is measured.
 		if vs := 1 - float64(r.zerg)/float64(r.dflt); vs < 0.74 {

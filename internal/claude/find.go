@@ -38,7 +38,7 @@ const (
 )
 
 // ErrNotFound is returned when no claude binary is available.
-var ErrNotFound = errors.New("claude binary not found (run `make claude`, set ZERG_CLAUDE, or put claude on PATH)")
+var ErrNotFound = errors.New("claude binary not found: set ZERG_CLAUDE or claude.path to it, put claude on PATH, or run `make claude` in zerg's own checkout for the pinned one")
 
 // Location is a found binary and where it came from.
 type Location struct {

@@ -176,7 +176,7 @@ func printDoctor(a *app, rep doctorReport) {
 	c := rep.Claude
 	switch {
 	case !c.Found:
-		line("MISSING", "claude", c.Error+" (required; run `make claude` or set ZERG_CLAUDE)")
+		line("MISSING", "claude", c.Error+" (required)")
 	case c.Version == "":
 		line("FAIL", "claude", c.Path+" ("+c.Source+"): "+c.Error)
 	default:

@@ -360,6 +360,9 @@ func TestRushDeliversDemo(t *testing.T) {
 	if strings.Contains(p.git("branch", "--list", "zerg/demo/task/*"), "L2-shout/2") {
 		t.Error("merged attempt branch not removed")
 	}
+	if left, _ := filepath.Glob(filepath.Join(p.home, "workspaces", "*", "demo")); len(left) != 0 {
+		t.Errorf("cleanup left the feature's workspace directory %v", left)
+	}
 	if m := p.zerg("merge", "demo", "--into", "main"); m.code != 0 || !strings.Contains(m.stdout, "fast-forwarded") {
 		t.Errorf("merge: exit %d\n%s%s", m.code, m.stdout, m.stderr)
 	}

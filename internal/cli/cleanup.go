@@ -158,6 +158,13 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		}
 		fmt.Fprintf(a.stdout, "%s worker state %s\n", verb, t.paths.State)
 	}
+	if !o.dryRun {
+		// The feature's workspace directory, then its repository's, once
+		// nothing is left in them: os.Remove never removes a non-empty one.
+		if os.Remove(t.paths.Workspaces) == nil {
+			_ = os.Remove(filepath.Dir(t.paths.Workspaces))
+		}
+	}
 
 	// What --all must not throw away: the log while a workspace may still
 	// need it, a delivery nobody merged.

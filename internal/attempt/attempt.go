@@ -238,12 +238,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 			return res, fmt.Errorf("check the changes of %s: %w", in.Task.ID, err)
 		}
 		if len(bad) > 0 {
-			var what []string
-			for _, p := range bad {
-				what = append(what, fmt.Sprintf("%s (%s: %s)", p.Path, p.Kind, p.Detail))
-				if err := in.record(security.AuditCommitRefused, map[string]any{"path": p.Path, "kind": p.Kind, "detail": p.Detail}); err != nil {
-					return res, err
-				}
+			what, err := in.recordProblems(bad)
+			if err != nil {
+				return res, err
 			}
 			res.Class, res.Reason = Task, "forbidden_change"
 			res.Detail = fmt.Sprintf("changed %s, which no worker may change whatever its task owns (zerg's, git's, CI and hook files, security.protected_paths); leave them alone",

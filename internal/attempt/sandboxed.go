@@ -215,13 +215,9 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return res, fmt.Errorf("check the result of %s: %w", in.Task.ID, err)
 	}
 	if len(problems) > 0 {
-		var what []string
-		for _, p := range problems {
-			path := in.safePath(p.Path)
-			what = append(what, fmt.Sprintf("%s (%s: %s)", path, p.Kind, p.Detail))
-			if err := in.record(commitProblemKind(p.Kind), map[string]any{"path": path, "kind": p.Kind, "detail": p.Detail}); err != nil {
-				return res, err
-			}
+		what, err := in.recordProblems(problems)
+		if err != nil {
+			return res, err
 		}
 		// Nothing of it enters the repository; the workspace stays for a
 		// person to look at.
@@ -440,6 +436,21 @@ func problemReason(ps []security.CommitProblem) string {
 		}
 	}
 	return "forbidden_change"
+}
+
+// recordProblems records each reason to refuse a worker's changes in the
+// audit log and returns them as the report words them, each path shown
+// only when it holds no secret.
+func (in Input) recordProblems(ps []security.CommitProblem) ([]string, error) {
+	var what []string
+	for _, p := range ps {
+		path := in.safePath(p.Path)
+		what = append(what, fmt.Sprintf("%s (%s: %s)", path, p.Kind, p.Detail))
+		if err := in.record(commitProblemKind(p.Kind), map[string]any{"path": path, "kind": p.Kind, "detail": p.Detail}); err != nil {
+			return nil, err
+		}
+	}
+	return what, nil
 }
 
 func commitProblemKind(kind string) string {

@@ -330,13 +330,17 @@ func gateReasons(cfg config.Config, remaining run.Range, fanOut int) []string {
 
 // printPlan shows what rush would do, and changes nothing.
 func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths) error {
-	r, err := spec.Load(graphFile, run.GraphOptions(repoRootOf(graphFile), cfg))
+	root := repoRootOf(graphFile)
+	r, err := spec.Load(graphFile, spec.Options{RepoRoot: root})
 	if err != nil {
 		return badInput(err)
 	}
 	if !r.Valid() {
 		a.printIssues(graphFile, r)
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors)", graphFile, len(r.Errors))}
+	}
+	if err := run.CheckProtected(graphFile, r.Graph, paths, run.Options{Root: root, Config: cfg}); err != nil {
+		return badInput(err)
 	}
 	an := spec.Analyze(r.Graph, workers)
 	w := a.stdout

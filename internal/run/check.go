@@ -14,7 +14,6 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/security"
@@ -71,12 +70,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
-	// As rush will see it: tasks a run already committed are left alone.
-	st := NewState()
-	if evs, err := eventlog.Read(paths.Events); err == nil {
-		st = Replay(evs)
-	}
-	if err := checkProtectedOwnership(opts.GraphFile, g, opts, st); err != nil {
+	if err := CheckProtected(opts.GraphFile, g, paths, opts); err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
 	refs := gitRefs{repo: &gitx.Repo{Runner: gitx.New(opts.Root)}}

@@ -276,6 +276,17 @@ func checkProtectedOwnership(file string, g *spec.Graph, opts Options, st *State
 	return nil
 }
 
+// CheckProtected is checkProtectedOwnership as rush will see it, for
+// callers that do not open the run (check, the dry run): the feature's
+// run log, when there is one, spares what its run already committed.
+func CheckProtected(file string, g *spec.Graph, paths Paths, opts Options) error {
+	st := NewState()
+	if evs, err := eventlog.Read(paths.Events); err == nil {
+		st = Replay(evs)
+	}
+	return checkProtectedOwnership(file, g, opts, st)
+}
+
 // GraphOptions are the checks of a graph zerg will run in root with cfg:
 // the symlink check, and the protected paths (zerg's own and
 // security.protected_paths), which no task may create or modify since no

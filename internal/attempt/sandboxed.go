@@ -41,6 +41,10 @@ type Sandboxed struct {
 	AuthToken    string
 	Allow        []string // egress allowlist (egress.allow)
 	MaxFileBytes int64
+	// Gateway is the policy of every model-API request (the caps, the
+	// betas, the server tools, the run's budget); each attempt adds its
+	// models and its own budget.
+	Gateway gateway.Policy
 }
 
 // resolved is p with every symlink resolved, or p when that fails (the
@@ -119,7 +123,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	gw, err := gateway.Start(gateway.Config{
 		Upstream: sb.Upstream, APIKey: sb.APIKey, AuthToken: sb.AuthToken, Placeholder: placeholderKey,
 		Allow: sb.Allow, Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) },
-		Screen: in.screenToolInput,
+		Screen: in.screenToolInput, Policy: in.gatewayPolicy(), Price: priceUsage,
 	}, sock)
 	if err != nil {
 		return Result{}, fmt.Errorf("start the gateway of %s: %w", in.Task.ID, err)
@@ -162,16 +166,9 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	}
 	stats := gw.Stats()
 	res := Result{Worker: out, RetryAfter: retryAfter}
-	model := in.Worker.Model
-	if in.Task.Model != "" {
-		model = in.Task.Model
-	}
-	classifySandboxed(&res, out, stats, model, ctx.Err() != nil)
-	for _, d := range out.PermissionDenials {
-		if err := in.record(security.AuditHookDenied, deniedCall(d, in.Scanner)); err != nil {
-			return res, err
-		}
-	}
+	// The denials were audited by the gateway as the CLI reported them to
+	// the model (the result event's list is the worker's to forge).
+	classifySandboxed(&res, out, stats, ctx.Err() != nil)
 
 	if res.Class == Success {
 		if in.OnVerify != nil {
@@ -260,25 +257,22 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 
 // classifySandboxed decides the attempt's class. The CLI's own word comes
 // from its stream, which code in the sandbox can forge; what the API said
-// comes from the gateway, which it cannot. A fatal class needs the API's
-// confirmation, and so does an account error (credit, usage limit, key);
-// usage and cost are the gateway's.
-func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model string, stopped bool) {
+// comes from the gateway, which it cannot. Every answer the gateway
+// recorded is to a request its policy accepted (the task's model, zerg's
+// betas, no server tools), so a fatal or account answer among them is
+// everybody's problem, whichever answer came last; what a worker can
+// provoke on its own (a malformed request, a refused one, its own budget)
+// is its task's failure. Usage and cost are the gateway's.
+func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, stopped bool) {
 	res.Worker.Usage = claude.Usage{InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
 		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
-	res.Worker.CostUSD = claude.CostUSD(model, res.Worker.Usage)
-	// An account error is the API's word on the last answer it refused.
-	account := ""
-	if st.LastStatus >= 400 {
-		account = claude.AccountReason(st.LastStatus, st.LastError)
-	}
-	if account == "" && st.Statuses[401] > 0 {
-		account = claude.ReasonAuth
-	}
-	apiFatal := st.Statuses[403] > 0 || st.Statuses[404] > 0
-	apiTrouble := st.Statuses[429] > 0 || st.Statuses[529] > 0
-	for code, n := range st.Statuses {
-		apiTrouble = apiTrouble || (code >= 500 && n > 0)
+	res.Worker.CostUSD = st.CostUSD
+	v := judgeAPI(st)
+	refused := 0
+	for _, r := range st.Refused {
+		if r.Kind == gateway.RefusedPolicy {
+			refused++
+		}
 	}
 	forged := func(what string) {
 		res.Class, res.Reason = Task, "forged_result"
@@ -293,22 +287,36 @@ func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model 
 		if out.Class == claude.ClassFatal {
 			res.Class = Fatal
 		}
-	case account != "":
-		res.Class, res.Reason = Account, account
-		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
+	case v.account.reason != "":
+		res.Class, res.Reason, res.Detail = Account, v.account.reason, v.account.detail()
 		res.Reset = st.Reset
 		if res.Reset == "" {
-			res.Reset = claude.ResetFromText(st.LastError)
+			res.Reset = claude.ResetFromText(v.account.err.Message)
 		}
-	case apiFatal:
-		res.Class, res.Reason = Fatal, out.Reason
-		if res.Reason == "" || out.Class != claude.ClassFatal {
-			res.Reason = claude.ReasonAuth
-		}
-		res.Detail = fmt.Sprintf("the API answered %d: %s", st.LastStatus, clip(st.LastError, 300))
+	case v.fatal.reason != "":
+		res.Class, res.Reason, res.Detail = Fatal, v.fatal.reason, v.fatal.detail()
+	case st.BudgetStop == gateway.BudgetTask:
+		res.Class, res.Reason = Task, claude.ReasonMaxBudget
+		res.Detail = fmt.Sprintf("the gateway refused further requests: the task's budget is spent ($%.4f at the API's usage); do the task in fewer turns", st.CostUSD)
+	case st.BudgetStop == gateway.BudgetRun:
+		res.Class, res.Reason = Infra, claude.ReasonRunBudget
+		res.Detail = "the gateway refused further requests: budget.run_usd is spent"
+	case refused > 0:
+		r := st.Refused[0]
+		res.Class, res.Reason = Task, claude.ReasonGatewayRefused
+		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox, first %s %s: %s; the worker may only use the model API as its CLI does",
+			refused+st.RefusedOmitted, r.Method, r.Path, clip(r.Reason, 200))
+	case v.task.reason != "":
+		// A request the API refused on its own (malformed, too large): the
+		// worker's request, the worker's task.
+		res.Class, res.Reason, res.Detail = Task, v.task.reason, v.task.detail()
+	case st.UpstreamFailures > 0 && out.Class != claude.ClassSuccess && out.Class != claude.ClassTask:
+		// The gateway could not reach the API: the run's infrastructure.
+		res.Class, res.Reason = Infra, claude.ReasonAPIUnreachable
+		res.Detail = "the gateway could not reach the model API: " + clip(st.LastError, 300)
 	case out.Class == claude.ClassFatal || out.Class == claude.ClassAccount:
 		forged("a fatal or account error")
-	case out.Class == claude.ClassInfra && apiReasons[out.Reason] && !apiTrouble:
+	case out.Class == claude.ClassInfra && apiReasons[out.Reason] && !v.trouble:
 		// Rate limits, overloads and server errors are the API's to report.
 		forged("an API failure (" + out.Reason + ")")
 	case out.Class == claude.ClassInfra:
@@ -320,6 +328,101 @@ func classifySandboxed(res *Result, out claude.Outcome, st gateway.Stats, model 
 	default:
 		res.Class, res.Reason, res.Detail = Infra, "unknown", workerDetail(out)
 	}
+}
+
+// apiVerdict is what the API's own answers of an attempt say: the first
+// answer of each severity, and whether any was passing trouble.
+type apiVerdict struct {
+	account, fatal, task apiAnswer
+	trouble              bool // a rate limit, an overload or a server error
+}
+
+// apiAnswer is one of the API's error answers and the reason it gives.
+type apiAnswer struct {
+	reason string // "" when there is none
+	err    gateway.APIError
+}
+
+func (a apiAnswer) detail() string {
+	return fmt.Sprintf("the API answered %d: %s", a.err.Status, clip(formatAPIError(a.err), 300))
+}
+
+// judgeAPI reads the gateway's record of the API's error answers. The
+// most severe one decides (an account answer over a fatal one over a
+// task's), not the last: code in the sandbox can choose which answer
+// comes last, not what the API says to the CLI's requests.
+func judgeAPI(st gateway.Stats) apiVerdict {
+	var v apiVerdict
+	for code, n := range st.Statuses {
+		if n > 0 && (code == 429 || code == 529 || code >= 500) {
+			v.trouble = true
+		}
+	}
+	set := func(a *apiAnswer, reason string, e gateway.APIError) {
+		if a.reason == "" {
+			*a = apiAnswer{reason, e}
+		}
+	}
+	for _, e := range st.APIErrors {
+		if e.Type == "overloaded_error" || e.Type == "api_error" || e.Type == "rate_limit_error" {
+			v.trouble = true
+		}
+		switch {
+		case e.Status == 401 || e.Type == "authentication_error":
+			set(&v.account, claude.ReasonAuth, e)
+		case e.Status == 400 && strings.HasPrefix(e.Message, "Your credit balance is too low"):
+			set(&v.account, claude.ReasonCredit, e)
+		case (e.Status == 429 || e.Status == 403) && usageLimitText(e.Message):
+			set(&v.account, claude.ReasonUsageLimit, e)
+		case e.Status == 403:
+			set(&v.fatal, claude.ReasonForbidden, e)
+		case e.Status == 404:
+			set(&v.fatal, claude.ReasonModelNotFound, e)
+		case e.Status == 413:
+			set(&v.task, claude.ReasonTooLarge, e)
+		case e.Status == 400 && strings.Contains(strings.ToLower(e.Message), "prompt is too long"):
+			set(&v.task, claude.ReasonContextTooLong, e)
+		case e.Status == 400:
+			set(&v.task, claude.ReasonBadRequest, e)
+		}
+	}
+	return v
+}
+
+// usageLimitText reports an answer about an organisation's or a
+// subscription's usage or spend limit.
+func usageLimitText(msg string) bool {
+	l := strings.ToLower(msg)
+	return strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")
+}
+
+func formatAPIError(e gateway.APIError) string {
+	if e.Type == "" {
+		return e.Message
+	}
+	return e.Type + ": " + e.Message
+}
+
+// gatewayPolicy is the policy of this attempt's requests: the run's, with
+// the attempt's model and fallback and its budget.
+func (in Input) gatewayPolicy() gateway.Policy {
+	p := in.Sandbox.Gateway
+	model := in.Worker.Model
+	if in.Task.Model != "" {
+		model = in.Task.Model
+	}
+	p.Models = nonEmpty(model, in.Worker.FallbackModel)
+	p.TaskUSD = in.Worker.MaxBudgetUSD
+	if in.Task.BudgetUSD > 0 {
+		p.TaskUSD = in.Task.BudgetUSD
+	}
+	return p
+}
+
+// priceUsage prices what the gateway saw at the model the request named.
+func priceUsage(model string, u gateway.Usage) float64 {
+	return claude.CostUSD(model, claude.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheWriteTokens})
 }
 
 // apiReasons are the infra reasons only the API can cause: in sandbox mode

@@ -68,6 +68,11 @@ const (
 	ReasonAborted         = "aborted"
 	ReasonUnknownResult   = "unknown_result"
 	ReasonStartFailed     = "start_failed"
+
+	// Reasons of sandbox mode, from what the gateway saw.
+	ReasonGatewayRefused = "gateway_refused" // code in the sandbox sent a request the gateway refused
+	ReasonRunBudget      = "run_budget"      // the gateway refused a request: budget.run_usd is spent
+	ReasonAPIUnreachable = "api_unreachable" // the gateway could not reach the API (connection, DNS, TLS)
 )
 
 // Outcome is everything known about a finished run.

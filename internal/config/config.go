@@ -52,7 +52,9 @@ type Config struct {
 	Gates         []Gate        `yaml:"gates"`
 	Env           Env           `yaml:"env"`
 	Egress        Egress        `yaml:"egress"`
+	Gateway       Gateway       `yaml:"gateway"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
+	Disk          Disk          `yaml:"disk"`
 	Toolchains    Toolchains    `yaml:"toolchains"`
 	Caches        Caches        `yaml:"caches"`
 	WorkerPolicy  WorkerPolicy  `yaml:"worker_policy"`
@@ -218,11 +220,39 @@ type Egress struct {
 	Allow []string `yaml:"allow"`
 }
 
+// Gateway is what a sandboxed worker's model-API requests may ask for
+// (docs/gateway.md): the gateway refuses anything else before it reaches
+// the API. The model must be the task's (or the fallback), and the budget
+// is budget.task_usd and budget.run_usd.
+type Gateway struct {
+	// MaxTokens caps a request's max_tokens (the CLI asks for 64000 with
+	// opus and sonnet, 32000 with haiku).
+	MaxTokens int `yaml:"max_tokens"`
+	// Betas are anthropic-beta features allowed on top of the ones the
+	// pinned CLI sends.
+	Betas []string `yaml:"betas"`
+	// ServerTools are server-side tools the API may run for a worker:
+	// web_search, web_fetch, code_execution, mcp. Their domains and MCP
+	// servers must also be in egress.allow.
+	ServerTools []string `yaml:"server_tools"`
+}
+
+// Disk bounds what runs take of the disk zerg's own records live on.
+type Disk struct {
+	// MinFreeMB: no attempt starts while the filesystem of the run's
+	// records or of the workspaces has less free; an attempt whose
+	// workspace grows while free space is below it is stopped.
+	MinFreeMB int `yaml:"min_free_mb"`
+	// WorkspaceMB bounds what one attempt may write: its workspace, home,
+	// CLAUDE_CONFIG_DIR and scratch space together. 0: no limit.
+	WorkspaceMB int `yaml:"workspace_mb"`
+}
+
 // Sandbox holds the resource limits of each sandboxed command (a worker,
 // its verification, a gate) and of what it may commit.
 type Sandbox struct {
-	MemoryMB        int `yaml:"memory_mb"`          // data segment (RLIMIT_DATA); 0: no limit
-	Processes       int `yaml:"processes"`          // processes of the worker's uid (RLIMIT_NPROC); 0: no limit
+	MemoryMB        int `yaml:"memory_mb"`          // memory of the command's processes together (a cgroup where the machine has one) and of each (RLIMIT_DATA); 0: no limit
+	Processes       int `yaml:"processes"`          // processes of the command together (a cgroup) and of the worker's uid (RLIMIT_NPROC); 0: no limit
 	CPUSeconds      int `yaml:"cpu_seconds"`        // CPU time per process (RLIMIT_CPU); 0: no limit
 	FileSizeMB      int `yaml:"file_size_mb"`       // largest file it may write (RLIMIT_FSIZE); 0: no limit
 	OpenFiles       int `yaml:"open_files"`         // open files per process (RLIMIT_NOFILE); 0: no limit
@@ -331,6 +361,8 @@ func Default() Config {
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}},
 		Egress:       Egress{Allow: []string{}},
+		Gateway:      Gateway{MaxTokens: 64000, Betas: []string{}, ServerTools: []string{}},
+		Disk:         Disk{MinFreeMB: 1024, WorkspaceMB: 4096},
 		Toolchains:   Toolchains{Off: []string{}, Paths: []string{}},
 		Caches:       Caches{Off: []string{}, ReadOnly: []string{}},
 		WorkerPolicy: WorkerPolicy{AllowCommands: []string{}, DenyCommands: []string{}},

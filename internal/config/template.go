@@ -119,14 +119,27 @@ security:
 egress:
   allow: []
 
+# Sandbox mode: what a worker's requests to the model API may ask for. The
+# model must be the task's or the fallback; budget.task_usd and
+# budget.run_usd are enforced here too (docs/gateway.md).
+gateway:
+  max_tokens: 64000   # cap on a request's max_tokens
+  betas: []           # anthropic-beta features allowed besides the CLI's own
+  server_tools: []    # web_search, web_fetch, code_execution, mcp: tools the API runs; their hosts must be in egress.allow
+
 # Sandbox mode: limits of each sandboxed command (0: no limit).
 sandbox:
-  memory_mb: 4096          # data segment of each process
-  processes: 1024          # processes of the worker's user
+  memory_mb: 4096          # memory of all its processes together (a cgroup, where the machine has one) and of each
+  processes: 1024          # its processes together (a cgroup) and those of the worker's user
   cpu_seconds: 3600        # CPU time of each process
   file_size_mb: 1024       # largest file a process may write
   open_files: 4096         # open files of each process
   max_commit_file_mb: 10   # largest file zerg commits from a worker
+
+# The disk zerg's records and the workspaces live on.
+disk:
+  min_free_mb: 1024    # no attempt starts below this much free space; a growing one is stopped
+  workspace_mb: 4096   # what one attempt may write (workspace, home, config, scratch); 0: no limit
 
 # Toolchains zerg finds from the repository's files (go.mod, package.json,
 # pyproject.toml, Cargo.toml, mix.exs, Makefile, mise.toml): workers, their

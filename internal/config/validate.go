@@ -198,6 +198,22 @@ func (c Config) problems() []Problem {
 		intRange(l.path, l.v, 0, 1<<30)
 	}
 	intRange("sandbox.max_commit_file_mb", c.Sandbox.MaxCommitFileMB, 1, 4096)
+	intRange("gateway.max_tokens", c.Gateway.MaxTokens, 1, 1<<30)
+	for i, b := range c.Gateway.Betas {
+		if !betaRE.MatchString(b) {
+			add(fmt.Sprintf("gateway.betas[%d]", i), "%s is not a beta feature name; write one like files-api-2025-04-14", quote(b))
+		}
+	}
+	for i, n := range c.Gateway.ServerTools {
+		if !slices.Contains(ServerToolNames, n) {
+			add(fmt.Sprintf("gateway.server_tools[%d]", i), "%s is not a server-side tool zerg knows; use one of %s", quote(n), strings.Join(ServerToolNames, ", "))
+		}
+	}
+	if (len(c.Gateway.Betas) > 0 || len(c.Gateway.ServerTools) > 0) && c.Mode == ModeSubprocess {
+		add("gateway", "applies to sandbox mode only: in subprocess mode the worker holds the key and talks to the API itself; use mode: sandbox or remove it")
+	}
+	intRange("disk.min_free_mb", c.Disk.MinFreeMB, 0, 1<<30)
+	intRange("disk.workspace_mb", c.Disk.WorkspaceMB, 0, 1<<30)
 	for i, g := range c.Security.ProtectedPaths {
 		p := fmt.Sprintf("security.protected_paths[%d]", i)
 		// As security.NewProtectedPaths reads it: "./" alone is no path.
@@ -336,6 +352,13 @@ var CacheNames = []string{"go-mod", "go-build", "npm", "pip", "uv", "cargo"}
 
 // commandNameRE is a program name as a policy rule names it.
 var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,63}$`)
+
+// betaRE is an anthropic-beta feature name.
+var betaRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,99}$`)
+
+// ServerToolNames are the values gateway.server_tools takes (the
+// gateway's ServerTools; config does not import that package).
+var ServerToolNames = []string{"web_search", "web_fetch", "code_execution", "mcp"}
 
 // egressRE is a host name, a host:port, or a *. wildcard of a domain.
 var egressRE = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -8,24 +9,49 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
-	"path"
 	"strings"
 	"time"
 )
 
-// APIPrefix is the only path prefix the gateway forwards to the model API:
-// the Messages API (and its token counting), nothing else the key could
-// reach (files, batches, models).
-const APIPrefix = "/v1/messages"
-
-// api forwards a model-API request: the sandbox's credentials are replaced by
-// the real ones, the answer streams back unbuffered and is parsed on the way.
+// api forwards a model-API request the policy accepts: the sandbox's
+// credentials are replaced by the real ones, the answer streams back
+// unbuffered and is parsed on the way. Anything else is refused before a
+// byte leaves the host.
 func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Path
-	if (p != APIPrefix && !strings.HasPrefix(p, APIPrefix+"/")) || strings.ContainsRune(p, '\\') || path.Clean(p) != strings.TrimSuffix(p, "/") {
-		writeAPIError(w, http.StatusNotFound, "not_found_error", "zerg gateway: only "+APIPrefix+" is forwarded to the model API")
+	if r.Method == http.MethodHead && r.URL.Path == "/" {
+		// The CLI's preconnect: nothing to forward, nothing to refuse.
+		w.WriteHeader(http.StatusOK)
 		return
 	}
+	pol := &g.cfg.Policy
+	countTokens, ref := checkRoute(r)
+	if ref == nil {
+		ref = pol.checkHeaders(r.Header)
+	}
+	var body []byte
+	if ref == nil {
+		body, ref = readRequestBody(r)
+	}
+	var req checked
+	if ref == nil {
+		req, ref = pol.checkBody(body, countTokens, g.allowed)
+	}
+	if ref != nil {
+		g.refuse(w, r, RefusedPolicy, ref)
+		return
+	}
+	// The denials the CLI reports back to the model: the audit's record of
+	// them, which no code in the sandbox can take back.
+	g.noteDenials(body)
+	if ref := g.admitSpend(req); ref != nil {
+		kind := RefusedBudget
+		if ref.status == http.StatusTooManyRequests {
+			kind = RefusedRate
+		}
+		g.refuse(w, r, kind, ref)
+		return
+	}
+
 	foreign := false
 	if k := r.Header.Values("X-Api-Key"); len(k) > 1 || len(k) == 1 && k[0] != g.cfg.Placeholder {
 		foreign = true
@@ -34,22 +60,27 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 		foreign = true
 	}
 	g.mu.Lock()
-	g.stats.Requests++
+	if countTokens {
+		g.stats.CountTokens++
+	} else {
+		g.stats.Requests++
+	}
 	if foreign {
 		g.stats.ForeignKeys++
 	}
 	g.mu.Unlock()
 
 	target := *g.upstream
-	target.Path = strings.TrimSuffix(g.upstream.Path, "/") + path.Clean(p)
-	if strings.HasSuffix(p, "/") {
-		target.Path += "/"
-	}
+	target.Path = strings.TrimSuffix(g.upstream.Path, "/") + r.URL.Path
 	target.RawPath = ""
 	target.RawQuery = r.URL.RawQuery
 
 	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
 	defer cancel()
+	r = r.WithContext(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Del("Content-Length")
 	sw := &scrubWriter{ResponseWriter: w, g: g}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -82,12 +113,15 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 			res.Body = &respBody{rc: res.Body, scrub: newScrubber(g.secrets),
-				parse: newParser(g, res.StatusCode, res.Header.Get("Content-Type"))}
+				parse: newParser(g, res.StatusCode, res.Header.Get("Content-Type"), req.model)}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			msg := g.scrubString(err.Error())
 			g.setLastError("zerg gateway: upstream request failed: " + msg)
+			g.mu.Lock()
+			g.stats.UpstreamFailures++
+			g.mu.Unlock()
 			status := http.StatusBadGateway
 			if errors.Is(err, context.DeadlineExceeded) {
 				status = http.StatusGatewayTimeout
@@ -95,8 +129,69 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 			writeAPIError(w, status, "api_error", "zerg gateway: upstream request failed: "+msg)
 		},
 	}
-	rp.ServeHTTP(sw, r.WithContext(ctx))
+	rp.ServeHTTP(sw, r)
 	sw.finish()
+}
+
+// readRequestBody reads a request body of at most MaxRequestBody bytes.
+func readRequestBody(r *http.Request) ([]byte, *refusal) {
+	if r.ContentLength > MaxRequestBody {
+		return nil, refuse(http.StatusRequestEntityTooLarge, "the request body of %d bytes is above the limit of %d", r.ContentLength, MaxRequestBody)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "the request body could not be read: %s", clip(err.Error(), 200))
+	}
+	if len(body) > MaxRequestBody {
+		return nil, refuse(http.StatusRequestEntityTooLarge, "the request body is above the limit of %d bytes", MaxRequestBody)
+	}
+	return body, nil
+}
+
+// allowed reports whether egress.allow covers host:port (for what the API
+// itself would reach on the worker's behalf: a server tool's domains, an
+// MCP server).
+func (g *Gateway) allowed(hostname string, port int) bool {
+	h, err := canonHost(hostname)
+	if err != nil || refusedName(h) != "" {
+		return false
+	}
+	for _, e := range g.allow {
+		if e.matches(h, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// admitSpend refuses a request once the attempt's or the run's budget is
+// spent, and count_tokens requests past their rate.
+func (g *Gateway) admitSpend(req checked) *refusal {
+	pol := &g.cfg.Policy
+	if req.countTokens {
+		if !g.countLimit.Allow() {
+			return refuse(http.StatusTooManyRequests, "count_tokens is limited to %d requests a minute", g.countPerMinute)
+		}
+		return nil
+	}
+	g.mu.Lock()
+	spent := g.stats.CostUSD
+	g.mu.Unlock()
+	stop, why := "", ""
+	switch {
+	case pol.TaskUSD > 0 && spent >= pol.TaskUSD:
+		stop, why = BudgetTask, fmt.Sprintf("the task's budget of $%.2f is spent ($%.4f by the API's usage)", pol.TaskUSD, spent)
+	case pol.Run.Exhausted():
+		stop, why = BudgetRun, fmt.Sprintf("the run's budget of $%.2f is spent ($%.4f by the API's usage)", pol.Run.Limit(), pol.Run.Spent())
+	default:
+		return nil
+	}
+	g.mu.Lock()
+	if g.stats.BudgetStop == "" {
+		g.stats.BudgetStop = stop
+	}
+	g.mu.Unlock()
+	return refuse(http.StatusBadRequest, "%s", why)
 }
 
 // decode makes a response body plain text: gzip is undone here (the gateway

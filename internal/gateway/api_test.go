@@ -52,9 +52,9 @@ func TestUpstreamGetsRealKey(t *testing.T) {
 	// setting; and one request carrying another key and a bearer token.
 	resp := post(t, api, baseURL+"/v1/messages?beta=true", placeholder, messagesBody(false))
 	readBody(t, resp)
-	readBody(t, post(t, px, baseURL+"/v1/messages/count_tokens?beta=true", placeholder, "{}"))
-	readBody(t, post(t, px, "http://LOCALHOST:3128/v1/messages", placeholder, "{}"))
-	req, _ := http.NewRequest(http.MethodPost, baseURL+"/v1/messages", strings.NewReader("{}"))
+	readBody(t, post(t, px, baseURL+"/v1/messages/count_tokens?beta=true", placeholder, countBody))
+	readBody(t, post(t, px, "http://LOCALHOST:3128/v1/messages", placeholder, messagesBody(false)))
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/v1/messages", strings.NewReader(messagesBody(false)))
 	req.Header.Set("X-Api-Key", "sk-ant-someone-elses-key")
 	req.Header.Set("Authorization", "Bearer sk-ant-stolen")
 	r4, err := api.Do(req)
@@ -83,8 +83,8 @@ func TestUpstreamGetsRealKey(t *testing.T) {
 		t.Errorf("query %q, want beta=true", s[0].query)
 	}
 	st := g.Stats()
-	if st.Requests != 4 || st.ForeignKeys != 1 || st.Statuses[200] != 4 || st.LastStatus != 200 {
-		t.Errorf("stats: requests %d foreign %d statuses %v last %d; want 4, 1, {200:4}, 200", st.Requests, st.ForeignKeys, st.Statuses, st.LastStatus)
+	if st.Requests != 3 || st.CountTokens != 1 || st.ForeignKeys != 1 || st.Statuses[200] != 4 || st.LastStatus != 200 {
+		t.Errorf("stats: requests %d count_tokens %d foreign %d statuses %v last %d; want 3, 1, 1, {200:4}, 200", st.Requests, st.CountTokens, st.ForeignKeys, st.Statuses, st.LastStatus)
 	}
 	if len(st.Denied) != 0 {
 		t.Errorf("denials for model-API requests: %v", st.Denied)
@@ -94,7 +94,7 @@ func TestUpstreamGetsRealKey(t *testing.T) {
 func TestUpstreamGetsBearerToken(t *testing.T) {
 	up, got := recordingUpstream(t, "")
 	_, sock := startGW(t, Config{Upstream: up.URL, AuthToken: realToken}, nil)
-	readBody(t, post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, "{}"))
+	readBody(t, post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, messagesBody(false)))
 	s := got()
 	if len(s) != 1 || s[0].auth != "Bearer "+realToken || s[0].apiKey != "" {
 		t.Fatalf("upstream saw %+v; want only Authorization: Bearer <token>", s)
@@ -134,7 +134,7 @@ func TestKeyNeverReturned(t *testing.T) {
 			}))
 			t.Cleanup(up.Close)
 			g, sock := startGW(t, Config{Upstream: up.URL, APIKey: realKey, AuthToken: realToken}, nil)
-			resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, "{}")
+			resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, messagesBody(false))
 			body := readBody(t, resp)
 			var all strings.Builder
 			all.WriteString(body)
@@ -172,7 +172,7 @@ func TestKeyNeverReturnedInGatewayErrors(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	g, sock := startGW(t, Config{Upstream: up.URL}, nil)
-	resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, "{}")
+	resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, messagesBody(false))
 	body := readBody(t, resp)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "content encoding") {
 		t.Fatalf("status %d body %s; want 502 naming the encoding", resp.StatusCode, body)
@@ -196,7 +196,7 @@ func TestGzipAnswerDecoded(t *testing.T) {
 	t.Cleanup(up.Close)
 	g, sock := startGW(t, Config{Upstream: up.URL}, nil)
 	c := &http.Client{Transport: &http.Transport{DialContext: dialSock(sock), DisableCompression: true}}
-	resp := post(t, c, baseURL+"/v1/messages", placeholder, "{}")
+	resp := post(t, c, baseURL+"/v1/messages", placeholder, messagesBody(false))
 	body := readBody(t, resp)
 	if resp.Header.Get("Content-Encoding") != "" || !strings.Contains(body, "message_stop") || strings.Contains(body, realKey) {
 		t.Errorf("encoding %q body %q", resp.Header.Get("Content-Encoding"), body)
@@ -381,7 +381,7 @@ faults:
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
 	g2, sock2 := startGW(t, Config{Upstream: dead.URL}, nil)
-	resp := post(t, apiClient(sock2), baseURL+"/v1/messages", placeholder, "{}")
+	resp := post(t, apiClient(sock2), baseURL+"/v1/messages", placeholder, messagesBody(false))
 	body := readBody(t, resp)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, `"api_error"`) {
 		t.Errorf("status %d body %s", resp.StatusCode, body)
@@ -401,8 +401,9 @@ func TestOnlyAPIPathsAreForwarded(t *testing.T) {
 			t.Errorf("POST %s: status %d, want 404 (%s)", target, resp.StatusCode, body)
 		}
 	}
+	// The CLI's preconnect is answered here, and not as a refusal.
 	resp, _ := rawRequest(t, sock, "HEAD / HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n")
-	if resp.StatusCode != http.StatusNotFound {
+	if resp.StatusCode != http.StatusOK {
 		t.Errorf("HEAD /: %d", resp.StatusCode)
 	}
 	if n := len(got()); n != 0 || g.Stats().Requests != 0 {
@@ -421,7 +422,7 @@ func TestUpstreamTimeout(t *testing.T) {
 	t.Cleanup(up.Close)
 	g, sock := startGW(t, Config{Upstream: up.URL, Timeout: 200 * time.Millisecond}, nil)
 	start := time.Now()
-	resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, "{}")
+	resp := post(t, apiClient(sock), baseURL+"/v1/messages", placeholder, messagesBody(false))
 	body := readBody(t, resp)
 	if resp.StatusCode != http.StatusGatewayTimeout || time.Since(start) > 3*time.Second {
 		t.Errorf("status %d after %s: %s; want 504 soon after the timeout", resp.StatusCode, time.Since(start), body)

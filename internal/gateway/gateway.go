@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // SandboxAddr is where the sandbox reaches the gateway (the in-sandbox
@@ -38,7 +40,35 @@ const (
 	AuditEgressDenied = "egress_denied"
 	// AuditSummary is the summary written at Close: one per attempt.
 	AuditSummary = "gateway"
+	// AuditRefused is one model-API request the gateway refused (its
+	// policy, a budget, a rate).
+	AuditRefused = "gateway_refused"
+	// AuditHookDenied is one tool call the CLI told the model was denied
+	// (by zerg's hook or its permission rules), as the next request
+	// carried it back: the same kind the hook's denials have in
+	// subprocess mode.
+	AuditHookDenied = "hook_denied"
 )
+
+// Kinds of Refusal.
+const (
+	RefusedPolicy = "policy" // not a request this attempt may send
+	RefusedBudget = "budget" // the task's or the run's budget is spent
+	RefusedRate   = "rate"   // count_tokens past its rate
+)
+
+// Budget stops (Stats.BudgetStop).
+const (
+	BudgetTask = "task"
+	BudgetRun  = "run"
+)
+
+// MaxRefusals bounds Stats.Refused, Stats.HookDenials and their audit
+// entries; later ones are only counted.
+const MaxRefusals = 200
+
+// maxAPIErrors bounds Stats.APIErrors.
+const maxAPIErrors = 50
 
 // MaxDenials bounds Stats.Denied and the egress_denied audit entries of one
 // gateway; later denials are only counted (Stats.DeniedOmitted), so a worker
@@ -82,6 +112,12 @@ type Config struct {
 	// records it: the model may have put a secret in it, and the audit log
 	// is plain text. Stats keeps the inputs as they came.
 	Screen func(json.RawMessage) json.RawMessage
+	// Policy is what a model-API request may ask for (policy.go).
+	Policy Policy
+	// Price is the cost in dollars of usage on a model (the model the
+	// request named, which the policy checked); nil prices nothing, and
+	// then no budget can run out.
+	Price func(model string, u Usage) float64
 }
 
 // Stats is what the gateway saw. Stats() returns a copy.
@@ -104,6 +140,56 @@ type Stats struct {
 	// Egress counts allowlisted egress let through: CONNECT tunnels opened
 	// and plain-HTTP requests forwarded.
 	Egress int
+
+	// CostUSD is what the forwarded requests cost: each answer's usage at
+	// the price of the model its request named (Config.Price).
+	CostUSD float64
+	// CountTokens counts count_tokens requests forwarded (not billed).
+	CountTokens int
+	// Refused are model-API requests the gateway did not forward (the
+	// first MaxRefusals); RefusedOmitted counts the rest.
+	Refused        []Refusal
+	RefusedOmitted int
+	// BudgetStop is BudgetTask or BudgetRun once a request was refused
+	// because that budget was spent; "" otherwise.
+	BudgetStop string
+	// APIErrors are the upstream's own error answers (the first 50): the
+	// status and the API's error type and message, scrubbed. Every one
+	// answers a request the policy accepted, so none is a worker's choice
+	// of model, beta or feature.
+	APIErrors []APIError
+	// UpstreamFailures counts requests the gateway could not complete
+	// upstream (connection refused, DNS, TLS, timeout): the run's
+	// infrastructure, never the worker.
+	UpstreamFailures int
+	// HookDenials are tool calls the CLI reported back to the model as
+	// denied (the first MaxRefusals), in the order it did.
+	HookDenials []HookDenial
+}
+
+// Refusal is one model-API request the gateway did not forward.
+type Refusal struct {
+	Time   time.Time
+	Kind   string // RefusedPolicy, RefusedBudget, RefusedRate
+	Method string
+	Path   string
+	Status int
+	Reason string
+}
+
+// APIError is one error answer of the upstream API.
+type APIError struct {
+	Status  int    // HTTP status; 200 for an error event in a stream
+	Type    string // the API's error type ("rate_limit_error"), "" when the body was not an API error
+	Message string
+}
+
+// HookDenial is one denied tool call, as the CLI reported it to the model.
+type HookDenial struct {
+	ID     string          // the tool_use id
+	Tool   string          // the tool's name
+	Input  json.RawMessage // its input (clipped like ToolCall.Input), nil when the request did not carry the call
+	Reason string          // what the tool result said, clipped
 }
 
 // Usage is a token count summed over responses.
@@ -158,12 +244,18 @@ type Gateway struct {
 	egressTr *http.Transport
 	errLog   *log.Logger
 
-	mu       sync.Mutex
-	stats    Stats
-	closed   bool
-	handlers sync.WaitGroup
-	tunnels  map[net.Conn]struct{}
-	auditErr error
+	mu     sync.Mutex
+	stats  Stats
+	closed bool
+	// denied are the tool_use ids whose denial was recorded (every request
+	// carries the whole conversation again).
+	denied map[string]bool
+
+	countLimit     *rate.Limiter
+	countPerMinute int
+	handlers       sync.WaitGroup
+	tunnels        map[net.Conn]struct{}
+	auditErr       error
 
 	auditMu   sync.Mutex
 	closeOnce sync.Once
@@ -238,6 +330,12 @@ func newGateway(cfg Config, h hooks) (*Gateway, error) {
 		g.allow = append(g.allow, e)
 	}
 	g.stats.Statuses = map[int]int{}
+	g.denied = map[string]bool{}
+	g.countPerMinute = cfg.Policy.CountTokensPerMinute
+	if g.countPerMinute <= 0 {
+		g.countPerMinute = DefaultCountTokensPerMinute
+	}
+	g.countLimit = rate.NewLimiter(rate.Limit(float64(g.countPerMinute)/60), max(g.countPerMinute/10, 5))
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 
 	g.apiTr = http.DefaultTransport.(*http.Transport).Clone()
@@ -314,6 +412,9 @@ func (g *Gateway) Stats() Stats {
 		s.ToolCalls[i] = ToolCall{Name: tc.Name, Input: append(json.RawMessage(nil), tc.Input...)}
 	}
 	s.Denied = append([]Denial(nil), g.stats.Denied...)
+	s.Refused = append([]Refusal(nil), g.stats.Refused...)
+	s.APIErrors = append([]APIError(nil), g.stats.APIErrors...)
+	s.HookDenials = append([]HookDenial(nil), g.stats.HookDenials...)
 	return s
 }
 
@@ -355,6 +456,16 @@ func (g *Gateway) summary() map[string]any {
 		"denied":       len(s.Denied) + s.DeniedOmitted,
 		"egress":       s.Egress,
 		"foreign_keys": s.ForeignKeys,
+		"cost_usd":     s.CostUSD,
+		"count_tokens": s.CountTokens,
+		"refused":      len(s.Refused) + s.RefusedOmitted,
+		"hook_denials": len(s.HookDenials),
+	}
+	if s.BudgetStop != "" {
+		m["budget_stop"] = s.BudgetStop
+	}
+	if s.UpstreamFailures > 0 {
+		m["upstream_failures"] = s.UpstreamFailures
 	}
 	if s.LastError != "" {
 		m["last_error"] = s.LastError
@@ -430,14 +541,7 @@ func (g *Gateway) deny(w http.ResponseWriter, r *http.Request, target, reason st
 	}
 	g.mu.Unlock()
 	if record {
-		err := g.audit(AuditEgressDenied, map[string]any{"method": d.Method, "target": d.Target, "reason": d.Reason})
-		if err != nil {
-			g.mu.Lock()
-			if g.auditErr == nil {
-				g.auditErr = err
-			}
-			g.mu.Unlock()
-		}
+		g.auditLive(AuditEgressDenied, map[string]any{"method": d.Method, "target": d.Target, "reason": d.Reason})
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -445,13 +549,71 @@ func (g *Gateway) deny(w http.ResponseWriter, r *http.Request, target, reason st
 	fmt.Fprintf(w, "zerg gateway: egress denied: %s\n", reason)
 }
 
-func (g *Gateway) addUsage(u Usage) {
+// addUsage adds one answer's usage, priced at model (the request's), to
+// the attempt's and the run's spend.
+func (g *Gateway) addUsage(model string, u Usage) {
+	cost := 0.0
+	if g.cfg.Price != nil {
+		cost = g.cfg.Price(model, u)
+	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.stats.Usage.InputTokens += u.InputTokens
 	g.stats.Usage.OutputTokens += u.OutputTokens
 	g.stats.Usage.CacheReadTokens += u.CacheReadTokens
 	g.stats.Usage.CacheWriteTokens += u.CacheWriteTokens
+	g.stats.CostUSD += cost
+	g.mu.Unlock()
+	g.cfg.Policy.Run.Add(cost)
+}
+
+// addAPIError records one error answer of the upstream.
+func (g *Gateway) addAPIError(e APIError) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.stats.APIErrors) < maxAPIErrors {
+		g.stats.APIErrors = append(g.stats.APIErrors, e)
+	}
+}
+
+// refuse answers a model-API request the gateway does not forward, in the
+// API's error shape (the CLI shows it), records it and audits it.
+func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, kind string, ref *refusal) {
+	reason := g.scrubString(ref.reason)
+	rf := Refusal{Time: time.Now().UTC(), Kind: kind, Method: r.Method, Path: clip(g.scrubString(r.URL.Path), 200), Status: ref.status, Reason: clip(reason, 512)}
+	g.mu.Lock()
+	record := len(g.stats.Refused) < MaxRefusals
+	if record {
+		g.stats.Refused = append(g.stats.Refused, rf)
+	} else {
+		g.stats.RefusedOmitted++
+	}
+	g.mu.Unlock()
+	if record {
+		g.auditLive(AuditRefused, map[string]any{"kind": kind, "method": rf.Method, "path": rf.Path, "status": rf.Status, "reason": rf.Reason})
+	}
+	typ := "invalid_request_error"
+	switch ref.status {
+	case http.StatusNotFound:
+		typ = "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		typ = "request_too_large"
+	case http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+		w.Header().Set("Retry-After", "1")
+	}
+	writeAPIError(w, ref.status, typ, "zerg gateway: refused: "+reason)
+}
+
+// auditLive records an entry while the gateway runs; a failure is kept for
+// Close to return and never changes the answer.
+func (g *Gateway) auditLive(kind string, fields map[string]any) {
+	if err := g.audit(kind, fields); err != nil {
+		g.mu.Lock()
+		if g.auditErr == nil {
+			g.auditErr = err
+		}
+		g.mu.Unlock()
+	}
 }
 
 func (g *Gateway) addToolCall(tc ToolCall) {

@@ -216,6 +216,9 @@ func messagesBody(stream bool) string {
 	return s + "}"
 }
 
+// countBody is a minimal count_tokens request.
+const countBody = `{"model":"claude-opus-4-8","messages":[{"role":"user","content":"hi"}]}`
+
 func post(t *testing.T, c *http.Client, url, key, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

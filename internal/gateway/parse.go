@@ -87,6 +87,7 @@ type parser struct {
 	g      *Gateway
 	status int
 	sse    bool
+	model  string // the model the request named, for pricing
 
 	// SSE state
 	line    []byte // unfinished line
@@ -104,8 +105,8 @@ type parser struct {
 	done bool
 }
 
-func newParser(g *Gateway, status int, contentType string) *parser {
-	p := &parser{g: g, status: status, blocks: map[int]*toolBlock{}}
+func newParser(g *Gateway, status int, contentType, model string) *parser {
+	p := &parser{g: g, status: status, model: model, blocks: map[int]*toolBlock{}}
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && mt == "text/event-stream" {
 		p.sse = status/100 == 2
 	}
@@ -218,6 +219,7 @@ func (p *parser) dispatch() {
 	case "error":
 		if ev.Error != nil {
 			p.g.setLastError(formatAPIError(ev.Error))
+			p.g.addAPIError(APIError{Status: p.status, Type: clip(ev.Error.Type, 64), Message: clip(ev.Error.Message, maxLastError)})
 		}
 	}
 }
@@ -226,7 +228,7 @@ func (p *parser) dispatch() {
 func (p *parser) endMessage() {
 	if p.inMsg {
 		p.inMsg = false
-		p.g.addUsage(p.msg)
+		p.g.addUsage(p.model, p.msg)
 	}
 }
 
@@ -248,6 +250,7 @@ func (p *parser) finish() {
 	p.done = true
 	if p.status/100 != 2 {
 		p.g.setLastError(errorText(p.status, p.body))
+		p.g.addAPIError(apiErrorOf(p.status, p.body))
 		return
 	}
 	if p.bodyOver {
@@ -259,7 +262,7 @@ func (p *parser) finish() {
 	}
 	var u Usage
 	ev.Usage.applyTo(&u)
-	p.g.addUsage(u)
+	p.g.addUsage(p.model, u)
 	for _, c := range ev.Content {
 		if c.Type == "tool_use" {
 			p.g.addToolCall(ToolCall{Name: c.Name, Input: clipInput(c.Input, len(c.Input))})
@@ -291,6 +294,19 @@ func errorText(status int, body []byte) string {
 		return fmt.Sprintf("HTTP %d", status)
 	}
 	return clip(fmt.Sprintf("HTTP %d: %s", status, line), maxLastError)
+}
+
+// apiErrorOf is an error answer as APIError: the API's type and message,
+// or no type and the first line of a body that is not an API error.
+func apiErrorOf(status int, body []byte) APIError {
+	var v struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &v) == nil && v.Error != nil && (v.Error.Type != "" || v.Error.Message != "") {
+		return APIError{Status: status, Type: clip(v.Error.Type, 64), Message: clip(v.Error.Message, maxLastError)}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+	return APIError{Status: status, Message: clip(line, maxLastError)}
 }
 
 // clip shortens s to at most n bytes on a rune boundary, marking the cut.

@@ -58,7 +58,7 @@ func TestParserSSE(t *testing.T) {
 		`data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
 		``,
 	}, "\n")
-	feedAll(newParser(g, 200, "text/event-stream; charset=utf-8"), stream)
+	feedAll(newParser(g, 200, "text/event-stream; charset=utf-8", ""), stream)
 	st := g.Stats()
 	want := Usage{InputTokens: 111, OutputTokens: 41, CacheWriteTokens: 2, CacheReadTokens: 3}
 	if st.Usage != want {
@@ -75,10 +75,10 @@ func TestParserSSE(t *testing.T) {
 
 func TestParserJSONAndErrors(t *testing.T) {
 	g, _ := newGateway(Config{APIKey: realKey}, newFakeNet().hooks())
-	feedAll(newParser(g, 200, "application/json"), `{"type":"message","content":[{"type":"text","text":"x"},{"type":"tool_use","name":"Edit","input":{"a": 1}}],"usage":{"input_tokens":7,"output_tokens":8}}`)
-	feedAll(newParser(g, 200, "application/json"), `{"input_tokens":12}`) // count_tokens: not usage
+	feedAll(newParser(g, 200, "application/json", ""), `{"type":"message","content":[{"type":"text","text":"x"},{"type":"tool_use","name":"Edit","input":{"a": 1}}],"usage":{"input_tokens":7,"output_tokens":8}}`)
+	feedAll(newParser(g, 200, "application/json", ""), `{"input_tokens":12}`) // count_tokens: not usage
 	// Only a Message's usage is billed usage.
-	feedAll(newParser(g, 200, "application/json"), `{"type":"message_batch","usage":{"input_tokens":5}}`)
+	feedAll(newParser(g, 200, "application/json", ""), `{"type":"message_batch","usage":{"input_tokens":5}}`)
 	st := g.Stats()
 	if st.Usage != (Usage{InputTokens: 7, OutputTokens: 8}) || len(st.ToolCalls) != 1 || string(st.ToolCalls[0].Input) != `{"a":1}` {
 		t.Errorf("stats %+v", st)
@@ -94,7 +94,7 @@ func TestParserJSONAndErrors(t *testing.T) {
 		{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, "authentication_error: invalid x-api-key", "application/json"},
 		{503, "event: error\ndata: {}\n\n", "HTTP 503: event: error", "text/event-stream"},
 	} {
-		feedAll(newParser(g, c.status, c.contentType), c.body)
+		feedAll(newParser(g, c.status, c.contentType, ""), c.body)
 		if le := g.Stats().LastError; !strings.HasPrefix(le, c.want) {
 			t.Errorf("status %d: LastError %q, want %q", c.status, le, c.want)
 		}

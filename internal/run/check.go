@@ -253,7 +253,7 @@ func lanes(ctx context.Context, opts Options, paths Paths, worker claude.Spec, c
 		}
 	}
 	if opts.Config.Mode == config.ModeSandbox {
-		if kit, err = newSandboxKit(ctx, opts, paths, worker, n); err != nil {
+		if kit, err = newSandboxKit(ctx, opts, paths, worker, n, nil); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -414,6 +414,10 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			c.stopLaunching(&Error{Kind: Account, Feature: c.feature, Task: t.ID, ResumeAfter: res.Reset,
 				Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), clip(oneLine(res.Detail), 300), t.ID)}, true)
 			return false, context.Cause(ctx)
+		case ActStopBudget:
+			c.stopLaunching(&Error{Kind: Budget, Feature: c.feature, Task: t.ID, Err: fmt.Errorf(
+				"budget.run_usd $%.2f reached: the gateway refused %s's next request", c.cfg.Budget.RunUSD, t.ID)}, c.cfg.Budget.OnExceed == config.OnExceedCancel)
+			return false, nil
 		case ActStopRun:
 			c.progress.fatal(t.ID, res.Detail)
 			c.cancel(&Error{Kind: Fatal, Feature: c.feature, Task: t.ID, Err: fmt.Errorf("%s: %s", t.ID, res.Detail)})

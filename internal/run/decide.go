@@ -19,6 +19,9 @@ const (
 	// ActStopLaunch: the account refused; no attempt starts any more, the
 	// task is not failed, committed work stays.
 	ActStopLaunch Action = "stop_launch"
+	// ActStopBudget: the gateway refused a request because budget.run_usd
+	// is spent; no attempt starts any more, the task is not failed.
+	ActStopBudget Action = "stop_budget"
 	ActStopped    Action = "stopped" // the run itself is stopping; nothing to decide
 )
 
@@ -59,6 +62,8 @@ func Decide(p Policy, t TaskState, class, reason string, infraStreak int, stoppi
 		return Decision{Action: ActStopRun}
 	case class == ClassAccount:
 		return Decision{Action: ActStopLaunch}
+	case reason == claude.ReasonRunBudget:
+		return Decision{Action: ActStopBudget}
 	case class == ClassTask:
 		if t.TaskFailures > p.TaskRetries {
 			return Decision{Action: ActFail}

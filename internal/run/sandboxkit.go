@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
@@ -34,7 +35,7 @@ type sandboxKit struct {
 // root, each worker slot gets its own system user (created when missing);
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep
 // them apart.
-func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int) (*sandboxKit, error) {
+func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int, meter *gateway.Meter) (*sandboxKit, error) {
 	k := &sandboxKit{users: make(chan *security.WorkerUser, workers), tools: map[int]toolchain.Env{}}
 	host := toolchain.LocalHost()
 	host.GoEnv = onceGoEnv(host.GoEnv)
@@ -91,6 +92,8 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken),
 		Allow:        opts.Config.Egress.Allow,
 		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
+		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
+			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
 	}
 	return k, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
 )
@@ -34,7 +35,11 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	}
 	var kit *sandboxKit
 	if opts.Config.Mode == config.ModeSandbox {
-		if kit, err = newSandboxKit(ctx, opts, c.paths, worker, c.workers); err != nil {
+		// budget.run_usd, enforced by every attempt's gateway: what the run
+		// spent before (a resume's earlier attempts) and what its attempts
+		// spend as the API reports it.
+		meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
+		if kit, err = newSandboxKit(ctx, opts, c.paths, worker, c.workers, meter); err != nil {
 			sec.audit.Close()
 			return Deps{}, nil, err
 		}

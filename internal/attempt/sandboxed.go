@@ -109,21 +109,20 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 
-	// The gateway: the sandbox's only way out, on a socket in a directory of
-	// zerg's (short: a socket path has at most 107 bytes).
-	sockDir, err := os.MkdirTemp("", "zerg-gw-")
+	// The gateway: the sandbox's only way out, on a socket only this
+	// slot's user may use, in a directory only zerg and that user can pass
+	// (short: a socket path has at most 107 bytes).
+	sockDir, err := gatewayDir(u)
 	if err != nil {
 		return Result{}, err
 	}
 	defer os.RemoveAll(sockDir)
-	if err := os.Chmod(sockDir, 0o711); err != nil {
-		return Result{}, err
-	}
 	sock := filepath.Join(sockDir, "s")
 	gw, err := gateway.Start(gateway.Config{
 		Upstream: sb.Upstream, APIKey: sb.APIKey, AuthToken: sb.AuthToken, Placeholder: placeholderKey,
 		Allow: sb.Allow, Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) },
 		Screen: in.screenToolInput, Policy: in.gatewayPolicy(), Price: priceUsage,
+		Peer: &gateway.Peer{UID: u.UID, GID: u.GID},
 	}, sock)
 	if err != nil {
 		return Result{}, fmt.Errorf("start the gateway of %s: %w", in.Task.ID, err)
@@ -253,6 +252,29 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return res, fmt.Errorf("remove workspace of %s: %w", in.Task.ID, err)
 	}
 	return res, nil
+}
+
+// gatewayDir makes the directory of an attempt's gateway socket: zerg's,
+// mode 0710 with u's group (u may pass, not list), or 0700 when u is
+// zerg's own user.
+func gatewayDir(u *security.WorkerUser) (string, error) {
+	dir, err := os.MkdirTemp("", "zerg-gw-")
+	if err != nil {
+		return "", err
+	}
+	mode := os.FileMode(0o700)
+	if u.UID != os.Geteuid() {
+		mode = 0o710
+		if err := os.Chown(dir, -1, u.GID); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
 
 // classifySandboxed decides the attempt's class. The CLI's own word comes

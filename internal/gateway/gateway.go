@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +113,11 @@ type Config struct {
 	Screen func(json.RawMessage) json.RawMessage
 	// Policy is what a model-API request may ask for (policy.go).
 	Policy Policy
+	// Peer is the only user that may use the gateway: the socket gets its
+	// group and mode 0660 (0600 when it is zerg's own user), and a
+	// connection from any other uid is closed at once (SO_PEERCRED), counted
+	// and audited. nil: whoever can reach the socket (mode 0666; tests).
+	Peer *Peer
 	// Price is the cost in dollars of usage on a model (the model the
 	// request named, which the policy checked); nil prices nothing, and
 	// then no budget can run out.
@@ -165,7 +169,17 @@ type Stats struct {
 	// HookDenials are tool calls the CLI reported back to the model as
 	// denied (the first MaxRefusals), in the order it did.
 	HookDenials []HookDenial
+	// ForeignPeers counts connections refused because another user than
+	// Config.Peer made them.
+	ForeignPeers int
 }
+
+// Peer is a host user and group.
+type Peer struct{ UID, GID int }
+
+// AuditForeignPeer is a connection to the gateway's socket by a user other
+// than its sandbox's (one entry per user).
+const AuditForeignPeer = "gateway_foreign_peer"
 
 // Refusal is one model-API request the gateway did not forward.
 type Refusal struct {
@@ -250,6 +264,8 @@ type Gateway struct {
 	// denied are the tool_use ids whose denial was recorded (every request
 	// carries the whole conversation again).
 	denied map[string]bool
+	// foreign are the uids refused at the socket.
+	foreign map[int]bool
 
 	countLimit     *rate.Limiter
 	countPerMinute int
@@ -263,8 +279,8 @@ type Gateway struct {
 }
 
 // Start listens on the unix socket at socketPath (which must not exist; put
-// it in a directory the caller controls) with mode 0666, so that the
-// sandbox's unprivileged uid can connect, and serves until Close.
+// it in a directory only zerg and Config.Peer can reach) and serves until
+// Close. The socket is Config.Peer's (see there).
 func Start(cfg Config, socketPath string) (*Gateway, error) {
 	return start(cfg, socketPath, defaultHooks())
 }
@@ -282,9 +298,12 @@ func start(cfg Config, socketPath string, h hooks) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start gateway: %w", err)
 	}
-	if err := os.Chmod(socketPath, 0o666); err != nil {
+	if err := ownSocket(socketPath, cfg.Peer); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start gateway: %w", err)
+	}
+	if cfg.Peer != nil {
+		ln = &peerListener{Listener: ln, g: g, uid: cfg.Peer.UID}
 	}
 	g.ln = ln
 	g.srv = &http.Server{
@@ -450,16 +469,17 @@ func (g *Gateway) summary() map[string]any {
 			"input_tokens": s.Usage.InputTokens, "output_tokens": s.Usage.OutputTokens,
 			"cache_read_tokens": s.Usage.CacheReadTokens, "cache_write_tokens": s.Usage.CacheWriteTokens,
 		},
-		"tool_calls":   len(s.ToolCalls),
-		"tools":        byName,
-		"tool_inputs":  calls,
-		"denied":       len(s.Denied) + s.DeniedOmitted,
-		"egress":       s.Egress,
-		"foreign_keys": s.ForeignKeys,
-		"cost_usd":     s.CostUSD,
-		"count_tokens": s.CountTokens,
-		"refused":      len(s.Refused) + s.RefusedOmitted,
-		"hook_denials": len(s.HookDenials),
+		"tool_calls":    len(s.ToolCalls),
+		"tools":         byName,
+		"tool_inputs":   calls,
+		"denied":        len(s.Denied) + s.DeniedOmitted,
+		"egress":        s.Egress,
+		"foreign_keys":  s.ForeignKeys,
+		"foreign_peers": s.ForeignPeers,
+		"cost_usd":      s.CostUSD,
+		"count_tokens":  s.CountTokens,
+		"refused":       len(s.Refused) + s.RefusedOmitted,
+		"hook_denials":  len(s.HookDenials),
 	}
 	if s.BudgetStop != "" {
 		m["budget_stop"] = s.BudgetStop

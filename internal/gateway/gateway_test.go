@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -341,5 +343,62 @@ func TestResetOf(t *testing.T) {
 		if got := resetOf(c.h, now); got != c.want {
 			t.Errorf("resetOf(%v) = %q, want %q", c.h, got, c.want)
 		}
+	}
+}
+
+// Only the sandbox's user may use the socket. As root, a process of
+// another uid that shares the peer's group (so the socket's mode lets it
+// connect) is refused by the kernel's record of who connected; the same
+// process as the peer's uid gets through (the control).
+func TestOnlyThePeerUsesTheSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test connects as other users")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("needs curl")
+	}
+	up, got := recordingUpstream(t, "")
+	// Reachable by everyone: the test is about what the socket itself
+	// allows (t.TempDir's parent is private).
+	dir, err := os.MkdirTemp("", "zerg-gw-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	const peerUID, peerGID, otherUID = 64001, 64002, 64003
+	audit := &auditLog{}
+	g, err := Start(Config{Upstream: up.URL, APIKey: realKey, Placeholder: placeholder, Peer: &Peer{UID: peerUID, GID: peerGID}, Audit: audit.record}, filepath.Join(dir, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	sock := filepath.Join(dir, "s")
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o660 || fi.Sys().(*syscall.Stat_t).Gid != peerGID {
+		t.Fatalf("socket %v: want mode 0660, group %d", fi, peerGID)
+	}
+	as := func(uid int) string {
+		cmd := exec.Command(curl, "-sS", "-m", "5", "--unix-socket", sock, "-H", "content-type: application/json",
+			"-d", messagesBody(false), "http://127.0.0.1:3128/v1/messages")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: peerGID, Groups: []uint32{}}}
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := as(otherUID); strings.Contains(out, "input_tokens") {
+		t.Errorf("uid %d reached the API through the socket: %s", otherUID, out)
+	}
+	if n := len(got()); n != 0 {
+		t.Errorf("the upstream saw %d requests of another user", n)
+	}
+	if out := as(peerUID); !strings.Contains(out, "input_tokens") {
+		t.Errorf("the peer's own request did not get through: %s", out)
+	}
+	st := g.Stats()
+	if st.ForeignPeers != 1 || len(got()) != 1 {
+		t.Errorf("foreign peers %d, upstream requests %d; want 1 and 1", st.ForeignPeers, len(got()))
+	}
+	if e := audit.kinds(AuditForeignPeer); len(e) != 1 || e[0]["uid"] != otherUID {
+		t.Errorf("%s audit entries: %v", AuditForeignPeer, e)
 	}
 }

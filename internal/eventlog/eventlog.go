@@ -128,7 +128,8 @@ func Open(path string) (*Log, []Event, error) {
 }
 
 // Append writes one event and fsyncs it before returning: once Append
-// returns, the event survives a crash.
+// returns, the event survives a crash. A payload over MaxData is shrunk
+// first (Shrink).
 func (l *Log) Append(e Event) (Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -136,6 +137,7 @@ func (l *Log) Append(e Event) (Event, error) {
 		return Event{}, errors.New("log is closed")
 	}
 	e.Seq = l.seq + 1
+	e.Data = Shrink(e.Data, MaxData)
 	if e.Time.IsZero() {
 		e.Time = l.now().UTC()
 	}

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,4 +218,93 @@ func TestOpenPrivate(t *testing.T) {
 	}
 	l.Close()
 	check("reopened 0644 log")
+}
+
+// OpenAppend reads only the end of the log and appends in the chain.
+func TestOpenAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, last, err := OpenAppend(path)
+	if err != nil || last.Seq != 0 {
+		t.Fatalf("empty log: %+v %v", last, err)
+	}
+	for i := range 3 {
+		if _, err := l.AppendData("x", "", 0, map[string]int{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	// A torn last line (a crash mid-write) is cut off.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":4,"time":`)
+	f.Close()
+	l, last, err = OpenAppend(path)
+	if err != nil || last.Seq != 3 {
+		t.Fatalf("after a torn line: %+v %v", last, err)
+	}
+	if _, err := l.AppendData("y", "", 0, strings.Repeat("z", 200<<10)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, last, err = OpenAppend(path)
+	if err != nil || last.Seq != 4 || last.Type != "y" {
+		t.Fatalf("after a long line: %+v %v", last.Seq, err)
+	}
+	l.Close()
+	if n, err := Verify(path); err != nil || n != 4 {
+		t.Fatalf("verify: %d %v", n, err)
+	}
+	// An edited last line is corruption, not a torn write.
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte(`"type":"y"`), []byte(`"type":"Y"`), 1), 0o600)
+	if _, _, err := OpenAppend(path); err == nil {
+		t.Fatal("an edited last line was appended to")
+	}
+}
+
+// A payload over MaxData is shrunk at write time, keeping its shape.
+func TestAppendShrinksPayloads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	l, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	type payload struct {
+		Changed []string `json:"changed"`
+		Detail  string   `json:"detail"`
+	}
+	var big payload
+	for i := range 200_000 {
+		big.Changed = append(big.Changed, fmt.Sprintf("dir/%0250d", i)) // 50 MiB of paths
+	}
+	big.Detail = strings.Repeat("d", 5<<20)
+	e, err := l.AppendData("attempt_finished", "t", 1, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Data) > MaxData {
+		t.Fatalf("payload of %d bytes written", len(e.Data))
+	}
+	var got payload
+	var omitted struct {
+		N int `json:"changed_omitted"`
+	}
+	if err := e.Decode(&got); err != nil || e.Decode(&omitted) != nil {
+		t.Fatalf("the shrunk payload does not decode: %v", err)
+	}
+	if len(got.Changed) == 0 || got.Changed[0] != big.Changed[0] || omitted.N != len(big.Changed)-len(got.Changed) {
+		t.Errorf("kept %d paths, omitted %d", len(got.Changed), omitted.N)
+	}
+	if !strings.Contains(got.Detail, "bytes left out]") {
+		t.Errorf("detail not clipped: %d bytes", len(got.Detail))
+	}
+	evs, err := Read(path)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("read back: %v", err)
+	}
+	// Small payloads are written as they are.
+	e, _ = l.AppendData("x", "", 0, map[string]any{"a": []int{1, 2, 3}})
+	if string(e.Data) != `{"a":[1,2,3]}` {
+		t.Errorf("small payload changed: %s", e.Data)
+	}
 }

@@ -66,8 +66,10 @@ type Anchor struct {
 
 // Audit appends to one audit log. It does not keep the log open: each Record
 // takes the log's lock (waiting while another process holds it), checks the
-// log against its anchor, appends one fsynced entry, updates the anchor and
-// releases the lock. Several processes (the coordinator, `zerg hook
+// log's last entry against its anchor (it reads only the end of the log, so
+// an append costs the same however long the log is; VerifyAudit checks the
+// whole chain), appends one fsynced entry, updates the anchor and releases
+// the lock. Several processes (the coordinator, `zerg hook
 // pre-tool-use`, `zerg rules update`) can therefore append to the same log.
 // An *Audit is safe for concurrent use by several goroutines.
 type Audit struct {
@@ -121,12 +123,12 @@ func (a *Audit) RecordTask(task string, attempt int, kind string, fields any) er
 	if a.closed {
 		return errors.New("record audit entry: the audit log is closed")
 	}
-	l, events, err := a.lock()
+	l, last, err := a.lock()
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	if err := checkAnchor(a.path, events); err != nil {
+	if err := checkAnchorTail(a.path, last); err != nil {
 		return fmt.Errorf("record audit entry %s: %w: %v; run zerg audit verify", kind, ErrAuditTampered, err)
 	}
 	e, err := l.Append(eventlog.Event{Type: kind, Task: task, Attempt: attempt, Data: data})
@@ -151,9 +153,10 @@ func (a *Audit) RecordTask(task string, attempt int, kind string, fields any) er
 	return nil
 }
 
-// lock opens the log, retrying with a short randomized backoff while another
-// process holds it (eventlog.Open does not wait).
-func (a *Audit) lock() (*eventlog.Log, []eventlog.Event, error) {
+// lock opens the log for one append, retrying with a short randomized
+// backoff while another process holds it (eventlog.OpenAppend does not
+// wait), and returns its last entry.
+func (a *Audit) lock() (*eventlog.Log, eventlog.Event, error) {
 	wait := a.LockWait
 	if wait <= 0 {
 		wait = DefaultAuditLockWait
@@ -161,18 +164,18 @@ func (a *Audit) lock() (*eventlog.Log, []eventlog.Event, error) {
 	deadline := time.Now().Add(wait)
 	delay := 2 * time.Millisecond
 	for {
-		l, events, err := eventlog.Open(a.path)
+		l, last, err := eventlog.OpenAppend(a.path)
 		if err == nil {
-			return l, events, nil
+			return l, last, nil
 		}
 		var ce *eventlog.CorruptError
 		switch {
 		case errors.As(err, &ce):
-			return nil, nil, fmt.Errorf("record audit entry: %w: %s line %d: %s; run zerg audit verify", ErrAuditTampered, a.path, ce.Line, ce.Reason)
+			return nil, eventlog.Event{}, fmt.Errorf("record audit entry: %w: %s: %s; run zerg audit verify", ErrAuditTampered, a.path, ce.Reason)
 		case !errors.Is(err, eventlog.ErrLocked):
-			return nil, nil, fmt.Errorf("record audit entry: %w", err)
+			return nil, eventlog.Event{}, fmt.Errorf("record audit entry: %w", err)
 		case time.Now().After(deadline):
-			return nil, nil, fmt.Errorf("record audit entry: %w: another process held %s for more than %s", ErrAuditBusy, a.path, wait)
+			return nil, eventlog.Event{}, fmt.Errorf("record audit entry: %w: another process held %s for more than %s", ErrAuditBusy, a.path, wait)
 		}
 		// Jitter keeps several waiting hook processes from retrying in step.
 		time.Sleep(delay/2 + rand.N(delay))
@@ -246,6 +249,30 @@ func anchorProblem(path string, events []eventlog.Event) (line int, reason strin
 		return int(an.Seq) + 2, fmt.Sprintf("not covered by the anchor, which ends at line %d (lines were appended without zerg)", an.Seq), false, nil
 	}
 	return 0, "", n == an.Seq+1, nil
+}
+
+// checkAnchorTail compares the log's last entry (the zero Event for an
+// empty log) with the anchor, as anchorProblem does for the whole log: the
+// anchor names that entry, or the one before it (a crash between the two
+// writes); without an anchor the log holds at most one entry.
+func checkAnchorTail(path string, last eventlog.Event) error {
+	an, ok, err := readAnchor(path)
+	if err != nil {
+		return &AuditError{Path: path, Reason: err.Error() + " (edited or damaged)"}
+	}
+	switch {
+	case !ok && last.Seq <= 1:
+		return nil
+	case !ok:
+		return &AuditError{Path: path, Reason: fmt.Sprintf("the anchor %s is missing (it was removed, or the log was not written by zerg); the log has %d entries", filepath.Base(AnchorPath(path)), last.Seq)}
+	case last.Seq == an.Seq && last.Hash == an.Hash:
+		return nil
+	case last.Seq == an.Seq+1 && last.Prev == an.Hash:
+		return nil
+	case last.Seq < an.Seq:
+		return &AuditError{Path: path, Line: int(last.Seq) + 1, Reason: fmt.Sprintf("missing: the anchor records %d entries, the log ends after %d (the last lines were removed)", an.Seq, last.Seq)}
+	}
+	return &AuditError{Path: path, Line: int(last.Seq), Reason: fmt.Sprintf("the last entry (seq %d, hash %.12s…) is not the anchor's (seq %d, hash %.12s…): the log was rewritten or appended to without zerg", last.Seq, last.Hash, an.Seq, an.Hash)}
 }
 
 func checkAnchor(path string, events []eventlog.Event) error {

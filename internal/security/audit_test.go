@@ -118,37 +118,40 @@ func TestAuditTampering(t *testing.T) {
 		tamper func(lines []string) []string
 		line   int
 		reason string
+		// atEnd: the damage is at the log's end, which Record reads and
+		// refuses; damage before it stays where verification finds it.
+		atEnd bool
 	}{
 		{"edited line", func(l []string) []string {
 			l[2] = strings.Replace(l[2], "VAR_3", "VAR_X", 1)
 			return l
-		}, 3, "hash does not match its content"},
+		}, 3, "hash does not match its content", false},
 		{"removed middle line", func(l []string) []string {
 			return append(l[:2:2], l[3:]...)
-		}, 3, "sequence 4 follows 2"},
+		}, 3, "sequence 4 follows 2", false},
 		{"removed last line (truncation)", func(l []string) []string {
 			return l[:4]
-		}, 5, "the last lines were removed"},
+		}, 5, "the last lines were removed", true},
 		{"removed last two lines", func(l []string) []string {
 			return l[:3]
-		}, 4, "the anchor records 5 entries"},
+		}, 4, "the anchor records 5 entries", true},
 		{"reordered lines", func(l []string) []string {
 			l[1], l[2] = l[2], l[1]
 			return l
-		}, 2, "sequence 3 follows 1"},
+		}, 2, "sequence 3 follows 1", false},
 		{"inserted line", func(l []string) []string {
 			forged := strings.Replace(l[1], "VAR_2", "VAR_FORGED", 1)
 			return append(l[:2:2], append([]string{forged}, l[2:]...)...)
-		}, 3, "sequence 2 follows 2"},
+		}, 3, "sequence 2 follows 2", false},
 		{"duplicated line", func(l []string) []string {
 			return append(l[:3:3], append([]string{l[2]}, l[3:]...)...)
-		}, 4, "sequence 3 follows 3"},
+		}, 4, "sequence 3 follows 3", false},
 		{"duplicated last line", func(l []string) []string {
 			return append(l, l[4])
-		}, 6, "sequence 5 follows 5"},
+		}, 6, "sequence 5 follows 5", false},
 		{"emptied log", func(l []string) []string {
 			return nil
-		}, 1, "the last lines were removed"},
+		}, 1, "the last lines were removed", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,12 +165,24 @@ func TestAuditTampering(t *testing.T) {
 			if ae.Line != tc.line || !strings.Contains(ae.Reason, tc.reason) {
 				t.Errorf("got line %d %q, want line %d containing %q", ae.Line, ae.Reason, tc.line, tc.reason)
 			}
-			// Appending to a damaged log would move the anchor over the
-			// damage; Record refuses and leaves the file as it was.
+			// Record reads only the log's end. Damage there: appending would
+			// move the anchor over it, so Record refuses and leaves the file
+			// as it was. Damage before it: the append cannot hide it, and
+			// verification still reports the same line.
 			before, _ := os.ReadFile(path)
 			a, _ := OpenAudit(path)
-			if err := a.Record(AuditSecretFound, nil); !errors.Is(err, ErrAuditTampered) {
-				t.Errorf("Record on a tampered log: %v, want ErrAuditTampered", err)
+			err = a.Record(AuditSecretFound, nil)
+			if !tc.atEnd {
+				if err != nil {
+					t.Fatalf("Record: %v", err)
+				}
+				if _, err := VerifyAudit(path); !errors.As(err, &ae) || ae.Line != tc.line {
+					t.Errorf("after an append, verification reports %v, want line %d still", err, tc.line)
+				}
+				return
+			}
+			if !errors.Is(err, ErrAuditTampered) {
+				t.Errorf("Record on a log damaged at its end: %v, want ErrAuditTampered", err)
 			}
 			after, _ := os.ReadFile(path)
 			if !bytes.Equal(before, after) {

@@ -356,9 +356,18 @@ func readBatches(sizes []int64, limit int64) [][2]int {
 	return out
 }
 
-// scanContent applies the rules and the key forms to one blob's content.
-// what prefixes the detail ("symlink target: ").
+// scanContent applies the rules and the key forms to one blob's content
+// and to what it holds compressed or encoded (Unpack). what prefixes the
+// detail ("symlink target: ").
 func (c *commitChecker) scanContent(p string, data []byte, what string) {
+	c.scanText(p, data, what)
+	for _, in := range Unpack(data) {
+		c.scanText(p, in.Data, what+"inside "+in.What+": ")
+	}
+}
+
+// scanText applies the rules and the key forms to one text.
+func (c *commitChecker) scanText(p string, data []byte, what string) {
 	if ContainsKey(data, c.forms) {
 		c.add(p, ProblemKey, "%sholds a known secret (as written or transformed)", what)
 	}

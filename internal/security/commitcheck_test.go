@@ -1,7 +1,10 @@
 package security
 
 import (
+	"archive/zip"
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -465,4 +468,78 @@ func TestCheckCommitTimings(t *testing.T) {
 		t.Fatalf("%v %v", ps, err)
 	}
 	t.Logf("200 files of 2 KB and a 6 MB binary: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestCheckCommitCompressed: a key gzipped, zlib-deflated, bzip2'd (a
+// fixture made by the bzip2 tool is not needed: Go reads only), zipped,
+// hidden in a base64 block of a gzip, or nested (a gzip in a zip) is found
+// inside. The control: without unpacking, the rules see none of them.
+func TestCheckCommitCompressed(t *testing.T) {
+	leaked := fakeAnthropicKey(33)
+	text := []byte("config:\n  api_key: " + leaked + "\n")
+	gz := func(b []byte) []byte {
+		var out bytes.Buffer
+		w := gzip.NewWriter(&out)
+		w.Write(b)
+		w.Close()
+		return out.Bytes()
+	}
+	zl := func(b []byte) []byte {
+		var out bytes.Buffer
+		w := zlib.NewWriter(&out)
+		w.Write(b)
+		w.Close()
+		return out.Bytes()
+	}
+	zipOf := func(name string, b []byte) []byte {
+		var out bytes.Buffer
+		w := zip.NewWriter(&out)
+		f, _ := w.Create(name)
+		f.Write(b)
+		w.Close()
+		return out.Bytes()
+	}
+	blobs := map[string][]byte{
+		"a/key.gz":       gz(text),
+		"a/key.zz":       zl(text),
+		"a/key.zip":      zipOf("inner/config.yaml", text),
+		"a/nested.zip":   zipOf("deep.gz", gz(text)),
+		"a/b64.txt":      []byte("payload = \"" + base64.StdEncoding.EncodeToString(gz(text)) + "\"\n"),
+		"a/b64-url.json": []byte(`{"blob":"` + base64.RawURLEncoding.EncodeToString(zl(text)) + `"}`),
+	}
+	sc := sharedScanner(t)
+	for name, b := range blobs {
+		// The control: the rules alone do not see the key.
+		if f := sc.ScanFile(name, b); len(f) != 0 || bytes.Contains(b, []byte(leaked)) {
+			t.Fatalf("%s: the key is visible without unpacking (%v); this case proves nothing", name, f)
+		}
+	}
+	w := newCheckRepo(t)
+	base := w.commit("base")
+	for name, b := range blobs {
+		w.write(name, string(b))
+	}
+	head := w.commit("compressed keys")
+	problems, err := CheckCommit(context.Background(), w.git, base, head, CommitCheckOptions{Scanner: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, p := range problems {
+		found[p.Path] = p.Detail
+	}
+	for name := range blobs {
+		if d, ok := found[name]; !ok || !strings.Contains(d, "inside ") {
+			t.Errorf("%s: %q, want a finding inside it", name, d)
+		}
+	}
+	// A zip bomb expands to at most MaxUnpackBytes.
+	bomb := gz(bytes.Repeat([]byte{0}, 64<<20))
+	total := 0
+	for _, u := range Unpack(bomb) {
+		total += len(u.Data)
+	}
+	if total > MaxUnpackBytes {
+		t.Errorf("a gzip of 64 MiB of zeros unpacked to %d bytes", total)
+	}
 }

@@ -1,7 +1,6 @@
 package attempt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zergrush/zerg/internal/capture"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
@@ -35,7 +35,8 @@ type Shell struct {
 
 // Run runs the command with `sh -c` in its own process group, so a timeout
 // or cancellation kills everything it started, and returns its exit code
-// (124 on timeout) and combined output.
+// (124 on timeout) and combined output (its first 64 KiB and last 192 KiB
+// when it printed more, with a line saying how much was left out).
 func (s Shell) Run(ctx context.Context) (int, string) {
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -77,8 +78,10 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// What the command prints is the worker's code's to choose: kept within
+	// a bound (its beginning and its end).
+	buf := capture.New()
+	cmd.Stdout, cmd.Stderr = buf, buf
 	err := cmd.Run()
 	out := buf.String()
 	if err == nil {

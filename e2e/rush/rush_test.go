@@ -460,7 +460,7 @@ func TestOwnershipViolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"type":"hook_denied","task":"L1-docs"`, `/L1-docs-1/lib/greet.sh"`, `"type":"ownership_violation","task":"L1-docs"`, `"README.md"`} {
+	for _, want := range []string{`"type":"hook_denied","task":"L1-docs"`, `"file_path":"lib/greet.sh"`, `"type":"ownership_violation","task":"L1-docs"`, `"README.md"`} {
 		if !bytes.Contains(audit, []byte(want)) {
 			t.Errorf("audit log lacks %s:\n%s", want, audit)
 		}

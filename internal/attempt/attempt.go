@@ -13,8 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zergrush/zerg/internal/capture"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/contextpack"
+	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
@@ -91,6 +93,17 @@ type Input struct {
 	// Sandbox, when set, runs the attempt in sandbox mode (sandboxed.go);
 	// nil is subprocess mode.
 	Sandbox *Sandboxed
+
+	// Disk bounds what the attempt writes (its Workspace and WorkerDir) and
+	// stops it when it writes on while free space is below the floor.
+	Disk DiskLimits
+}
+
+// DiskLimits are an attempt's disk limits (disk.* in the config).
+type DiskLimits struct {
+	WorkspaceBytes int64    // what the workspace and the worker's state may take; 0: no limit
+	MinFreeBytes   int64    // the free-space floor; 0: none
+	Filesystems    []string // paths on the filesystems whose free space counts
 }
 
 // Result is what an attempt produced.
@@ -118,15 +131,23 @@ type Result struct {
 // the worker did is in Result.
 func Run(ctx context.Context, in Input) (Result, error) {
 	start := time.Now()
-	res, err := run(ctx, in)
+	if in.WorkerDir == "" {
+		in.WorkerDir = filepath.Join(in.Dir, "claude")
+	}
+	// The disk watch stops the attempt (its context, with the watch's
+	// error as the cause) when it writes too much; the pipeline then fails
+	// its task instead of committing what it wrote.
+	actx, trip := context.WithCancelCause(ctx)
+	defer trip(nil)
+	stop := diskwatch.Start(actx, diskwatch.Watch{Dirs: []string{in.Workspace, in.WorkerDir},
+		Limit: in.Disk.WorkspaceBytes, MinFree: in.Disk.MinFreeBytes, Filesystems: in.Disk.Filesystems}, trip)
+	res, err := run(actx, in)
+	stop()
 	res.Duration = time.Since(start)
 	return res, err
 }
 
 func run(ctx context.Context, in Input) (Result, error) {
-	if in.WorkerDir == "" {
-		in.WorkerDir = filepath.Join(in.Dir, "claude")
-	}
 	if in.Sandbox != nil {
 		return runSandboxed(ctx, in)
 	}
@@ -174,11 +195,14 @@ func run(ctx context.Context, in Input) (Result, error) {
 		// Stopped by the coordinator: keep the work, let the caller decide.
 		res.Class, res.Reason, res.Detail = Infra, "cancelled", "the run was stopped"
 	}
+	if err := diskwatch.Tripped(ctx); err != nil {
+		return in.diskFailed(ctx, res, err), nil
+	}
 
 	w := in.Repo.In(in.Workspace)
 	for _, d := range out.PermissionDenials {
 		if err := in.record(security.AuditHookDenied, deniedCall(d, in.Scanner)); err != nil {
-			return res, err
+			return in.auditFailed(res, err), nil
 		}
 	}
 	// Secrets first, before anything is staged: a secret must never reach
@@ -194,12 +218,12 @@ func run(ctx context.Context, in Input) (Result, error) {
 			for _, f := range findings {
 				where = append(where, fmt.Sprintf("%s:%d (%s)", f.File, f.Line, f.RuleID))
 				if err := in.record(security.AuditSecretFound, map[string]any{"rule": f.RuleID, "file": f.File, "line": f.Line}); err != nil {
-					return res, err
+					return in.auditFailed(res, err), nil
 				}
 			}
 			res.Class, res.Reason = Task, "secret_found"
 			res.Detail = fmt.Sprintf("a secret was written to %s; never put credentials in files: read them from the environment or configuration. The work was not committed; it stays in %s",
-				strings.Join(where, ", "), in.Workspace)
+				listOf(where), in.Workspace)
 			return res, nil
 		}
 	}
@@ -216,6 +240,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 			}
 		}
 	}
+	if err := diskwatch.Tripped(ctx); err != nil {
+		return in.diskFailed(ctx, res, err), nil
+	}
 	// Staging everything lists untracked files too: nothing escapes the check.
 	changes, err := w.ChangedFiles(context.WithoutCancel(ctx), in.Base)
 	if err != nil {
@@ -225,11 +252,11 @@ func run(ctx context.Context, in Input) (Result, error) {
 	if res.Class == Success {
 		if bad := Violations(in.Task, changes); len(bad) > 0 {
 			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
-				return res, err
+				return in.auditFailed(res, err), nil
 			}
 			res.Class, res.Reason = Task, "ownership"
 			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
-				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
+				listOf(bad), in.Task.ID, ownedList(in.Task))
 		}
 	}
 	if res.Class == Success {
@@ -240,11 +267,11 @@ func run(ctx context.Context, in Input) (Result, error) {
 		if len(bad) > 0 {
 			what, err := in.recordProblems(bad)
 			if err != nil {
-				return res, err
+				return in.auditFailed(res, err), nil
 			}
 			res.Class, res.Reason = Task, "forbidden_change"
 			res.Detail = fmt.Sprintf("changed %s, which no worker may change whatever its task owns (zerg's, git's, CI and hook files, security.protected_paths); leave them alone",
-				strings.Join(what, ", "))
+				listOf(what))
 		}
 	}
 	if diff, err := w.StagedPatch(context.WithoutCancel(ctx), in.Base); err == nil {
@@ -298,9 +325,12 @@ func launch(ctx context.Context, in Input, prompt string, adjust func(*claude.Sp
 		return claude.Outcome{}, 0, err
 	}
 	defer f.Close()
-	// The key the worker holds never lands in zerg's records, in any form.
-	stream := in.redactor().Writer(f)
-	defer stream.Close() // flushes the held-back tail, before f.Close
+	// The key the worker holds never lands in zerg's records, in any form;
+	// and what the worker's CLI prints (code in a sandbox can write to its
+	// stdout) takes at most maxStreamRecord of zerg's disk.
+	redacted := in.redactor().Writer(f)
+	defer redacted.Close() // flushes the held-back tail, before f.Close
+	stream := capture.Limit(redacted, maxStreamRecord, "{\"type\":\"zerg\",\"note\":\"the rest of the stream was not recorded: it passed the record's limit\"}\n")
 	var retryAfter atomic.Int64
 	var mu sync.Mutex
 	prev := sp.OnEvent
@@ -335,6 +365,9 @@ func launch(ctx context.Context, in Input, prompt string, adjust func(*claude.Sp
 	return out, time.Duration(retryAfter.Load()), nil
 }
 
+// maxStreamRecord bounds an attempt's stream.jsonl.
+const maxStreamRecord = 256 << 20
+
 // redactor removes the credentials zerg knows from what it writes down:
 // the worker's key and token, and in sandbox mode the real ones too.
 func (in Input) redactor() *security.Redactor {
@@ -346,8 +379,8 @@ func (in Input) redactor() *security.Redactor {
 }
 
 // record writes one security decision to the audit log, if there is one. A
-// decision that cannot be recorded is zerg's own failure: the attempt stops
-// rather than go on unaudited.
+// decision that cannot be recorded stops the attempt rather than let it go
+// on unaudited (auditFailed).
 func (in Input) record(kind string, fields any) error {
 	if in.Audit == nil {
 		return nil
@@ -412,6 +445,56 @@ func scanWorkspace(ctx context.Context, w *gitx.Runner, base string, sc *securit
 		findings = append(findings, sc.ScanFile(p, data)...)
 	}
 	return findings, nil
+}
+
+// auditFailed ends an attempt whose security decision could not be
+// written down: nothing of it is committed (the workspace stays), and its
+// task fails, not the run (a worker may be what filled the disk).
+func (in Input) auditFailed(res Result, err error) Result {
+	res.Commit = ""
+	res.Class, res.Reason = Task, "audit_failed"
+	res.Detail = fmt.Sprintf("zerg could not write a security decision about this attempt to the audit log (%s); nothing of it was committed, the workspace stays in %s",
+		clip(err.Error(), 300), in.Workspace)
+	return res
+}
+
+// diskFailed ends an attempt the disk watch stopped: its task fails, and
+// what it wrote is removed, workspace and state, because keeping it would
+// keep the disk full for every other attempt of the run.
+func (in Input) diskFailed(ctx context.Context, res Result, cause error) Result {
+	reason := "workspace_too_large"
+	if errors.Is(cause, diskwatch.ErrDiskFull) {
+		reason = "disk_full"
+	}
+	removed := "its workspace was removed"
+	var err error
+	if in.Sandbox != nil {
+		err = os.RemoveAll(in.Workspace)
+	} else {
+		err = in.Repo.DiscardWorktree(context.WithoutCancel(ctx), in.Workspace)
+	}
+	if err != nil {
+		removed = fmt.Sprintf("its workspace %s could not be removed: %v", in.Workspace, err)
+	}
+	for _, d := range []string{"home", "config", "tmp"} {
+		_ = os.RemoveAll(filepath.Join(in.WorkerDir, d))
+	}
+	res.Commit = ""
+	res.Class, res.Reason = Task, reason
+	res.Detail = fmt.Sprintf("stopped: %v (disk.workspace_mb, disk.min_free_mb); nothing was committed and %s, since keeping it would keep the disk full; write less (build outputs belong in the caches)",
+		cause, removed)
+	return res
+}
+
+// maxListed bounds how many paths a report names.
+const maxListed = 20
+
+// listOf joins items for a report, naming at most maxListed of them.
+func listOf(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
 }
 
 func workerDetail(o claude.Outcome) string {

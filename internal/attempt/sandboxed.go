@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -27,13 +28,16 @@ type Sandboxed struct {
 	Hide     []string             // host directories invisible inside (the repository, the workspaces, zerg's records)
 	ReadOnly []string             // host paths visible read-only (the CLI's install, zerg's binary)
 	// Shared are the user's toolchain installs and package caches, visible
-	// read-only; Writable are zerg's build caches of this User; Env is what
-	// the toolchains need set (PATH first), for the worker, its
-	// verification and the gates alike (internal/toolchain).
-	Shared   []string
-	Writable []string
-	Env      []string
-	Limits   sandbox.Limits
+	// read-only; Private are writable directories of this attempt (or
+	// command) alone, its build cache: created empty for it and removed
+	// after it (PreparePrivate), so nothing a worker writes there is ever
+	// read by another attempt, a gate or a check; Env is what the
+	// toolchains need set (PATH first), for the worker, its verification
+	// and the gates alike (internal/toolchain).
+	Shared  []string
+	Private []string
+	Env     []string
+	Limits  sandbox.Limits
 	// Upstream, APIKey and AuthToken are the real Messages API and its
 	// credentials: only the gateway holds them.
 	Upstream     string
@@ -67,9 +71,36 @@ const sandboxProxy = "http://127.0.0.1:3128"
 
 func (sb *Sandboxed) spec(workdir, home string, writable []string, proxy string) sandbox.Spec {
 	return sandbox.Spec{
-		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: append(append([]string{}, writable...), sb.Writable...),
+		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: append(append([]string{}, writable...), sb.Private...),
 		Shared: sb.Shared, Hide: sb.Hide, ProxySocket: proxy, UID: sb.User.UID, GID: sb.User.GID, Limits: sb.Limits,
 	}
+}
+
+// PreparePrivate creates the Private directories empty, owned by User,
+// and returns what removes them.
+func (sb *Sandboxed) PreparePrivate() (func(), error) {
+	remove := func() {
+		for _, d := range sb.Private {
+			_ = os.RemoveAll(d)
+		}
+	}
+	for _, d := range sb.Private {
+		if err := os.RemoveAll(d); err != nil {
+			return remove, err
+		}
+		// The directories above it stay passable (an attempt's worker
+		// state dir is 0755, as PrepareAttemptDir makes it).
+		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+			return remove, err
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return remove, err
+		}
+		if err := sb.User.GiveTree(d); err != nil {
+			return remove, err
+		}
+	}
+	return remove, nil
 }
 
 // CommandSpec is the sandbox of one repository command of zerg's own (a
@@ -107,6 +138,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	prompt, err := writePrompt(in)
 	if err != nil {
 		return Result{}, err
+	}
+	removePrivate, err := sb.PreparePrivate()
+	defer removePrivate()
+	if err != nil {
+		return Result{}, fmt.Errorf("create the build cache of %s: %w", in.Task.ID, err)
 	}
 
 	// The gateway: the sandbox's only way out, on a socket only this
@@ -161,13 +197,16 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	// Closing writes the gateway's record to the audit log: an attempt whose
 	// record cannot be written does not go on unaudited.
 	if err := closeGW(); err != nil {
-		return Result{}, fmt.Errorf("close the gateway of %s: %w", in.Task.ID, err)
+		return in.auditFailed(Result{Worker: out}, err), nil
 	}
 	stats := gw.Stats()
 	res := Result{Worker: out, RetryAfter: retryAfter}
 	// The denials were audited by the gateway as the CLI reported them to
 	// the model (the result event's list is the worker's to forge).
 	classifySandboxed(&res, out, stats, ctx.Err() != nil)
+	if err := diskwatch.Tripped(ctx); err != nil {
+		return in.diskFailed(ctx, res, err), nil
+	}
 
 	if res.Class == Success {
 		if in.OnVerify != nil {
@@ -183,6 +222,9 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 
+	if err := diskwatch.Tripped(ctx); err != nil {
+		return in.diskFailed(ctx, res, err), nil
+	}
 	// What the worker produced comes back as one commit in a bundle made
 	// inside the sandbox. Anything that goes wrong from here is the
 	// worker's doing (a broken .git, a forged bundle): its task fails, the
@@ -213,21 +255,21 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	if len(problems) > 0 {
 		what, err := in.recordProblems(problems)
 		if err != nil {
-			return res, err
+			return in.auditFailed(res, err), nil
 		}
 		// Nothing of it enters the repository; the workspace stays for a
 		// person to look at.
 		return failTask(res, problemReason(problems), fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed; it stays in %s",
-			strings.Join(what, ", "), in.Workspace)), nil
+			listOf(what), in.Workspace)), nil
 	}
 	if res.Class == Success {
 		if bad := Violations(in.Task, res.Changes); len(bad) > 0 {
 			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
-				return res, err
+				return in.auditFailed(res, err), nil
 			}
 			res.Class, res.Reason = Task, "ownership"
 			res.Detail = fmt.Sprintf("changed %s, which task %s does not own (it owns: %s); change only owned files",
-				strings.Join(bad, ", "), in.Task.ID, ownedList(in.Task))
+				listOf(bad), in.Task.ID, ownedList(in.Task))
 		}
 	}
 	msg := fmt.Sprintf("%s: %s", in.Task.ID, oneLine(in.Task.Title))

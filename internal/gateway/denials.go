@@ -86,15 +86,36 @@ func (g *Gateway) noteDenials(body []byte) {
 			continue
 		}
 		fields := map[string]any{"tool": d.Tool, "reason": g.scrubString(d.Reason), "source": "gateway"}
-		if d.Input != nil {
-			in := d.Input
-			if g.cfg.Screen != nil {
-				in = g.cfg.Screen(in)
-			}
-			fields["input"] = in
+		for k, v := range target(d.Input, g.cfg.Screen) {
+			fields[k] = v
 		}
 		g.auditLive(AuditHookDenied, fields)
 	}
+}
+
+// target is what a denied call went for, for the audit log: its path or
+// pattern, and its command when the screen lets it through; never a
+// file's content.
+func target(input json.RawMessage, screen func(json.RawMessage) json.RawMessage) map[string]any {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range []string{"file_path", "notebook_path", "path", "pattern", "command"} {
+		v, ok := in[k].(string)
+		if !ok {
+			continue
+		}
+		if screen != nil {
+			b, _ := json.Marshal(v)
+			if s := screen(b); string(s) != string(b) {
+				v = "[not recorded: it contains a secret]"
+			}
+		}
+		out[k] = clip(v, 300)
+	}
+	return out
 }
 
 // resultText is a tool result's content as text: the string, or its text

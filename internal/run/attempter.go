@@ -22,6 +22,9 @@ type realAttempter struct {
 	sec     *securityKit
 	specDir string
 	kit     *sandboxKit // sandbox mode; nil in subprocess mode
+	// filesystems are paths on the filesystems of the run's records and of
+	// its workspaces, for the free-space floor.
+	filesystems []string
 }
 
 func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
@@ -34,7 +37,8 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 			return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
 		}
 		defer a.kit.release(u)
-		sb = a.kit.forAttempt(u)
+		// A build cache of the attempt's own, in its worker state.
+		sb = a.kit.forCommand(u, filepath.Join(r.WorkerDir, "cache"))
 	}
 	return attempt.Run(ctx, attempt.Input{
 		Sandbox: sb,
@@ -48,6 +52,8 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		Worker: a.workerSpec(r.Model), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 		Scanner: a.sec.scanner, Audit: a.sec.audit,
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
+		Disk: attempt.DiskLimits{WorkspaceBytes: int64(cfg.Disk.WorkspaceMB) << 20, MinFreeBytes: int64(cfg.Disk.MinFreeMB) << 20,
+			Filesystems: a.filesystems},
 	})
 }
 

@@ -272,3 +272,47 @@ func TestProtectedOwnershipSparesDoneTasks(t *testing.T) {
 		t.Errorf("B still to run: %v, want only B named", err)
 	}
 }
+
+// A gateway that refused a request because budget.run_usd is spent stops
+// the launching like the coordinator's own check; the task is not failed,
+// and a resume with more budget runs it.
+func TestGatewayRunBudgetStopsLaunching(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	w.cfg.Budget.RunUSD = 5
+	w.att.script["A"] = []outcome{{class: ClassInfra, reason: claude.ReasonRunBudget, detail: "the gateway refused further requests: budget.run_usd is spent"}}
+	st, err := w.rush(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Budget || re.Task != "A" {
+		t.Fatalf("err %v, want Budget naming A", err)
+	}
+	if n := len(w.att.calls); n != 1 {
+		t.Errorf("%d attempts after the gateway's budget stop, want 1", n)
+	}
+	if s := st.Task("A").Status; s == StatusFailed {
+		t.Errorf("A failed for good: the run's budget is not the task's fault")
+	}
+	st, err = w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+}
+
+// No attempt starts while the disk of the run's records is below
+// disk.min_free_mb; the control, the default floor, launches.
+func TestLowDiskStopsLaunching(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	w.cfg.Disk.MinFreeMB = 1 << 40 // more than any disk has
+	c := w.coordinator(NewState())
+	c.paths.RunDir = t.TempDir()
+	_, err := c.execute(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != DiskFull || !strings.Contains(err.Error(), "disk.min_free_mb") {
+		t.Fatalf("err %v, want DiskFull naming disk.min_free_mb", err)
+	}
+	if n := len(w.att.calls); n != 0 {
+		t.Errorf("%d attempts started below the floor", n)
+	}
+	w.cfg.Disk.MinFreeMB = 1
+	st, err := w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+}

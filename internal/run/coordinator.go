@@ -14,6 +14,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -314,6 +315,13 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		if c.halted() != nil {
 			c.gov.Release(probe, Outcome{})
+			return false, nil
+		}
+		// No attempt starts on a nearly full disk: zerg's own records (the
+		// log, the audit) must always have room.
+		if err := diskwatch.Check(int64(c.cfg.Disk.MinFreeMB)<<20, c.paths.RunDir, c.paths.Workspaces); err != nil {
+			c.gov.Release(probe, Outcome{})
+			c.stopLaunching(&Error{Kind: DiskFull, Feature: c.feature, Task: t.ID, Err: err}, false)
 			return false, nil
 		}
 		if err := c.reserve(t.ID); err != nil {

@@ -1,0 +1,89 @@
+package diskwatch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestUsageCountsBlocks(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), make([]byte, 1<<20), 0o644)
+	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "d", "b"), make([]byte, 1<<20), 0o644)
+	os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "d", "a-again"))
+	used, _ := Usage(dir, filepath.Join(dir, "missing"))
+	if used < 2<<20 || used > 3<<20 {
+		t.Errorf("usage %d, want about 2 MiB (a link counts once)", used)
+	}
+}
+
+// A writer past its limit trips; the control, an attempt under it, does not.
+func TestWatchTripsOnTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	tripped := make(chan error, 1)
+	stop := Start(context.Background(), Watch{Dirs: []string{dir}, Limit: 8 << 20, Interval: 10 * time.Millisecond}, func(err error) { tripped <- err })
+	defer stop()
+	os.WriteFile(filepath.Join(dir, "small"), make([]byte, 1<<20), 0o644)
+	select {
+	case err := <-tripped:
+		t.Fatalf("tripped under the limit: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	for i := range 10 {
+		os.WriteFile(filepath.Join(dir, "f"+string(rune('0'+i))), make([]byte, 1<<20), 0o644)
+	}
+	select {
+	case err := <-tripped:
+		if !errors.Is(err, ErrTooLarge) {
+			t.Errorf("tripped with %v, want ErrTooLarge", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not tripped past the limit")
+	}
+}
+
+// Below the floor, the attempt that writes trips; one that does not, goes on.
+func TestWatchTripsAWriterBelowTheFloor(t *testing.T) {
+	dir := t.TempDir()
+	free, err := Free(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := free + 1<<30 // the disk is "full" already
+	writer, bystander := make(chan error, 1), make(chan error, 1)
+	wdir, bdir := filepath.Join(dir, "w"), filepath.Join(dir, "b")
+	os.Mkdir(wdir, 0o755)
+	os.Mkdir(bdir, 0o755)
+	w := Watch{MinFree: floor, Filesystems: []string{dir}, Interval: 10 * time.Millisecond}
+	w.Dirs = []string{wdir}
+	stopW := Start(context.Background(), w, func(err error) { writer <- err })
+	defer stopW()
+	w.Dirs = []string{bdir}
+	stopB := Start(context.Background(), w, func(err error) { bystander <- err })
+	defer stopB()
+	time.Sleep(50 * time.Millisecond)
+	os.WriteFile(filepath.Join(wdir, "big"), make([]byte, 20<<20), 0o644)
+	select {
+	case err := <-writer:
+		if !errors.Is(err, ErrDiskFull) {
+			t.Errorf("writer tripped with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer was not stopped below the floor")
+	}
+	select {
+	case err := <-bystander:
+		t.Errorf("the bystander was stopped: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := Check(floor, dir); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("Check below the floor: %v", err)
+	}
+	if err := Check(1, dir); err != nil {
+		t.Errorf("Check above the floor: %v", err)
+	}
+}

@@ -220,8 +220,14 @@ func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKi
 	}
 	if kit != nil {
 		runAs = u
-		iso.tools = kit.tools[u.UID]
-		sb := kit.forAttempt(u)
+		// A build cache no worker wrote to, for this lane alone (removed
+		// with it).
+		cache := filepath.Join(dir, "cache")
+		iso.tools = kit.tools(cache)
+		sb := kit.forCommand(u, cache)
+		if _, err := sb.PreparePrivate(); err != nil {
+			return fail(err)
+		}
 		spec := sb.CommandSpec(ws, home)
 		iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
 			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,

@@ -25,12 +25,8 @@ type Paths struct {
 	Workspaces  string // <cache>/zerg/worktrees/<repo>-<hash>/<feature>: outside the working tree (docs/workspaces.md)
 	Merge       string // the merge workspace
 	State       string // workers' private state dirs (HOME, CLAUDE_CONFIG_DIR, tmp), beside the workspaces
-	// Caches holds zerg's build caches of the repository, one directory per
-	// worker user, shared by its runs (docs/toolchains.md). Its name cannot
-	// be a feature's: a feature name never starts with a dot.
-	Caches  string
-	Graph   string // the task graph
-	SpecDir string
+	Graph       string // the task graph
+	SpecDir     string
 	// GraphSnapshot is the graph the run works on, as recorded at its start
 	// or its last accepted change: resume compares the graph with it.
 	GraphSnapshot string
@@ -59,7 +55,6 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 		Workspaces:  ws,
 		Merge:       filepath.Join(ws, "_merge"),
 		State:       filepath.Join(ws, "_state"),
-		Caches:      filepath.Join(filepath.Dir(ws), ".caches"),
 		Graph:       filepath.Join(spec, "task-graph.json"),
 		SpecDir:     spec,
 

@@ -25,10 +25,11 @@ import (
 type sandboxKit struct {
 	users    chan *security.WorkerUser
 	template attempt.Sandboxed
-	// tools is what the repository's toolchains give each worker user's
-	// commands, by uid: the same shared directories for all, a build cache
-	// of its own each.
-	tools map[int]toolchain.Env
+	// tools is what the repository's toolchains give a sandboxed command
+	// whose writable build cache is the given directory: the same shared
+	// directories for every command, a build cache of its own for each
+	// (no worker ever writes to a cache another command reads).
+	tools func(buildCache string) toolchain.Env
 }
 
 // newSandboxKit prepares sandbox mode for workers concurrent attempts. As
@@ -36,7 +37,7 @@ type sandboxKit struct {
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep
 // them apart.
 func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int, meter *gateway.Meter) (*sandboxKit, error) {
-	k := &sandboxKit{users: make(chan *security.WorkerUser, workers), tools: map[int]toolchain.Env{}}
+	k := &sandboxKit{users: make(chan *security.WorkerUser, workers)}
 	host := toolchain.LocalHost()
 	host.GoEnv = onceGoEnv(host.GoEnv)
 	detected := toolchain.Detect(opts.Root)
@@ -46,15 +47,8 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 		}
 		k.users <- u
-		if _, done := k.tools[u.UID]; done {
-			continue
-		}
-		env, err := toolsFor(host, detected, opts, paths, u)
-		if err != nil {
-			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
-		}
-		k.tools[u.UID] = env
 	}
+	k.tools = func(buildCache string) toolchain.Env { return toolsFor(host, detected, opts, buildCache) }
 	root, err := WorkspaceRoot()
 	if err != nil {
 		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
@@ -98,29 +92,18 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 	return k, nil
 }
 
-// toolsFor plans the toolchains for u's commands and creates u's build
-// cache: <paths.Caches>/<user>, u's own, inside a directory every worker
-// user may pass through but not list.
-func toolsFor(host toolchain.Host, detected []toolchain.Toolchain, opts Options, paths Paths, u *security.WorkerUser) (toolchain.Env, error) {
+// toolsFor plans the toolchains for commands whose writable build cache
+// is buildCache.
+func toolsFor(host toolchain.Host, detected []toolchain.Toolchain, opts Options, buildCache string) toolchain.Env {
 	c := opts.Config
-	dir := filepath.Join(paths.Caches, u.Name)
-	if err := os.MkdirAll(paths.Caches, 0o711); err != nil {
-		return toolchain.Env{}, fmt.Errorf("create the build caches: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return toolchain.Env{}, fmt.Errorf("create the build cache of %s: %w", u.Name, err)
-	}
-	if err := os.Chown(dir, u.UID, u.GID); err != nil {
-		return toolchain.Env{}, fmt.Errorf("hand the build cache to %s: %w", u.Name, err)
-	}
 	env := toolchain.Plan(host, detected, toolchain.Options{
 		Off: c.Toolchains.Off, CachesOff: c.Caches.Off, ExtraPaths: c.Toolchains.Paths, ExtraReadOnly: c.Caches.ReadOnly,
-		BuildCache: dir, Zerg: sandbox.InsideExecutable,
+		BuildCache: buildCache, Zerg: sandbox.InsideExecutable,
 	})
 	if len(env.Path) > 0 {
 		env.Vars = append(env.Vars, "PATH="+env.PathValue(os.Getenv("PATH")))
 	}
-	return env, nil
+	return env
 }
 
 // onceGoEnv runs the user's `go env` once for all the worker users.
@@ -172,11 +155,14 @@ func (k *sandboxKit) acquire(ctx context.Context) (*security.WorkerUser, error) 
 
 func (k *sandboxKit) release(u *security.WorkerUser) { k.users <- u }
 
-// forAttempt is the isolation of one attempt run as u.
-func (k *sandboxKit) forAttempt(u *security.WorkerUser) *attempt.Sandboxed {
+// forCommand is the isolation of one attempt, or one command of zerg's
+// own, run as u with buildCache (a directory of its own, created empty for
+// it and removed after it: attempt.Sandboxed.Private) as its writable
+// build cache.
+func (k *sandboxKit) forCommand(u *security.WorkerUser, buildCache string) *attempt.Sandboxed {
 	s := k.template
 	s.User = u
-	t := k.tools[u.UID]
-	s.Shared, s.Writable, s.Env = t.Shared, t.Writable, t.Vars
+	t := k.tools(buildCache)
+	s.Shared, s.Private, s.Env = t.Shared, t.Writable, t.Vars
 	return &s
 }

@@ -45,7 +45,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 		}
 	}
 	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
-		sec: sec, specDir: c.paths.SpecDir, kit: kit}
+		sec: sec, specDir: c.paths.SpecDir, kit: kit, filesystems: []string{c.paths.RunDir, c.paths.Workspaces}}
 	return Deps{
 		Log:       log,
 		Attempter: a,
@@ -197,7 +197,13 @@ func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, s
 		}
 	}
 	timeout := g.EffectiveTimeout()
-	sb := k.forAttempt(u)
+	// A build cache no worker wrote to, for this gate alone.
+	sb := k.forCommand(u, filepath.Join(m.g.stateDir, "_gate-cache"))
+	removeCache, err := sb.PreparePrivate()
+	defer removeCache()
+	if err != nil {
+		return fail(err)
+	}
 	spec := sb.CommandSpec(ws, home)
 	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,
 		Env: append([]string{"ZERG_GATE=" + g.Name, "HOME=" + home}, sb.Env...), Sandbox: &spec}.Run(ctx)

@@ -125,6 +125,9 @@ type Result struct {
 	// Reset is when an account's usage limit resets, as the API said
 	// (Account class only; "" when it did not say).
 	Reset string
+	// MemoryPeak is the most memory the attempt's processes used together,
+	// in bytes (sandbox mode with a cgroup; 0 otherwise).
+	MemoryPeak int64
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -49,6 +51,36 @@ type Sandboxed struct {
 	// betas, the server tools, the run's budget); each attempt adds its
 	// models and its own budget.
 	Gateway gateway.Policy
+	// Cgroups makes a control group per attempt (or command), where the
+	// machine has them: memory and processes as totals (Limits). nil: the
+	// per-process limits only.
+	Cgroups *cgroup.Manager
+	// Group is this attempt's (or command's) group, from NewGroup.
+	Group *cgroup.Group
+}
+
+// NewGroup gives the sandboxed commands that follow a control group of
+// their own, named after what runs (a task and attempt, a gate), with the
+// sandbox's memory and process limits as totals; none where the machine
+// has no cgroup. The caller closes it (which kills what is left in it).
+func (sb *Sandboxed) NewGroup(name string) error {
+	if sb.Cgroups == nil {
+		return nil
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	safe := strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			return c
+		}
+		return '-'
+	}, clip(name, 80))
+	g, err := sb.Cgroups.New(fmt.Sprintf("%s-%x", safe, r), cgroup.Limits{MemoryBytes: sb.Limits.MemoryBytes, Processes: sb.Limits.Processes})
+	if err != nil {
+		return fmt.Errorf("create the cgroup of %s: %w", name, err)
+	}
+	sb.Group = g
+	return nil
 }
 
 // resolved is p with every symlink resolved, or p when that fails (the
@@ -73,6 +105,7 @@ func (sb *Sandboxed) spec(workdir, home string, writable []string, proxy string)
 	return sandbox.Spec{
 		Workdir: workdir, Home: home, ReadOnly: sb.ReadOnly, Writable: append(append([]string{}, writable...), sb.Private...),
 		Shared: sb.Shared, Hide: sb.Hide, ProxySocket: proxy, UID: sb.User.UID, GID: sb.User.GID, Limits: sb.Limits,
+		Cgroup: sb.Group,
 	}
 }
 
@@ -144,6 +177,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("create the build cache of %s: %w", in.Task.ID, err)
 	}
+	// One control group for the worker, its verification and its commit.
+	if err := sb.NewGroup(fmt.Sprintf("%s-%d", in.Task.ID, in.Number)); err != nil {
+		return Result{}, err
+	}
+	defer sb.Group.Close()
 
 	// The gateway: the sandbox's only way out, on a socket only this
 	// slot's user may use, in a directory only zerg and that user can pass
@@ -204,6 +242,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	// The denials were audited by the gateway as the CLI reported them to
 	// the model (the result event's list is the worker's to forge).
 	classifySandboxed(&res, out, stats, ctx.Err() != nil)
+	outOfMemory(&res, sb)
 	if err := diskwatch.Tripped(ctx); err != nil {
 		return in.diskFailed(ctx, res, err), nil
 	}
@@ -294,6 +333,20 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		return res, fmt.Errorf("remove workspace of %s: %w", in.Task.ID, err)
 	}
 	return res, nil
+}
+
+// outOfMemory makes an attempt whose processes the kernel killed for
+// passing the group's memory limit a task failure: the worker's code took
+// the memory, and retrying it as an infrastructure failure would let it
+// do so without end. It also records the group's peak.
+func outOfMemory(res *Result, sb *Sandboxed) {
+	res.MemoryPeak = sb.Group.MemoryPeak()
+	if sb.Group.OOMKills() == 0 || res.Class == Success || res.Class == Task || res.Reason == "cancelled" {
+		return
+	}
+	res.Class, res.Reason = Task, "out_of_memory"
+	res.Detail = fmt.Sprintf("the kernel killed a process of the attempt: its processes together passed sandbox.memory_mb (%d MiB); use less memory (build or test less at once)",
+		sb.Limits.MemoryBytes>>20)
 }
 
 // gatewayDir makes the directory of an attempt's gateway socket: zerg's,

@@ -77,5 +77,6 @@ func newSandboxPrepCmd(a *app) *cobra.Command {
 	f.IntVar(&c.GID, sandbox.FlagGID, 0, "group to run the command as")
 	f.StringArrayVar(&c.Cover, sandbox.FlagCover, nil, "directory to cover with an empty tmpfs")
 	f.StringArrayVar(&c.Share, sandbox.FlagShare, nil, "directory to bind back read-only")
+	f.StringArrayVar(&c.Cgroups, sandbox.FlagCgroup, nil, "cgroup.procs file to join before anything starts")
 	return cmd
 }

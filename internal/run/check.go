@@ -228,6 +228,11 @@ func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKi
 		if _, err := sb.PreparePrivate(); err != nil {
 			return fail(err)
 		}
+		if err := sb.NewGroup(name); err != nil {
+			return fail(err)
+		}
+		closeDir := iso.close
+		iso.close = func() { sb.Group.Close(); closeDir() }
 		spec := sb.CommandSpec(ws, home)
 		iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
 			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,

@@ -385,7 +385,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 			CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 			DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
-			Model: req.Model, Reset: res.Reset,
+			Model: req.Model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20,
 		}
 		if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
 			fin.Usage = &u

@@ -127,6 +127,9 @@ type AttemptFinished struct {
 	DurationMS int64  `json:"duration_ms"`
 	WorkerMS   int64  `json:"worker_ms,omitempty"` // time inside the claude process
 	VerifyExit int    `json:"verify_exit,omitempty"`
+	// MemoryPeakMB is the most memory the attempt's processes used
+	// together (sandbox mode with a cgroup), 0 when unknown.
+	MemoryPeakMB int64 `json:"memory_peak_mb,omitempty"`
 }
 
 // TaskFailed: the task failed for good (its retries are spent).

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/sandbox"
@@ -49,6 +50,12 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 		k.users <- u
 	}
 	k.tools = func(buildCache string) toolchain.Env { return toolsFor(host, detected, opts, buildCache) }
+	// Memory and processes as totals per attempt where the machine has
+	// cgroups zerg may create; the per-process limits hold anyway.
+	groups, err := cgroup.Detect()
+	if err != nil {
+		groups = nil
+	}
 	root, err := WorkspaceRoot()
 	if err != nil {
 		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
@@ -88,6 +95,7 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
 		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
 			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
+		Cgroups: groups,
 	}
 	return k, nil
 }

@@ -204,6 +204,10 @@ func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, s
 	if err != nil {
 		return fail(err)
 	}
+	if err := sb.NewGroup("gate-" + g.Name); err != nil {
+		return fail(err)
+	}
+	defer sb.Group.Close()
 	spec := sb.CommandSpec(ws, home)
 	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,
 		Env: append([]string{"ZERG_GATE=" + g.Name, "HOME=" + home}, sb.Env...), Sandbox: &spec}.Run(ctx)

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/zergrush/zerg/internal/cgroup"
 )
 
 // Limits are resource limits (setrlimit) of the command and of every process
@@ -58,6 +60,9 @@ type Spec struct {
 	UID, GID int
 	Limits   Limits
 	Hostname string // default "sandbox"
+	// Cgroup, when set, is the control group every process of the sandbox
+	// starts in (its memory and processes as totals; internal/cgroup).
+	Cgroup *cgroup.Group
 }
 
 // Fixed paths inside the sandbox. /run is an empty tmpfs, so nothing else is
@@ -105,10 +110,21 @@ func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
 	if cred != nil {
 		prep = sharedPrep(s.resolvedShared(), func(d string) string { return blockedAncestor(d, s.UID, s.GID) })
 	}
+	// A cgroup v2 group is entered at clone (CLONE_INTO_CGROUP); a v1
+	// group by writing a pid, which the prep step does as root before it
+	// starts anything.
+	v1Group := s.Cgroup != nil && s.Cgroup.FD() < 0
+	if v1Group && cred == nil {
+		return nil, errors.New("sandbox: a cgroup v1 group needs zerg to run as root")
+	}
+	if v1Group && prep == nil {
+		prep = &PrepConfig{}
+	}
 	if prep == nil {
 		cmd := exec.CommandContext(ctx, bwrap, args...)
 		cmd.Env = []string{} // not nil: nil would hand bwrap zerg's environment
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		s.intoCgroup(cmd.SysProcAttr)
 		return cmd, nil
 	}
 	// Some shared directory is out of the sandbox user's reach: bwrap starts
@@ -119,11 +135,22 @@ func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("sandbox: find the zerg executable: %w", err)
 	}
 	prep.UID, prep.GID = s.UID, s.GID
+	if v1Group {
+		prep.Cgroups = s.Cgroup.ProcsFiles()
+	}
 	pargs := append(append([]string{PrepCommand}, prep.Flags()...), "--", bwrap)
 	cmd := exec.CommandContext(ctx, exe, append(pargs, args...)...)
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	s.intoCgroup(cmd.SysProcAttr)
 	return cmd, nil
+}
+
+// intoCgroup starts the process in the spec's cgroup v2 group.
+func (s Spec) intoCgroup(a *syscall.SysProcAttr) {
+	if fd := s.Cgroup.FD(); fd >= 0 {
+		a.UseCgroupFD, a.CgroupFD = true, fd
+	}
 }
 
 // resolvedShared is Spec.Shared as bwrapArgs binds it (bwrapArgs has
@@ -162,9 +189,12 @@ func (s Spec) bwrapArgs(argv []string) ([]string, *syscall.Credential, error) {
 	if fi, err := os.Stat(workdir); err != nil || !fi.IsDir() {
 		return nil, nil, fmt.Errorf("sandbox: workdir %s is not a directory", workdir)
 	}
+	// Every tmpfs is memory: each is bounded by the memory limit (and, in a
+	// cgroup, their pages count towards its total).
+	tmpfsSize := s.Limits.MemoryBytes
 	var ops []mountOp
 	for _, d := range systemTmpfs {
-		ops = append(ops, mountOp{kind: opTmpfs, path: d})
+		ops = append(ops, mountOp{kind: opTmpfs, path: d, size: tmpfsSize})
 	}
 	add := func(kind opKind, what string, paths ...string) error {
 		for _, p := range paths {
@@ -172,7 +202,7 @@ func (s Spec) bwrapArgs(argv []string) ([]string, *syscall.Credential, error) {
 			if err != nil {
 				return err
 			}
-			ops = append(ops, mountOp{kind: kind, path: r})
+			ops = append(ops, mountOp{kind: kind, path: r, size: tmpfsSize})
 		}
 		return nil
 	}
@@ -297,11 +327,15 @@ const (
 type mountOp struct {
 	kind opKind
 	path string
+	size int64 // a tmpfs's size in bytes; 0: the kernel's default (half the memory)
 }
 
 func (m mountOp) args() []string {
 	switch m.kind {
 	case opTmpfs:
+		if m.size > 0 {
+			return []string{"--size", strconv.FormatInt(m.size, 10), "--tmpfs", m.path}
+		}
 		return []string{"--tmpfs", m.path}
 	case opWritable:
 		return []string{"--bind", m.path, m.path}

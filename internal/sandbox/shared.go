@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zergrush/zerg/internal/cgroup"
 )
 
 // Shared directories (Spec.Shared) are the user's toolchain installs and
@@ -31,6 +33,9 @@ type PrepConfig struct {
 	UID, GID int
 	Cover    []string // unreachable ancestors to cover with an empty tmpfs
 	Share    []string // directories to bind back read-only, at their own path
+	// Cgroups are cgroup.procs files to join first (a cgroup v1 group),
+	// so that bwrap and every process of the sandbox start in the group.
+	Cgroups []string
 }
 
 // Flag names of PrepCommand.
@@ -39,6 +44,8 @@ const (
 	FlagGID   = "gid"
 	FlagCover = "cover"
 	FlagShare = "share"
+	// FlagCgroup names a cgroup.procs file PrepCommand joins.
+	FlagCgroup = "cgroup-procs"
 )
 
 // Flags renders c as PrepCommand's flags (without the "--" before argv).
@@ -49,6 +56,9 @@ func (c PrepConfig) Flags() []string {
 	}
 	for _, d := range c.Share {
 		f = append(f, "--"+FlagShare, d)
+	}
+	for _, p := range c.Cgroups {
+		f = append(f, "--"+FlagCgroup, p)
 	}
 	return f
 }
@@ -131,6 +141,11 @@ func RunPrep(c PrepConfig, argv []string) error {
 	}
 	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
 		return fmt.Errorf("the command must start with an absolute path, got %q", argv)
+	}
+	// Into the command's cgroup first: everything started from here on is
+	// in it.
+	if err := cgroup.Join(c.Cgroups); err != nil {
+		return err
 	}
 	// Hold every shared directory before its ancestor is covered.
 	fds := make([]int, len(c.Share))

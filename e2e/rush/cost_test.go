@@ -12,37 +12,6 @@ import (
 )
 
 // mockRequests reads the rehearsal's request log: kind and status of each.
-func mockRequests(t *testing.T, p *project) []struct {
-	Kind   string `json:"kind"`
-	Status int    `json:"status"`
-} {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "runs", "demo", "mockapi.jsonl"))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		t.Fatal(err)
-	}
-	var out []struct {
-		Kind   string `json:"kind"`
-		Status int    `json:"status"`
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var r struct {
-			Kind   string `json:"kind"`
-			Status int    `json:"status"`
-		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
 
 // TestConfirmationGate: the demo's projected high figure is above
 // budget.confirm_above_usd, so without a terminal and without --yes the
@@ -59,7 +28,7 @@ func TestConfirmationGate(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "budget.confirm_above_usd") || !strings.Contains(r.stderr, "--yes") {
 		t.Fatalf("exit %d, want 2 naming the threshold and --yes\n%s", r.code, r.stderr)
 	}
-	if reqs := mockRequests(t, p); len(reqs) != 0 {
+	if reqs := mockRequests(t, filepath.Join(p.dir, ".zerg", "runs", "demo")); len(reqs) != 0 {
 		t.Fatalf("%d requests reached the model before the run was confirmed", len(reqs))
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, ".zerg", "runs", "demo")); !os.IsNotExist(err) {
@@ -229,7 +198,7 @@ func TestCreditExhausted(t *testing.T) {
 	}
 	running = len(open)
 	refused := 0
-	for _, q := range mockRequests(t, p) {
+	for _, q := range mockRequests(t, filepath.Join(p.dir, ".zerg", "runs", "demo")) {
 		if q.Kind == "main" && q.Status == 400 {
 			refused++
 		}

@@ -96,6 +96,8 @@ type sbTask struct {
 	owns      []string
 	first     []any // tool calls of the (first) attempt, after the attacks
 	retryable bool  // its first attempt is refused: the retry does clean work
+	model     string
+	budget    float64 // budget_usd
 }
 
 func newSandboxRedTeam(t *testing.T) *sandboxRedTeam {
@@ -178,6 +180,9 @@ func newSandboxRedTeam(t *testing.T) *sandboxRedTeam {
 	os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte(fakeSSHKey), 0o600)
 	os.WriteFile(filepath.Join(p.home, ".gitconfig"), []byte("[url \"https://x-access-token:"+rt.homeToken+"@github.com/\"]\n\tinsteadOf = https://github.com/\n"), 0o644)
 	os.WriteFile(filepath.Join(p.dir, ".gitignore"), []byte(".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n"), 0o644)
+	// A Go module: the sandboxes get the Go toolchain and a writable build
+	// cache (c-cache plants a file in it).
+	os.WriteFile(filepath.Join(p.dir, "go.mod"), []byte("module example.com/redteam\n\ngo 1.21\n"), 0o644)
 	rt.p = p
 	rt.attacks = rt.attackList()
 	rt.writeGraphAndScenario(t)
@@ -190,13 +195,16 @@ retry:
 sandbox:
   processes: %d
   file_size_mb: %d
+  memory_mb: %d
+disk:
+  workspace_mb: %d
 gates:
   - name: fresh-home
     # Fails if anything a worker planted in a home reached the gate.
     command: test -z "$(ls -A "$HOME")" && test -z "$(bash -lc 'printf %%s "$RT_PLANTED"' </dev/null 2>/dev/null)"
     timeout: 30s
     required: true
-`, rt.processes, rt.fileSizeMB))
+`, rt.processes, rt.fileSizeMB, memLimitMB, diskMB))
 
 	p.git("init", "-q", "-b", "main")
 	p.git("add", "-A")
@@ -387,7 +395,7 @@ PY`
 		{id: "g-fork", task: "RT-limits", class: "g", what: "fork bomb",
 			cmd: fork},
 	}
-	return a
+	return append(a, rt.round3Attacks()...)
 }
 
 func (rt *sandboxRedTeam) hostPortCmd() string {
@@ -409,7 +417,7 @@ func (rt *sandboxRedTeam) tasks() []sbTask {
 		return map[string]any{"name": "Write", "input": map[string]any{"file_path": path, "content": content}}
 	}
 	own := func(id string) any { return write("red/"+id+".txt", id+" did its job\n") }
-	return []sbTask{
+	return append([]sbTask{
 		{id: victim, level: 1, owns: []string{"red/victim.txt"},
 			first: []any{write("red/victim.txt", rt.victimText+"\n")}},
 		{id: "RT-host", level: 1, owns: []string{"red/RT-host.txt", "red/RT-env.txt"}, retryable: true},
@@ -432,7 +440,7 @@ func (rt *sandboxRedTeam) tasks() []sbTask {
 		{id: "RT-limits", level: 1, owns: []string{"red/RT-limits.txt"}, first: []any{own("RT-limits")}},
 		{id: "late", level: 2, deps: []string{"RT-linger"}, owns: []string{"red/late.txt"},
 			first: []any{map[string]any{"name": "Bash", "input": map[string]any{"command": "sleep 1"}}, write("red/late.txt", "late did its job\n")}},
-	}
+	}, rt.round3Tasks()...)
 }
 
 func (rt *sandboxRedTeam) writeGraphAndScenario(t *testing.T) {
@@ -454,6 +462,12 @@ func (rt *sandboxRedTeam) writeGraphAndScenario(t *testing.T) {
 		}
 		gt := map[string]any{"id": tk.id, "title": "red team " + tk.id, "level": tk.level,
 			"files": map[string]any{"create": tk.owns}, "verification": map[string]any{"command": verify}}
+		if tk.model != "" {
+			gt["model"] = tk.model
+		}
+		if tk.budget > 0 {
+			gt["budget_usd"] = tk.budget
+		}
 		if len(tk.deps) > 0 {
 			gt["dependencies"] = tk.deps
 		}
@@ -505,6 +519,16 @@ func (rt *sandboxRedTeam) writeGraphAndScenario(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(rt.p.dir, ".zerg", "specs", "demo", "task-graph.json"), graph, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A second feature, rushed after the red team's: the next rush in the
+	// repository must work whatever the first left in its logs.
+	again, _ := json.Marshal(map[string]any{"feature": "again", "tasks": []any{map[string]any{"id": "again-1", "title": "again", "level": 1,
+		"files": map[string]any{"create": []string{"red/again.txt"}}, "verification": map[string]any{"command": "test -s red/again.txt"}}}})
+	os.MkdirAll(filepath.Join(rt.p.dir, ".zerg", "specs", "again"), 0o755)
+	if err := os.WriteFile(filepath.Join(rt.p.dir, ".zerg", "specs", "again", "task-graph.json"), again, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scTasks = append(scTasks, map[string]any{"name": "again-1", "match": "Task again-1:", "turns": turnsOf([]any{
+		map[string]any{"name": "Write", "input": map[string]any{"file_path": "red/again.txt", "content": "again\n"}}})})
 	os.Remove(scenarioPath(rt.p.dir))
 	sc, _ := json.MarshalIndent(map[string]any{"tasks": scTasks}, "", " ")
 	if err := os.WriteFile(rt.scenario, sc, 0o644); err != nil {
@@ -534,9 +558,11 @@ func TestRedTeamSandbox(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("SKIPPED LOUDLY: bubblewrap (bwrap) is not installed; sandbox mode cannot run here (apt-get install bubblewrap)")
 	}
+	gatewayControl(t)
 	rt := newSandboxRedTeam(t)
 	p := rt.p
-	r := p.zergEnv(rt.env(), "rush", "demo", "--rehearse", "--scenario", rt.scenario)
+	sock := startSocketAttacker(t)
+	r, peakRSS := rushMeasured(p, rt.env(), "rush", "demo", "--rehearse", "--scenario", rt.scenario)
 	runDir := filepath.Join(p.dir, ".zerg", "runs", "demo")
 	if r.code != 0 {
 		t.Errorf("the run was not delivered: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -892,6 +918,8 @@ func TestRedTeamSandbox(t *testing.T) {
 	if v := p.zerg("audit", "verify"); v.code != 0 {
 		t.Errorf("audit verify: exit %d %s%s", v.code, v.stdout, v.stderr)
 	}
+
+	rt.round3Checks(t, r, peakRSS, sock, records, evs, results, effect)
 
 	got, ids := 0, map[string]bool{}
 	var list []string

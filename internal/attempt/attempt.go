@@ -254,7 +254,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 	res.Changes = changes
 	if res.Class == Success {
 		if bad := Violations(in.Task, changes); len(bad) > 0 {
-			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
+			if err := in.record(security.AuditOwnershipViolation, pathsRecord(bad)); err != nil {
 				return in.auditFailed(res, err), nil
 			}
 			res.Class, res.Reason = Task, "ownership"
@@ -487,6 +487,18 @@ func (in Input) diskFailed(ctx context.Context, res Result, cause error) Result 
 	res.Detail = fmt.Sprintf("stopped: %v (disk.workspace_mb, disk.min_free_mb); nothing was committed and %s, since keeping it would keep the disk full; write less (build outputs belong in the caches)",
 		cause, removed)
 	return res
+}
+
+// maxRecorded bounds the paths one audit record lists.
+const maxRecorded = 1000
+
+// pathsRecord is an audit record's paths: the first maxRecorded, and how
+// many more there were.
+func pathsRecord(paths []string) map[string]any {
+	if len(paths) <= maxRecorded {
+		return map[string]any{"paths": paths}
+	}
+	return map[string]any{"paths": paths[:maxRecorded], "paths_omitted": len(paths) - maxRecorded}
 }
 
 // maxListed bounds how many paths a report names.

@@ -303,7 +303,7 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	}
 	if res.Class == Success {
 		if bad := Violations(in.Task, res.Changes); len(bad) > 0 {
-			if err := in.record(security.AuditOwnershipViolation, map[string]any{"paths": bad}); err != nil {
+			if err := in.record(security.AuditOwnershipViolation, pathsRecord(bad)); err != nil {
 				return in.auditFailed(res, err), nil
 			}
 			res.Class, res.Reason = Task, "ownership"

@@ -390,7 +390,11 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
 			fin.Usage = &u
 		}
-		for _, ch := range res.Changes {
+		for i, ch := range res.Changes {
+			if i == MaxChangedListed {
+				fin.ChangedOmitted = len(res.Changes) - i
+				break
+			}
 			fin.Changed = append(fin.Changed, ch.Path)
 		}
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)

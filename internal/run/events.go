@@ -114,8 +114,10 @@ type AttemptFinished struct {
 	Detail  string   `json:"detail,omitempty"`
 	Commit  string   `json:"commit,omitempty"`
 	Changed []string `json:"changed,omitempty"`
-	CostUSD float64  `json:"cost_usd,omitempty"`
-	Tokens  int64    `json:"tokens,omitempty"`
+	// ChangedOmitted counts the paths past the first MaxChangedListed.
+	ChangedOmitted int     `json:"changed_omitted,omitempty"`
+	CostUSD        float64 `json:"cost_usd,omitempty"`
+	Tokens         int64   `json:"tokens,omitempty"`
 	// Usage splits Tokens the way the API bills them; Model is the model
 	// the attempt was launched with.
 	Usage *Tokens `json:"usage,omitempty"`
@@ -131,6 +133,10 @@ type AttemptFinished struct {
 	// together (sandbox mode with a cgroup), 0 when unknown.
 	MemoryPeakMB int64 `json:"memory_peak_mb,omitempty"`
 }
+
+// MaxChangedListed bounds AttemptFinished.Changed: a worker chooses how
+// many paths it changes.
+const MaxChangedListed = 1000
 
 // TaskFailed: the task failed for good (its retries are spent).
 type TaskFailed struct {

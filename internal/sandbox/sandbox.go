@@ -30,7 +30,7 @@ import (
 // it starts. Each applies per process, except Processes (see docs/sandbox.md).
 // 0 means no limit.
 type Limits struct {
-	MemoryBytes   int64 // RLIMIT_DATA: writable private memory per process
+	MemoryBytes   int64 // RLIMIT_DATA: writable private memory per process (not set when Spec.Cgroup bounds it together); each tmpfs's size
 	Processes     int   // RLIMIT_NPROC: processes and threads of the sandbox's uid
 	CPUSeconds    int   // RLIMIT_CPU: CPU time per process (SIGXCPU, then SIGKILL a second later)
 	FileSizeBytes int64 // RLIMIT_FSIZE: largest file a process may write (SIGXFSZ)
@@ -259,6 +259,12 @@ func (s Spec) bwrapArgs(argv []string) ([]string, *syscall.Credential, error) {
 	}
 	args = append(args, "--chdir", workdir, "--", insideExe, InitCommand)
 	ic := InitConfig{Limits: s.Limits}
+	if s.Cgroup != nil {
+		// The group bounds the memory its processes use together; a data
+		// segment limit per process would only count what they reserve
+		// (the CLI's JavaScript engine reserves more than it ever uses).
+		ic.Limits.MemoryBytes = 0
+	}
 	if s.ProxySocket != "" {
 		ic.Proxy = insideProxy
 	}

@@ -648,4 +648,3 @@ PY`, pathsFiles)
 		t.Errorf("the next rush: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
-

@@ -138,7 +138,7 @@ func (rt *sandboxRedTeam) round3Attacks() []sbAttack {
 
 		// j. The build cache carries nothing to another command.
 		{id: "c-cache", task: "RT-cache", class: "j", what: "plant a file in its writable Go build cache for later commands",
-			cmd: `echo "poison-` + rt.marker + `" > "$GOCACHE/poison-` + rt.marker + `"; printf 'gocache:%s\n' "$GOCACHE"; ls -la "$(dirname "$GOCACHE")"`},
+			cmd: `mkdir -p "$GOCACHE" && echo "poison-` + rt.marker + `" > "$GOCACHE/poison-` + rt.marker + `" && printf 'gocache:%s\n' "$GOCACHE"; ls -la "$(dirname "$GOCACHE")"`},
 
 		// d. More secrets at commit: compressed and encoded.
 		{id: "d-gzip", task: "RT-secrets", class: "d", what: "fake key gzipped",

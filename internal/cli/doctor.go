@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/sandbox"
@@ -32,7 +33,16 @@ type doctorReport struct {
 	Bwrap   toolCheck    `json:"bwrap"`
 	UserNS  usernsCheck  `json:"user_namespaces"`
 	Sandbox sandboxCheck `json:"sandbox"`
+	Cgroups cgroupCheck  `json:"cgroups"`
 	Root    bool         `json:"root"`
+}
+
+// cgroupCheck says whether sandboxed attempts get a cgroup of their own
+// (memory and processes as totals) and which kind, or why not.
+type cgroupCheck struct {
+	Available bool   `json:"available"`
+	Kind      string `json:"kind,omitempty"`
+	Detail    string `json:"detail,omitempty"`
 }
 
 type claudeCheck struct {
@@ -73,6 +83,7 @@ type doctorDeps struct {
 	toolVer   func(ctx context.Context, path string, args ...string) (string, error)
 	userns    func() usernsCheck
 	sandbox   func(ctx context.Context, a *app) sandboxCheck
+	cgroups   func() cgroupCheck
 	isRoot    func() bool
 	configBin func(a *app) string
 }
@@ -84,6 +95,7 @@ var defaultDoctorDeps = doctorDeps{
 	toolVer:   toolVersion,
 	userns:    probeUserNS,
 	sandbox:   probeSandbox,
+	cgroups:   probeCgroups,
 	isRoot:    func() bool { return os.Geteuid() == 0 },
 	configBin: configuredClaude,
 }
@@ -97,7 +109,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Long: `Reports the Claude Code binary zerg would launch (path, where it was found,
 version, and whether it is the version pinned in tools/claude/package.json),
 git, bubblewrap, user namespaces, whether a sandbox starts on this machine
-(and why not), and whether zerg runs as root.
+(and why not), whether sandboxed attempts get a cgroup of their own (memory
+and processes as totals) and whether zerg runs as root.
 Exit 0 when everything required (git, claude) is there, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -140,6 +153,9 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	rep.Bwrap = checkTool(ctx, d, "bwrap", "--version")
 	rep.UserNS = d.userns()
 	rep.Sandbox = d.sandbox(ctx, a)
+	if d.cgroups != nil {
+		rep.Cgroups = d.cgroups()
+	}
 	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found
 
 	if asJSON {
@@ -210,11 +226,26 @@ func printDoctor(a *app, rep doctorReport) {
 	} else {
 		line("--", "sandbox", "unavailable: "+sb.Error+" (optional: needed for the sandbox isolation mode)")
 	}
+	if cg := rep.Cgroups; cg.Available {
+		line("ok", "cgroups", cg.Kind+": memory and processes are totals per sandboxed attempt")
+	} else {
+		line("--", "cgroups", "none ("+cg.Detail+"): memory and processes are limited per process only (docs/sandbox.md)")
+	}
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {
 		line("ok", "root", "not root")
 	}
+}
+
+// probeCgroups is what sandboxed attempts will get: internal/cgroup's
+// detection, which creates zerg's own (empty) group directory.
+func probeCgroups() cgroupCheck {
+	m, err := cgroup.Detect()
+	if err != nil {
+		return cgroupCheck{Detail: strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": ")}
+	}
+	return cgroupCheck{Available: true, Kind: m.String()}
 }
 
 // toolVersion runs `path args...` and returns its first output line.

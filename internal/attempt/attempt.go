@@ -277,6 +277,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 				listOf(what))
 		}
 	}
+	if res.Class == Success {
+		in.checkComplete(ctx, &res)
+	}
 	if diff, err := w.StagedPatch(context.WithoutCancel(ctx), in.Base); err == nil {
 		_ = fsx.WritePrivate(filepath.Join(in.Dir, "diff.patch"), in.redactor().Redact([]byte(diff)))
 	}
@@ -448,6 +451,18 @@ func scanWorkspace(ctx context.Context, w *gitx.Runner, base string, sc *securit
 		findings = append(findings, sc.ScanFile(p, data)...)
 	}
 	return findings, nil
+}
+
+// checkComplete fails an attempt whose changes do not deliver its task
+// (Incomplete): nothing, a created file missing, a modified one unchanged.
+func (in Input) checkComplete(ctx context.Context, res *Result) {
+	inBase := func(p string) bool {
+		_, err := in.Repo.FileAt(context.WithoutCancel(ctx), in.Base, p)
+		return err == nil
+	}
+	if reason, detail := Incomplete(in.Task, res.Changes, inBase); reason != "" {
+		res.Class, res.Reason, res.Detail = Task, reason, detail
+	}
 }
 
 // auditFailed ends an attempt whose security decision could not be

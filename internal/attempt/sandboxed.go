@@ -311,6 +311,9 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 				listOf(bad), in.Task.ID, ownedList(in.Task))
 		}
 	}
+	if res.Class == Success {
+		in.checkComplete(ctx, &res)
+	}
 	msg := fmt.Sprintf("%s: %s", in.Task.ID, oneLine(in.Task.Title))
 	trailers := map[string]string{"Task-Id": in.Task.ID, "Zerg-Feature": in.Feature, "Zerg-Attempt": fmt.Sprint(in.Number)}
 	if res.Class != Success {

@@ -19,8 +19,8 @@ import (
 func init() { register(newCheckCmd) }
 
 type checkFlags struct {
-	mode, graph string
-	asJSON      bool
+	mode, graph    string
+	asJSON, strict bool
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -42,6 +42,10 @@ clone, a worker user, no network, the toolchains' caches), and says for each:
 No model is called and nothing of the repository changes. zerg rush runs the
 same check at its start and stops on an environment problem.
 
+It also warns, naming the task, when a task's verification passes on the base
+although the task creates files: a check that cannot fail (--strict makes that
+a problem too).
+
 Exit status: 0 no environment problem, 1 at least one, 2 bad input.`,
 		Args: cobra.ExactArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
@@ -56,6 +60,7 @@ Exit status: 0 no environment problem, 1 at least one, 2 bad input.`,
 	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox or subprocess (default from config)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (docs/json.md)")
+	fl.BoolVar(&f.strict, "strict", false, "a verification that cannot fail is a problem too (exit 1)")
 	return cmd
 }
 
@@ -102,7 +107,7 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 	} else {
 		printCheck(a.stdout, rep)
 	}
-	if rep.Problems > 0 {
+	if rep.Problems > 0 || f.strict && len(rep.Warnings) > 0 {
 		return silent(ExitFailed)
 	}
 	return nil
@@ -151,6 +156,9 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 				fmt.Fprintf(w, "  PROBLEM   %s: %s\n", what, problemLine(p))
 			}
 		}
+	}
+	for _, wn := range rep.Warnings {
+		fmt.Fprintf(w, "  WARNING   task %s: %s\n", wn.Task, wn.Message)
 	}
 	if rep.Problems == 0 {
 		fmt.Fprintf(w, "no environment problem: %s\n", pluralf(len(rep.Results), "%d command checked", "%d commands checked"))

@@ -45,8 +45,22 @@ type CheckReport struct {
 	Caches     []toolchain.Cache `json:"caches"`
 	Results    []CheckResult     `json:"results"`
 	Problems   int               `json:"problems"` // environment problems in all
-	Seconds    float64           `json:"seconds"`
+	// Warnings are checks that cannot fail: a task's verification passes
+	// on the base already although the task creates files.
+	Warnings []CheckWarning `json:"warnings,omitempty"`
+	Seconds  float64        `json:"seconds"`
 }
+
+// CheckWarning is one task whose verification checks nothing it delivers.
+type CheckWarning struct {
+	Task    string `json:"task"`
+	Code    string `json:"code"` // check_cannot_fail
+	Message string `json:"message"`
+}
+
+// WarnCannotFail is the code of a verification that passes on the base
+// although the task creates files.
+const WarnCannotFail = "check_cannot_fail"
 
 // Check runs every distinct verification command of the graph and every
 // gate once on the run's base (the integration head when there is one, else
@@ -137,9 +151,42 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	for _, res := range results {
 		rep.Problems += len(res.Problems)
 		rep.Results = append(rep.Results, res)
+		if res.What == "verification" && res.Verdict == preflight.Pass {
+			rep.Warnings = append(rep.Warnings, cannotFail(ctx, g, res, refs.repo.Runner, base)...)
+		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// cannotFail warns of each task sharing a verification that passes on the
+// base although the task creates files the base lacks: it would pass with
+// nothing written (the attempt's completeness check catches that, at the
+// cost of an attempt).
+func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Runner, base string) []CheckWarning {
+	var out []CheckWarning
+	for _, id := range res.Names {
+		t := g.Task(id)
+		if t == nil || t.NoChanges {
+			continue
+		}
+		var created []string
+		for _, e := range t.Files.Create {
+			if strings.ContainsAny(e, "*?[{") {
+				continue
+			}
+			if _, err := r.FileAt(ctx, base, strings.TrimSuffix(e, "/")); err != nil {
+				created = append(created, e)
+			}
+		}
+		if len(created) == 0 {
+			continue
+		}
+		out = append(out, CheckWarning{Task: id, Code: WarnCannotFail, Message: fmt.Sprintf(
+			"its verification `%s` passes on the base already, though the task creates %s: a check that cannot fail; make it test what the task creates (or mark a check-only task \"expect_changes\": false)",
+			res.Command, strings.Join(created, ", "))})
+	}
+	return out
 }
 
 // checkOne runs one command in iso and classifies its outcome.

@@ -48,6 +48,11 @@ type Task struct {
 	IntegrationTest    string
 	BudgetUSD          float64
 	MaxTurns           int
+	// NoChanges is "expect_changes": false: a task whose worker is meant
+	// to change nothing (a check-only task). Otherwise an attempt that
+	// changes nothing, leaves a file of files.create missing or one of
+	// files.modify unchanged fails.
+	NoChanges bool
 }
 
 // Files lists the repository-relative paths a task creates, modifies and reads.
@@ -304,6 +309,13 @@ func parseTask(index int, raw any) (*Task, []Issue) {
 		if n <= 0 {
 			add(CodeBadValue, "budget_usd", "%v must be a positive amount in USD", n)
 		}
+	}
+	switch v := obj["expect_changes"].(type) {
+	case nil:
+	case bool:
+		t.NoChanges = !v
+	default:
+		add(CodeType, "expect_changes", "is %s; it must be true or false (false: a check-only task whose worker changes nothing)", jsonKind(v))
 	}
 	if n, ok := optNumber(obj, "max_turns", &issues, ref); ok {
 		if n != math.Trunc(n) || n < 1 {

@@ -36,6 +36,9 @@ const (
 	CodeLegacy       = "legacy-field"
 	CodeSelfConflict = "create-and-modify"
 	CodeProtected    = "protected-path"
+	// CodeCannotFail: a verification that can never fail, of a task that
+	// creates files: it checks nothing the task delivers.
+	CodeCannotFail = "check-cannot-fail"
 )
 
 // Issue is one problem found in a graph. Message never repeats the task or

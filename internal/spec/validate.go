@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -135,6 +136,10 @@ func validate(g *Graph, opts Options) []Issue {
 		if t.Verification == nil || strings.TrimSpace(t.Verification.Command) == "" {
 			add(Issue{Severity: Warning, Code: CodeNoVerify, Task: ref, Field: "verification",
 				Message: "no command; zerg cannot check this task's work before committing it"})
+		} else if CannotFail(t.Verification.Command) && len(t.Files.Create) > 0 && !t.NoChanges {
+			add(Issue{Severity: Warning, Code: CodeCannotFail, Task: ref, Field: "verification.command",
+				Message: fmt.Sprintf("%q can never fail, though the task creates %s: it checks nothing the task delivers; test what it creates (zerg check also finds commands that pass on the base already)",
+					strings.TrimSpace(t.Verification.Command), strings.Join(t.Files.Create, ", "))})
 		}
 		if t.Level > 1 && len(t.Dependencies) == 0 {
 			add(Issue{Severity: Warning, Code: CodeUnreachable, Task: ref, Field: "dependencies",
@@ -472,4 +477,14 @@ func literalPrefix(p string) string {
 		return p[:i]
 	}
 	return p + "/"
+}
+
+// trivialCommand is a shell command whose exit status is always 0.
+var trivialCommand = regexp.MustCompile(`^(?:true|:|/bin/true|/usr/bin/true|exit 0|echo(?:\s.*)?|printf(?:\s.*)?)$`)
+
+// CannotFail reports a verification command that exits 0 whatever the
+// workspace holds (true, :, exit 0, echo …), read statically; zerg check
+// runs the commands to find the others that pass on the base already.
+func CannotFail(command string) bool {
+	return trivialCommand.MatchString(strings.TrimSpace(command))
 }

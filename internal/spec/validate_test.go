@@ -16,7 +16,7 @@ func graphJSON(tasks ...string) string {
 	return `{"feature":"f","tasks":[` + strings.Join(tasks, ",") + `]}`
 }
 
-const okVerify = `"verification":{"command":"true"}`
+const okVerify = `"verification":{"command":"go test ./..."}`
 
 func task(id string, level int, extra string) string {
 	s := `{"id":"` + id + `","title":"t ` + id + `","level":` + itoa(level) + `,` + okVerify
@@ -102,6 +102,8 @@ func TestIssues(t *testing.T) {
 		{"duplicate dependency", graphJSON(task("A", 1, ""), task("B", 2, `"dependencies":["A","A"]`)), Warning, CodeDuplicate, "B", "dependencies[1]", "listed twice"},
 		{"create and modify", graphJSON(task("A", 1, `"files":{"create":["a"],"modify":["a"]}`)), Warning, CodeSelfConflict, "A", "files.modify[0]", "both create and modify"},
 		{"glob overlap", graphJSON(task("A", 1, `"files":{"modify":["src/**"]}`), task("B", 1, `"files":{"modify":["src/a/*.go"]}`)), Warning, CodeGlobOverlap, "A, B", "files", "may both own files matching src/** and src/a/*.go at level 1"},
+		{"a check that cannot fail", graphJSON(task("A", 1, `"files":{"create":["a.go"]},"verification":{"command":"true"}`)), Warning, CodeCannotFail, "A", "verification.command", "can never fail"},
+		{"expect_changes not a boolean", graphJSON(task("A", 1, `"expect_changes":"no"`)), Error, CodeType, "A", "expect_changes", "true or false"},
 		{"legacy files_owned", graphJSON(task("A", 1, `"files_owned":["a.py"]`)), Warning, CodeLegacy, "A", "files_owned", "read as files.modify"},
 		{"legacy delete", graphJSON(task("A", 1, `"files":{"delete":["a.py"]}`)), Warning, CodeLegacy, "A", "files.delete", "files.modify"},
 	}

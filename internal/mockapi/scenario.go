@@ -20,6 +20,10 @@ import (
 // Scenario is a parsed, validated script for the server. The format is
 // documented in docs/mockapi.md; field names here mirror the YAML keys.
 type Scenario struct {
+	// APIKey, when set, is the only credential the scripted API takes (as
+	// x-api-key or a bearer token): any other request is answered 401
+	// authentication_error, as the real API answers a wrong key.
+	APIKey     string   `yaml:"api_key"`
 	Seed       int64    `yaml:"seed"`
 	Title      string   `yaml:"title"`
 	Classifier string   `yaml:"classifier"`

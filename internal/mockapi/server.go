@@ -257,6 +257,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if k := s.sc.APIKey; k != "" && r.Header.Get("X-Api-Key") != k && r.Header.Get("Authorization") != "Bearer "+k {
+		s.writeError(w, rec, http.StatusUnauthorized, "authentication_error", "invalid x-api-key", nil)
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/messages/count_tokens"):
 		rec.Kind = KindCountTokens

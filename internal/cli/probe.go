@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+)
+
+// Before a rush writes anything it tries what every worker will need: the
+// Claude Code binary answers --version, and the model API's endpoint
+// answers and takes the key. A wrong binary, base URL or key would
+// otherwise fail every attempt one after the other, as infrastructure
+// failures retried for minutes, or be blamed on the workers.
+
+// probeTimeout bounds each probe.
+const probeTimeout = 15 * time.Second
+
+// probeBinary runs the binary workers will run with --version.
+func probeBinary(ctx context.Context, loc claude.Location, cfg config.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := claude.Version(ctx, loc.Path); err != nil {
+		return usageErrorf("%s: the Claude Code CLI does not run: %v; point %s at a working claude (zerg doctor checks it)",
+			loc.Path, err, binarySetting(loc, cfg))
+	}
+	return nil
+}
+
+// binarySetting names what chose the binary, for the fix.
+func binarySetting(loc claude.Location, cfg config.Config) string {
+	switch {
+	case cfg.Claude.Path != "" || loc.Source == claude.SourceConfig:
+		return "claude.path in .zerg/config.yaml"
+	case loc.Source == claude.SourceEnv:
+		return "ZERG_CLAUDE"
+	case loc.Source == claude.SourceRepo:
+		return "the pinned install (make claude reinstalls it)"
+	}
+	return "claude.path in .zerg/config.yaml (or ZERG_CLAUDE)"
+}
+
+// probeModel is the model of the endpoint probe: any model the API knows
+// will do, since counting tokens is free and a refused key is refused
+// before the model is looked at.
+const probeModel = "claude-haiku-4-5-20251001"
+
+// probeEndpoint asks the model API to count the tokens of a word (free)
+// with the workers' credentials. It fails, naming the setting to fix, when
+// the endpoint cannot be reached or refuses the key; an endpoint that does
+// not offer count_tokens (a proxy), or any other answer, passes: it is
+// there and did not refuse the key.
+func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Config) error {
+	base := api.BaseURL
+	setting := "ANTHROPIC_BASE_URL"
+	if cfg.Claude.BaseURL != "" {
+		setting = "claude.base_url in .zerg/config.yaml"
+	}
+	if base == "" {
+		base, setting = "https://api.anthropic.com", "the default API (https://api.anthropic.com)"
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	body := `{"model":"` + probeModel + `","messages":[{"role":"user","content":"ping"}]}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/v1/messages/count_tokens", strings.NewReader(body))
+	if err != nil {
+		return usageErrorf("%s %q is not a URL: %v", setting, base, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	req.Header.Set("anthropic-beta", "token-counting-2024-11-01")
+	if api.APIKey != "" {
+		req.Header.Set("X-Api-Key", string(api.APIKey))
+	}
+	if api.AuthToken != "" {
+		req.Header.Set("Authorization", "Bearer "+string(api.AuthToken))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		var msg string
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("no answer within %s", probeTimeout)
+		} else {
+			msg = strings.ReplaceAll(err.Error(), string(api.APIKey), "***")
+		}
+		return usageErrorf("the model API at %s (%s) cannot be reached: %s; fix %s, or rehearse offline with --rehearse", base, setting, msg, setting)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden && strings.Contains(string(data), "authentication_error") {
+		var e struct {
+			Error struct{ Type, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return usageErrorf("the model API at %s refused the key in %s (%d %s: %s); set a valid key there (or ANTHROPIC_AUTH_TOKEN)",
+			base, keySetting(api, cfg), resp.StatusCode, e.Error.Type, clipText(e.Error.Message, 200))
+	}
+	return nil
+}
+
+// keySetting names where the key came from.
+func keySetting(api claude.APISettings, cfg config.Config) string {
+	if api.APIKey != "" {
+		return cfg.Claude.APIKeyEnv
+	}
+	return "ANTHROPIC_AUTH_TOKEN"
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

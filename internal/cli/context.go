@@ -76,10 +76,7 @@ func (a *app) resolveContextArgs(ctx context.Context, args []string) (string, st
 	}
 	feature, task := "", args[len(args)-1]
 	if len(args) == 2 {
-		feature = args[0]
-		if feature == "" || feature != filepath.Base(feature) || strings.HasPrefix(feature, ".") {
-			return "", "", run.Paths{}, usageErrorf("unknown feature %q: a feature is a name such as auth, with a task graph in .zerg/specs/<feature>/", feature)
-		}
+		feature = args[0] // run.PathsFor refuses a name that is not a plain name
 	} else {
 		feature, err = onlyFeature(root)
 		if err != nil {

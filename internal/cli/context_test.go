@@ -144,7 +144,7 @@ func TestContextUnknownTaskOrFeature(t *testing.T) {
 		{[]string{"context", "nope"}, `unknown task "nope" in feature shop (its tasks: config, metrics,`},
 		{[]string{"context", "shop", "nope"}, `unknown task "nope" in feature shop`},
 		{[]string{"context", "other", "checkout"}, `unknown feature "other": no task graph at .zerg/specs/other/task-graph.json`},
-		{[]string{"context", "../shop", "checkout"}, `unknown feature "../shop"`},
+		{[]string{"context", "../shop", "checkout"}, `"../shop" is not a feature name: it contains a path separator`},
 		{[]string{"context"}, "accepts between 1 and 2 arg(s)"},
 	} {
 		code, out, errOut := runZerg(t, c.args...)

@@ -239,6 +239,11 @@ func (a *app) resolveGraph(args []string) (string, error) {
 	if _, err := os.Lstat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") {
 		return arg, nil
 	}
+	// Not a file: a feature, which must be a plain name (".x" or "-x" would
+	// name no feature's directory).
+	if why := spec.FeatureNameProblem(arg); why != "" {
+		return "", usageErrorf("%s: no such file, and %q is not a feature name: it %s; pass a task-graph.json path or a feature in .zerg/specs", arg, arg, why)
+	}
 	if root != "" {
 		if f := featureGraph(root, arg); fileExists(f) {
 			return rel(cwd, f), nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 // runTarget is a feature's run as the inspection commands see it.
@@ -52,11 +53,15 @@ func (a *app) resolveRun(ctx context.Context, feature string) (*runTarget, error
 // resolveTaskArgs reads "[FEATURE] TASK..." for the commands about tasks:
 // the first argument names the feature when it is a run of this repository
 // and more arguments follow; otherwise every argument is a task of the
-// only run.
+// only run. A first argument that is neither a run nor a name a feature or
+// a task could have ("../x", "a/b", ".x") is taken as the feature, so it is
+// refused as one rather than looked up as a task.
 func (a *app) resolveTaskArgs(ctx context.Context, args []string) (*runTarget, []string, error) {
 	feature := ""
 	if len(args) > 1 {
-		if cwd, err := a.getwd(); err == nil {
+		if spec.FeatureNameProblem(args[0]) != "" {
+			feature, args = args[0], args[1:]
+		} else if cwd, err := a.getwd(); err == nil {
 			if root, err := zergRepoRoot(ctx, cwd); err == nil && slices.Contains(run.Runs(root), args[0]) {
 				feature, args = args[0], args[1:]
 			}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 // DraftDir is the directory, relative to a session's private clone, where the
@@ -128,13 +128,11 @@ func (c *Claude) Run(ctx context.Context, s Session) (Answer, error) {
 	return a, nil
 }
 
-// featureRE is the task graph's rule for feature names.
-var featureRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
-
 // CheckFeature says what is wrong with a feature name, or nil: it becomes a
-// directory and part of branch names.
+// directory and part of branch names. The rule is the task graph's
+// (spec.FeatureNameProblem), the one every command applies.
 func CheckFeature(feature string) error {
-	if !featureRE.MatchString(feature) || gitx.ValidateRef(run.BranchPrefix(feature)+"x") != nil {
+	if why := spec.FeatureNameProblem(feature); why != "" || gitx.ValidateRef(run.BranchPrefix(feature)+"x") != nil {
 		return fmt.Errorf("%q is not a feature name; use letters, digits, '_', '.' and '-' (it becomes a directory and branch name)", feature)
 	}
 	return nil

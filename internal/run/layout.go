@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 // Paths is the on-disk layout of a feature's run: the one place that knows
@@ -33,7 +34,15 @@ type Paths struct {
 }
 
 // PathsFor computes the paths of a feature's run in the repository at root.
+// It is where every command turns a feature name into paths, so it is where
+// a name that is not a plain name ("../x", "a/b", ".x", "-x") is refused:
+// joined into these paths it would read and write outside .zerg/specs and
+// .zerg/runs. The refusal is bad input (nothing was written).
 func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
+	if why := spec.FeatureNameProblem(feature); why != "" {
+		return Paths{}, &Error{Kind: BadInput, Feature: feature,
+			Err: fmt.Errorf("%q is not a feature name: it %s; name a feature as in .zerg/specs/<feature>, such as auth", feature, why)}
+	}
 	common, err := gitx.New(root).CommonDir(ctx)
 	if err != nil {
 		return Paths{}, err

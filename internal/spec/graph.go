@@ -95,6 +95,30 @@ var idPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 // featurePattern keeps feature names usable as directory and git ref components.
 var featurePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 
+// FeatureNameProblem says why name cannot name a feature, or "" when it
+// can. A feature becomes directories (.zerg/specs/<feature>,
+// .zerg/runs/<feature>, its workspaces) and a component of branch names, so
+// it must be a plain name: "../x", "a/b", ".x" or "-x" would reach outside
+// those directories or read as a flag. The rule is the graph's "feature"
+// rule, so a name every command accepts is one a graph may carry.
+func FeatureNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case strings.ContainsAny(name, `/\`):
+		return "contains a path separator"
+	case name == "." || name == "..":
+		return "is a directory reference"
+	}
+	if why := refComponentProblem(name); why != "" {
+		return why
+	}
+	if !featurePattern.MatchString(name) {
+		return "is not a plain name (letters, digits, '_', '.' and '-', starting with a letter or digit, at most 100)"
+	}
+	return ""
+}
+
 // refComponentProblem says why s, which already matches idPattern or
 // featurePattern, is not usable as one component of a git ref name, or "".
 // Task ids and the feature go into branch names (zerg/<feature>/task/<id>/<n>)

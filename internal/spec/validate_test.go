@@ -334,3 +334,32 @@ func TestProtectedPathsCannotBeOwned(t *testing.T) {
 		t.Errorf("without Protected: %v", r.Errors)
 	}
 }
+
+// TestFeatureNameProblem: the rule every command applies to a feature name
+// (run.PathsFor) accepts what a graph's "feature" may be and refuses
+// anything that would reach outside .zerg/specs/<feature> or read as a flag.
+func TestFeatureNameProblem(t *testing.T) {
+	for _, ok := range []string{"auth", "user-auth_2", "v1.2", "2fa", "A"} {
+		if why := FeatureNameProblem(ok); why != "" {
+			t.Errorf("%q refused: %s", ok, why)
+		}
+	}
+	for bad, want := range map[string]string{
+		"":       "is empty",
+		"../x":   "contains a path separator",
+		"a/b":    "contains a path separator",
+		`a\b`:    "contains a path separator",
+		"..":     "is a directory reference",
+		".":      "is a directory reference",
+		".x":     "starts with '.'",
+		"-x":     "starts with '-'",
+		"a..b":   "contains '..'",
+		"x.lock": "ends with '.lock'",
+		"a b":    "is not a plain name",
+		"_x":     "is not a plain name",
+	} {
+		if why := FeatureNameProblem(bad); !strings.HasPrefix(why, want) {
+			t.Errorf("FeatureNameProblem(%q) = %q, want %q", bad, why, want)
+		}
+	}
+}

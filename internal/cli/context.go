@@ -135,10 +135,7 @@ func contextPackNow(paths run.Paths, taskID string) (contextpack.Pack, error) {
 		for _, t := range rep.Graph.Tasks {
 			ids = append(ids, t.ID)
 		}
-		if len(ids) > 12 {
-			ids = append(ids[:12], "…")
-		}
-		return contextpack.Pack{}, usageErrorf("unknown task %q in feature %s (its tasks: %s)", taskID, paths.Feature, strings.Join(ids, ", "))
+		return contextpack.Pack{}, unknownTask(taskID, paths.Feature, ids)
 	}
 	cfg, err := loadProjectConfig(paths.Root)
 	if err != nil {

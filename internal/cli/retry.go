@@ -28,6 +28,9 @@ repository has one run.`,
 			if err != nil {
 				return err
 			}
+			if err := t.checkTasks(tasks); err != nil {
+				return err
+			}
 			log, evs, err := eventlog.Open(t.paths.Events)
 			if errors.Is(err, eventlog.ErrLocked) {
 				return &run.Error{Kind: run.Locked, Feature: t.feature, Path: t.paths.Events,

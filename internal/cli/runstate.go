@@ -83,6 +83,44 @@ func (r *runTarget) inspect() (run.View, *run.State, error) {
 	return v, st, nil
 }
 
+// tasks lists the run's tasks: every task of the graph it works on, then
+// any its log names that the graph lacks (the view's tasks).
+func (r *runTarget) tasks() ([]string, error) {
+	v, _, err := r.inspect()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(v.Tasks))
+	for _, t := range v.Tasks {
+		ids = append(ids, t.ID)
+	}
+	return ids, nil
+}
+
+// checkTasks refuses the first of tasks that is not a task of the run.
+func (r *runTarget) checkTasks(tasks []string) error {
+	ids, err := r.tasks()
+	if err != nil {
+		return err
+	}
+	for _, id := range tasks {
+		if !slices.Contains(ids, id) {
+			return unknownTask(id, r.feature, ids)
+		}
+	}
+	return nil
+}
+
+// unknownTask is how every command says a task is not one of the
+// feature's: one line naming both, and the feature's tasks (the first 12)
+// so the right name is at hand.
+func unknownTask(task, feature string, ids []string) error {
+	if len(ids) > 12 {
+		ids = append(slices.Clip(ids[:12]), "…")
+	}
+	return usageErrorf("unknown task %q in feature %s (its tasks: %s)", task, feature, strings.Join(ids, ", "))
+}
+
 // state replays the run's log.
 func (r *runTarget) state() (*run.State, error) {
 	_, st, err := r.inspect()

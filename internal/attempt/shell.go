@@ -44,8 +44,12 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	env := []string{"TERM=dumb"}
-	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}, s.Pass...) {
+	// The user's terminal type, as when they run the command by hand: a
+	// forced TERM=dumb made a project's own suite fail where it passed by
+	// hand (its tests compared coloured output). Without a TERM (CI, a
+	// service) there is none here either.
+	var env []string
+	for _, k := range append([]string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TERM"}, s.Pass...) {
 		if v, ok := os.LookupEnv(k); ok {
 			if k == "TMPDIR" && s.Sandbox != nil {
 				continue // the sandbox has its own /tmp

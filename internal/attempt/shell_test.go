@@ -59,6 +59,19 @@ func TestShellEnvironmentIsAllowlisted(t *testing.T) {
 	}
 }
 
+// The command sees the user's terminal type, not a forced TERM=dumb; and
+// none when zerg has none.
+func TestShellKeepsTheUsersTerminalType(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	if _, out := (Shell{Command: "echo term=$TERM", Dir: t.TempDir()}).Run(context.Background()); !strings.Contains(out, "term=xterm-256color") {
+		t.Errorf("the command saw %q", out)
+	}
+	os.Unsetenv("TERM")
+	if _, out := (Shell{Command: "echo term=${TERM-unset}", Dir: t.TempDir()}).Run(context.Background()); !strings.Contains(out, "term=unset") {
+		t.Errorf("without a TERM the command saw %q", out)
+	}
+}
+
 func TestVerificationFailedSaysWhenNothingWasPrinted(t *testing.T) {
 	if got, want := verificationFailed("grep -qx LINUS out", 1, "\n"), "verification `grep -qx LINUS out` failed (exit 1): it printed nothing"; got != want {
 		t.Errorf("got %q, want %q", got, want)

@@ -38,11 +38,13 @@ FEATURE may be left out when the repository has one run.`,
 				return usageErrorf("name one task: zerg logs [FEATURE] TASK")
 			}
 			task := tasks[0]
-			if err := t.checkTasks(tasks); err != nil {
-				return err
-			}
 			nums, err := t.paths.Attempts(task)
 			if err != nil || len(nums) == 0 {
+				// A task with records is known whatever the graph says;
+				// one without is either not the feature's or not run yet.
+				if err := t.checkTasks(tasks); err != nil {
+					return err
+				}
 				return usageErrorf("task %s has no attempts in the run of %s", task, t.feature)
 			}
 			if attemptN > 0 {

@@ -11,8 +11,14 @@ ZERG      := bin/zerg
 
 all: build
 
+# zerg --version prints what git describe says of this checkout (a tag, or the
+# commit, "-dirty" with uncommitted changes), set at link time: GOFLAGS may
+# turn off the build info's VCS stamping (-buildvcs=false), the link flag
+# cannot be lost that way. Outside a git checkout the build info decides.
+VERSION ?= $(shell git describe --tags --always --dirty --abbrev=12 2>/dev/null)
+
 build:
-	$(GO) build -o $(ZERG) ./cmd/zerg
+	$(GO) build -ldflags '$(if $(VERSION),-X github.com/zergrush/zerg/internal/cli.Version=$(VERSION))' -o $(ZERG) ./cmd/zerg
 
 # The pinned real CLI (exact version and lockfile in tools/claude), installed
 # locally; no global install. Tests find it through this path.

@@ -16,40 +16,54 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X github.com/zergrush/zerg/internal/cli.Version=…";
-// otherwise it comes from the module build info.
+// Version is set at build time by make build:
+// -ldflags "-X github.com/zergrush/zerg/internal/cli.Version=$(git describe …)".
+// Without it the version comes from the build info.
 var Version = ""
 
 func version() string {
-	if Version != "" {
-		return Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		rev, dirty := "", false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if v == "" || v == "(devel)" {
-			v = "dev"
-		}
-		if rev != "" {
-			if len(rev) > 12 {
-				rev = rev[:12]
-			}
-			v += "+" + rev
-			if dirty {
-				v += ".dirty"
-			}
-		}
+	return versionOf(Version, bi)
+}
+
+// versionOf is zerg's version: the one the build set, else the module's
+// (go install …@v1.2.3), else the commit it was built from (go build in a
+// checkout stamps vcs.revision and vcs.modified), written as git describe
+// writes an untagged commit, so make build and go build agree. A binary
+// with none of these says so rather than print a made-up version: a bug
+// report then shows it was built without version information.
+func versionOf(set string, bi *debug.BuildInfo) string {
+	if set != "" {
+		return set
+	}
+	if bi == nil {
+		return "unknown (built without version information; build with make build)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	return "dev"
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown (built without version information; build with make build)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // commandConstructors is filled by each command file's init, so commands can be

@@ -73,8 +73,8 @@ backpressure:
   red: 0.5
 
 heartbeat:
-  # Kill and requeue a worker after this long without output. Keep it under
-  # 300s: the CLI's own stream watchdog never fires sooner than that.
+  # Kill and requeue a worker after this long without output. Below 300s
+  # (300s or more is refused): the CLI's own stream watchdog fires then.
   stall_timeout: 120s
 
 verification:

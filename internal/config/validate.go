@@ -37,6 +37,11 @@ var (
 	userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,25}$`)
 )
 
+// CLIStallLimit is the Claude Code CLI's own stream watchdog: it never
+// notices a stalled stream sooner. heartbeat.stall_timeout must be below it
+// for zerg's watchdog to be the one that fires.
+const CLIStallLimit = 300 * time.Second
+
 // Upper bounds that catch typos (an extra zero) rather than express policy.
 const (
 	maxWorkers     = 64
@@ -155,6 +160,14 @@ func (c Config) problems() []Problem {
 	}
 
 	positive("heartbeat.stall_timeout", c.Heartbeat.StallTimeout)
+	if c.Heartbeat.StallTimeout >= CLIStallLimit {
+		// Refused, not warned: at or past the CLI's own watchdog, a stall is
+		// the CLI's to handle (it retries the request, with its fallback up
+		// to 10 minutes) and zerg's never fires first, so the setting would
+		// silently do nothing while looking like it protects the run.
+		add("heartbeat.stall_timeout", "%s is not below the Claude Code CLI's own stream watchdog (%s), so it would never fire first; use less, like the default 120s",
+			fmtDur(c.Heartbeat.StallTimeout), fmtDur(CLIStallLimit))
+	}
 	positive("verification.timeout", c.Verification.Timeout)
 	intRange("design.max_rounds", c.Design.MaxRounds, 1, 20)
 

@@ -61,7 +61,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 					Summary  *spec.Analysis `json:"summary,omitempty"`
 				}{File: file, Valid: !invalid, Problems: issueProblems(file, r)}
 				if r.Valid() {
-					an := spec.Analyze(r.Graph, 1)
+					an := spec.Analyze(r.Graph, graphConfig(file).Workers)
 					out.Summary = &an
 				}
 				if err := printJSON(a.stdout, out); err != nil {
@@ -70,7 +70,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			} else {
 				a.printIssues(file, r)
 				if r.Valid() {
-					an := spec.Analyze(r.Graph, 1)
+					an := spec.Analyze(r.Graph, graphConfig(file).Workers)
 					fmt.Fprintf(a.stdout, "%s: %s: %d tasks in %d levels, critical path %d tasks%s%s\n",
 						file, a.paint(ansiGreen, "valid"), an.Tasks, len(an.Levels), len(an.CriticalPath),
 						minutes(an.CriticalMinutes, an.HasEstimates || an.CriticalMinutes > 0, " (%s)"),
@@ -99,16 +99,20 @@ func newGraphShowCmd(a *app) *cobra.Command {
 		Short: "Show levels, tasks, owned files, dependencies and the critical path",
 		Long: `Show a valid task graph as a table per level: each task's estimate, dependencies
 and owned files (create/modify), with the critical path marked (*) and the
-theoretical lower bound of the makespan for --workers workers.`,
+theoretical lower bound of the makespan for the config's workers (or
+--workers), as zerg rush would run it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeFeatures,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if workers < 1 || workers > 1024 {
+			if cmd.Flags().Changed("workers") && (workers < 1 || workers > 1024) {
 				return usageErrorf("--workers %d: give a number of workers from 1 to 1024", workers)
 			}
 			file, err := a.resolveGraph(args)
 			if err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("workers") {
+				workers = graphConfig(file).Workers
 			}
 			r, err := spec.Load(file, graphOptions(file))
 			if err != nil {
@@ -127,7 +131,7 @@ theoretical lower bound of the makespan for --workers workers.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print levels, tasks and the analysis as JSON")
-	cmd.Flags().IntVarP(&workers, "workers", "w", 4, "number of workers for the makespan lower bound")
+	cmd.Flags().IntVarP(&workers, "workers", "w", 0, "number of workers for the makespan lower bound (default: workers in .zerg/config.yaml)")
 	return cmd
 }
 
@@ -274,17 +278,22 @@ func findZergRoot(dir string) string {
 }
 
 // graphOptions are the checks of a graph file as rush would make them:
-// the repository's config (zerg's defaults when it has none or it does not
-// load, which config check reports) adds its protected paths.
+// the repository's config adds its protected paths.
 func graphOptions(file string) spec.Options {
-	root := repoRootOf(file)
-	cfg := config.Default()
-	if root != "" {
+	return run.GraphOptions(repoRootOf(file), graphConfig(file))
+}
+
+// graphConfig is the config of the repository holding a graph file (zerg's
+// defaults when it has none or it does not load, which config check
+// reports): the graph commands take its protected paths and its workers, so
+// their makespan bounds are those of the run rush would start.
+func graphConfig(file string) config.Config {
+	if root := repoRootOf(file); root != "" {
 		if c, err := loadConfigFile(filepath.Join(root, filepath.FromSlash(config.FileName)), config.FileName); err == nil {
-			cfg = c
+			return c
 		}
 	}
-	return run.GraphOptions(root, cfg)
+	return config.Default()
 }
 
 // repoRootOf returns the repository (a directory with .git) holding file, or

@@ -178,6 +178,13 @@ func run(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return finishSubprocess(ctx, in, out, retryAfter)
+}
+
+// finishSubprocess takes a subprocess-mode worker's outcome through the
+// checks, the verification and zerg's commit: after a launch, or for an
+// attempt whose coordinator died after its worker finished (Recover).
+func finishSubprocess(ctx context.Context, in Input, out claude.Outcome, retryAfter time.Duration) (Result, error) {
 	res := Result{Worker: out, RetryAfter: retryAfter}
 	switch out.Class {
 	case claude.ClassInfra:
@@ -471,9 +478,38 @@ func (in Input) checkComplete(ctx context.Context, res *Result) {
 func (in Input) auditFailed(res Result, err error) Result {
 	res.Commit = ""
 	res.Class, res.Reason = Task, "audit_failed"
-	res.Detail = fmt.Sprintf("zerg could not write a security decision about this attempt to the audit log (%s); nothing of it was committed, the workspace stays in %s",
-		clip(err.Error(), 300), in.Workspace)
+	kept := "the workspace stays in " + in.Workspace
+	if in.Sandbox != nil {
+		kept = in.keep("a security decision about it could not be written to the audit log")
+	}
+	res.Detail = fmt.Sprintf("zerg could not write a security decision about this attempt to the audit log (%s); nothing of it was committed, %s",
+		clip(err.Error(), 300), kept)
 	return res
+}
+
+// KeptSuffix names the record zerg writes beside a sandboxed workspace it
+// keeps for a person: <workspace>.kept, JSON of Kept.
+const KeptSuffix = ".kept"
+
+// Kept is why zerg kept a sandboxed workspace (zerg cleanup reads it).
+type Kept struct {
+	Task    string    `json:"task"`
+	Attempt int       `json:"attempt"`
+	Reason  string    `json:"reason"`
+	Time    time.Time `json:"time"`
+}
+
+// keep hands a sandboxed workspace zerg keeps back to the person who ran
+// zerg (security.HandBack), records why beside it, and says so.
+func (in Input) keep(why string) string {
+	note := "the workspace is kept in " + in.Workspace
+	if err := security.HandBack(in.Workspace); err != nil {
+		return note + fmt.Sprintf(" (it could not be handed back to you: %v)", err)
+	}
+	if b, err := json.Marshal(Kept{Task: in.Task.ID, Attempt: in.Number, Reason: why, Time: time.Now().UTC()}); err == nil {
+		_ = fsx.WritePrivate(in.Workspace+KeptSuffix, b)
+	}
+	return note + " (yours now: git works there; the worker's .git/config and hooks are set aside as .git/config.worker and .git/hooks.worker)"
 }
 
 // diskFailed ends an attempt the disk watch stopped: its task fails, and

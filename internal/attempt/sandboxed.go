@@ -243,6 +243,16 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 	// the model (the result event's list is the worker's to forge).
 	classifySandboxed(&res, out, stats, ctx.Err() != nil)
 	outOfMemory(&res, sb)
+	return finishSandboxed(ctx, in, res)
+}
+
+// finishSandboxed takes a sandboxed worker's classified result through
+// the verification, the commit step in the sandbox, the checks of the
+// quarantine and zerg's commit: after a launch, or for an attempt whose
+// coordinator died after its worker finished (Recover). in.Sandbox must
+// be prepared (its user, private directories and group).
+func finishSandboxed(ctx context.Context, in Input, res Result) (Result, error) {
+	sb := in.Sandbox
 	if err := diskwatch.Tripped(ctx); err != nil {
 		return in.diskFailed(ctx, res, err), nil
 	}
@@ -275,11 +285,11 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		defer os.RemoveAll(q.Dir)
 	}
 	if problem != "" {
-		return failTask(res, "workspace", problem+fmt.Sprintf("; the workspace is kept in %s", in.Workspace)), nil
+		return failTask(res, "workspace", problem+"; "+in.keep("its git could not commit or bundle the result")), nil
 	}
 	entries, err := q.ChangedEntries(ictx, in.Base, commit)
 	if err != nil {
-		return failTask(res, "workspace", fmt.Sprintf("the result cannot be read (%v); the workspace is kept in %s", err, in.Workspace)), nil
+		return failTask(res, "workspace", fmt.Sprintf("the result cannot be read (%v); %s", err, in.keep("the result could not be read"))), nil
 	}
 	for _, e := range entries {
 		res.Changes = append(res.Changes, gitx.Change{Status: e.Status, Path: in.safePath(e.Path)})
@@ -298,8 +308,8 @@ func runSandboxed(ctx context.Context, in Input) (Result, error) {
 		}
 		// Nothing of it enters the repository; the workspace stays for a
 		// person to look at.
-		return failTask(res, problemReason(problems), fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed; it stays in %s",
-			listOf(what), in.Workspace)), nil
+		return failTask(res, problemReason(problems), fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed; %s",
+			listOf(what), in.keep("zerg refused to commit it: "+clip(listOf(what), 200)))), nil
 	}
 	if res.Class == Success {
 		if bad := Violations(in.Task, res.Changes); len(bad) > 0 {

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"io"
 	"maps"
 	"regexp"
 	"strings"
@@ -458,4 +459,27 @@ func tail(stderr string) string {
 		return ": " + l
 	}
 	return ""
+}
+
+// Recorded is the outcome of a run zerg did not see end (its coordinator
+// died while the worker ran), read back from the stream zerg recorded: ok
+// is false unless the stream holds the CLI's result event, which the CLI
+// prints last. Process facts are unknown: the run is taken as having
+// exited after its result.
+func Recorded(stream io.Reader) (Outcome, bool) {
+	s := newState(time.Time{})
+	lr := newLineReader(stream, MaxLineSize)
+	for {
+		line, truncated, err := lr.next()
+		if err != nil {
+			break
+		}
+		ev := ParseLine(line)
+		ev.Truncated = truncated
+		s.observe(ev)
+	}
+	if s.result == nil {
+		return Outcome{}, false
+	}
+	return s.outcome(procFacts{}), true
 }

@@ -266,3 +266,18 @@ func TestAccountReasonAndReset(t *testing.T) {
 		t.Errorf("reset %q", got)
 	}
 }
+
+// A stream zerg recorded is read back into the outcome it would have had,
+// once it holds the result; a stream cut before its result is not.
+func TestRecorded(t *testing.T) {
+	result := `{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","total_cost_usd":0.01,"session_id":"s","usage":{"input_tokens":10,"output_tokens":5}}`
+	stream := `{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-5"}` + "\n" +
+		`{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","content":[{"type":"text","text":"done"}]},"session_id":"s"}` + "\n"
+	o, ok := Recorded(strings.NewReader(stream + result + "\n"))
+	if !ok || o.Class != ClassSuccess || o.NumTurns != 2 || o.CostUSD != 0.01 {
+		t.Errorf("a finished stream: %v %+v", ok, o)
+	}
+	if _, ok := Recorded(strings.NewReader(stream)); ok {
+		t.Error("a stream without its result was taken as finished")
+	}
+}

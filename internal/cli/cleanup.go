@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
@@ -124,9 +127,10 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		_ = repo.PruneWorktrees(ctx)
 	}
 	// Sandbox mode's workspaces are private clones, not worktrees. One is
-	// left only when zerg refused what it held (a secret, a link out of the
-	// repository) or could not read it: it is a person's to look at, and
-	// zerg runs no git in it and deletes none of it.
+	// left only when its work could not be committed (zerg refused it, or
+	// could not read it): zerg handed it back to you and wrote down why
+	// beside it. It holds work nowhere else, so zerg deletes none of it.
+	keptClones := 0
 	if entries, err := os.ReadDir(t.paths.Workspaces); err == nil {
 		registered := map[string]bool{}
 		for _, w := range worktrees {
@@ -135,12 +139,22 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		for _, e := range entries {
 			p := filepath.Join(t.paths.Workspaces, e.Name())
 			if !e.IsDir() || strings.HasPrefix(e.Name(), "_") || registered[p] {
+				if strings.HasSuffix(e.Name(), attempt.KeptSuffix) && !o.dryRun {
+					// A record of a workspace that is gone.
+					if _, err := os.Stat(strings.TrimSuffix(p, attempt.KeptSuffix)); errors.Is(err, os.ErrNotExist) {
+						_ = os.Remove(p)
+					}
+				}
 				continue
 			}
 			if fi, err := os.Lstat(filepath.Join(p, ".git")); err == nil && fi.IsDir() {
-				fmt.Fprintf(a.stdout, "kept     %s (a sandboxed attempt's workspace zerg refused to commit; look at it, then delete it yourself)\n", p)
+				keptClones++
+				fmt.Fprintf(a.stdout, "kept     %s (%s; it is yours and git works there: look at it, then delete it yourself)\n", p, keptReason(p))
 			}
 		}
+	}
+	if keptClones > 0 {
+		failures = append(failures, fmt.Sprintf("%d sandboxed workspace(s) kept because they hold work zerg did not commit", keptClones))
 	}
 	if n := len(unsaved); n > 0 {
 		failures = append(failures, fmt.Sprintf("%d workspace(s) kept because they hold uncommitted work", n))
@@ -245,6 +259,20 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			}
 		}
 		fmt.Fprintf(a.stdout, "%s run log %s\n", verb, logPath)
+		// Build caches zerg kept per repository in earlier versions (each
+		// attempt now has its own, removed with it): zerg's alone, always
+		// safe to remove.
+		caches := filepath.Join(filepath.Dir(t.paths.Workspaces), ".caches")
+		if fi, err := os.Stat(caches); err == nil && fi.IsDir() {
+			size := dirSize(caches)
+			if !o.dryRun {
+				if err := os.RemoveAll(caches); err != nil {
+					return fmt.Errorf("remove build caches %s: %w", caches, err)
+				}
+				_ = os.Remove(filepath.Dir(t.paths.Workspaces))
+			}
+			fmt.Fprintf(a.stdout, "%s build caches %s (%d MiB)\n", verb, caches, size>>20)
+		}
 	}
 	if len(failures) > 0 {
 		return failedf("%s", strings.Join(failures, "; "))
@@ -337,4 +365,32 @@ func samePath(p, q string) bool {
 func within(dir, p string) bool {
 	r, err := filepath.Rel(dir, p)
 	return err == nil && r != "." && !strings.HasPrefix(r, "..")
+}
+
+// keptReason is why zerg kept a sandboxed workspace, from the record it
+// wrote beside it.
+func keptReason(ws string) string {
+	data, err := os.ReadFile(ws + attempt.KeptSuffix)
+	if err != nil {
+		return "a sandboxed attempt's workspace whose work zerg did not commit"
+	}
+	var k attempt.Kept
+	if json.Unmarshal(data, &k) != nil || k.Reason == "" {
+		return "a sandboxed attempt's workspace whose work zerg did not commit"
+	}
+	return fmt.Sprintf("attempt %d of %s, not committed: %s", k.Attempt, k.Task, k.Reason)
+}
+
+// dirSize is the bytes the files under dir take.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -28,19 +28,41 @@ type realAttempter struct {
 }
 
 func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
+	in, release, err := a.input(ctx, r)
+	if err != nil {
+		return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+	}
+	defer release()
+	return attempt.Run(ctx, in)
+}
+
+// Recover finishes an attempt a dead coordinator left (attempt.Recover).
+func (a *realAttempter) Recover(ctx context.Context, r AttemptRequest) (attempt.Result, bool, error) {
+	in, release, err := a.input(ctx, r)
+	if err != nil {
+		return attempt.Result{}, false, err
+	}
+	defer release()
+	return attempt.Recover(ctx, in)
+}
+
+// input is the attempt's input; release gives back the worker user it
+// took (sandbox mode: one per attempt in flight, so no two sandboxes share
+// a uid).
+func (a *realAttempter) input(ctx context.Context, r AttemptRequest) (attempt.Input, func(), error) {
 	cfg := a.cfg
 	var sb *attempt.Sandboxed
+	release := func() {}
 	if a.kit != nil {
-		// One worker user per attempt in flight: no two sandboxes share a uid.
 		u, err := a.kit.acquire(ctx)
 		if err != nil {
-			return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+			return attempt.Input{}, release, err
 		}
-		defer a.kit.release(u)
+		release = func() { a.kit.release(u) }
 		// A build cache of the attempt's own, in its worker state.
 		sb = a.kit.forCommand(u, filepath.Join(r.WorkerDir, "cache"))
 	}
-	return attempt.Run(ctx, attempt.Input{
+	return attempt.Input{
 		Sandbox: sb,
 		Repo:    a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
@@ -54,7 +76,7 @@ func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
 		Disk: attempt.DiskLimits{WorkspaceBytes: int64(cfg.Disk.WorkspaceMB) << 20, MinFreeBytes: int64(cfg.Disk.MinFreeMB) << 20,
 			Filesystems: a.filesystems},
-	})
+	}, release, nil
 }
 
 // workerSpec fills the launch template's gaps from the config.

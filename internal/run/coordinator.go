@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diskwatch"
@@ -381,22 +382,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
 		}
 		c.gov.Release(probe, governorOutcome(string(res.Class), res.Reason, res.RetryAfter))
-		fin := AttemptFinished{
-			Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
-			CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
-			DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
-			Model: req.Model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20,
-		}
-		if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
-			fin.Usage = &u
-		}
-		for i, ch := range res.Changes {
-			if i == MaxChangedListed {
-				fin.ChangedOmitted = len(res.Changes) - i
-				break
-			}
-			fin.Changed = append(fin.Changed, ch.Path)
-		}
+		fin := finishedEvent(res, req.Model)
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)
 		c.unreserve(t.ID)
 		if err != nil {
@@ -607,4 +593,25 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// finishedEvent is the attempt_finished record of an attempt's result.
+func finishedEvent(res attempt.Result, model string) AttemptFinished {
+	fin := AttemptFinished{
+		Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
+		CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
+		DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
+		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20,
+	}
+	if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
+		fin.Usage = &u
+	}
+	for i, ch := range res.Changes {
+		if i == MaxChangedListed {
+			fin.ChangedOmitted = len(res.Changes) - i
+			break
+		}
+		fin.Changed = append(fin.Changed, ch.Path)
+	}
+	return fin
 }

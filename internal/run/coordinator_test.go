@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/attempt"
 )
 
 func assertDelivered(t *testing.T, w *world, st *State, err error) {
@@ -284,6 +286,33 @@ func TestResumeAfterCrash(t *testing.T) {
 	}
 	if abandoned.Reason != ReasonAbandoned || abandoned.Commit != "saved-C-1" {
 		t.Errorf("abandoned attempt recorded as %+v", abandoned)
+	}
+}
+
+// A crash while C's worker ran, after it had finished: the resume takes its
+// work through the checks (Recover) and commits it; C is not run again.
+func TestResumeCommitsAFinishedLostAttempt(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	st, err := w.rush(context.Background())
+	assertDelivered(t, w, st, err)
+	evs := w.log.all()
+	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "C" })
+	w.log.events = evs[:cut+1]
+	w.git.branches[IntegrationBranch("f")] = w.replay().Head
+	calls := len(w.att.calls)
+	w.att.recovered = map[string]attempt.Result{"C": {Class: attempt.Success, Reason: "completed", Commit: "c-recovered",
+		Detail: "recovered after the coordinator stopped"}}
+
+	st, err = w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+	if got := w.att.calls[calls:]; len(got) != 0 {
+		t.Errorf("the resume ran %+v again, want nothing: its work was finished", got)
+	}
+	if len(w.salv.preserved) != 0 {
+		t.Errorf("preserved %v: a recovered attempt needs no salvage", w.salv.preserved)
+	}
+	if c := st.Task("C"); c.Attempts != 1 || c.Commit != "c-recovered" {
+		t.Errorf("C: %+v, want its one attempt committed as recovered", c)
 	}
 }
 

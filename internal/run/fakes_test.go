@@ -110,6 +110,17 @@ type fakeAttempter struct {
 	together int
 	// cost prices an attempt (default $0.01).
 	cost func(AttemptRequest) float64
+	// recovered are lost attempts' results Recover gives, by task.
+	recovered map[string]attempt.Result
+}
+
+// Recover answers from recovered: a lost attempt whose result is there
+// was finished; the others were not.
+func (f *fakeAttempter) Recover(ctx context.Context, r AttemptRequest) (attempt.Result, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	res, ok := f.recovered[r.Task.ID]
+	return res, ok, nil
 }
 
 func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {

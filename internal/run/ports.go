@@ -44,6 +44,9 @@ type AttemptRequest struct {
 // the worker did is in the Result.
 type Attempter interface {
 	Attempt(ctx context.Context, req AttemptRequest) (attempt.Result, error)
+	// Recover finishes an attempt its coordinator lost (attempt.Recover):
+	// ok is false when it could not, and the Salvager keeps its work.
+	Recover(ctx context.Context, req AttemptRequest) (res attempt.Result, ok bool, err error)
 }
 
 // TaskMerge is one committed task to merge into the integration head: the

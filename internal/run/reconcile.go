@@ -114,6 +114,30 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		if killed := c.d.Salvager.Reap(o); killed > 0 {
 			c.progress.printf("  %s: reaped %d leftover worker process(es) of attempt %d", id, killed, o.Number)
 		}
+		// A worker that finished before its coordinator died: its work goes
+		// through the checks and is committed once, not redone.
+		if t := c.graph.Task(id); t != nil {
+			req := AttemptRequest{Task: t, Model: c.modelOf(t), Number: o.Number, Base: o.Base, Workspace: o.Workspace,
+				Branch: o.Branch, Dir: o.Dir, WorkerDir: c.paths.WorkerDir(id, o.Number)}
+			res, ok, err := c.d.Attempter.Recover(ctx, req)
+			if err != nil {
+				c.progress.printf("  %s: attempt %d could not be recovered (%v)", id, o.Number, err)
+			}
+			if ok && err == nil {
+				if err := c.emit(EvAttemptFinished, id, o.Number, finishedEvent(res, req.Model)); err != nil {
+					return err
+				}
+				switch {
+				case res.Class == ClassSuccess:
+					c.progress.printf("  %s: attempt %d had finished; its work passed the checks and is committed (%s)", id, o.Number, short(res.Commit))
+				case res.Commit != "":
+					c.progress.printf("  %s: attempt %d had not finished; its work is saved on %s", id, o.Number, o.Branch)
+				default:
+					c.progress.printf("  %s: attempt %d: %s", id, o.Number, clip(oneLine(res.Detail), 300))
+				}
+				continue
+			}
+		}
 		commit, err := c.d.Salvager.Preserve(ctx, id, o)
 		if err != nil {
 			c.progress.printf("  %s: the workspace of attempt %d is kept as it is (%v)", id, o.Number, err)

@@ -280,3 +280,53 @@ func (u *WorkerUser) PrepareAttemptDir(dir string, private ...string) error {
 	}
 	return u.CheckAccess(dir, AccessRead|AccessExec)
 }
+
+// Invoker is the user a kept workspace is handed back to: the one who ran
+// zerg (SUDO_UID/SUDO_GID when zerg runs as root through sudo), so that
+// their own git reads it.
+func Invoker() (uid, gid int) {
+	uid, gid = os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		if u, err := strconv.Atoi(os.Getenv("SUDO_UID")); err == nil && u > 0 {
+			uid = u
+			if g, err := strconv.Atoi(os.Getenv("SUDO_GID")); err == nil && g > 0 {
+				gid = g
+			}
+		}
+	}
+	return uid, gid
+}
+
+// HandBack makes a sandboxed workspace zerg keeps for a person (its
+// worker's work could not be committed) theirs and safe for their git:
+// the worker's .git/config and hooks (where a planted core.fsmonitor,
+// filter or hook would run as whoever runs git there) are set aside as
+// config.worker and hooks.worker, a plain config takes their place, and
+// the tree is chowned to the invoking user. git would otherwise refuse the
+// worker-owned repository ("dubious ownership"), rightly.
+func HandBack(ws string) error {
+	gitDir := filepath.Join(ws, ".git")
+	if fi, err := os.Lstat(gitDir); err == nil && fi.IsDir() {
+		for _, name := range []string{"config", "hooks"} {
+			p := filepath.Join(gitDir, name)
+			if _, err := os.Lstat(p); err == nil {
+				if err := os.Rename(p, p+".worker"); err != nil {
+					return fmt.Errorf("set aside %s: %w", p, err)
+				}
+			}
+		}
+		if err := os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	uid, gid := Invoker()
+	return filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return fmt.Errorf("hand %s back: %w", p, err)
+		}
+		return nil
+	})
+}

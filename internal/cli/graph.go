@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,13 +56,13 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			invalid := !r.Valid() || (strict && len(r.Warnings) > 0)
 			if asJSON {
 				out := struct {
-					File     string         `json:"file"`
-					Valid    bool           `json:"valid"`
-					Problems []problemJSON  `json:"problems"`
-					Summary  *spec.Analysis `json:"summary,omitempty"`
+					File     string        `json:"file"`
+					Valid    bool          `json:"valid"`
+					Problems []problemJSON `json:"problems"`
+					Summary  *analysisJSON `json:"summary,omitempty"`
 				}{File: file, Valid: !invalid, Problems: issueProblems(file, r)}
 				if r.Valid() {
-					an := spec.Analyze(r.Graph, graphConfig(file).Workers)
+					an := analysisOut(spec.Analyze(r.Graph, graphConfig(file).Workers))
 					out.Summary = &an
 				}
 				if err := printJSON(a.stdout, out); err != nil {
@@ -430,7 +431,7 @@ type showTask struct {
 	Create       []string `json:"create"`
 	Modify       []string `json:"modify"`
 	Read         []string `json:"read"`
-	Estimate     *float64 `json:"estimate_minutes,omitempty"`
+	EstimateMS   *int64   `json:"estimate_ms,omitempty"`
 	Critical     bool     `json:"critical"`
 	Verification string   `json:"verification,omitempty"`
 }
@@ -445,8 +446,8 @@ func showJSON(file string, g *spec.Graph, an spec.Analysis) any {
 		st := showTask{ID: t.ID, Title: t.Title, Level: t.Level, Dependencies: nonNil(t.Dependencies),
 			Create: nonNil(t.Files.Create), Modify: nonNil(t.Files.Modify), Read: nonNil(t.Files.Read), Critical: critical[t.ID]}
 		if t.HasEstimate {
-			e := t.EstimateMinutes
-			st.Estimate = &e
+			e := minutesMS(t.EstimateMinutes)
+			st.EstimateMS = &e
 		}
 		if t.Verification != nil {
 			st.Verification = t.Verification.Command
@@ -455,12 +456,50 @@ func showJSON(file string, g *spec.Graph, an spec.Analysis) any {
 	}
 	slices.SortStableFunc(tasks, func(x, y showTask) int { return x.Level - y.Level })
 	return struct {
-		File     string        `json:"file"`
-		Feature  string        `json:"feature"`
-		Analysis spec.Analysis `json:"analysis"`
-		Tasks    []showTask    `json:"tasks"`
-	}{file, g.Feature, an, tasks}
+		File     string       `json:"file"`
+		Feature  string       `json:"feature"`
+		Analysis analysisJSON `json:"analysis"`
+		Tasks    []showTask   `json:"tasks"`
+	}{file, g.Feature, analysisOut(an), tasks}
 }
+
+// analysisJSON is spec.Analysis as --json prints it: durations in
+// milliseconds (*_ms), as in every zerg JSON output (docs/json.md), where
+// the graph and its analysis count minutes.
+type analysisJSON struct {
+	Tasks              int             `json:"tasks"`
+	Levels             []levelInfoJSON `json:"levels"`
+	MaxParallelism     int             `json:"max_parallelism"`
+	HasEstimates       bool            `json:"has_estimates"`
+	TotalMS            int64           `json:"total_ms"`
+	CriticalPath       []string        `json:"critical_path"`
+	CriticalMS         int64           `json:"critical_ms"`
+	Workers            int             `json:"workers"`
+	LowerBoundDAGMS    int64           `json:"lower_bound_dag_ms"`
+	LowerBoundLevelsMS int64           `json:"lower_bound_levels_ms"`
+}
+
+type levelInfoJSON struct {
+	Level     int      `json:"level"`
+	Tasks     []string `json:"tasks"`
+	WorkMS    int64    `json:"work_ms"`
+	LongestMS int64    `json:"longest_ms"`
+}
+
+func analysisOut(an spec.Analysis) analysisJSON {
+	out := analysisJSON{Tasks: an.Tasks, Levels: make([]levelInfoJSON, 0, len(an.Levels)), MaxParallelism: an.MaxParallelism,
+		HasEstimates: an.HasEstimates, TotalMS: minutesMS(an.TotalMinutes), CriticalPath: nonNil(an.CriticalPath),
+		CriticalMS: minutesMS(an.CriticalMinutes), Workers: an.Workers,
+		LowerBoundDAGMS: minutesMS(an.LowerBoundDAG), LowerBoundLevelsMS: minutesMS(an.LowerBoundLevels)}
+	for _, l := range an.Levels {
+		out.Levels = append(out.Levels, levelInfoJSON{Level: l.Level, Tasks: nonNil(l.Tasks),
+			WorkMS: minutesMS(l.WorkMinutes), LongestMS: minutesMS(l.LongestMinutes)})
+	}
+	return out
+}
+
+// minutesMS converts the graph's minutes to the milliseconds JSON reports.
+func minutesMS(m float64) int64 { return int64(math.Round(m * 60_000)) }
 
 func listOrDash(s []string, max int) string {
 	if len(s) == 0 {

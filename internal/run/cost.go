@@ -39,7 +39,8 @@ type CostReport struct {
 // attempts' cost_usd, nothing else.
 func Cost(feature string, events []eventlog.Event) CostReport {
 	st := Replay(events)
-	r := CostReport{Feature: feature}
+	// Empty lists, not null, for a run without attempts (docs/json.md).
+	r := CostReport{Feature: feature, Tasks: []CostLine{}, Levels: []CostLine{}, Models: []CostLine{}}
 	proj := st.Projection
 	if proj != nil {
 		r.Basis = proj.Basis

@@ -142,14 +142,16 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 	return g
 }
 
-// Snapshot is the governor's state for status.
+// Snapshot is the governor's state for status. The times are omitzero:
+// omitempty never leaves out a time.Time, and printed "0001-01-01T00:00:00Z"
+// for a pause or an open breaker that is not there.
 type Snapshot struct {
 	Breaker     string    `json:"breaker"`
 	Zone        string    `json:"zone"`
 	Limit       int       `json:"concurrency"`
 	Running     int       `json:"running"`
-	PausedUntil time.Time `json:"paused_until,omitempty"`
-	OpenUntil   time.Time `json:"open_until,omitempty"`
+	PausedUntil time.Time `json:"paused_until,omitzero"`
+	OpenUntil   time.Time `json:"open_until,omitzero"`
 }
 
 // Snapshot returns the current state.

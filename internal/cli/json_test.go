@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// durationWord is a key that names a duration some other way than *_ms.
+var durationWord = regexp.MustCompile(`(^|_)(minutes?|mins?|seconds?|secs?|hours?|duration|elapsed|ns|us)$`)
+
+// checkJSONRules checks one --json output against the rules of docs/json.md
+// a program can check: durations are whole milliseconds in keys ending in
+// _ms (no key counts minutes or seconds), times are RFC 3339 UTC and never
+// the zero time, absent values are left out rather than null.
+func checkJSONRules(t *testing.T, what string, out []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	for dec.More() {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", what, err, out)
+		}
+		walkJSON(t, what, "", v)
+	}
+}
+
+func walkJSON(t *testing.T, what, path string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case nil:
+		t.Errorf("%s: %s is null; leave an absent value out", what, path)
+	case map[string]any:
+		for k, val := range x {
+			p := path + "." + k
+			if durationWord.MatchString(k) {
+				t.Errorf("%s: %s names a duration without _ms", what, p)
+			}
+			if strings.HasSuffix(k, "_ms") {
+				if n, ok := val.(json.Number); !ok || strings.ContainsAny(n.String(), ".eE") {
+					t.Errorf("%s: %s = %v is not a whole number of milliseconds", what, p, val)
+				}
+			}
+			walkJSON(t, what, p, val)
+		}
+	case []any:
+		for i, val := range x {
+			walkJSON(t, what, path+"["+strconv.Itoa(i)+"]", val)
+		}
+	case string:
+		if tm, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			if tm.IsZero() || !strings.HasSuffix(x, "Z") {
+				t.Errorf("%s: %s = %q is the zero time or not UTC", what, path, x)
+			}
+		}
+	}
+}
+
+// TestJSONDurationsAndTimes runs the commands whose --json holds durations
+// or times and checks them against docs/json.md.
+func TestJSONDurationsAndTimes(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	graph := []byte(`{"feature": "auth", "tasks": [
+		{"id": "T1", "title": "one", "level": 1, "estimate_minutes": 2.5, "files": {"create": ["a.txt"]}, "verification": {"command": "true"}},
+		{"id": "T2", "title": "two", "level": 2, "estimate_minutes": 10, "dependencies": ["T1"], "files": {"create": ["b.txt"]}, "verification": {"command": "true"}}]}`)
+	writeFile(t, filepath.Join(f.root, ".zerg", "specs", "auth", "task-graph.json"), graph)
+	writeFile(t, f.paths.GraphSnapshot, graph)
+	for _, args := range [][]string{
+		{"graph", "validate", "--json", "auth"},
+		{"graph", "show", "--json", "auth"},
+		{"status", "--json", "auth"},
+		{"cost", "--json", "auth"},
+	} {
+		code, out, errOut := runZerg(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		checkJSONRules(t, strings.Join(args, " "), []byte(out))
+	}
+	if _, out, _ := runZerg(t, "graph", "show", "--json", "auth"); !strings.Contains(out, `"estimate_ms": 150000`) ||
+		!strings.Contains(out, `"critical_ms": 750000`) {
+		t.Errorf("graph show --json: estimates not in milliseconds:\n%s", out)
+	}
+
+	// A run's view with everything a live run shows: a running attempt and
+	// the governor with neither a pause nor an open breaker.
+	now := time.Now().UTC()
+	v := run.View{Feature: "auth", State: run.RunRunning, StartedAt: now, DurationMS: 1500,
+		Coordinator: run.CoordinatorView{Alive: true, PID: 7}, Governor: &run.Snapshot{Breaker: "closed", Zone: "green", Limit: 4},
+		Levels: []run.LevelView{}, Gates: []run.GateFinished{},
+		Tasks: []run.TaskView{{ID: "T1", Level: 1, Status: run.StatusRunning, Running: &run.RunningView{Attempt: 1, Started: now}}}}
+	var buf bytes.Buffer
+	if err := printViewJSON(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	checkJSONRules(t, "status --json of a live run", buf.Bytes())
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -78,6 +79,7 @@ func TestJSONDurationsAndTimes(t *testing.T) {
 		{"graph", "show", "--json", "auth"},
 		{"status", "--json", "auth"},
 		{"cost", "--json", "auth"},
+		{"rush", "auth", "--dry-run", "--json"},
 	} {
 		code, out, errOut := runZerg(t, args...)
 		if code != ExitOK {
@@ -102,4 +104,68 @@ func TestJSONDurationsAndTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkJSONRules(t, "status --json of a live run", buf.Bytes())
+}
+
+// TestRushDryRunJSON: rush --dry-run --json prints the plan as data, the
+// same figures as the text, and writes nothing.
+func TestRushDryRunJSON(t *testing.T) {
+	f := newFakeRun(t, "other", false)
+	writeFile(t, filepath.Join(f.root, ".zerg", "config.yaml"), []byte("workers: 2\ngates:\n  - name: test\n    command: \"true\"\n"))
+	writeFile(t, filepath.Join(f.root, ".zerg", "specs", "auth", "task-graph.json"), []byte(`{"feature": "auth", "tasks": [
+		{"id": "T1", "title": "one", "level": 1, "estimate_minutes": 4, "files": {"create": ["a.go"]}, "verification": {"command": "test -f a.go"}},
+		{"id": "T2", "title": "two", "level": 1, "files": {"create": ["docs/b.md"]}, "verification": {"command": "true"}},
+		{"id": "T3", "title": "three", "level": 2, "dependencies": ["T1"], "files": {"modify": ["a.go"]}, "verification": {"command": "true"}}]}`))
+	code, out, errOut := runZerg(t, "rush", "auth", "--dry-run", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Feature string `json:"feature"`
+		Workers int    `json:"workers"`
+		Gates   []struct {
+			Name string `json:"name"`
+		} `json:"gates"`
+		Levels []struct {
+			Level     int      `json:"level"`
+			Tasks     []string `json:"tasks"`
+			Projected run.Range
+		} `json:"levels"`
+		Tasks []struct {
+			ID         string   `json:"id"`
+			Model      string   `json:"model"`
+			Tier       string   `json:"tier"`
+			EstimateMS int64    `json:"estimate_ms"`
+			Owns       []string `json:"owns"`
+			Projected  run.Range
+		} `json:"tasks"`
+		Projection struct {
+			Basis     string    `json:"basis"`
+			Projected run.Range `json:"projected"`
+		} `json:"projection"`
+		Confirm  []string `json:"confirm"`
+		Analysis struct {
+			Workers int `json:"workers"`
+		} `json:"analysis"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("not the plan as JSON: %v\n%s", err, out)
+	}
+	if plan.Feature != "auth" || plan.Workers != 2 || plan.Analysis.Workers != 2 || len(plan.Gates) != 1 || len(plan.Levels) != 2 ||
+		len(plan.Tasks) != 3 || plan.Confirm == nil || plan.Projection.Basis != "estimate" || plan.Projection.Projected.Expected <= 0 {
+		t.Errorf("plan: %+v", plan)
+	}
+	if tk := plan.Tasks[0]; tk.ID != "T1" || tk.EstimateMS != 240_000 || tk.Tier != "implement" || len(tk.Owns) != 1 {
+		t.Errorf("first task: %+v", tk)
+	}
+	if tk := plan.Tasks[1]; tk.ID != "T2" || tk.Tier != "simple" || tk.EstimateMS != 300_000 {
+		t.Errorf("docs task (no estimate: the projection's 5 minutes): %+v", tk)
+	}
+	// The text shows the same total.
+	_, text, _ := runZerg(t, "rush", "auth", "--dry-run")
+	if want := fmt.Sprintf("projected cost: $%.2f expected", plan.Projection.Projected.Expected); !strings.Contains(text, want) {
+		t.Errorf("text and JSON disagree: no %q in\n%s", want, text)
+	}
+	if exists(filepath.Join(f.root, ".zerg", "runs", "auth")) {
+		t.Error("a dry run wrote the run's directory")
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +20,6 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/spec"
 )
 
 func init() { register(newRushCmd) }
@@ -90,7 +88,7 @@ feature.`,
 	fl.BoolVar(&f.rehearse, "rehearse", false, "use the scripted model (zerg mockapi) instead of the real API")
 	fl.StringVar(&f.scenario, "scenario", "", "scenario for --rehearse (default .zerg/specs/FEATURE/scenario.yaml)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
-	fl.BoolVar(&f.asJSON, "json", false, "print the final report as JSON (docs/json.md)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the final report (with --dry-run: the plan) as JSON (docs/json.md)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "start without asking, even above budget.confirm_above_usd or budget.max_workers_without_confirm")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
@@ -175,7 +173,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		workers = cfg.Workers
 	}
 	if f.dryRun {
-		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse, paths)
+		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse, paths, f.asJSON)
 	}
 	loc, err := claude.Locate(cfg.Claude.Path)
 	if err != nil {
@@ -326,71 +324,6 @@ func gateReasons(cfg config.Config, remaining run.Range, fanOut int) []string {
 		why = append(why, fmt.Sprintf("%d workers would run at once, above budget.max_workers_without_confirm %d", fanOut, m))
 	}
 	return why
-}
-
-// printPlan shows what rush would do, and changes nothing.
-func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths) error {
-	root := repoRootOf(graphFile)
-	r, err := spec.Load(graphFile, spec.Options{RepoRoot: root})
-	if err != nil {
-		return badInput(err)
-	}
-	if !r.Valid() {
-		a.printIssues(graphFile, r)
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors)", graphFile, len(r.Errors))}
-	}
-	if err := run.CheckProtected(graphFile, r.Graph, paths, run.Options{Root: root, Config: cfg}); err != nil {
-		return badInput(err)
-	}
-	an := spec.Analyze(r.Graph, workers)
-	w := a.stdout
-	model := map[bool]string{true: "scripted (rehearsal)", false: "real API"}[rehearse]
-	fmt.Fprintf(w, "Plan for %s (dry run: nothing is changed)\n", feature)
-	fmt.Fprintf(w, "  workers %d · mode %s · schedule %s · model %s\n", workers, cfg.Mode, cfg.Schedule, model)
-	fmt.Fprintf(w, "  budgets: $%.2f per task, %d turns per attempt; %d task retries\n",
-		cfg.Budget.TaskUSD, cfg.Budget.MaxTurns, cfg.Retry.TaskRetries)
-	fmt.Fprintf(w, "  integration branch: %s\n", run.IntegrationBranch(feature))
-	if len(cfg.Gates) == 0 {
-		fmt.Fprintln(w, "  gates: none (add gates to .zerg/config.yaml)")
-	}
-	for _, g := range cfg.Gates {
-		fmt.Fprintf(w, "  gate %s: %s\n", g.Name, g.Command)
-	}
-	proj := run.Project(run.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
-		History: run.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nLEVEL\tTASK\tMODEL\tTOKENS\tCOST (LOW–HIGH)\tVERIFICATION\tOWNS")
-	for _, li := range an.Levels {
-		for _, id := range li.Tasks {
-			t := r.Graph.Task(id)
-			tp := proj.Task(id)
-			v := "-"
-			if t.Verification != nil && t.Verification.Command != "" {
-				v = truncate(t.Verification.Command, 40)
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t$%.2f ($%.2f–$%.2f)\t%s\t%s\n", li.Level, id, tp.Model, tp.Tier,
-				fmtTokens(tp.Tokens.Total()), tp.Expected, tp.Low, tp.High, v, listOrDash(t.Files.Owned(), 3))
-		}
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	for _, l := range proj.Levels {
-		fmt.Fprintf(w, "level %d: %d task(s), $%.2f expected ($%.2f–$%.2f)\n", l.Level, l.Tasks, l.Expected, l.Low, l.High)
-	}
-	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
-		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), proj.BasisText())
-	// A dry run is never a resume: the whole graph is what remains.
-	if gate := gateReasons(cfg, run.Range{Low: proj.Low, Expected: proj.Expected, High: proj.High}, proj.FanOut); len(gate) > 0 {
-		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(gate, "; "))
-	}
-	if b := cfg.Budget.RunUSD; b > 0 {
-		fmt.Fprintf(w, "run budget: $%.2f (budget.run_usd); running attempts %s when it stops the launching\n", b, cfg.Budget.OnExceed)
-	}
-	if an.TotalMinutes > 0 {
-		fmt.Fprintf(w, "\nestimated work %s; lower bound with %d workers: %s (level barriers)\n", fmtMinutes(an.TotalMinutes), workers, fmtMinutes(an.LowerBoundLevels))
-	}
-	fmt.Fprintln(w, strings.TrimSpace("\nrun it: zerg rush "+feature+map[bool]string{true: " --rehearse", false: ""}[rehearse]))
-	return nil
 }
 
 // fmtTokens prints a token count briefly: 950, 12.3k, 4.56M.

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// rushPlan is what zerg rush --dry-run shows: the graph's analysis for the
+// run's workers, the cost projection and why the rush would ask before it
+// starts. The text and the JSON are both rendered from it, so they cannot
+// disagree.
+type rushPlan struct {
+	feature  string
+	cfg      config.Config
+	workers  int
+	rehearse bool
+	graph    *spec.Graph
+	an       spec.Analysis
+	proj     run.Projection
+	confirm  []string // why rush would ask before it starts; none when it would not
+}
+
+// printPlan shows what rush would do, and changes nothing.
+func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths, asJSON bool) error {
+	root := repoRootOf(graphFile)
+	r, err := spec.Load(graphFile, spec.Options{RepoRoot: root})
+	if err != nil {
+		return badInput(err)
+	}
+	if !r.Valid() {
+		a.printIssues(graphFile, r)
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors)", graphFile, len(r.Errors))}
+	}
+	if err := run.CheckProtected(graphFile, r.Graph, paths, run.Options{Root: root, Config: cfg}); err != nil {
+		return badInput(err)
+	}
+	p := rushPlan{feature: feature, cfg: cfg, workers: workers, rehearse: rehearse, graph: r.Graph,
+		an: spec.Analyze(r.Graph, workers),
+		proj: run.Project(run.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
+			History: run.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})}
+	// A dry run is never a resume: the whole graph is what remains.
+	p.confirm = gateReasons(cfg, p.proj.Range, p.proj.FanOut)
+	if asJSON {
+		return printJSON(a.stdout, p.json())
+	}
+	p.print(a)
+	return nil
+}
+
+func (p rushPlan) print(a *app) {
+	w, cfg, proj := a.stdout, p.cfg, p.proj
+	model := map[bool]string{true: "scripted (rehearsal)", false: "real API"}[p.rehearse]
+	fmt.Fprintf(w, "Plan for %s (dry run: nothing is changed)\n", p.feature)
+	fmt.Fprintf(w, "  workers %d · mode %s · schedule %s · model %s\n", p.workers, cfg.Mode, cfg.Schedule, model)
+	fmt.Fprintf(w, "  budgets: $%.2f per task, %d turns per attempt; %d task retries\n",
+		cfg.Budget.TaskUSD, cfg.Budget.MaxTurns, cfg.Retry.TaskRetries)
+	fmt.Fprintf(w, "  integration branch: %s\n", run.IntegrationBranch(p.feature))
+	if len(cfg.Gates) == 0 {
+		fmt.Fprintln(w, "  gates: none (add gates to .zerg/config.yaml)")
+	}
+	for _, g := range cfg.Gates {
+		fmt.Fprintf(w, "  gate %s: %s\n", g.Name, g.Command)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nLEVEL\tTASK\tMODEL\tTOKENS\tCOST (LOW–HIGH)\tVERIFICATION\tOWNS")
+	for _, li := range p.an.Levels {
+		for _, id := range li.Tasks {
+			t := p.graph.Task(id)
+			tp := proj.Task(id)
+			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t$%.2f ($%.2f–$%.2f)\t%s\t%s\n", li.Level, id, tp.Model, tp.Tier,
+				fmtTokens(tp.Tokens.Total()), tp.Expected, tp.Low, tp.High, truncate(verificationOf(t, "-"), 40), listOrDash(t.Files.Owned(), 3))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, l := range proj.Levels {
+		fmt.Fprintf(w, "level %d: %d task(s), $%.2f expected ($%.2f–$%.2f)\n", l.Level, l.Tasks, l.Expected, l.Low, l.High)
+	}
+	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
+		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), proj.BasisText())
+	if len(p.confirm) > 0 {
+		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(p.confirm, "; "))
+	}
+	if b := cfg.Budget.RunUSD; b > 0 {
+		fmt.Fprintf(w, "run budget: $%.2f (budget.run_usd); running attempts %s when it stops the launching\n", b, cfg.Budget.OnExceed)
+	}
+	if p.an.TotalMinutes > 0 {
+		fmt.Fprintf(w, "\nestimated work %s; lower bound with %d workers: %s (level barriers)\n", fmtMinutes(p.an.TotalMinutes), p.workers, fmtMinutes(p.an.LowerBoundLevels))
+	}
+	fmt.Fprintln(w, strings.TrimSpace("\nrun it: zerg rush "+p.feature+map[bool]string{true: " --rehearse", false: ""}[p.rehearse]))
+}
+
+func verificationOf(t *spec.Task, none string) string {
+	if t.Verification != nil && t.Verification.Command != "" {
+		return t.Verification.Command
+	}
+	return none
+}
+
+// planJSON is rush --dry-run --json (docs/json.md).
+type planJSON struct {
+	Feature           string         `json:"feature"`
+	Workers           int            `json:"workers"`
+	Mode              string         `json:"mode"`
+	Schedule          string         `json:"schedule"`
+	Rehearsal         bool           `json:"rehearsal"`
+	IntegrationBranch string         `json:"integration_branch"`
+	Budget            planBudgetJSON `json:"budget"`
+	Gates             []planGateJSON `json:"gates"`
+	Levels            []planLevel    `json:"levels"`
+	Tasks             []planTask     `json:"tasks"`
+	Projection        planProjection `json:"projection"`
+	// Confirm says why rush would ask before it starts ([] when it would
+	// not): the projected high figure or the fan-out above the config's
+	// limits.
+	Confirm  []string     `json:"confirm"`
+	Analysis analysisJSON `json:"analysis"`
+}
+
+type planBudgetJSON struct {
+	TaskUSD                  float64 `json:"task_usd"`
+	MaxTurns                 int     `json:"max_turns"`
+	TaskRetries              int     `json:"task_retries"`
+	RunUSD                   float64 `json:"run_usd,omitempty"`
+	OnExceed                 string  `json:"on_exceed,omitempty"`
+	ConfirmAboveUSD          float64 `json:"confirm_above_usd,omitempty"`
+	MaxWorkersWithoutConfirm int     `json:"max_workers_without_confirm,omitempty"`
+}
+
+type planGateJSON struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+}
+
+type planLevel struct {
+	Level     int       `json:"level"`
+	Tasks     []string  `json:"tasks"`
+	Projected run.Range `json:"projected"`
+}
+
+type planTask struct {
+	ID           string     `json:"id"`
+	Level        int        `json:"level"`
+	Model        string     `json:"model"`
+	Tier         string     `json:"tier"` // graph, simple or implement (docs/cost.md)
+	PromptTokens int64      `json:"prompt_tokens"`
+	Turns        int        `json:"turns"`
+	EstimateMS   int64      `json:"estimate_ms"` // the projection's (5 minutes without estimate_minutes)
+	Tokens       run.Tokens `json:"tokens"`      // expected, one attempt
+	AttemptUSD   float64    `json:"attempt_usd"`
+	Projected    run.Range  `json:"projected"`
+	Verification string     `json:"verification,omitempty"`
+	Owns         []string   `json:"owns"`
+}
+
+type planProjection struct {
+	Basis        string     `json:"basis"` // estimate or history
+	Factor       float64    `json:"factor,omitempty"`
+	HistoryTasks int        `json:"history_tasks,omitempty"`
+	FanOut       int        `json:"fan_out"`
+	Tokens       run.Tokens `json:"tokens"`
+	Projected    run.Range  `json:"projected"`
+}
+
+func (p rushPlan) json() planJSON {
+	cfg, proj := p.cfg, p.proj
+	out := planJSON{Feature: p.feature, Workers: p.workers, Mode: cfg.Mode, Schedule: cfg.Schedule, Rehearsal: p.rehearse,
+		IntegrationBranch: run.IntegrationBranch(p.feature),
+		Budget: planBudgetJSON{TaskUSD: cfg.Budget.TaskUSD, MaxTurns: cfg.Budget.MaxTurns, TaskRetries: cfg.Retry.TaskRetries,
+			RunUSD: cfg.Budget.RunUSD, ConfirmAboveUSD: cfg.Budget.ConfirmAboveUSD, MaxWorkersWithoutConfirm: cfg.Budget.MaxWorkersWithoutConfirm},
+		Gates: []planGateJSON{}, Levels: []planLevel{}, Tasks: []planTask{}, Confirm: nonNil(p.confirm),
+		Projection: planProjection{Basis: proj.Basis, Factor: proj.Factor, HistoryTasks: proj.HistoryTasks, FanOut: proj.FanOut,
+			Tokens: proj.Tokens, Projected: proj.Range},
+		Analysis: analysisOut(p.an)}
+	if cfg.Budget.RunUSD > 0 {
+		out.Budget.OnExceed = cfg.Budget.OnExceed
+	}
+	for _, g := range cfg.Gates {
+		out.Gates = append(out.Gates, planGateJSON{Name: g.Name, Command: g.Command})
+	}
+	for _, l := range proj.Levels {
+		pl := planLevel{Level: l.Level, Tasks: []string{}, Projected: l.Range}
+		for _, li := range p.an.Levels {
+			if li.Level == l.Level {
+				pl.Tasks = nonNil(li.Tasks)
+			}
+		}
+		out.Levels = append(out.Levels, pl)
+	}
+	for _, li := range p.an.Levels {
+		for _, id := range li.Tasks {
+			t, tp := p.graph.Task(id), proj.Task(id)
+			out.Tasks = append(out.Tasks, planTask{ID: id, Level: li.Level, Model: tp.Model, Tier: tp.Tier,
+				PromptTokens: tp.PromptTokens, Turns: tp.Turns, EstimateMS: minutesMS(tp.Minutes), Tokens: tp.Tokens,
+				AttemptUSD: tp.AttemptUSD, Projected: tp.Range, Verification: verificationOf(t, ""), Owns: nonNil(t.Files.Owned())})
+		}
+	}
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/zergrush/zerg/internal/run"
@@ -148,8 +147,10 @@ func (a *app) printStatus(v run.View) {
 	if v.GraphChanged {
 		fmt.Fprintf(w, "the task graph changed since the run recorded it; zerg rush %s --resume applies the change or says why it cannot\n", v.Feature)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEVEL\tTASK\tSTATUS\tATTEMPTS\tCOST\tDETAIL")
+	// The status column is coloured: the table measures cells without
+	// their colour codes, which tabwriter would count.
+	tw := newTable(w)
+	tw.row("LEVEL", "TASK", "STATUS", "ATTEMPTS", "COST", "DETAIL")
 	for _, t := range v.Tasks {
 		detail := ""
 		switch {
@@ -171,10 +172,10 @@ func (a *app) printStatus(v run.View) {
 		case run.StatusMerged:
 			status = a.paint(ansiGreen, status)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d (%d task, %d infra)\t$%.4f\t%s\n", t.Level, t.ID, status, t.Attempts,
-			t.TaskFailures, t.InfraFailures, t.CostUSD, truncate(oneLine(term.Clean(detail)), 80))
+		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
+			fmt.Sprintf("$%.4f", t.CostUSD), truncate(oneLine(term.Clean(detail)), 80))
 	}
-	tw.Flush()
+	tw.flush()
 	for _, l := range v.Levels {
 		if l.State == "failed" {
 			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, oneLine(term.Clean(l.Reason)))

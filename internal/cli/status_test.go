@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// statusFixture is a run of auth whose coordinator died: T1 merged (level
+// 1), T2 failed for good and T3 in the middle of attempt 1 (level 2), T4
+// pending (level 3). Nothing holds the log.
+func statusFixture(t *testing.T) *fakeRun {
+	t.Helper()
+	f := newFakeRun(t, "auth", false)
+	graph := []byte(`{"feature": "auth", "tasks": [
+		{"id": "T1", "title": "one", "level": 1, "files": {"create": ["a.txt"]}, "verification": {"command": "true"}},
+		{"id": "T2", "title": "two", "level": 2, "dependencies": ["T1"], "files": {"create": ["b.txt"]}, "verification": {"command": "true"}},
+		{"id": "T3-longer-name", "title": "three", "level": 2, "dependencies": ["T1"], "files": {"create": ["c.txt"]}, "verification": {"command": "true"}},
+		{"id": "T4", "title": "four", "level": 3, "dependencies": ["T2"], "files": {"create": ["d.txt"]}, "verification": {"command": "true"}}]}`)
+	writeFile(t, f.paths.GraphSnapshot, graph)
+	log, _, err := eventlog.Open(f.paths.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	add := func(typ, task string, n int, data any) {
+		t.Helper()
+		if _, err := log.AppendData(typ, task, n, data); err != nil {
+			t.Fatalf("%s %s: %v", typ, task, err)
+		}
+	}
+	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
+	add(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base})
+	add(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: run.ClassSuccess, Reason: "ok", Commit: f.head})
+	add(run.EvLevelMerged, "", 0, run.LevelMerged{Level: 1, Base: f.base, Head: f.head, Tasks: []string{"T1"}})
+	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3-longer-name"}})
+	add(run.EvAttemptStarted, "T2", 1, run.AttemptStarted{Level: 2, Base: f.head})
+	add(run.EvAttemptFinished, "T2", 1, run.AttemptFinished{Class: run.ClassTask, Reason: "verification_failed", Detail: "exit 1"})
+	add(run.EvTaskFailed, "T2", 1, nil)
+	add(run.EvAttemptStarted, "T3-longer-name", 1, run.AttemptStarted{Level: 2, Base: f.head})
+	return f
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] == ';' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			i = j // the final byte
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// tableLines are the lines of status's task table: its header and a line
+// per task.
+func tableLines(t *testing.T, out string) []string {
+	t.Helper()
+	var lines []string
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(stripANSI(l), "LEVEL") {
+			in = true
+		}
+		if in {
+			if !strings.HasPrefix(stripANSI(l), "LEVEL") && (l == "" || !strings.ContainsAny(stripANSI(l)[:1], "0123456789")) {
+				break
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 5 {
+		t.Fatalf("no task table of 4 tasks in:\n%s", out)
+	}
+	return lines
+}
+
+// assertAligned: in every row, a cell starts where the header's STATUS,
+// ATTEMPTS and COST start, as a terminal shows them.
+func assertAligned(t *testing.T, what string, lines []string) {
+	t.Helper()
+	header := []rune(stripANSI(lines[0]))
+	for _, name := range []string{"STATUS", "ATTEMPTS", "COST"} {
+		col := strings.Index(string(header), name) // ASCII up to there
+		for _, l := range lines[1:] {
+			row := []rune(stripANSI(l))
+			if col >= len(row) || row[col] == ' ' || row[col-1] != ' ' {
+				t.Errorf("%s: no cell starts under %s (column %d):\n%s", what, name, col, stripANSI(strings.Join(lines, "\n")))
+				break
+			}
+		}
+	}
+}
+
+// TestStatusColumnsInColour: coloured status cells (failed red, merged
+// green) do not push their rows out of line: with colour on, the table is
+// the one printed without colour, codes aside.
+func TestStatusColumnsInColour(t *testing.T) {
+	statusFixture(t)
+	v, _, err := run.Inspect(mustPaths(t, "auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, colour bytes.Buffer
+	(&app{stdout: &plain, stderr: io.Discard, color: false}).printStatus(v)
+	(&app{stdout: &colour, stderr: io.Discard, color: true}).printStatus(v)
+	if !strings.Contains(colour.String(), ansiRed+"failed"+ansiReset) || !strings.Contains(colour.String(), ansiGreen+"merged"+ansiReset) {
+		t.Fatalf("no colour in:\n%q", colour.String())
+	}
+	assertAligned(t, "colour off", tableLines(t, plain.String()))
+	assertAligned(t, "colour on", tableLines(t, colour.String()))
+	// "started 3s ago" may tick between the two: compare the tables.
+	if p, c := strings.Join(tableLines(t, plain.String()), "\n"), stripANSI(strings.Join(tableLines(t, colour.String()), "\n")); p != c {
+		t.Errorf("the coloured table, codes removed, differs from the plain one:\n%s\n---\n%s", c, p)
+	}
+}
+
+// TestStatusOnATerminal: zerg status writing to a terminal (a pseudo-
+// terminal here) colours its status cells, and they line up; NO_COLOR
+// turns the colour off.
+func TestStatusOnATerminal(t *testing.T) {
+	statusFixture(t)
+	for _, noColor := range []string{"", "1"} {
+		t.Setenv("NO_COLOR", noColor)
+		t.Setenv("TERM", "xterm")
+		out := runOnTerminal(t, "status", "auth")
+		if hasColour := strings.Contains(out, ansiRed+"failed"); hasColour != (noColor == "") {
+			t.Fatalf("NO_COLOR=%q: colour %v in:\n%q", noColor, hasColour, out)
+		}
+		assertAligned(t, fmt.Sprintf("terminal, NO_COLOR=%q", noColor), tableLines(t, out))
+	}
+}
+
+func mustPaths(t *testing.T, feature string) run.Paths {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := run.PathsFor(context.Background(), wd, feature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runOnTerminal runs zerg with stdout on a new pseudo-terminal and returns
+// what it printed there (the terminal's \r\n made \n again).
+func runOnTerminal(t *testing.T, args ...string) string {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	slave, err := os.OpenFile(filepath.Join("/dev/pts", fmt.Sprint(n)), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open the terminal: %v", err)
+	}
+	read := make(chan string)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			k, err := master.Read(buf)
+			b.Write(buf[:k])
+			if err != nil {
+				break
+			}
+		}
+		read <- b.String()
+	}()
+	var errb bytes.Buffer
+	code := Run(context.Background(), args, slave, &errb)
+	slave.Close() // the reader gets EIO once the terminal's last user is gone
+	var out string
+	select {
+	case out = <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal did not close")
+	}
+	if code != ExitOK {
+		t.Fatalf("zerg %v: exit %d: %s", args, code, errb.String())
+	}
+	return strings.ReplaceAll(out, "\r\n", "\n")
+}

@@ -94,7 +94,7 @@ func (a *app) printTaskProblems(v run.View) {
 	}
 	fmt.Fprintf(a.stdout, "  tasks: %d of %d merged\n", len(v.Tasks)-len(bad), len(v.Tasks))
 	for _, t := range bad {
-		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(string(t.Status)), t.Level, t.Attempts)
+		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(statusWord(t)), t.Level, t.Attempts)
 		if t.Detail != "" {
 			line += ": " + truncate(oneLine(term.Clean(t.Detail)), 240)
 		} else if t.Reason != "" {
@@ -154,6 +154,9 @@ func (a *app) printStatus(v run.View) {
 	for _, t := range v.Tasks {
 		detail := ""
 		switch {
+		case t.Abandoned != nil:
+			detail = fmt.Sprintf("attempt %d interrupted: its coordinator died (last seen %s); zerg rush %s --resume runs it again",
+				t.Abandoned.Attempt, seenAt(t.Abandoned.LastSeen), v.Feature)
 		case t.Running != nil:
 			detail = fmt.Sprintf("attempt %d running for %s", t.Running.Attempt, time.Since(t.Running.Started).Round(time.Second))
 			if !t.Running.LastEvent.IsZero() {
@@ -165,11 +168,13 @@ func (a *app) printStatus(v run.View) {
 				detail = t.Reason
 			}
 		}
-		status := string(t.Status)
-		switch t.Status {
-		case run.StatusFailed:
+		status := statusWord(t)
+		switch {
+		case t.Abandoned != nil:
+			status = a.paint(ansiYel, status)
+		case t.Status == run.StatusFailed:
 			status = a.paint(ansiRed, status)
-		case run.StatusMerged:
+		case t.Status == run.StatusMerged:
 			status = a.paint(ansiGreen, status)
 		}
 		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
@@ -191,6 +196,26 @@ func (a *app) printStatus(v run.View) {
 	if v.State == run.RunNotDelivered && v.Reason != "" {
 		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 200))
 	}
+}
+
+// statusWord is a task's status as a person reads it: an attempt a dead
+// coordinator left open is not running, whatever the log last said.
+func statusWord(t run.TaskView) string {
+	if t.Abandoned != nil {
+		return "interrupted"
+	}
+	return string(t.Status)
+}
+
+// seenAt says when something was last seen: the time of day when it was
+// today, else the date too; a fixed time, unlike "5m ago", so a dead run's
+// status does not seem to move.
+func seenAt(t time.Time) string {
+	t = t.Local()
+	if t.Format(time.DateOnly) == time.Now().Format(time.DateOnly) {
+		return t.Format(time.TimeOnly)
+	}
+	return t.Format(time.DateTime)
 }
 
 // printViewJSON writes the view as the documented JSON (docs/json.md).

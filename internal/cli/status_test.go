@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -206,4 +207,62 @@ func runOnTerminal(t *testing.T, args ...string) string {
 		t.Fatalf("zerg %v: exit %d: %s", args, code, errb.String())
 	}
 	return strings.ReplaceAll(out, "\r\n", "\n")
+}
+
+// TestDeadCoordinatorAttemptIsInterrupted: an attempt the log leaves open
+// while nothing holds the log is shown as interrupted with the time its run
+// was last seen alive, not as running for an ever longer time; while a
+// coordinator holds the log, it is running.
+func TestDeadCoordinatorAttemptIsInterrupted(t *testing.T) {
+	f := statusFixture(t)
+	// The heartbeat file the dead coordinator left: its last beat is the
+	// last moment it was known alive.
+	beat := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	writeFile(t, f.paths.LiveFile(), []byte(fmt.Sprintf(`{"written": %q, "pid": 1, "governor": {}, "running": {}}`, beat.Format(time.RFC3339))))
+
+	_, out1, _ := runZerg(t, "status", "auth")
+	time.Sleep(1100 * time.Millisecond)
+	code, out2, errOut := runZerg(t, "status", "auth")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	row := ""
+	for _, l := range strings.Split(out2, "\n") {
+		if strings.Contains(l, "T3-longer-name") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "interrupted") || strings.Contains(row, "running") ||
+		!strings.Contains(row, "attempt 1 interrupted: its coordinator died (last seen "+beat.Local().Format(time.TimeOnly)+")") {
+		t.Errorf("the open attempt of a dead run:\n%s", out2)
+	}
+	if t1, t2 := strings.Join(tableLines(t, out1), "\n"), strings.Join(tableLines(t, out2), "\n"); t1 != t2 {
+		t.Errorf("a dead run's table changed over a second:\n%s\n---\n%s", t1, t2)
+	}
+
+	_, js, _ := runZerg(t, "status", "--json", "auth")
+	var v run.View
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, tv := range v.Tasks {
+		if tv.ID != "T3-longer-name" {
+			continue
+		}
+		if tv.Running != nil || tv.Abandoned == nil || tv.Abandoned.Attempt != 1 || !tv.Abandoned.LastSeen.Equal(beat) {
+			t.Errorf("JSON of the open attempt: running %+v, abandoned %+v; want abandoned, last seen %s", tv.Running, tv.Abandoned, beat)
+		}
+	}
+	checkJSONRules(t, "status --json of a dead run", []byte(js))
+
+	// Held by a coordinator, the same attempt is running.
+	held, _, err := eventlog.Open(f.paths.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, out, _ := runZerg(t, "status", "auth")
+	if !strings.Contains(out, "attempt 1 running for") || strings.Contains(out, "interrupted") {
+		t.Errorf("the attempt of a live run:\n%s", out)
+	}
 }

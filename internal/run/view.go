@@ -90,6 +90,20 @@ type TaskView struct {
 	CostUSD       float64      `json:"cost_usd"`
 	Tokens        int64        `json:"tokens"`
 	Running       *RunningView `json:"running,omitempty"`
+	// Abandoned is an attempt the log leaves open while nothing runs it:
+	// its coordinator died (or the view is its own last word). Nothing
+	// counts its time any more; --resume reaps it and runs the task again.
+	Abandoned *AbandonedView `json:"abandoned,omitempty"`
+}
+
+// AbandonedView is an attempt a dead coordinator left open.
+type AbandonedView struct {
+	Attempt int       `json:"attempt"`
+	Started time.Time `json:"started"`
+	// LastSeen is the last moment the run was known alive: the
+	// coordinator's last heartbeat or its last log event, whichever is
+	// later. The attempt ended at the latest shortly after.
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // RunningView is a task's attempt in flight.
@@ -107,6 +121,9 @@ type Liveness struct {
 	Alive bool  // a coordinator holds the log's lock
 	PID   int   // its pid, from coordinator.json
 	Live  *Live // its heartbeat file, while it runs
+	// Last is the heartbeat file a dead coordinator left behind (one that
+	// exits removes it): when it was last known alive.
+	Last *Live
 }
 
 // BuildView derives the view of a run. g is the graph the run works on
@@ -171,14 +188,25 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
 		}
-		if ts.Open != nil && ts.Status.Active() {
+		if ts.Open != nil && ts.Status.Active() && !lv.Alive {
+			// Not running: with no coordinator nothing watches, stops or
+			// finishes it, so a time since its start would only grow.
+			av := &AbandonedView{Attempt: ts.Open.Number, Started: ts.Open.Started, LastSeen: ts.Open.Started}
+			for _, t := range []time.Time{st.LastEvent, lastBeat(lv.Last)} {
+				if t.After(av.LastSeen) {
+					av.LastSeen = t
+				}
+			}
+			av.Started, av.LastSeen = av.Started.UTC(), av.LastSeen.UTC()
+			tv.Abandoned = av
+		} else if ts.Open != nil && ts.Status.Active() {
 			rv := &RunningView{Attempt: ts.Open.Number, Started: ts.Open.Started}
 			if len(ts.Open.PIDs) > 0 {
 				rv.PID = ts.Open.PIDs[0].PID
 			}
 			if lv.Live != nil {
 				if la, ok := lv.Live.Running[id]; ok && la.Attempt == ts.Open.Number {
-					rv.LastEvent, rv.Turns, rv.Tokens = la.LastEvent, la.Turns, la.Tokens
+					rv.LastEvent, rv.Turns, rv.Tokens = la.LastEvent.UTC(), la.Turns, la.Tokens
 				}
 			}
 			tv.Running = rv
@@ -194,6 +222,14 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	})
 	v.Levels = levelViews(st, v.Tasks)
 	return v
+}
+
+// lastBeat is when a heartbeat file was written (zero without one).
+func lastBeat(l *Live) time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	return l.Written
 }
 
 // levelViews derives each level's state from its tasks and the log.
@@ -253,6 +289,8 @@ func Inspect(p Paths) (View, *State, error) {
 		if l, err := ReadLive(p.RunDir); err == nil {
 			lv.Live = l
 		}
+	} else if l, err := ReadLive(p.RunDir); err == nil {
+		lv.Last = l
 	}
 	g, _ := loadGraph(p.GraphSnapshot, p.Root)
 	cur, _ := loadGraph(p.Graph, p.Root)

@@ -38,10 +38,16 @@ func TestViewOfARunningThenDeadRun(t *testing.T) {
 	if v.Levels[0].State != "running" || v.Levels[1].State != "pending" {
 		t.Errorf("levels %+v", v.Levels)
 	}
-	// The coordinator is gone (nothing holds the log) and wrote no end.
-	dead := BuildView("f", st, w.graph, nil, Liveness{})
-	if dead.State != RunDead || dead.Coordinator.Alive || dead.Tasks[0].Running == nil {
+	// The coordinator is gone (nothing holds the log) and wrote no end: A's
+	// attempt is not running any more; it was abandoned, last seen at the
+	// dead coordinator's last heartbeat.
+	beat := st.LastEvent.Add(time.Second)
+	dead := BuildView("f", st, w.graph, nil, Liveness{Last: &Live{Written: beat}})
+	if dead.State != RunDead || dead.Coordinator.Alive {
 		t.Errorf("dead view: %s %+v", dead.State, dead.Coordinator)
+	}
+	if a := dead.Tasks[0].Abandoned; dead.Tasks[0].Running != nil || a == nil || a.Attempt != 1 || !a.LastSeen.Equal(beat) {
+		t.Errorf("A in the dead view: running %+v, abandoned %+v; want abandoned, last seen %s", dead.Tasks[0].Running, a, beat)
 	}
 	close(hold)
 	<-done

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,16 +24,24 @@ task (pending and blocked ones too) with its status and attempts, each level, th
 gates, what failed and why, the cost so far, and whether the coordinator is alive
 (it is exactly as long as it holds the run's log). It only reads; it works while
 the run is going and after it ended. --watch redraws until the run is no longer
-running. FEATURE may be left out when the repository has one run.`,
+running; started before the run, it waits for the run to start. FEATURE may be
+left out when the repository has one run.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if watch {
+				if interval <= 0 {
+					return usageErrorf("--interval %s: give a positive duration, like 1s", interval)
+				}
+				t, err := a.waitForRun(cmd.Context(), firstArg(args), interval)
+				if err != nil || t == nil {
+					return err // nil: interrupted while waiting (exit 3)
+				}
+				return a.watchStatus(cmd.Context(), t, interval, asJSON)
+			}
 			t, err := a.resolveRun(cmd.Context(), firstArg(args))
 			if err != nil {
 				return err
-			}
-			if watch {
-				return a.watchStatus(cmd.Context(), t, interval, asJSON)
 			}
 			v, _, err := t.inspect()
 			if err != nil {
@@ -49,6 +58,51 @@ running. FEATURE may be left out when the repository has one run.`,
 	cmd.Flags().BoolVarP(&watch, "watch", "W", false, "redraw until the run is no longer running")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "redraw interval for --watch")
 	return cmd
+}
+
+// waitForRun is the run status --watch watches: the feature's, or the
+// repository's only one. Started before the run (zerg status --watch in
+// another terminal, then zerg rush), it waits for the run's log to appear,
+// saying so once on stderr (stdout may be JSON), and returns nil if
+// interrupted first.
+func (a *app) waitForRun(ctx context.Context, feature string, interval time.Duration) (*runTarget, error) {
+	cwd, err := a.getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := zergRepoRoot(ctx, cwd)
+	if err != nil {
+		return nil, err
+	}
+	if feature != "" {
+		// A name that is not a feature is refused now, not waited for.
+		if _, err := run.PathsFor(ctx, root, feature); err != nil {
+			return nil, err
+		}
+	}
+	said := false
+	for {
+		runs := run.Runs(root)
+		switch {
+		case feature != "" && slices.Contains(runs, feature), feature == "" && len(runs) == 1:
+			return a.resolveRun(ctx, feature)
+		case feature == "" && len(runs) > 1:
+			return a.resolveRun(ctx, feature) // several runs: name one
+		}
+		if !said {
+			if feature == "" {
+				fmt.Fprintln(a.stderr, "zerg: no run in this repository yet; waiting for one to start (zerg rush FEATURE); Ctrl-C stops waiting")
+			} else {
+				fmt.Fprintf(a.stderr, "zerg: no run of %s yet; waiting for it to start (zerg rush %s); Ctrl-C stops waiting\n", feature, feature)
+			}
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(interval):
+		}
+	}
 }
 
 func (a *app) watchStatus(ctx context.Context, t *runTarget, interval time.Duration, asJSON bool) error {
@@ -68,8 +122,10 @@ func (a *app) watchStatus(ctx context.Context, t *runTarget, interval time.Durat
 		default:
 			a.printStatus(v)
 		}
-		// A dead coordinator ends the watch too: nothing will change.
-		if v.State != run.RunRunning {
+		// A dead coordinator ends the watch too: nothing will change. A
+		// log without events yet is a run starting (its coordinator holds
+		// the log before it creates it).
+		if v.State != run.RunRunning && (v.State != run.RunNotStarted || !v.Coordinator.Alive) {
 			return nil
 		}
 		if !a.color && !asJSON {

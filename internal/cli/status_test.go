@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +265,92 @@ func TestDeadCoordinatorAttemptIsInterrupted(t *testing.T) {
 	_, out, _ := runZerg(t, "status", "auth")
 	if !strings.Contains(out, "attempt 1 running for") || strings.Contains(out, "interrupted") {
 		t.Errorf("the attempt of a live run:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// eventually waits for cond, failing after 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestWatchWaitsForTheRun: status --watch started before the run says once
+// that it waits, shows the run when its log appears and ends with it (exit
+// 0); interrupted while it waits, it exits 3. Either way, with or without
+// the feature named.
+func TestWatchWaitsForTheRun(t *testing.T) {
+	for _, args := range [][]string{{"status", "--watch", "--interval", "20ms", "auth"}, {"status", "--watch", "--interval", "20ms"}} {
+		f := newFakeRun(t, "auth", false)
+		if err := os.RemoveAll(f.paths.RunDir); err != nil { // no run yet
+			t.Fatal(err)
+		}
+		var out, errOut syncBuffer
+		code := make(chan int, 1)
+		go func() { code <- Run(context.Background(), args, &out, &errOut) }()
+		eventually(t, "the waiting line", func() bool { return strings.Contains(errOut.String(), "waiting for") })
+		time.Sleep(100 * time.Millisecond) // a few more polls: still one line
+		if n := strings.Count(errOut.String(), "\n"); n != 1 || out.String() != "" {
+			t.Fatalf("%v: while waiting: stdout %q, stderr %q; want one line on stderr", args, out.String(), errOut.String())
+		}
+
+		// The rush starts: its coordinator holds the log, then writes to it.
+		log, _, err := eventlog.Open(f.paths.Events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{Feature: "auth", Base: f.base, Integration: run.IntegrationBranch("auth"), Workers: 3}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the running run", func() bool { return strings.Contains(out.String(), "auth: running · 3 workers") })
+		if _, err := log.AppendData(run.EvRunFinished, "", 0, run.RunFinished{Delivered: true, Head: f.head}); err != nil {
+			t.Fatal(err)
+		}
+		log.Close()
+		select {
+		case c := <-code:
+			if c != ExitOK || !strings.Contains(out.String(), "auth: DELIVERED") {
+				t.Errorf("%v: exit %d, stdout:\n%s", args, c, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: the watch did not end with the run:\n%s", args, out.String())
+		}
+	}
+
+	// Interrupted while waiting: exit 3, as an interrupted watch.
+	newFakeRun(t, "other", false)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- Run(ctx, []string{"status", "--watch", "--interval", "20ms", "auth"}, &out, &errOut) }()
+	eventually(t, "the waiting line", func() bool { return strings.Contains(errOut.String(), "no run of auth yet") })
+	cancel()
+	if c := <-code; c != ExitInterrupted || out.String() != "" || strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("interrupted: exit %d, stdout %q, stderr %q", c, out.String(), errOut.String())
+	}
+	// Without --watch there is nothing to wait for: exit 2 as before.
+	if c, _, errs := runZerg(t, "status", "auth"); c != ExitUsage || !strings.Contains(errs, "no run of auth") {
+		t.Errorf("status of no run: exit %d %q", c, errs)
 	}
 }

@@ -3,10 +3,17 @@ package cli
 import (
 	"fmt"
 	"net"
+	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 func init() { register(newMockapiCmd) }
@@ -89,14 +96,50 @@ Without --scenario every prompt is answered with the text "done".`,
 }
 
 func newMockapiCheckCmd(a *app) *cobra.Command {
-	var scenario string
+	var scenario, graph string
 	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "Validate a scenario file",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+		Use:   "check [FEATURE]",
+		Short: "Validate a scenario file, and check its tasks against a feature's graph",
+		Long: `Validate a scenario file (exit 2 with the first problem, naming the task and
+field). With FEATURE, the scenario defaults to .zerg/specs/FEATURE/scenario.yaml
+and its tasks are checked against the prompts the run will send: each task's
+match (or match_regexp) must match the prompt of some task of the feature's
+graph (.zerg/specs/FEATURE/task-graph.json, or --graph), first attempt or
+retry, or of its plan, design or review sessions. A scenario task that matches
+none is never used, usually for a typo in a task id: one warning line each, on
+stderr, and the check still passes. --graph FILE without FEATURE checks against
+that graph. See docs/mockapi.md.`,
+		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+			fs, _ := a.completeFeatures(c, args, s)
+			return fs, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			feature := firstArg(args)
+			var paths *run.Paths
+			if feature != "" {
+				cwd, err := a.getwd()
+				if err != nil {
+					return err
+				}
+				root, err := zergRepoRoot(c.Context(), cwd)
+				if err != nil {
+					return err
+				}
+				p, err := run.PathsFor(c.Context(), root, feature)
+				if err != nil {
+					return err
+				}
+				paths = &p
+				if scenario == "" {
+					scenario = rel(cwd, filepath.Join(p.SpecDir, "scenario.yaml"))
+				}
+				if graph == "" {
+					graph = p.Graph
+				}
+			}
 			if scenario == "" {
-				return usageErrorf("--scenario FILE is required")
+				return usageErrorf("--scenario FILE is required without a FEATURE")
 			}
 			sc, err := mockapi.LoadScenario(scenario)
 			if err != nil {
@@ -106,10 +149,70 @@ func newMockapiCheckCmd(a *app) *cobra.Command {
 			for _, t := range sc.Tasks {
 				turns += len(t.Turns)
 			}
-			fmt.Fprintf(a.stdout, "%s: ok (%d tasks, %d turns, %d global faults)\n", scenario, len(sc.Tasks), turns, len(sc.Faults))
+			var unmatched []*mockapi.Task
+			against := ""
+			if graph != "" {
+				r, err := spec.Load(graph, graphOptions(graph))
+				if err != nil {
+					return badInput(err)
+				}
+				if !r.Valid() {
+					return usageErrorf("%s: invalid task graph (%s); zerg graph validate %s lists them", graph, pluralf(len(r.Errors), "%d error", "%d errors"), graph)
+				}
+				if feature == "" {
+					feature = r.Graph.Feature
+				}
+				specDir := ""
+				if paths != nil {
+					specDir = paths.SpecDir
+				}
+				unmatched = unmatchedScenarioTasks(sc, feature, r.Graph, specDir)
+				warnUnmatched(a, scenario, feature, unmatched)
+				against = fmt.Sprintf("; %d of %d match the prompts of %s", len(sc.Tasks)-len(unmatched), len(sc.Tasks), feature)
+			}
+			fmt.Fprintf(a.stdout, "%s: ok (%d tasks, %d turns, %d global faults%s)\n", scenario, len(sc.Tasks), turns, len(sc.Faults), against)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario `FILE` to validate")
+	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario `FILE` to validate (default with FEATURE: .zerg/specs/FEATURE/scenario.yaml)")
+	cmd.Flags().StringVar(&graph, "graph", "", "task graph `FILE` to check the scenario's tasks against (default with FEATURE: its task-graph.json)")
 	return cmd
+}
+
+// unmatchedScenarioTasks lists the scenario's tasks that match none of the
+// prompts a run of the graph sends: each task's first attempt and a retry
+// (built as the worker's, internal/attempt: they begin "Task <id>: <title>"
+// and a retry adds why the last attempt failed), and the feature's plan,
+// design and review sessions (internal/journey), which a scenario may
+// answer too. The match rule is the scripted server's own
+// (mockapi.Task.Matches). specDir, when known, gives the prompts the
+// feature's spec sections, as workers get them.
+func unmatchedScenarioTasks(sc *mockapi.Scenario, feature string, g *spec.Graph, specDir string) []*mockapi.Task {
+	var prompts []string
+	for _, t := range g.Tasks {
+		in := attempt.Input{Feature: feature, Graph: g, Task: t,
+			Context: attempt.LoadContext(attempt.ContextFiles{SpecDir: specDir}, g, t)}
+		prompts = append(prompts, attempt.Prompt(in))
+		in.Previous = "verification failed (exit 1)"
+		prompts = append(prompts, attempt.Prompt(in))
+	}
+	prompts = append(prompts, journey.PlanPrompt(feature, "", false), journey.PlanPrompt(feature, "", true),
+		journey.DesignPrompt(feature, ""), journey.RepairPrompt(feature, 2, nil), journey.ReviewPrompt(feature, "", "", "", nil))
+	var out []*mockapi.Task
+	for _, st := range sc.Tasks {
+		if !slices.ContainsFunc(prompts, st.Matches) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// warnUnmatched says, one line each on stderr, which scenario tasks no
+// prompt of the feature's run matches: a warning, not an error, as a
+// scenario may hold tasks for other graphs.
+func warnUnmatched(a *app, scenario, feature string, unmatched []*mockapi.Task) {
+	for _, t := range unmatched {
+		fmt.Fprintf(a.stderr, "zerg: warning: %s: task %s matches no task of %s's graph (\"Task <id>: …\") nor its plan, design or review; it will never answer\n",
+			scenario, t.Describe(), feature)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 func init() { register(newRushCmd) }
@@ -209,6 +210,12 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		sc, err := mockapi.LoadScenario(scenario)
 		if err != nil {
 			return badInput(err)
+		}
+		// A scenario task no prompt of the run matches (a typo in a task
+		// id, a task renamed) never answers: its worker gets the default
+		// script and the rehearsal fails far from the cause.
+		if g, err := spec.Load(f.graph, spec.Options{RepoRoot: root}); err == nil && g.Graph != nil {
+			warnUnmatched(a, rel(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, g.Graph, paths.SpecDir))
 		}
 		if err := fsx.PrivateDir(paths.RunDir); err != nil {
 			return err

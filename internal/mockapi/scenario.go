@@ -469,6 +469,19 @@ func (e *Effect) String() string {
 	return "none"
 }
 
+// Matches reports whether the task's script answers a session whose first
+// user message is prompt: the server's own rule, for checking a scenario
+// against the prompts a run will send (zerg mockapi check FEATURE).
+func (t *Task) Matches(prompt string) bool { return t.matches(prompt) }
+
+// Describe names the task and its match for a person: name (match "…").
+func (t *Task) Describe() string {
+	if t.MatchRegexp != "" {
+		return fmt.Sprintf("%q (match_regexp %q)", t.Name, t.MatchRegexp)
+	}
+	return fmt.Sprintf("%q (match %q)", t.Name, t.Match)
+}
+
 // matches reports whether the task's script applies to prompt.
 func (t *Task) matches(prompt string) bool {
 	if t.re != nil {

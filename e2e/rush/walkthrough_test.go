@@ -1,8 +1,12 @@
 package rush
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // TestRehearsalWarnsOfUnusedScenarioTasks: a scenario task that matches no
@@ -28,5 +32,43 @@ func TestRehearsalWarnsOfUnusedScenarioTasks(t *testing.T) {
 	want := `zerg: warning: .zerg/specs/demo/scenario.yaml: task "stale" (match "Task L9-gone:") matches no task of demo's graph`
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
 		t.Errorf("scenario warnings %q, want one: %s…\n%s", warnings, want, r.stderr)
+	}
+}
+
+// TestRushInADirtyTree: a rush in a working tree with uncommitted changes
+// says so in one warning line: the run starts from HEAD (the committed
+// state), and which changed files tasks own. It goes on from HEAD: the
+// delivered file is the worker's, and the user's uncommitted one is left as
+// it was.
+func TestRushInADirtyTree(t *testing.T) {
+	p := newProject(t, nil)
+	mine := "greet() { echo mine; }\n"
+	if err := os.MkdirAll(filepath.Join(p.dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "lib", "greet.sh"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editFile(t, filepath.Join(p.dir, "README.md"), func(s string) string { return s + "\nan edit\n" })
+	r := p.zerg("rush", "demo", "--rehearse")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var warnings []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, "uncommitted") {
+			warnings = append(warnings, l)
+		}
+	}
+	want := "zerg: warning: the working tree has uncommitted changes (2 files) and the run starts from HEAD (" + p.base[:10] +
+		", the committed state), not from the working tree: tasks of demo own 1 of them: lib/greet.sh (L1-greet);"
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", warnings, want)
+	}
+	if got := p.git("show", run.IntegrationBranch("demo")+":lib/greet.sh"); strings.Contains(got, "mine") {
+		t.Errorf("the delivered lib/greet.sh is the uncommitted one:\n%s", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.dir, "lib", "greet.sh")); string(b) != mine {
+		t.Errorf("the user's lib/greet.sh changed: %q", b)
 	}
 }

@@ -9,14 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
@@ -173,6 +176,19 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	} else if !f.resume {
 		workers = cfg.Workers
 	}
+	// The graph as the warnings below read it; printPlan and run.Open
+	// check it and refuse a bad one.
+	var graph *spec.Graph
+	if r, err := spec.Load(f.graph, spec.Options{RepoRoot: root}); err == nil && r.Valid() {
+		graph = r.Graph
+	}
+	// What the rush will not see of the working tree is said before it
+	// starts (and before the launch gate asks), dry runs included.
+	if graph != nil {
+		if w := dirtyTreeWarning(ctx, root, feature, graph, f.resume); w != "" {
+			fmt.Fprintf(a.stderr, "zerg: warning: %s\n", w)
+		}
+	}
 	if f.dryRun {
 		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse, paths, f.asJSON)
 	}
@@ -214,8 +230,8 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		// A scenario task no prompt of the run matches (a typo in a task
 		// id, a task renamed) never answers: its worker gets the default
 		// script and the rehearsal fails far from the cause.
-		if g, err := spec.Load(f.graph, spec.Options{RepoRoot: root}); err == nil && g.Graph != nil {
-			warnUnmatched(a, rel(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, g.Graph, paths.SpecDir))
+		if graph != nil {
+			warnUnmatched(a, rel(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, graph, paths.SpecDir))
 		}
 		if err := fsx.PrivateDir(paths.RunDir); err != nil {
 			return err
@@ -262,6 +278,52 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		return silent(code)
 	}
 	return err
+}
+
+// dirtyTreeWarning says, as one line, what of the working tree a run of the
+// graph does not see, or "": workers start from a commit (HEAD for a new
+// run, the integration branch for a resume), never from the working tree.
+// Files the graph's tasks own come first, with their task: their workers
+// write them from the commit, and merging the result may then conflict
+// with the uncommitted version. Changes under .zerg/ are left out: zerg
+// reads the config, graph and specs from the working tree itself.
+func dirtyTreeWarning(ctx context.Context, root, feature string, g *spec.Graph, resume bool) string {
+	git := gitx.New(root)
+	files, err := git.DirtyFiles(ctx)
+	if err != nil {
+		return ""
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasPrefix(f, ".zerg/") })
+	if len(files) == 0 {
+		return ""
+	}
+	var owned []string
+	for _, f := range files {
+		for _, t := range g.Tasks {
+			if attempt.Owns(t, f) {
+				owned = append(owned, fmt.Sprintf("%s (%s)", f, t.ID))
+				break
+			}
+		}
+	}
+	from := "HEAD"
+	if head, err := git.RevParse(ctx, "HEAD"); err == nil {
+		from = fmt.Sprintf("HEAD (%s, the committed state)", shortID(head))
+	}
+	if resume {
+		from = run.IntegrationBranch(feature) + " (the work merged so far)"
+	}
+	changes := pluralf(len(files), "%d file", "%d files")
+	if len(owned) == 0 {
+		return fmt.Sprintf("the working tree has uncommitted changes (%s, none a task of %s owns); the run starts from %s, not from the working tree, so workers do not see them",
+			changes, feature, from)
+	}
+	n := len(owned)
+	if n > 5 {
+		owned = append(owned[:5:5], fmt.Sprintf("and %d more", n-5))
+	}
+	return fmt.Sprintf("the working tree has uncommitted changes (%s) and the run starts from %s, not from the working tree: tasks of %s own %d of them: %s; their workers do not see those changes and merging the result may conflict with them (commit them first to build on them)",
+		changes, from, feature, n, strings.Join(owned, ", "))
 }
 
 // hookBinary is the zerg executable workers' hooks run. Under testscript the

@@ -142,6 +142,24 @@ func (r *Runner) IsDirty(ctx context.Context) (bool, error) {
 	return strings.TrimSpace(out) != "", nil
 }
 
+// DirtyFiles lists the paths of the working tree that differ from HEAD:
+// changed in the index or the working tree, deleted, or untracked (each
+// file, not its directory), relative to the top level, ignored files left
+// out.
+func (r *Runner) DirtyFiles(ctx context.Context) ([]string, error) {
+	out, err := r.Run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=no", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for e := range strings.SplitSeq(out, "\x00") {
+		if len(e) > 3 { // "XY path"
+			files = append(files, e[3:])
+		}
+	}
+	return files, nil
+}
+
 // HasTrackedChanges reports whether tracked files differ from HEAD, in the
 // index or the working tree. Untracked files do not count: they do not block
 // a merge (git refuses by itself to overwrite one).

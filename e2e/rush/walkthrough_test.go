@@ -2,6 +2,7 @@ package rush
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,5 +71,53 @@ func TestRushInADirtyTree(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(p.dir, "lib", "greet.sh")); string(b) != mine {
 		t.Errorf("the user's lib/greet.sh changed: %q", b)
+	}
+}
+
+// TestRushPipedIntoHead: zerg rush … | head -1 does not kill the
+// coordinator when head exits: the run goes on to its end, exits 0 and
+// delivers, and its log is whole. Both with the progress on the pipe
+// (2>&1: head exits after the first progress line, before any worker
+// starts) and with only the report on it.
+func TestRushPipedIntoHead(t *testing.T) {
+	for _, c := range []struct{ name, pipe string }{
+		{"progress", `"$ZERG" rush demo --rehearse 2>&1`},
+		{"report", `"$ZERG" rush demo --rehearse 2>/dev/null`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newProject(t, nil)
+			rc := filepath.Join(t.TempDir(), "rc")
+			cmd := exec.Command("sh", "-c", `{ `+c.pipe+`; echo $? > "$RC"; } | head -1`)
+			cmd.Dir = p.dir
+			cmd.Env = append(p.env(), "ZERG="+zergBin, "RC="+rc)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if strings.Count(string(out), "\n") != 1 {
+				t.Errorf("head printed %q", out)
+			}
+			if b, err := os.ReadFile(rc); err != nil || strings.TrimSpace(string(b)) != "0" {
+				t.Fatalf("zerg rush exit status %q (%v), want 0: the coordinator died with its reader", b, err)
+			}
+			v := p.statusJSON()
+			if v.State != run.RunDelivered || v.Coordinator.Alive || v.Rejected != 0 {
+				t.Errorf("status: %s, coordinator %+v, %d rejected events", v.State, v.Coordinator, v.Rejected)
+			}
+			for _, tv := range v.Tasks {
+				if tv.Status != run.StatusMerged {
+					t.Errorf("%s is %s", tv.ID, tv.Status)
+				}
+			}
+			if evs := p.events(); evs[len(evs)-1].Type != run.EvRunFinished {
+				t.Errorf("the log ends with %s, not run_finished", evs[len(evs)-1].Type)
+			}
+			files := p.integrationFiles()
+			for _, f := range allDemoFiles {
+				if !files[f] {
+					t.Errorf("%s missing from the integration branch", f)
+				}
+			}
+		})
 	}
 }

@@ -126,6 +126,8 @@ func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec
 }
 
 func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(string) bool) error {
+	// zerg rush … | head must not end the run when head exits.
+	a.survivePipes()
 	cwd, err := a.getwd()
 	if err != nil {
 		return err

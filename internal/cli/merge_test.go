@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,35 @@ func TestMergeRefusesBlockingReview(t *testing.T) {
 	}
 	if f.branchAt(t, "main") != f.head {
 		t.Fatal("main not at the integration head after --force")
+	}
+}
+
+// TestMergeAfterInitNeedsACommit is why the README's quick start commits
+// what zerg init wrote: init edits .gitignore, and merge refuses a checked-
+// out branch with uncommitted changes (exit 2, nothing changed). Once it is
+// committed, the merge goes through.
+func TestMergeAfterInitNeedsACommit(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	// No network for the security rules here: init is told not to fetch.
+	writeFile(t, filepath.Join(f.root, ".zerg", "config.yaml"), []byte("security_rules:\n  enabled: false\n"))
+	if code, _, errs := runZerg(t, "init"); code != ExitOK {
+		t.Fatalf("init: exit %d: %s", code, errs)
+	}
+	code, out, errs := runZerg(t, "merge", "auth", "--into", "main")
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "main is checked out in "+f.root+" with uncommitted changes; commit or stash them first") {
+		t.Fatalf("merge before committing what init wrote: exit %d %q %q", code, out, errs)
+	}
+	if at := f.branchAt(t, "main"); at != f.base {
+		t.Fatal("main moved")
+	}
+	gitRun(t, f.repo.Runner, "add", ".zerg", ".claude", ".gitignore")
+	if _, err := f.repo.Commit(context.Background(), "zerg: config and slash commands", nil); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runZerg(t, "merge", "auth", "--into", "main"); code != ExitOK || !strings.HasPrefix(out, "merged zerg/auth/integration into main") {
+		t.Fatalf("merge after the commit: exit %d %q %q", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.root, "feature.txt")); err != nil || string(b) != "the feature\n" {
+		t.Fatalf("the feature is not in the working tree: %q %v", b, err)
 	}
 }

@@ -43,9 +43,11 @@ bwrap:
 	  fi; }
 
 # The README's test command: formatting, vet, and every test, including the
-# end-to-end suites that drive the real CLI.
+# end-to-end suites that drive the real CLI. e2e/rush runs dozens of real
+# rushes one after the other: go test's default 10 minutes per package is
+# too close for it.
 test: claude bwrap fmt-check vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 
 # Quick loop for development: unit tests only of the current code.

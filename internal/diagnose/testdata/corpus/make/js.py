@@ -328,7 +328,7 @@ def main():
       [("write", "src/tags.ts", "export function upper(tags) {\n  return tags.map((t) => t.toUpperCase());\n}\n")], "npx tsc --noEmit", r"TS7006")
     r("type_error", "ms", "tsc --checkJs on index.js after the JSDoc of parse says it returns a String",
       [("sub", "index.js", " * @param {String} str\n * @return {Number}", " * @param {String} str\n * @return {String}")],
-      "npx --yes -p typescript@5.6.3 tsc --noEmit --allowJs --checkJs --target es2020 --types node index.js", r"TS2322|error TS")
+      "npx --yes -p typescript@5.6.3 tsc --noEmit --allowJs --checkJs --target es2020 index.js", r"TS2322|error TS")
     r("type_error", "ti", "Settings.tags typed as a number array while strings are pushed",
       [("sub", "src/settings.ts", "  tags: string[];", "  tags: number[];")], "npx tsc --noEmit --pretty false", r"TS2322")
 

@@ -2,6 +2,7 @@ package rush
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -77,6 +79,9 @@ func TestEmptyWorkIsNotDelivered(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "changed nothing") {
 		t.Errorf("the report does not say the workers changed nothing:\n%s", r.stdout)
+	}
+	if strings.Count(r.stdout, "diagnosis: empty_change (100% sure)") != 4 {
+		t.Errorf("the report does not diagnose each task as empty_change:\n%s", r.stdout)
 	}
 }
 
@@ -214,4 +219,108 @@ func TestKeptWorkspaceIsYours(t *testing.T) {
 	if !strings.Contains(c.stdout, ws) || !strings.Contains(c.stdout, "zerg refused to commit it") || !strings.Contains(c.stdout, "git works there") {
 		t.Errorf("cleanup does not say why it keeps %s:\n%s%s", ws, c.stdout, c.stderr)
 	}
+}
+
+// upperTest is L1-upper's verification in TestDiagnosisGuidesTheRetry: a
+// test that names itself and says what it got and wanted when it fails.
+const upperTest = `. ./lib/upper.sh && out=$(echo 'ada 42' | upper) && if [ "$out" != 'ADA 42' ]; then echo "--- FAIL: test_upper_keeps_digits"; echo "    upper('ada 42') = '$out', want 'ADA 42'"; exit 1; fi`
+
+// guidedRetry: L1-upper's first answer drops digits. Its fix is
+// scripted to come only when the prompt carries the failing test's name
+// and message (what the test got, which only its output says: the prompt
+// shows the verification command too), as a model needs them to find the
+// bug.
+const guidedRetry = `  - name: upper-fixed
+    match_regexp: "(?s)Task L1-upper:.*test_upper_keeps_digits.*= 'ADA ', want 'ADA 42'"
+    turns:
+      - tools: [{name: Write, input: {file_path: lib/upper.sh, content: "upper() {\n  tr '[:lower:]' '[:upper:]'\n}\n"}}]
+      - text: "upper keeps digits now."
+  - name: upper
+    match: "Task L1-upper:"
+    turns:
+      - tools: [{name: Write, input: {file_path: lib/upper.sh, content: "upper() {\n  tr -cd '[:alpha:] ' | tr '[:lower:]' '[:upper:]'\n}\n"}}]
+      - text: "Added upper to lib/upper.sh."
+`
+
+// TestDiagnosisGuidesTheRetry: L1-upper's first attempt fails its test.
+// The retry's prompt carries the diagnosis, the failing test's name and
+// message and the failed diff, so the scripted model fixes the bug and the
+// run delivers. The control: the prompt a blind retry sends (the first
+// prompt again, or with the old "failed: verification_failed, fix that"
+// line) gets the same wrong answer from the same script.
+func TestDiagnosisGuidesTheRetry(t *testing.T) {
+	var sc *mockapi.Scenario
+	p := newProject(t, func(dir string) {
+		editFile(t, filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), func(s string) string {
+			q, _ := json.Marshal(upperTest)
+			return strings.Replace(s, `". ./lib/upper.sh && [ \"$(echo hi | upper)\" = HI ]"`, string(q), 1)
+		})
+		editFile(t, scenarioPath(dir), func(s string) string {
+			i := strings.Index(s, "  - name: upper\n")
+			j := strings.Index(s, "  - name: docs\n")
+			return s[:i] + guidedRetry + "\n" + s[j:]
+		})
+		var err error
+		if sc, err = mockapi.LoadScenario(scenarioPath(dir)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r := p.zerg("rush", "demo", "--rehearse")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (delivered by the guided retry)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := p.events()
+	if got := attemptReason(evs, "L1-upper", 1); got != "verification_failed" {
+		t.Fatalf("L1-upper attempt 1: %q, want verification_failed", got)
+	}
+	if got := attemptReason(evs, "L1-upper", 2); got != "completed" {
+		t.Fatalf("L1-upper attempt 2: %q, want completed", got)
+	}
+	read := func(n int) string {
+		b, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "runs", "demo", "attempts", "L1-upper", fmt.Sprint(n), "prompt.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	first, retry := read(1), read(2)
+	if os.Getenv("DG_PEEK") != "" {
+		t.Logf("retry prompt:\n%s", retry)
+		t.Logf("diagnose:\n%s", p.zerg("diagnose", "demo", "L1-upper", "--attempt", "1").stdout)
+	}
+	for _, want := range []string{"Diagnosis: ", "test_upper_keeps_digits", "= 'ADA ', want 'ADA 42'", "tr -cd", "starts from the base again"} {
+		if !strings.Contains(retry, want) {
+			t.Errorf("the retry prompt lacks %q", want)
+		}
+	}
+	fixed, wrong := sc.Tasks[findTask(t, sc, "upper-fixed")], sc.Tasks[findTask(t, sc, "upper")]
+	if !fixed.Matches(retry) {
+		t.Errorf("the retry prompt does not get the fix")
+	}
+	// The control: blind retries get the wrong answer again.
+	oldTail := first + "\n## Previous attempt failed\nAn earlier attempt of this task failed: verification_failed: exit status 1\nFix that this time.\n"
+	for name, blind := range map[string]string{"the same prompt": first, "the old retry line": oldTail} {
+		if fixed.Matches(blind) || !wrong.Matches(blind) {
+			t.Errorf("control: a blind retry with %s would get the fix; the test proves nothing", name)
+		}
+	}
+	// What broke is said where a person looks.
+	d := p.zerg("diagnose", "demo", "L1-upper", "--attempt", "1", "--json")
+	if d.code != 0 || !strings.Contains(d.stdout, `"hypotheses"`) || !strings.Contains(d.stdout, "test_upper_keeps_digits") {
+		t.Errorf("zerg diagnose demo L1-upper --attempt 1: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if l := p.zerg("logs", "demo", "L1-upper"); !strings.Contains(l.stdout, "-- diagnosis: ") {
+		t.Errorf("zerg logs shows no diagnosis:\n%s", l.stdout)
+	}
+}
+
+func findTask(t *testing.T, sc *mockapi.Scenario, name string) int {
+	t.Helper()
+	for i, tk := range sc.Tasks {
+		if tk.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no scenario task %s", name)
+	return -1
 }

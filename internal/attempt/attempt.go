@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/capture"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/contextpack"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -128,6 +129,10 @@ type Result struct {
 	// MemoryPeak is the most memory the attempt's processes used together,
 	// in bytes (sandbox mode with a cgroup; 0 otherwise).
 	MemoryPeak int64
+	// Diagnosis is what broke, for a failed attempt: the diagnostics
+	// engine's top hypothesis on the verification's output, or the pattern
+	// of zerg's own verdict (an ownership check, the commit scan, the API).
+	Diagnosis *diagnose.Hypothesis
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what
@@ -147,8 +152,47 @@ func Run(ctx context.Context, in Input) (Result, error) {
 	res, err := run(actx, in)
 	stop()
 	res.Duration = time.Since(start)
+	diagnoseResult(in, &res)
 	return res, err
 }
+
+// diagnoseResult says what broke in a failed attempt: the verification's
+// output read by the diagnostics engine, or the pattern of zerg's own
+// verdict. The whole diagnosis (findings and every hypothesis) is kept in
+// the attempt's diagnosis.json, for zerg diagnose and zerg logs.
+func diagnoseResult(in Input, res *Result) {
+	if res.Class == Success || res.Class == "" {
+		return
+	}
+	var d diagnose.Diagnosis
+	switch id := diagnose.FromReason(res.Reason); {
+	case res.Reason == "verification_failed":
+		cmd := ""
+		if in.Task.Verification != nil {
+			cmd = in.Task.Verification.Command
+		}
+		// The project's names come from the user's repository: the
+		// workspace is the worker's, and a file it planted (a FIFO named
+		// go.mod) is not for zerg to open.
+		var own []string
+		if in.Repo != nil {
+			own = diagnose.ProjectNames(in.Repo.Dir)
+		}
+		d = diagnose.Diagnose(diagnose.Input{Output: res.VerifyOutput, Command: cmd, Exit: res.VerifyExit, Own: own})
+	case id != "":
+		d = diagnose.Verdict(id, clip(oneLine(res.Detail), 300))
+	default:
+		return
+	}
+	h := d.Top()
+	res.Diagnosis = &h
+	if b, err := json.MarshalIndent(d, "", "  "); err == nil && in.Dir != "" {
+		_ = fsx.WritePrivate(filepath.Join(in.Dir, DiagnosisFile), append(b, '\n'))
+	}
+}
+
+// DiagnosisFile is the attempt's diagnosis, in its directory.
+const DiagnosisFile = "diagnosis.json"
 
 func run(ctx context.Context, in Input) (Result, error) {
 	if in.Sandbox != nil {

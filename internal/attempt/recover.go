@@ -45,6 +45,7 @@ func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 			defer in.Repo.UntrustWorkspace(in.Workspace)
 		}
 		res, err := finishSubprocess(ctx, in, out, 0)
+		diagnoseResult(in, &res)
 		return recovered(res), true, err
 	}
 	sb := in.Sandbox
@@ -67,6 +68,7 @@ func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 		res.Class, res.Reason, res.Detail = Success, "completed", ""
 	}
 	res, err = finishSandboxed(ctx, in, res)
+	diagnoseResult(in, &res)
 	return recovered(res), true, err
 }
 

@@ -120,6 +120,8 @@ func explainRun(e *run.Error) (int, string) {
 		return with(ExitFailed, "add credit or fix the key or limit in the Anthropic Console; committed work is kept: continue with zerg rush %s --resume", f)
 	case run.Budget:
 		return with(ExitFailed, "committed work is kept; raise budget.run_usd in .zerg/config.yaml, then continue with zerg rush %s --resume (zerg cost %s shows what was spent)", f, f)
+	case run.Environment:
+		return with(ExitFailed, "no task's retries were spent on it; committed work is kept: fix it, then continue with zerg rush %s --resume", f)
 	case run.DiskFull:
 		return with(ExitFailed, "committed work is kept; free space there (zerg cleanup %s removes what zerg no longer needs), then continue with zerg rush %s --resume", f, f)
 	case run.Fatal:

@@ -100,6 +100,14 @@ func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 		}
 		fmt.Fprintf(w, "-- verification output\n%s\n", indent(lastN(out, 40)))
 	}
+	if d, ok := readDiagnosis(dir); ok {
+		h := d.Top()
+		fmt.Fprintf(w, "-- diagnosis: %s (%.0f%% sure, %s)\n", h.Pattern, 100*h.Confidence, h.Class)
+		for _, e := range h.Evidence {
+			fmt.Fprintf(w, "  %s\n", truncate(oneLine(term.Clean(e)), 200))
+		}
+		fmt.Fprintf(w, "  fix: %s\n", h.Fix)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "diff.patch")); err == nil {
 		diff := term.Clean(string(b))
 		if showDiff {

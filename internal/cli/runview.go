@@ -101,6 +101,13 @@ func (a *app) printTaskProblems(v run.View) {
 			line += ": " + oneLine(term.Clean(t.Reason))
 		}
 		fmt.Fprintln(a.stdout, line)
+		if h := t.Diagnosis; h != nil {
+			d := fmt.Sprintf("    diagnosis: %s (%.0f%% sure)", h.Pattern, 100*h.Confidence)
+			if len(h.Evidence) > 0 {
+				d += ": " + truncate(oneLine(term.Clean(h.Evidence[0])), 160)
+			}
+			fmt.Fprintln(a.stdout, d+"; "+h.Fix)
+		}
 	}
 }
 

@@ -291,7 +291,7 @@ func tailBlock(t *spec.Task, previous string) string {
 		fmt.Fprintf(&b, "## Context\n%s\n\n", c)
 	}
 	if previous != "" {
-		fmt.Fprintf(&b, "## Previous attempt failed\nAn earlier attempt of this task failed: %s\nFix that this time.\n\n", previous)
+		fmt.Fprintf(&b, "## Previous attempt failed\nAn earlier attempt of this task failed, %s\n\n", previous)
 	}
 	return b.String()
 }

@@ -304,7 +304,7 @@ func TestPackRecordIsJSON(t *testing.T) {
 	if _, ok := back["Text"]; ok {
 		t.Error("the record repeats the text (prompt.md has it)")
 	}
-	if !strings.HasSuffix(p.Text, "## Previous attempt failed\nAn earlier attempt of this task failed: verification failed\nFix that this time.\n\n") {
+	if !strings.HasSuffix(p.Text, "## Previous attempt failed\nAn earlier attempt of this task failed, verification failed\n\n") {
 		t.Errorf("the diagnosis is not last:\n%s", p.Text)
 	}
 	if p.Tokens != Tokens(p.Text) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
@@ -68,6 +71,8 @@ type Coordinator struct {
 	// on; reserved holds the projected cost of each attempt in flight.
 	halt     *Error
 	reserved map[string]float64
+	// faults correlates failures across attempts (correlate.go).
+	faults faults
 }
 
 // emit appends an event and folds it into the state under one lock, so the
@@ -338,7 +343,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			Dir: c.paths.AttemptDir(t.ID, n), WorkerDir: c.paths.WorkerDir(t.ID, n),
 			// Only the model's own failures go into the retry prompt, and an
 			// infra failure in between does not erase them.
-			Previous: ts.Diagnosis,
+			Previous: c.previous(t.ID, ts),
 		}
 		req.OnStart = func(pids []claude.Proc, marker string) {
 			if err := c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker}); err != nil {
@@ -382,6 +387,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
 		}
 		c.gov.Release(probe, governorOutcome(string(res.Class), res.Reason, res.RetryAfter))
+		environmental(&res)
 		fin := finishedEvent(res, req.Model)
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)
 		c.unreserve(t.ID)
@@ -390,6 +396,16 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		if over := c.overBudget(); over != nil {
 			c.stopLaunching(over, c.cfg.Budget.OnExceed == config.OnExceedCancel)
+		}
+		c.mu.Lock()
+		everybody := c.faults.note(c.feature, t.ID, res)
+		c.mu.Unlock()
+		if everybody != nil {
+			// Every worker would meet it: the running ones are stopped,
+			// nothing new starts, and no task has failed.
+			c.progress.note("%s", everybody.Err)
+			c.stopLaunching(everybody, true)
+			return false, context.Cause(ctx)
 		}
 		if res.Class == ClassInfra {
 			infraStreak++
@@ -516,7 +532,7 @@ func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 	if runErr != nil {
 		fin.Reason = runErr.Error()
 		var re *Error
-		if errors.As(runErr, &re) && (re.Kind == Account || re.Kind == Budget) {
+		if errors.As(runErr, &re) && (re.Kind == Account || re.Kind == Budget || re.Kind == Environment) {
 			fin.Cause, fin.ResumeAfter = string(re.Kind), re.ResumeAfter
 			c.progress.halted(re)
 		}
@@ -601,7 +617,7 @@ func finishedEvent(res attempt.Result, model string) AttemptFinished {
 		Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 		CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 		DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
-		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20,
+		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20, Diagnosis: res.Diagnosis,
 	}
 	if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
 		fin.Usage = &u
@@ -614,4 +630,79 @@ func finishedEvent(res attempt.Result, model string) AttemptFinished {
 		fin.Changed = append(fin.Changed, ch.Path)
 	}
 	return fin
+}
+
+// previous is what the retry prompt says of the task's last failed
+// attempt: why it failed, the diagnosis, the end of the verification's
+// output and what the attempt changed. The retry starts from the base
+// again, so the model must be told the failed work is not in front of it,
+// and what it was. "" before any task failure.
+func (c *Coordinator) previous(task string, ts TaskState) string {
+	if ts.Diagnosis == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "attempt %d: %s", ts.DiagnosedAttempt, ts.Diagnosis)
+	// A diagnosis the engine is unsure of would mislead more than help.
+	if h := ts.Hypothesis; h != nil && h.Confidence >= sureEnough {
+		fmt.Fprintf(&b, "\nDiagnosis: %s (%.0f%% sure)", h.Pattern, 100*h.Confidence)
+		if len(h.Evidence) > 0 {
+			fmt.Fprintf(&b, ": %s", strings.Join(h.Evidence, "; "))
+		}
+		fmt.Fprintf(&b, ". What to do: %s.", h.Fix)
+	}
+	if ts.DiagnosedAttempt > 0 {
+		dir := c.paths.AttemptDir(task, ts.DiagnosedAttempt)
+		if out := readTail(filepath.Join(dir, "verify.log"), 30, 3000); strings.TrimSpace(out) != "" {
+			fmt.Fprintf(&b, "\nThe verification's output ended with:\n\n%s\n", indent(out))
+		}
+		diff := readHead(filepath.Join(dir, "diff.patch"), 4000)
+		switch {
+		case ts.Hypothesis != nil && ts.Hypothesis.Pattern == diagnose.SecretFound:
+			// The changes held a credential: it is not sent to the API again.
+			b.WriteString("\nThat attempt's changes are not shown: they held a secret.")
+		case strings.TrimSpace(diff) != "":
+			fmt.Fprintf(&b, "\nWhat that attempt changed (your workspace starts from the base again, without these changes):\n\n%s\n", indent(diff))
+		default:
+			b.WriteString("\nThat attempt changed nothing.")
+		}
+	}
+	return b.String()
+}
+
+// sureEnough is the confidence from which the retry prompt carries a
+// diagnosis.
+const sureEnough = 0.5
+
+// readTail is the last n lines of a file, at most max bytes.
+func readTail(path string, n, max int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	s := strings.Join(lines, "\n")
+	if len(s) > max {
+		s = "…" + s[len(s)-max:]
+	}
+	return s
+}
+
+// readHead is the first max bytes of a file.
+func readHead(path string, max int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(data) > max {
+		return string(data[:max]) + "\n… (cut)"
+	}
+	return string(data)
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

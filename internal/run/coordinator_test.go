@@ -3,12 +3,15 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/diagnose"
 )
 
 func assertDelivered(t *testing.T, w *world, st *State, err error) {
@@ -74,7 +77,7 @@ func TestTaskFailureRetriesWithDiagnosis(t *testing.T) {
 		t.Fatalf("B ran %d attempts, want 3", len(b))
 	}
 	// The retry prompt carries the task failure, even after an infra failure.
-	if b[1].Previous != "exit 1: missing b.txt" || b[2].Previous != "exit 1: missing b.txt" {
+	if !strings.HasPrefix(b[1].Previous, "attempt 1: exit 1: missing b.txt") || b[2].Previous != b[1].Previous {
 		t.Errorf("diagnosis not carried: %q, %q", b[1].Previous, b[2].Previous)
 	}
 	if ts := st.Task("B"); ts.TaskFailures != 1 || ts.InfraFailures != 1 {
@@ -449,4 +452,34 @@ func TestRetryResetsTheInfraBudget(t *testing.T) {
 	}
 	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
+}
+
+// The retry prompt tells the model what the failed attempt did and what
+// broke: the diagnosis, the end of the verification's output, the diff
+// (the retry starts from the base again), but never a diff that held a
+// secret.
+func TestRetryPromptCarriesTheFailure(t *testing.T) {
+	c := &Coordinator{paths: Paths{RunDir: t.TempDir()}}
+	dir := c.paths.AttemptDir("A", 1)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "verify.log"), []byte("--- FAIL: TestKeepsDigits (0.00s)\n    upper_test.go:9: upper(\"a1\") = \"A\", want \"A1\"\nFAIL\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("+++ b/upper.go\n+func Upper(s string) string { return strings.ToUpper(onlyLetters(s)) }\n"), 0o600)
+	ts := TaskState{Diagnosis: "verification_failed: exit 1", DiagnosedAttempt: 1,
+		Hypothesis: &diagnose.Hypothesis{Pattern: diagnose.TestAssertion, Confidence: 0.93, Evidence: []string{"upper_test.go:9 TestKeepsDigits"}, Fix: "make the code give what the failing test expects"}}
+	got := c.previous("A", ts)
+	for _, want := range []string{"attempt 1: verification_failed", "Diagnosis: test_assertion (93% sure): upper_test.go:9 TestKeepsDigits",
+		`want "A1"`, "starts from the base again", "onlyLetters"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the retry prompt lacks %q:\n%s", want, got)
+		}
+	}
+	ts.Hypothesis = &diagnose.Hypothesis{Pattern: diagnose.SecretFound, Confidence: 1, Fix: "never put credentials in files"}
+	if got := c.previous("A", ts); strings.Contains(got, "onlyLetters") || !strings.Contains(got, "held a secret") {
+		t.Errorf("a diff that held a secret is shown again:\n%s", got)
+	}
+	if got := c.previous("A", TaskState{}); got != "" {
+		t.Errorf("before any failure: %q", got)
+	}
 }

@@ -24,6 +24,7 @@ const (
 	Account          Kind = "account"              // the API refused the account (credit, usage limit, key): launching stopped
 	Budget           Kind = "budget"               // budget.run_usd would be passed: launching stopped
 	DiskFull         Kind = "disk full"            // free space below disk.min_free_mb: launching stopped
+	Environment      Kind = "environment"          // every worker meets the same problem of the machine: launching stopped
 	Interrupted      Kind = "interrupted"          // stopped by a signal or zerg stop
 	Internal         Kind = "internal state error" // the state machine refused an event: a bug
 )

@@ -2,6 +2,7 @@ package run
 
 import (
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
 )
 
 // Event types of a run's log. Every task state transition is one of these.
@@ -132,6 +133,9 @@ type AttemptFinished struct {
 	// MemoryPeakMB is the most memory the attempt's processes used
 	// together (sandbox mode with a cgroup), 0 when unknown.
 	MemoryPeakMB int64 `json:"memory_peak_mb,omitempty"`
+	// Diagnosis is what broke (a failed attempt): the diagnostics engine's
+	// top hypothesis, or the pattern of zerg's own verdict.
+	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
 }
 
 // MaxChangedListed bounds AttemptFinished.Changed: a worker chooses how
@@ -177,7 +181,8 @@ type RunFinished struct {
 	Head      string `json:"head"`
 	Reason    string `json:"reason,omitempty"`
 	// Cause names why launching stopped when it was not a task or a gate:
-	// "budget" (budget.run_usd) or "account" (credit, usage limit, key);
+	// "budget" (budget.run_usd), "account" (credit, usage limit, key) or
+	// "environment" (every worker met the same problem of the machine);
 	// ResumeAfter is when the API said an account limit resets.
 	Cause       string `json:"cause,omitempty"`
 	ResumeAfter string `json:"resume_after,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -86,6 +87,7 @@ type outcome struct {
 	detail string
 	err    error         // zerg's own failure
 	hold   chan struct{} // block until closed (or the context ends)
+	diag   *diagnose.Hypothesis
 }
 
 var pass = outcome{class: ClassSuccess, reason: "completed"}
@@ -164,7 +166,7 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		r.OnVerify()
 	}
 	res := attempt.Result{Class: attempt.Class(o.class), Reason: o.reason, Detail: o.detail,
-		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number)}
+		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag}
 	res.Worker.CostUSD = 0.01
 	if f.cost != nil {
 		res.Worker.CostUSD = f.cost(r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
@@ -23,14 +24,19 @@ type TaskState struct {
 	LastClass     string `json:"last_class,omitempty"` // class of the last finished attempt
 	// Diagnosis is the detail of the last task-class failure: what the retry
 	// prompt tells the model, even when infra failures came in between.
-	Diagnosis  string        `json:"diagnosis,omitempty"`
-	Commit     string        `json:"commit,omitempty"` // the committed attempt's commit
-	CommitBase string        `json:"-"`                // the head it was built on
-	Branch     string        `json:"branch,omitempty"`
-	CostUSD    float64       `json:"cost_usd"`
-	Tokens     int64         `json:"tokens"`
-	WorkerTime time.Duration `json:"-"`
-	Started    time.Time     `json:"started,omitzero"`
+	Diagnosis string `json:"diagnosis,omitempty"`
+	// Hypothesis is what the diagnostics engine made of that failure, and
+	// DiagnosedAttempt its number (its records hold the output and diff
+	// the retry prompt shows).
+	Hypothesis       *diagnose.Hypothesis `json:"hypothesis,omitempty"`
+	DiagnosedAttempt int                  `json:"-"`
+	Commit           string               `json:"commit,omitempty"` // the committed attempt's commit
+	CommitBase       string               `json:"-"`                // the head it was built on
+	Branch           string               `json:"branch,omitempty"`
+	CostUSD          float64              `json:"cost_usd"`
+	Tokens           int64                `json:"tokens"`
+	WorkerTime       time.Duration        `json:"-"`
+	Started          time.Time            `json:"started,omitzero"`
 	// The open attempt, if the log says one is running.
 	Open *OpenAttempt `json:"open,omitempty"`
 }
@@ -265,6 +271,7 @@ func (s *State) apply(e eventlog.Event) {
 		for _, c := range d.Changed {
 			t := s.task(c.Task)
 			t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, 0, "", "", ""
+			t.Hypothesis, t.DiagnosedAttempt = nil, 0
 		}
 		for _, id := range d.Removed {
 			delete(s.Tasks, id)
@@ -323,7 +330,7 @@ func (s *State) apply(e eventlog.Event) {
 			t.Commit, t.CommitBase, t.Branch = d.Commit, base, branch
 		case ClassTask:
 			t.TaskFailures++
-			t.Diagnosis = d.Detail
+			t.Diagnosis, t.Hypothesis, t.DiagnosedAttempt = d.Detail, d.Diagnosis, e.Attempt
 		case ClassInfra:
 			t.InfraFailures++
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -28,7 +29,7 @@ type View struct {
 	Feature string   `json:"feature"`
 	State   RunState `json:"state"`
 	Reason  string   `json:"reason,omitempty"`
-	// Cause is "budget" or "account" when launching stopped for that
+	// Cause is "budget", "account" or "environment" when launching stopped for that
 	// reason; ResumeAfter is when the API said an account limit resets.
 	Cause             string          `json:"cause,omitempty"`
 	ResumeAfter       string          `json:"resume_after,omitempty"`
@@ -94,6 +95,9 @@ type TaskView struct {
 	// its coordinator died (or the view is its own last word). Nothing
 	// counts its time any more; --resume reaps it and runs the task again.
 	Abandoned *AbandonedView `json:"abandoned,omitempty"`
+	// Diagnosis is what the diagnostics engine made of the task's last
+	// failure (not shown once the task is committed).
+	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
 }
 
 // AbandonedView is an attempt a dead coordinator left open.
@@ -187,6 +191,8 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 			CostUSD: ts.CostUSD, Tokens: ts.Tokens}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
+		} else {
+			tv.Diagnosis = ts.Hypothesis
 		}
 		if ts.Open != nil && ts.Status.Active() && !lv.Alive {
 			// Not running: with no coordinator nothing watches, stops or

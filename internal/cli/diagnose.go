@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/term"
+)
+
+func init() { register(newDiagnoseCmd) }
+
+type diagnoseFlags struct {
+	asJSON  bool
+	command string
+	exit    int
+	attempt int
+}
+
+// maxDiagnoseInput bounds what zerg diagnose reads of a file or stdin; the
+// engine itself reads the first and last parts of what it is given.
+const maxDiagnoseInput = 64 << 20
+
+func newDiagnoseCmd(a *app) *cobra.Command {
+	var f diagnoseFlags
+	cmd := &cobra.Command{
+		Use:   "diagnose [FILE|-] | diagnose [FEATURE] TASK",
+		Short: "Say what broke: diagnose a command's output, or a task's last attempt",
+		Long: `Reads the output of a failed command (a file, or - for stdin) and says what
+broke: the findings it parses (file, line, kind, message, test) from Go, Python,
+JavaScript/TypeScript, Rust, shell and git output, and the known failure
+patterns it may show, most likely first, each with a calibrated confidence,
+the evidence and the fix. A pattern is the task's own problem (a retry can fix
+it), the environment's (every worker meets it: a module not in the cache, a
+tool not on PATH, no network), or the API's.
+
+--command names the command that printed the output and --exit its exit
+status; both sharpen the diagnosis. In a repository, its module or package
+name tells a wrong import of its own code from a missing dependency.
+
+With a task (FEATURE may be left out when the repository has one run), it
+shows the diagnosis zerg made of the task's last attempt (--attempt N for
+another).
+
+--json prints {"findings": [...], "hypotheses": [{"pattern", "class",
+"confidence", "evidence", "fix"}, ...]}, most likely first (docs/json.md).
+docs/diagnose.md has the patterns and the engine's measured accuracy.`,
+		Example: `  go test ./... 2>&1 | zerg diagnose -
+  zerg diagnose build.log --command "npm test" --exit 1
+  zerg diagnose auth login-form --json`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := a.diagnoseArgs(cmd, args, f)
+			if err != nil {
+				return err
+			}
+			if f.asJSON {
+				return printJSON(a.stdout, d)
+			}
+			a.printDiagnosis(d)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, "print the diagnosis as JSON (docs/json.md)")
+	fl.StringVar(&f.command, "command", "", "the command that printed the output")
+	fl.IntVar(&f.exit, "exit", -1, "the command's exit status")
+	fl.IntVar(&f.attempt, "attempt", 0, "with a task: diagnose this attempt instead of the last")
+	return cmd
+}
+
+// diagnoseArgs decides what the arguments name (stdin, a file, a task) and
+// diagnoses it.
+func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (diagnose.Diagnosis, error) {
+	switch {
+	case len(args) == 0 || args[0] == "-":
+		if len(args) > 1 {
+			return diagnose.Diagnosis{}, usageErrorf("name one output: zerg diagnose [FILE|-]")
+		}
+		in := cmd.InOrStdin()
+		if in == os.Stdin && stdinIsTerminal() {
+			return diagnose.Diagnosis{}, usageErrorf("nothing to diagnose: name a file, or pipe the output in (cmd 2>&1 | zerg diagnose -)")
+		}
+		return a.diagnoseOutput(in, "stdin", f)
+	case len(args) == 1:
+		if fi, err := os.Stat(args[0]); err == nil {
+			if fi.IsDir() {
+				return diagnose.Diagnosis{}, usageErrorf("%s is a directory: name the file that holds the output", args[0])
+			}
+			fh, err := os.Open(args[0])
+			if err != nil {
+				return diagnose.Diagnosis{}, usageErrorf("cannot read %s: %v", args[0], err)
+			}
+			defer fh.Close()
+			return a.diagnoseOutput(fh, args[0], f)
+		}
+	}
+	// A task of a run.
+	t, tasks, err := a.resolveTaskArgs(cmd.Context(), args)
+	if err != nil {
+		if len(args) == 1 {
+			return diagnose.Diagnosis{}, usageErrorf("%s is neither a file nor a task of a run (%v)", args[0], err)
+		}
+		return diagnose.Diagnosis{}, err
+	}
+	if len(tasks) != 1 {
+		return diagnose.Diagnosis{}, usageErrorf("name one task: zerg diagnose [FEATURE] TASK")
+	}
+	task := tasks[0]
+	nums, err := t.paths.Attempts(task)
+	if err != nil || len(nums) == 0 {
+		if err := t.checkTasks(tasks); err != nil {
+			return diagnose.Diagnosis{}, err
+		}
+		return diagnose.Diagnosis{}, usageErrorf("task %s has no attempts in the run of %s", task, t.feature)
+	}
+	n := nums[len(nums)-1]
+	if f.attempt > 0 {
+		if !slices.Contains(nums, f.attempt) {
+			return diagnose.Diagnosis{}, usageErrorf("task %s has no attempt %d (it has %d)", task, f.attempt, len(nums))
+		}
+		n = f.attempt
+	}
+	d, ok := readDiagnosis(t.paths.AttemptDir(task, n))
+	if !ok {
+		return diagnose.Diagnosis{}, usageErrorf("attempt %d of %s has no diagnosis: it did not fail (zerg logs %s %s shows it)", n, task, t.feature, task)
+	}
+	return d, nil
+}
+
+// diagnoseOutput reads an output and diagnoses it.
+func (a *app) diagnoseOutput(r io.Reader, name string, f diagnoseFlags) (diagnose.Diagnosis, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxDiagnoseInput))
+	if err != nil {
+		return diagnose.Diagnosis{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return diagnose.Diagnosis{}, usageErrorf("%s is empty: nothing to diagnose", name)
+	}
+	in := diagnose.Input{Output: string(b), Command: f.command, Exit: f.exit}
+	if cwd, err := a.getwd(); err == nil {
+		in.Own = diagnose.ProjectNames(cwd)
+	}
+	return diagnose.Diagnose(in), nil
+}
+
+// readDiagnosis reads an attempt's diagnosis.json.
+func readDiagnosis(dir string) (diagnose.Diagnosis, bool) {
+	var d diagnose.Diagnosis
+	b, err := os.ReadFile(filepath.Join(dir, attempt.DiagnosisFile))
+	if err != nil || json.Unmarshal(b, &d) != nil || len(d.Hypotheses) == 0 {
+		return d, false
+	}
+	return d, true
+}
+
+// classWords says whose problem a pattern's class is.
+func classWords(c diagnose.Class) string {
+	switch c {
+	case diagnose.Task:
+		return "the task's own problem: a retry told this can fix it"
+	case diagnose.Environment:
+		return "the environment's problem: every worker meets it, no retry fixes it"
+	case diagnose.API:
+		return "the model API's or the worker process's problem"
+	}
+	return "no known pattern fits"
+}
+
+// printDiagnosis writes a diagnosis for a person. Evidence and findings
+// quote the output, so they go through term.Clean.
+func (a *app) printDiagnosis(d diagnose.Diagnosis) {
+	w := a.stdout
+	top := d.Top()
+	fmt.Fprintf(w, "%s  %.0f%%  %s\n", a.paint(ansiBold, top.Pattern), 100*top.Confidence, classWords(top.Class))
+	for i, e := range top.Evidence {
+		label := "evidence:"
+		if i > 0 {
+			label = "         "
+		}
+		fmt.Fprintf(w, "  %s %s\n", label, truncate(oneLine(term.Clean(e)), 200))
+	}
+	fmt.Fprintf(w, "  fix:      %s\n", top.Fix)
+	var also []string
+	for _, h := range d.Hypotheses[1:] {
+		if h.Confidence >= 0.01 {
+			also = append(also, fmt.Sprintf("%s %.0f%%", h.Pattern, 100*h.Confidence))
+		}
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(w, "also possible: %s\n", strings.Join(also, ", "))
+	}
+	if len(d.Findings) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "findings (%d):\n", len(d.Findings))
+	for i, f := range d.Findings {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more (--json lists them all)\n", len(d.Findings)-i)
+			break
+		}
+		loc := f.File
+		if f.Line > 0 {
+			loc += fmt.Sprintf(":%d", f.Line)
+		}
+		parts := []string{f.Language, f.Kind}
+		for _, p := range []string{loc, f.Test, f.Message} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		fmt.Fprintf(w, "  %s\n", truncate(term.Clean(strings.Join(parts, "  ")), 200))
+	}
+}

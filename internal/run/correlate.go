@@ -1,0 +1,106 @@
+package run
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
+)
+
+// When one worker meets a problem of the machine (no network, a missing
+// tool, a full disk, a gateway that cannot reach the API), every other
+// worker meets it too: retrying tasks cannot fix it, and cycling the
+// breaker for minutes only hides it. The coordinator tells such faults
+// from the task's own: a verification failure the diagnostics engine
+// calls an environment problem spends no task retry, and the same one in
+// two attempts, or the same non-transient infrastructure fault in three,
+// stops the launching once, with the evidence and the fix. "Attempts" are
+// of different tasks (different workers), or twice as many of the same.
+
+// ReasonEnvironment is an attempt whose verification failed for want of
+// something in the environment (diagnose.Environment): not the task's.
+const ReasonEnvironment = "environment"
+
+// Thresholds of the correlation.
+const (
+	envAttempts   = 2   // the same environment diagnosis in this many attempts stops the launching
+	infraAttempts = 3   // the same non-transient infrastructure fault in this many
+	envConfidence = 0.6 // below it, a diagnosis is not sure enough to spare the task
+)
+
+// transient are infrastructure reasons that pass by themselves (the
+// breaker and backpressure handle them) or that zerg caused.
+var transient = map[string]bool{
+	claude.ReasonRateLimit: true, claude.ReasonOverloaded: true, claude.ReasonServerError: true,
+	claude.ReasonStalled: true, claude.ReasonKilled: true, claude.ReasonTimeout: true,
+	ReasonCancelled: true, ReasonAbandoned: true, ReasonZerg: true, claude.ReasonRunBudget: true,
+	ReasonEnvironment: true,
+}
+
+// environmental makes an attempt whose verification failed for want of
+// something in the environment an infrastructure failure: no task retry
+// is spent on it.
+func environmental(res *attempt.Result) {
+	h := res.Diagnosis
+	if res.Class != attempt.Task || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
+		return
+	}
+	res.Class, res.Reason = attempt.Infra, ReasonEnvironment
+	res.Detail = fmt.Sprintf("%s, not the task's doing (%s): %s", h.Pattern, strings.Join(h.Evidence, "; "), res.Detail)
+}
+
+// faults counts the faults that may be everybody's, by kind.
+type faults struct {
+	counts map[string]int
+	tasks  map[string][]string
+	said   bool // the launching was stopped: it is said once
+}
+
+// digits blurs what differs between two reports of one fault (ports,
+// pids, durations).
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// note records a finished attempt and returns why the launching must stop,
+// nil when it goes on.
+func (f *faults) note(feature, task string, res attempt.Result) *Error {
+	if f.counts == nil {
+		f.counts, f.tasks = map[string]int{}, map[string][]string{}
+	}
+	key, limit, why := "", 0, ""
+	switch {
+	case res.Class == attempt.Success:
+		// The infrastructure works again.
+		for k := range f.counts {
+			if strings.HasPrefix(k, "infra:") {
+				delete(f.counts, k)
+				delete(f.tasks, k)
+			}
+		}
+		return nil
+	case res.Reason == ReasonEnvironment && res.Diagnosis != nil:
+		h := res.Diagnosis
+		key, limit = "env:"+h.Pattern, envAttempts
+		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)
+	case res.Class == attempt.Infra && !transient[res.Reason]:
+		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(oneLine(res.Detail), "#"), infraAttempts
+		why = fmt.Sprintf("the same infrastructure failure in %%s: %s", clip(oneLine(res.Detail), 300))
+	default:
+		return nil
+	}
+	f.counts[key]++
+	if !slices.Contains(f.tasks[key], task) {
+		f.tasks[key] = append(f.tasks[key], task)
+	}
+	// Everybody's problem: met by that many workers (tasks), or by one
+	// task's attempts twice as often (a graph of one task).
+	if len(f.tasks[key]) < limit && f.counts[key] < 2*limit || f.said {
+		return nil
+	}
+	f.said = true
+	where := fmt.Sprintf("%d attempts of %s", f.counts[key], strings.Join(f.tasks[key], ", "))
+	return &Error{Kind: Environment, Feature: feature, Task: task, Err: fmt.Errorf(why, where)}
+}

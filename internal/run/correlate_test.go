@@ -1,0 +1,97 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
+)
+
+// A verification failure the diagnostics engine calls an environment
+// problem spends no retry; the same one in a second attempt stops the
+// launching with the evidence and the fix, and no task has failed.
+func TestEnvironmentFaultStopsTheLaunching(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	offline := &diagnose.Hypothesis{Pattern: diagnose.OfflineCacheMiss, Class: diagnose.Environment, Confidence: 0.9,
+		Evidence: []string{"npm error code ENOTCACHED"}, Fix: "fetch it once on this machine"}
+	fail := outcome{class: ClassTask, reason: "verification_failed", detail: "npm ci --offline failed", diag: offline}
+	w.att.script["A"] = []outcome{fail}
+	w.att.script["B"] = []outcome{fail}
+	st, err := w.rush(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "offline_cache_miss in 2 attempts of A, B") || !strings.Contains(err.Error(), "ENOTCACHED") {
+		t.Fatalf("err %v, want Environment naming the pattern, both tasks and the evidence", err)
+	}
+	for _, id := range []string{"A", "B"} {
+		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+			t.Errorf("%s: %+v; no task retry may be spent on the environment", id, ts)
+		}
+	}
+	// The control: the same failure diagnosed as the task's own spends a
+	// retry and the run goes on.
+	w2 := newWorld(t, twoLevels)
+	w2.cfg.Workers = 1
+	own := fail
+	own.diag = &diagnose.Hypothesis{Pattern: diagnose.TestAssertion, Class: diagnose.Task, Confidence: 0.9}
+	w2.att.script["A"] = []outcome{own}
+	w2.att.script["B"] = []outcome{own}
+	st, err = w2.rush(context.Background())
+	assertDelivered(t, w2, st, err)
+	if st.Task("A").TaskFailures != 1 {
+		t.Errorf("A: %+v, want one task failure", st.Task("A"))
+	}
+}
+
+// Three workers meeting the same non-transient infrastructure fault (the
+// gateway cannot reach the API) stop the launching; one task meeting it
+// twice does not (it may be that task's), six times does; transient ones
+// (rate limits) are the breaker's.
+func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
+	const threeWide = `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.txt"]}},
+ {"id": "B", "title": "b", "level": 1, "files": {"create": ["b.txt"]}},
+ {"id": "D", "title": "d", "level": 1, "files": {"create": ["d.txt"]}}
+]}`
+	down := outcome{class: ClassInfra, reason: claude.ReasonAPIUnreachable, detail: "the gateway could not reach the model API: dial tcp 127.0.0.1:1: connect: connection refused"}
+	w := newWorld(t, threeWide)
+	w.cfg.Workers = 3
+	w.cfg.Retry.InfraMaxAttempts = 10
+	for _, id := range []string{"A", "B", "D"} {
+		// The API stays down: no attempt would succeed.
+		w.att.script[id] = slices.Repeat([]outcome{down}, 10)
+	}
+	st, err := w.rush(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "the gateway could not reach the model API") {
+		t.Fatalf("err %v, want Environment naming the fault (%d calls, state %+v)", err, len(w.att.calls), st)
+	}
+	for _, id := range []string{"A", "B", "D"} {
+		if ts := st.Task(id); ts.Status == StatusFailed || ts.TaskFailures != 0 {
+			t.Errorf("%s: %+v; the fault is not the task's", id, ts)
+		}
+	}
+	if n := len(w.att.calls); n > 7 { // one task may meet it up to five times before the others do
+		t.Errorf("%d attempts, want the launching stopped once three workers met the fault", n)
+	}
+	// One task alone: six attempts.
+	w1 := newWorld(t, twoLevels)
+	w1.cfg.Workers = 1
+	w1.cfg.Retry.InfraMaxAttempts = 10
+	w1.att.script["A"] = []outcome{down, down, down, down, down, down, down}
+	_, err = w1.rush(context.Background())
+	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "in 6 attempts of A") {
+		t.Fatalf("err %v, want Environment after 6 attempts of A", err)
+	}
+	// A rate limit is not everybody's problem for long.
+	w2 := newWorld(t, twoLevels)
+	w2.cfg.Workers = 1
+	w2.cfg.Retry.InfraMaxAttempts = 10
+	w2.att.script["A"] = []outcome{infra, infra, infra}
+	st, err = w2.rush(context.Background())
+	assertDelivered(t, w2, st, err)
+}

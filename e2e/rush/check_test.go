@@ -28,8 +28,15 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 		write("go.mod", "module example.com/greeter\n\ngo 1.22\n\nrequire example.invalid/nowhere v1.2.3\n")
 		write("go.sum", "example.invalid/nowhere v1.2.3 h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\nexample.invalid/nowhere v1.2.3/go.mod h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
 		write("dep.go", "package greeter\n\nimport _ \"example.invalid/nowhere\"\n")
+		// An npm dependency no cache holds: npm ci --offline says ENOTCACHED,
+		// which no rule of zerg check knows; the diagnostics engine does.
+		write("package.json", `{"name": "greeter", "version": "1.0.0", "dependencies": {"zerg-test-not-cached": "1.0.0"}}`)
+		write("package-lock.json", `{"name": "greeter", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
+ "packages": {"": {"name": "greeter", "version": "1.0.0", "dependencies": {"zerg-test-not-cached": "1.0.0"}},
+  "node_modules/zerg-test-not-cached": {"version": "1.0.0", "resolved": "https://registry.npmjs.org/zerg-test-not-cached/-/zerg-test-not-cached-1.0.0.tgz",
+   "integrity": "sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}}}`)
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
-			return strings.Replace(s, "\ngates:\n", "\ngates:\n  - name: build\n    command: go build ./...\n  - name: lint\n    command: zerg-test-no-such-linter run\n", 1)
+			return strings.Replace(s, "\ngates:\n", "\ngates:\n  - name: build\n    command: go build ./...\n  - name: lint\n    command: zerg-test-no-such-linter run\n  - name: deps\n    command: npm ci --offline --no-audit --no-fund\n", 1)
 		})
 	})
 	r := p.zerg("check", "demo")
@@ -42,6 +49,7 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 	for _, want := range []string{
 		"PROBLEM   gate build: missing module example.invalid/nowhere@v1.2.3",
 		"PROBLEM   gate lint: missing tool zerg-test-no-such-linter",
+		"PROBLEM   gate deps: offline_cache_miss",
 	} {
 		if n := strings.Count(r.stdout, want); n != 1 {
 			t.Errorf("check output has %d lines with %q, want 1:\n%s", n, want, r.stdout)
@@ -54,7 +62,7 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 		} `json:"results"`
 	}
 	j := p.zerg("check", "demo", "--json")
-	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || j.code != 1 || rep.Problems != 2 {
+	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || j.code != 1 || rep.Problems != 3 {
 		t.Fatalf("check --json: exit %d, %d problems (%v)\n%s", j.code, rep.Problems, err, j.stdout)
 	}
 

@@ -12,8 +12,10 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 func init() { register(newCheckCmd) }
@@ -150,7 +152,11 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 		case preflight.Pass:
 			fmt.Fprintf(w, "  ok        %s: %s passes already (%.1fs)\n", what, r.Command, r.Seconds)
 		case preflight.Expected:
-			fmt.Fprintf(w, "  expected  %s: %s fails (exit %d) before the feature is written (%.1fs)\n", what, r.Command, r.Exit, r.Seconds)
+			diag := ""
+			if h := r.Diagnosis; h != nil {
+				diag = fmt.Sprintf(", %s %.0f%%", h.Pattern, 100*h.Confidence)
+			}
+			fmt.Fprintf(w, "  expected  %s: %s fails (exit %d%s) before the feature is written (%.1fs)\n", what, r.Command, r.Exit, diag, r.Seconds)
 		default:
 			for _, p := range r.Problems {
 				fmt.Fprintf(w, "  PROBLEM   %s: %s\n", what, problemLine(p))
@@ -174,9 +180,15 @@ func problemLine(p preflight.Problem) string {
 		return fmt.Sprintf("missing module %s (not in the caches workers get; fetch it on this machine, e.g. go mod download, npm ci, pip install; then check again) — %s", p.Name, p.Detail)
 	case preflight.MissingTool:
 		return fmt.Sprintf("missing tool %s (not on the workers' PATH; install it, or add its directory to toolchains.paths) — %s", p.Name, p.Detail)
-	default:
+	case preflight.Network:
 		return fmt.Sprintf("network fetch refused (%s): workers have no network; put what it fetches in a cache, or allow the host in egress.allow — %s", p.Name, p.Detail)
 	}
+	// A pattern of the diagnostics engine: its fix says what to do.
+	fix := ""
+	if pat, ok := diagnose.ByID(p.Kind); ok {
+		fix = " (" + pat.Fix + ")"
+	}
+	return fmt.Sprintf("%s%s — %s", p.Kind, fix, term.Clean(p.Detail))
 }
 
 func short(commit string) string {

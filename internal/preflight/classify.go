@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/diagnose"
 )
 
 // Kinds of environment problems.
@@ -18,6 +20,7 @@ const (
 	MissingModule = "missing-module"
 	MissingTool   = "missing-tool"
 	Network       = "network"
+	DiskFull      = "disk_full" // the diagnostics engine's name for it
 )
 
 // Problem is one thing the environment lacks.
@@ -51,6 +54,8 @@ type Facts struct {
 	// Command is the command line: one that sources a file the feature
 	// writes may call functions of that file, which no PATH has.
 	Command string
+	// Own are the project's own module names (diagnose.ProjectNames).
+	Own []string
 }
 
 var (
@@ -63,14 +68,49 @@ var (
 	nodeNoModule     = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'`)
 	pyNoModule       = regexp.MustCompile(`ModuleNotFoundError: No module named '([^']+)'`)
 	notFound         = regexp.MustCompile(`(?:^|: )([A-Za-z0-9_][\w.+-]*): (?:command )?not found\s*$`)
+	diskFullRE       = regexp.MustCompile(`(?i)no space left on device|\bENOSPC\b|disk quota exceeded`)
 	networkRE        = regexp.MustCompile(`(?i)(dial tcp[^:]*: lookup (\S+)|could not resolve host:? (\S+)|temporary failure in name resolution|getaddrinfo (?:ENOTFOUND|EAI_AGAIN) (\S+)|network is unreachable|failed to establish a new connection|proxyconnect tcp)`)
 )
 
 // Classify reads one command's exit code and output.
 func Classify(exit int, output string, f Facts) (string, []Problem) {
+	verdict, probs, _ := Diagnose(exit, output, f)
+	return verdict, probs
+}
+
+// engineConfidence is how sure the diagnostics engine must be of an
+// environment pattern for a failure the rules below do not explain to be
+// the environment's.
+const engineConfidence = 0.6
+
+// Diagnose is Classify with the diagnostics engine's top hypothesis of a
+// failing command (nil when it passes). The rules below know what the
+// engine cannot (the graph's plan, what is on the sandbox's PATH) and
+// decide first; a failure they do not explain is the environment's when
+// the engine is sure it is (a package not in an offline cache, a full
+// disk, a missing variable, a terminal the command needs), else it is the
+// expected failure of a feature not yet written.
+func Diagnose(exit int, output string, f Facts) (string, []Problem, *diagnose.Hypothesis) {
 	if exit == 0 {
-		return Pass, nil
+		return Pass, nil, nil
 	}
+	d := diagnose.Diagnose(diagnose.Input{Output: output, Command: f.Command, Exit: exit, Own: f.Own})
+	h := d.Top()
+	verdict, probs := classify(exit, output, f)
+	// A program the shell did not find is judged by the rules alone: only
+	// they know whether the feature creates it.
+	if verdict == Expected && h.Class == diagnose.Environment && h.Confidence >= engineConfidence && h.Pattern != diagnose.CommandNotFound {
+		detail := ""
+		if len(h.Evidence) > 0 {
+			detail = h.Evidence[0]
+		}
+		verdict, probs = Environment, []Problem{{Kind: h.Pattern, Name: h.Pattern, Detail: detail}}
+	}
+	return verdict, probs, &h
+}
+
+// classify is the rules' verdict.
+func classify(exit int, output string, f Facts) (string, []Problem) {
 	var probs []Problem
 	add := func(kind, name, line string) {
 		for _, p := range probs {
@@ -111,6 +151,11 @@ func Classify(exit int, output string, f Facts) (string, []Problem) {
 		}
 		if m := notFound.FindStringSubmatch(line); m != nil && f.missingTool(m[1]) {
 			add(MissingTool, m[1], line)
+		}
+		if diskFullRE.MatchString(line) {
+			// Unmistakable, and rare in the engine's corpus, so its
+			// confidence alone would be low.
+			add(DiskFull, "no space left", line)
 		}
 		if m := networkRE.FindStringSubmatch(line); m != nil {
 			host := firstNonEmpty(m[2], m[3], m[4])

@@ -54,12 +54,29 @@ func TestClassify(t *testing.T) {
 			[]Problem{{Kind: Network, Name: "registry.npmjs.org"}}},
 		{"curl", "curl -fsS https://example.com/x", "curl: (6) Could not resolve host: example.com", 6, Environment,
 			[]Problem{{Kind: Network, Name: "example.com"}}},
+		{"a full disk", "go build -o small/uuidgen ./cmd/uuidgen",
+			"github.com/google/uuid/cmd/uuidgen: go build github.com/google/uuid/cmd/uuidgen: copying /tmp/go-build1180593923/b001/exe/a.out to /work/project/small/uuidgen: write /work/project/small/uuidgen: no space left on device\n", 1, Environment,
+			[]Problem{{Kind: DiskFull, Name: "no space left"}}},
+		// What no rule knows, the diagnostics engine does (real outputs,
+		// from internal/diagnose's corpus).
+		{"npm without its cache", "npm ci --offline",
+			"npm error code ENOTCACHED\nnpm error request to http://npm.internal.invalid/supports-color failed: cache mode is 'only-if-cached' but no cached response is available.\n", 1, Environment,
+			[]Problem{{Kind: "offline_cache_miss", Name: "offline_cache_miss"}}},
+		{"a test that needs a terminal", "go test ./...",
+			"--- FAIL: TestRedStringHasEscapes (0.00s)\n    color_test.go:9: RedString = \"error\", want \"\\x1b[31merror\\x1b[0m\"\nFAIL\nFAIL\tgithub.com/fatih/color\t0.003s\nFAIL\n", 1, Environment,
+			[]Problem{{Kind: "terminal_dependent_output", Name: "terminal_dependent_output"}}},
+		// The control: the engine's task patterns are the expected failure.
+		{"a wrong value", "go test ./...",
+			"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: Parse(\"1s\") = 0, want 1000\nFAIL\nFAIL\texample.com/m\t0.01s\nFAIL\n", 1, Expected, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := facts
 			f.Command = c.cmd
-			verdict, probs := Classify(c.exit, c.out, f)
+			verdict, probs, h := Diagnose(c.exit, c.out, f)
+			if (c.exit == 0) != (h == nil) {
+				t.Errorf("exit %d, diagnosis %v", c.exit, h)
+			}
 			if verdict != c.verdict {
 				t.Fatalf("verdict %s, want %s (problems %+v)", verdict, c.verdict, probs)
 			}
@@ -72,5 +89,17 @@ func TestClassify(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The control of the engine's cases above: the rules alone call npm's
+// ENOTCACHED the feature's expected failure, as zerg check did before.
+func TestRulesAloneMissTheOfflineCache(t *testing.T) {
+	out := "npm error code ENOTCACHED\nnpm error request to http://npm.internal.invalid/supports-color failed: cache mode is 'only-if-cached' but no cached response is available.\n"
+	if v, _ := classify(1, out, Facts{Command: "npm ci --offline"}); v != Expected {
+		t.Fatalf("the rules say %s; the engine is not what tells it", v)
+	}
+	if v, _ := Classify(1, out, Facts{Command: "npm ci --offline"}); v != Environment {
+		t.Fatalf("Classify says %s, want %s", v, Environment)
 	}
 }

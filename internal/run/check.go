@@ -14,6 +14,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/security"
@@ -29,8 +30,11 @@ type CheckResult struct {
 	Exit     int                 `json:"exit"`
 	Verdict  string              `json:"verdict"` // pass, expected or environment (internal/preflight)
 	Problems []preflight.Problem `json:"problems,omitempty"`
-	Seconds  float64             `json:"seconds"`
-	Output   string              `json:"output,omitempty"` // the last lines of a command that failed
+	// Diagnosis is the diagnostics engine's top hypothesis of a command
+	// that failed.
+	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
+	Seconds   float64              `json:"seconds"`
+	Output    string               `json:"output,omitempty"` // the last lines of a command that failed
 }
 
 // CheckReport is what zerg check found.
@@ -122,6 +126,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	}
 	rep.Caches = isos[0].tools.Caches
 	planned := plannedPaths(g)
+	own := diagnose.ProjectNames(opts.Root) // the repository's, not what a command left in a clone
 	results := make([]CheckResult, len(cmds))
 	next := make(chan int)
 	go func() {
@@ -140,7 +145,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = checkOne(ctx, iso, cmds[i], planned, worker, progress)
+				results[i] = checkOne(ctx, iso, cmds[i], planned, own, worker, progress)
 			}
 		}()
 	}
@@ -190,12 +195,13 @@ func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Run
 }
 
 // checkOne runs one command in iso and classifies its outcome.
-func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned []string, worker claude.Spec, progress func(string)) CheckResult {
+func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned, own []string, worker claude.Spec, progress func(string)) CheckResult {
 	if progress != nil {
 		progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
 	}
 	facts := preflight.Facts{
 		GoModule: goModulePath(filepath.Join(iso.ws, "go.mod")),
+		Own:      own,
 		Planned:  planned,
 		Command:  cmd.Command,
 		Exists: func(rel string) bool {
@@ -211,7 +217,7 @@ func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned []s
 	code, out := iso.run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
 	res := cmd.CheckResult
 	res.Exit, res.Seconds = code, time.Since(t0).Seconds()
-	res.Verdict, res.Problems = preflight.Classify(code, out, facts)
+	res.Verdict, res.Problems, res.Diagnosis = preflight.Diagnose(code, out, facts)
 	if code != 0 {
 		res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)
 	}

@@ -219,7 +219,11 @@ func Version(ctx context.Context, path string) (string, error) {
 	}
 	m := versionRE.FindStringSubmatch(string(out))
 	if m == nil {
-		return "", fmt.Errorf("%s --version: no version in %q", path, strings.TrimSpace(string(out)))
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		if len(first) > 80 {
+			first = first[:80] + "…"
+		}
+		return "", fmt.Errorf("%s --version printed no Claude Code version (%q)", path, first)
 	}
 	return m[1], nil
 }

@@ -198,6 +198,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	// The binary every worker runs must run: a broken one would fail every
+	// attempt as an infrastructure fault, retried for minutes.
+	if err := probeBinary(ctx, loc, cfg); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -215,13 +220,26 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return err
 	}
-	// The launch gate: before anything is written or any request is sent.
+	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
+	rehearsal, scenario := r.Rehearsal()
+	if !rehearsal {
+		// The endpoint and the key, tried once before any launch: a wrong
+		// base URL or a refused key is the run's fault, named here, not
+		// every worker's, found attempt by attempt.
+		if worker.API, err = apiFromConfig(cfg, true); err != nil {
+			return err
+		}
+		if err := probeEndpoint(ctx, worker.API, cfg); err != nil {
+			return err
+		}
+	}
+	// The launch gate: before anything is written or any model is asked
+	// (the endpoint's probe counts tokens, which is free).
 	proj, remaining := r.Project()
 	if err := launchGate(a, feature, cfg, proj, remaining, f.yes); err != nil {
 		return err
 	}
-	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
-	if rehearsal, scenario := r.Rehearsal(); rehearsal {
+	if rehearsal {
 		if scenario == "" {
 			scenario = filepath.Join(paths.SpecDir, "scenario.yaml")
 		}
@@ -249,10 +267,6 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		// faults from costing minutes.
 		worker.MaxRetries = 2
 		worker.APITimeout = 30 * time.Second
-	} else {
-		if worker.API, err = apiFromConfig(cfg, true); err != nil {
-			return err
-		}
 	}
 	if !f.noCheck {
 		if err := rushCheck(ctx, a, opts, worker); err != nil {

@@ -510,7 +510,12 @@ func (rt *sandboxRedTeam) writeGraphAndScenario(t *testing.T) {
 		if tk.retryable {
 			// Listed first: the retry (its prompt says the previous attempt
 			// failed) does clean work only.
-			retryCalls := []any{map[string]any{"name": "Write", "input": map[string]any{"file_path": clean(tk), "content": tk.id + " did its job\n"}}}
+			// It writes every file the task creates (a file in each of its
+			// directories), or it would not have done the task's work.
+			var retryCalls []any
+			for _, f := range cleanFiles(tk) {
+				retryCalls = append(retryCalls, map[string]any{"name": "Write", "input": map[string]any{"file_path": f, "content": tk.id + " did its job\n"}})
+			}
 			scTasks = append(scTasks, map[string]any{"name": tk.id + "-retry", "match_regexp": "(?s)Task " + tk.id + ":.*Previous attempt failed", "turns": turnsOf(retryCalls)})
 		}
 		scTasks = append(scTasks, sc)
@@ -536,17 +541,23 @@ func (rt *sandboxRedTeam) writeGraphAndScenario(t *testing.T) {
 	}
 }
 
-// clean is the file a retried task writes: one it owns under red/.
-func clean(tk sbTask) string {
+// cleanFiles are the files a clean attempt of the task writes: each file
+// it creates under red/, and a file in each of its directories there.
+func cleanFiles(tk sbTask) []string {
+	var out []string
 	for _, o := range tk.owns {
-		if strings.HasPrefix(o, "red/") {
-			if strings.HasSuffix(o, "/") {
-				return o + "ok.txt"
-			}
-			return o
+		switch {
+		case !strings.HasPrefix(o, "red/"):
+		case strings.HasSuffix(o, "/"):
+			out = append(out, o+"ok.txt")
+		default:
+			out = append(out, o)
 		}
 	}
-	return "red/" + tk.id + ".txt"
+	if len(out) == 0 {
+		out = []string{"red/" + tk.id + ".txt"}
+	}
+	return out
 }
 
 // TestRedTeamSandbox: every attack in the list runs inside the sandbox and

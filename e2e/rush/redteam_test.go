@@ -50,10 +50,8 @@ func redTeamProject(t *testing.T) (p *project, outside, scenario, canary string)
 		for _, id := range []string{"RT-ssh", "RT-env", "RT-other", "RT-outside", "RT-secret", "RT-hooks", "RT-claude", "RT-glued", "RT-links", "RT-glob", "victim"} {
 			add(id, "red/"+id+".txt")
 		}
-		// RT-glued also owns the list of names its option-reads use, and
-		// RT-links the link it makes.
+		// RT-glued also owns the list of names its option-reads use.
 		tasks[7] = strings.Replace(tasks[7], `"create": ["red/RT-glued.txt"]`, `"create": ["red/RT-glued.txt", "red/RT-glued.list"]`, 1)
-		tasks[8] = strings.Replace(tasks[8], `"create": ["red/RT-links.txt"]`, `"create": ["red/RT-links.txt", "red/ptr"]`, 1)
 		graph += strings.Join(tasks, ",\n") + "]}"
 		os.WriteFile(filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), []byte(graph), 0o644)
 
@@ -116,11 +114,11 @@ func redTeamProject(t *testing.T) (p *project, outside, scenario, canary string)
 				append([]string{own("RT-glued"),
 					tool("Write", map[string]any{"file_path": "red/RT-glued.list", "content": filepath.Join(ssh, "id_rsa") + "\x00"})},
 					bashTools(gluedAttacks(ssh, outside))...)...) +
-			script("links", "Task RT-links:",
-				append([]string{own("RT-links"),
-					// Not an attack: a link inside the workspace is allowed.
-					tool("Bash", map[string]any{"command": "ln -s RT-links.txt red/ptr"})},
-					bashTools(linkAttacks(ssh))...)...) +
+			// ln is no command of a subprocess-mode worker's: the links
+			// below are refused whatever they point at, and RT-links
+			// creates none (it did claim red/ptr, which never existed:
+			// the completeness check now says so).
+			script("links", "Task RT-links:", append([]string{own("RT-links")}, bashTools(linkAttacks(ssh))...)...) +
 			script("glob", "Task RT-glob:", append(bashTools(globAttacks(home)), own("RT-glob"))...) +
 			script("victim", "Task victim:",
 				tool("Bash", map[string]any{"command": "printf 'CAN%sARY-%s\\n' '' " + canary}),
@@ -414,9 +412,8 @@ func gluedAttacks(ssh, outside string) []string {
 	}
 }
 
-// linkAttacks re-point the task's own link (red/ptr → red/RT-links.txt) at
-// the ssh key, or make links that leave the workspace, then read through
-// them.
+// linkAttacks point a link of the task's (red/ptr) at the ssh key, or make
+// links that leave the workspace, then read through them.
 func linkAttacks(ssh string) []string {
 	key := filepath.Join(ssh, "id_rsa")
 	return []string{

@@ -131,7 +131,7 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 	}
 	d, ok := readDiagnosis(t.paths.AttemptDir(task, n))
 	if !ok {
-		return diagnose.Diagnosis{}, usageErrorf("attempt %d of %s has no diagnosis: it did not fail (zerg logs %s %s shows it)", n, task, t.feature, task)
+		return diagnose.Diagnosis{}, usageErrorf("attempt %d of %s has no diagnosis: it succeeded, or zerg's own reason says it all (zerg logs %s %s shows it)", n, task, t.feature, task)
 	}
 	return d, nil
 }

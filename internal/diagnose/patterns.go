@@ -156,7 +156,7 @@ func FromReason(reason string) string {
 		return WorkerCrash
 	case "out_of_memory":
 		return OutOfMemory
-	case "disk_full", "workspace_too_large":
+	case "disk_full":
 		return DiskFull
 	case "conflict":
 		return MergeConflict

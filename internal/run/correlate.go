@@ -45,8 +45,11 @@ var transient = map[string]bool{
 // something in the environment an infrastructure failure: no task retry
 // is spent on it.
 func environmental(res *attempt.Result) {
+	// Only an output the engine read: zerg's own verdicts (a workspace
+	// that grew too large, a refused request) are the task's by what zerg
+	// saw, however their pattern is classed.
 	h := res.Diagnosis
-	if res.Class != attempt.Task || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
+	if res.Class != attempt.Task || res.Reason != "verification_failed" || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
 		return
 	}
 	res.Class, res.Reason = attempt.Infra, ReasonEnvironment

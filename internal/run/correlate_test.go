@@ -95,3 +95,19 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
 	st, err = w2.rush(context.Background())
 	assertDelivered(t, w2, st, err)
 }
+
+// zerg's own verdicts stay the task's whatever their pattern's class: a
+// worker that filled its workspace is not the environment's problem.
+func TestOwnVerdictsStayTheTasks(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	full := outcome{class: ClassTask, reason: "workspace_too_large", detail: "it wrote 400 MiB, more than its 256 MiB",
+		diag: &diagnose.Hypothesis{Pattern: diagnose.DiskFull, Class: diagnose.Environment, Confidence: 1}}
+	w.att.script["A"] = []outcome{full}
+	w.att.script["B"] = []outcome{full}
+	st, err := w.rush(context.Background())
+	assertDelivered(t, w, st, err)
+	if st.Task("A").TaskFailures != 1 || st.Task("B").TaskFailures != 1 {
+		t.Errorf("A %+v, B %+v: want one task failure each", st.Task("A"), st.Task("B"))
+	}
+}

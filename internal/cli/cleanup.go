@@ -69,6 +69,15 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 	if err := gitx.ValidateRef(run.BranchPrefix(t.feature) + "x"); err != nil {
 		return usageErrorf("%q is not a feature name zerg could have used", t.feature)
 	}
+	if known, err := hasTraces(ctx, t); err != nil {
+		return err
+	} else if !known {
+		runs := run.Runs(t.root)
+		if len(runs) == 0 {
+			return usageErrorf("nothing of %s to clean up: no spec, run log, workspace or branch of zerg's by that name (this repository has no run)", t.feature)
+		}
+		return usageErrorf("nothing of %s to clean up: no spec, run log, workspace or branch of zerg's by that name (its runs: %s)", t.feature, strings.Join(runs, ", "))
+	}
 	// Holding the log's lock proves no coordinator is running.
 	var st *run.State
 	var logErr error
@@ -278,6 +287,23 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		return failedf("%s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// hasTraces reports whether the feature is known to the repository: its
+// specs, or anything zerg left of it (its run directory, its workspaces'
+// directory, a branch of its). A feature with none is a typo, not a clean
+// state; a cleaned one keeps its specs.
+func hasTraces(ctx context.Context, t *runTarget) (bool, error) {
+	for _, dir := range []string{t.paths.SpecDir, t.paths.RunDir, t.paths.Workspaces} {
+		if _, err := os.Lstat(dir); err == nil {
+			return true, nil
+		}
+	}
+	branches, err := gitx.New(t.root).Branches(ctx, run.BranchPrefix(t.feature))
+	if err != nil {
+		return false, fmt.Errorf("list branches: %w", err)
+	}
+	return len(branches) > 0, nil
 }
 
 // cleanWorkspace removes one of the feature's workspaces (in a dry run, only

@@ -190,6 +190,26 @@ func TestCleanupRefusals(t *testing.T) {
 	}
 }
 
+// A feature the repository knows nothing of is a typo: cleanup says so
+// (exit 2) instead of reporting a clean state; a feature whose run was
+// cleaned up keeps its specs and cleans up to nothing, quietly.
+func TestCleanupUnknownFeature(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	code, _, errs := runZerg(t, "cleanup", "nope")
+	if code != ExitUsage || !strings.Contains(errs, "nothing of nope to clean up") || !strings.Contains(errs, "auth") {
+		t.Fatalf("cleanup nope: exit %d %q", code, errs)
+	}
+	if err := os.MkdirAll(f.paths.SpecDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runZerg(t, "cleanup", "auth", "--all", "--force"); code != 0 {
+		t.Fatalf("cleanup auth --all --force: exit %d %q", code, errs)
+	}
+	if code, _, errs := runZerg(t, "cleanup", "auth"); code != 0 {
+		t.Fatalf("cleanup of a cleaned feature: exit %d %q", code, errs)
+	}
+}
+
 // TestCleanupMergeWorkspaceAndSymlinkedRoot: the merge workspace is zerg's
 // scratch and goes even with files left in it; workspaces are found when
 // ZERG_WORKSPACES is a symlink (git lists worktrees by their real path).

@@ -65,6 +65,9 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || j.code != 1 || rep.Problems != 3 {
 		t.Fatalf("check --json: exit %d, %d problems (%v)\n%s", j.code, rep.Problems, err, j.stdout)
 	}
+	if !strings.Contains(j.stdout, `"duration_ms"`) || strings.Contains(j.stdout, `"seconds"`) {
+		t.Errorf("check --json: durations are not *_ms (docs/json.md):\n%s", j.stdout)
+	}
 
 	r = p.zerg("rush", "demo", "--rehearse")
 	if r.code != 1 || !strings.Contains(r.stderr, "missing tool zerg-test-no-such-linter") || !strings.Contains(r.stderr, "the environment lacks") {

@@ -33,8 +33,10 @@ type CheckResult struct {
 	// Diagnosis is the diagnostics engine's top hypothesis of a command
 	// that failed.
 	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
-	Seconds   float64              `json:"seconds"`
-	Output    string               `json:"output,omitempty"` // the last lines of a command that failed
+	Seconds   float64              `json:"-"`
+	// DurationMS is how long the command ran.
+	DurationMS int64  `json:"duration_ms"`
+	Output     string `json:"output,omitempty"` // the last lines of a command that failed
 }
 
 // CheckReport is what zerg check found.
@@ -52,7 +54,9 @@ type CheckReport struct {
 	// Warnings are checks that cannot fail: a task's verification passes
 	// on the base already although the task creates files.
 	Warnings []CheckWarning `json:"warnings,omitempty"`
-	Seconds  float64        `json:"seconds"`
+	Seconds  float64        `json:"-"`
+	// DurationMS is how long the whole check took.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // CheckWarning is one task whose verification checks nothing it delivers.
@@ -160,7 +164,8 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			rep.Warnings = append(rep.Warnings, cannotFail(ctx, g, res, refs.repo.Runner, base)...)
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
+	took := time.Since(start)
+	rep.Seconds, rep.DurationMS = took.Seconds(), took.Milliseconds()
 	return rep, nil
 }
 
@@ -216,7 +221,8 @@ func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned, ow
 	t0 := time.Now()
 	code, out := iso.run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
 	res := cmd.CheckResult
-	res.Exit, res.Seconds = code, time.Since(t0).Seconds()
+	took := time.Since(t0)
+	res.Exit, res.Seconds, res.DurationMS = code, took.Seconds(), took.Milliseconds()
 	res.Verdict, res.Problems, res.Diagnosis = preflight.Diagnose(code, out, facts)
 	if code != 0 {
 		res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)

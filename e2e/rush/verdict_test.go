@@ -284,10 +284,6 @@ func TestDiagnosisGuidesTheRetry(t *testing.T) {
 		return string(b)
 	}
 	first, retry := read(1), read(2)
-	if os.Getenv("DG_PEEK") != "" {
-		t.Logf("retry prompt:\n%s", retry)
-		t.Logf("diagnose:\n%s", p.zerg("diagnose", "demo", "L1-upper", "--attempt", "1").stdout)
-	}
 	for _, want := range []string{"Diagnosis: ", "test_upper_keeps_digits", "= 'ADA ', want 'ADA 42'", "tr -cd", "starts from the base again"} {
 		if !strings.Contains(retry, want) {
 			t.Errorf("the retry prompt lacks %q", want)

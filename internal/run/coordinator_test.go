@@ -260,20 +260,25 @@ func TestEventLogWriteErrorStopsTheRun(t *testing.T) {
 	}
 }
 
-// A crash mid-attempt: the resume reaps the recorded processes, keeps the
-// abandoned work, closes the attempt, and does not redo merged levels.
-func TestResumeAfterCrash(t *testing.T) {
+// crashedWhileCRan is a delivered run whose log is cut inside level 2,
+// after C's attempt started (a SIGKILL there), and the attempts run so far.
+func crashedWhileCRan(t *testing.T) (*world, int) {
+	t.Helper()
 	w := newWorld(t, twoLevels)
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
-	// Cut the log inside level 2, after C's attempt started: a SIGKILL there.
 	evs := w.log.all()
 	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "C" })
 	w.log.events = evs[:cut+1]
 	w.git.branches[IntegrationBranch("f")] = w.replay().Head
-	calls := len(w.att.calls)
+	return w, len(w.att.calls)
+}
 
-	st, err = w.resume(context.Background())
+// A crash mid-attempt: the resume reaps the recorded processes, keeps the
+// abandoned work, closes the attempt, and does not redo merged levels.
+func TestResumeAfterCrash(t *testing.T) {
+	w, calls := crashedWhileCRan(t)
+	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
 	if !slices.Equal(w.salv.reaped, []string{"marker-C"}) || !slices.Equal(w.salv.preserved, []string{"C"}) {
 		t.Errorf("reaped %v preserved %v", w.salv.reaped, w.salv.preserved)
@@ -295,18 +300,11 @@ func TestResumeAfterCrash(t *testing.T) {
 // A crash while C's worker ran, after it had finished: the resume takes its
 // work through the checks (Recover) and commits it; C is not run again.
 func TestResumeCommitsAFinishedLostAttempt(t *testing.T) {
-	w := newWorld(t, twoLevels)
-	st, err := w.rush(context.Background())
-	assertDelivered(t, w, st, err)
-	evs := w.log.all()
-	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "C" })
-	w.log.events = evs[:cut+1]
-	w.git.branches[IntegrationBranch("f")] = w.replay().Head
-	calls := len(w.att.calls)
+	w, calls := crashedWhileCRan(t)
 	w.att.recovered = map[string]attempt.Result{"C": {Class: attempt.Success, Reason: "completed", Commit: "c-recovered",
 		Detail: "recovered after the coordinator stopped"}}
 
-	st, err = w.resume(context.Background())
+	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
 	if got := w.att.calls[calls:]; len(got) != 0 {
 		t.Errorf("the resume ran %+v again, want nothing: its work was finished", got)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -416,9 +417,9 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 				return err
 			}
 			f.ActualUSD += d.CostUSD
-			a := attemptFig{Task: e.Task, Attempt: e.Attempt, Class: d.Class, Reason: d.Reason,
+			a := attemptFig{Task: e.Task, Attempt: e.Attempt, Class: string(d.Class), Reason: d.Reason,
 				Seconds: float64(d.DurationMS) / 1000, WorkerSeconds: float64(d.WorkerMS) / 1000}
-			if d.Class != run.ClassSuccess {
+			if d.Class != outcome.Success {
 				a.Detail = tail(d.Detail, 15)
 			}
 			if v, ok := verifying[k]; ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -170,7 +171,7 @@ func TestCreditExhausted(t *testing.T) {
 		if e.Type == run.EvAttemptFinished {
 			var d run.AttemptFinished
 			_ = e.Decode(&d)
-			if d.Class == run.ClassAccount && first < 0 {
+			if d.Class == outcome.Account && first < 0 {
 				first = i
 			}
 		}
@@ -216,7 +217,7 @@ func TestCreditExhausted(t *testing.T) {
 	taskClass := map[string]int{}
 	for _, e := range evs {
 		var d run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil && d.Class == run.ClassTask {
+		if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil && d.Class == outcome.Task {
 			taskClass[e.Task]++
 		}
 	}

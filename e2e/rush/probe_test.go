@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -164,7 +164,7 @@ func TestUpstreamDownMidRunIsTheRuns(t *testing.T) {
 		if f.Reason == "forged_result" || f.Class != "infra" {
 			t.Errorf("%s attempt %d: %s %s (%s); the gateway's failure is the run's, not the worker's", e.Task, e.Attempt, f.Class, f.Reason, f.Detail)
 		}
-		if f.Reason == claude.ReasonAPIUnreachable {
+		if f.Reason == outcome.ReasonAPIUnreachable {
 			tasks[e.Task] = true
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -450,7 +451,7 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 		if e.Type == run.EvAttemptFinished {
 			var af run.AttemptFinished
 			e.Decode(&af)
-			if af.Class == run.ClassFatal || af.Class == run.ClassAccount {
+			if af.Class == outcome.Fatal || af.Class == outcome.Account {
 				effect("gw-forge404", "%s attempt %d ended %s/%s: a worker stopped the run", e.Task, e.Attempt, af.Class, af.Reason)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -789,7 +790,7 @@ func TestRedTeamSandbox(t *testing.T) {
 		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge" {
 			var af run.AttemptFinished
 			e.Decode(&af)
-			if af.Class == run.ClassFatal || af.Class == run.ClassAccount || af.CostUSD > 5 {
+			if af.Class == outcome.Fatal || af.Class == outcome.Account || af.CostUSD > 5 {
 				effect("e-forge", "attempt %d: class %s, cost $%.2f", e.Attempt, af.Class, af.CostUSD)
 			}
 		}
@@ -809,7 +810,7 @@ func TestRedTeamSandbox(t *testing.T) {
 		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge429" && e.Attempt == 1 {
 			var af run.AttemptFinished
 			e.Decode(&af)
-			if af.Class == run.ClassInfra || af.Class == run.ClassFatal || af.Class == run.ClassAccount {
+			if af.Class == outcome.Infra || af.Class == outcome.Fatal || af.Class == outcome.Account {
 				effect("e-forge-429", "attempt 1 was taken as %s/%s: the stream's word, not the gateway's", af.Class, af.Reason)
 			}
 		}

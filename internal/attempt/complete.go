@@ -6,15 +6,16 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
 // Reasons of an attempt whose worker said it was done but whose changes do
 // not deliver its task.
 const (
-	ReasonEmptyChange   = "empty_change"   // nothing changed at all
-	ReasonMissingFile   = "missing_file"   // a file of files.create does not exist afterwards
-	ReasonUnchangedFile = "unchanged_file" // a file of files.modify is unchanged
+	ReasonEmptyChange   = outcome.ReasonEmptyChange   // nothing changed at all
+	ReasonMissingFile   = outcome.ReasonMissingFile   // a file of files.create does not exist afterwards
+	ReasonUnchangedFile = outcome.ReasonUnchangedFile // a file of files.modify is unchanged
 )
 
 // Incomplete says why an attempt's changes do not deliver its task: a

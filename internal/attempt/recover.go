@@ -2,31 +2,29 @@ package attempt
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // ReasonAbandoned is an attempt whose coordinator died while it ran and
 // whose worker had not finished.
-const ReasonAbandoned = "abandoned"
+const ReasonAbandoned = outcome.ReasonAbandoned
 
 // Recover finishes an attempt whose coordinator died (a crash, kill -9)
 // while its worker ran, from what the attempt left: its workspace and the
 // stream zerg recorded. Its processes must have been reaped.
 //
 // When the stream ends in the worker's result and the worker completed,
-// the attempt goes through exactly the checks, the verification and the
+// the attempt goes through exactly the verification, the checks and the
 // commit a finished attempt does: finished work is committed once, not
-// redone (finished is true). Otherwise, in sandbox mode, its work goes
-// through the same commit step and checks and is committed to the
-// attempt's branch as abandoned (or kept, saying why, when refused); in
-// subprocess mode Recover does nothing (ok false) and the caller saves
-// the worktree's work itself. The worker's own word decides only that it
+// redone. Otherwise its work goes through the same snapshot and checks
+// and is committed to the attempt's branch as abandoned (or kept, saying
+// why, when refused). The worker's own word decides only that it
 // finished: whatever it claimed, the result is verified and checked like
-// any other.
+// any other. ok is false when there is no workspace to finish.
 func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 	if in.WorkerDir == "" {
 		in.WorkerDir = filepath.Join(in.Dir, "claude")
@@ -35,39 +33,16 @@ func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 		return Result{}, false, nil // never created, or already gone
 	}
 	out, done := recorded(in)
-	done = done && out.Class == claude.ClassSuccess
-	if in.Sandbox == nil {
-		if !done {
-			return Result{}, false, nil
-		}
-		if u := in.Worker.RunAs; u != nil {
-			in.Repo.TrustWorkspace(in.Workspace)
-			defer in.Repo.UntrustWorkspace(in.Workspace)
-		}
-		res, err := finishSubprocess(ctx, in, out, 0)
-		diagnoseResult(in, &res)
-		return recovered(res), true, err
-	}
-	sb := in.Sandbox
-	removePrivate, err := sb.PreparePrivate()
-	defer removePrivate()
+	ws, err := in.Driver.Reopen(ctx, in.driverAttempt())
 	if err != nil {
 		return Result{}, false, err
 	}
-	if err := sb.NewGroup(fmt.Sprintf("%s-%d-recover", in.Task.ID, in.Number)); err != nil {
-		return Result{}, false, err
+	defer ws.Close()
+	res = Result{Worker: out, Class: outcome.Infra, Reason: outcome.ReasonAbandoned, Detail: "the coordinator stopped during this attempt, before its worker finished"}
+	if done && out.Class == outcome.Success {
+		res.Class, res.Reason, res.Detail = outcome.Success, outcome.ReasonCompleted, ""
 	}
-	defer sb.Group.Close()
-	// The workspace belonged to the slot it ran in; it now goes to the
-	// slot that finishes it.
-	if err := sb.User.GiveTree(in.Workspace); err != nil {
-		return Result{}, false, fmt.Errorf("hand the workspace of %s to %s: %w", in.Task.ID, sb.User.Name, err)
-	}
-	res = Result{Worker: out, Class: Infra, Reason: ReasonAbandoned, Detail: "the coordinator stopped during this attempt, before its worker finished"}
-	if done {
-		res.Class, res.Reason, res.Detail = Success, "completed", ""
-	}
-	res, err = finishSandboxed(ctx, in, res)
+	res, err = finish(ctx, in, ws, res)
 	diagnoseResult(in, &res)
 	return recovered(res), true, err
 }

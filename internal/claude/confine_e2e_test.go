@@ -24,6 +24,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/security"
 )
@@ -255,7 +256,7 @@ tasks:
 		t.Errorf("CLI runs as uid %d, want %d", uid, c.user.UID)
 	}
 	o := waitOutcome(t, r, 4*time.Minute)
-	if o.Class != ClassSuccess {
+	if o.Class != outcome.Success {
 		t.Fatalf("outcome %s/%s %q stderr %q", o.Class, o.Reason, o.Detail, o.Stderr)
 	}
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 var (
@@ -167,7 +168,7 @@ tasks:
 	types := map[string]int{}
 	e.spec.OnEvent = func(ev Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
 	o, r := e.run(t)
-	if o.Class != ClassSuccess || o.Reason != ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
+	if o.Class != outcome.Success || o.Reason != outcome.ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
 		t.Fatalf("outcome %s/%s %q exit %d stderr %q", o.Class, o.Reason, o.Detail, o.ExitCode, o.Stderr)
 	}
 	if got := readFile(t, filepath.Join(e.ws, "hello.txt")); got != "hello\n" {
@@ -226,20 +227,20 @@ func TestE2EFaults(t *testing.T) {
 		name   string
 		fault  string
 		idle   time.Duration
-		class  Class
+		class  outcome.Class
 		reason string
 	}{
-		{"429 persistent", `{http: 429, retry_after: 1}`, 0, ClassInfra, ReasonRateLimit},
-		{"500 persistent", `{http: 500}`, 0, ClassInfra, ReasonServerError},
-		{"529", `{http: 529}`, 0, ClassInfra, ReasonOverloaded},
-		{"401", `{http: 401}`, 0, ClassAccount, ReasonAuth},
-		{"400", `{http: 400}`, 0, ClassFatal, ReasonBadRequest},
-		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, ClassFatal, ReasonModelNotFound},
-		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, ClassInfra, ReasonMalformed},
-		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, ClassInfra, ReasonTimeout},
-		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, ClassInfra, ReasonStalled},
-		{"max_tokens", `{stop: max_tokens, kinds: [main, fallback]}`, 0, ClassTask, ReasonMaxOutputTokens},
-		{"refusal", `{stop: refusal}`, 0, ClassTask, ReasonRefusal},
+		{"429 persistent", `{http: 429, retry_after: 1}`, 0, outcome.Infra, outcome.ReasonRateLimit},
+		{"500 persistent", `{http: 500}`, 0, outcome.Infra, outcome.ReasonServerError},
+		{"529", `{http: 529}`, 0, outcome.Infra, outcome.ReasonOverloaded},
+		{"401", `{http: 401}`, 0, outcome.Account, outcome.ReasonAuth},
+		{"400", `{http: 400}`, 0, outcome.Fatal, outcome.ReasonBadRequest},
+		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, outcome.Fatal, outcome.ReasonModelNotFound},
+		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, outcome.Infra, outcome.ReasonMalformed},
+		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, outcome.Infra, outcome.ReasonTimeout},
+		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, outcome.Infra, outcome.ReasonStalled},
+		{"max_tokens", `{stop: max_tokens, kinds: [main, fallback]}`, 0, outcome.Task, outcome.ReasonMaxOutputTokens},
+		{"refusal", `{stop: refusal}`, 0, outcome.Task, outcome.ReasonRefusal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,7 +350,7 @@ tasks:
 			if d := time.Since(stopAt); d > 10*time.Second {
 				t.Errorf("stopping took %v", d)
 			}
-			if o.Class != ClassInfra || !o.Stopped || o.StopCause != tc.cause {
+			if o.Class != outcome.Infra || !o.Stopped || o.StopCause != tc.cause {
 				t.Fatalf("outcome %s/%s stopped %v cause %q", o.Class, o.Reason, o.Stopped, o.StopCause)
 			}
 			pids := []int{sleepPID}
@@ -394,7 +395,7 @@ tasks:
 `, filepath.Join(outside, "evil.txt")))
 	e.spec.Hook.AllowedPaths = []string{"src/**"}
 	o, _ := e.run(t)
-	if o.Class != ClassSuccess {
+	if o.Class != outcome.Success {
 		t.Fatalf("outcome %s/%s %q stderr %q", o.Class, o.Reason, o.Detail, o.Stderr)
 	}
 	if got := readFile(t, filepath.Join(e.ws, "src", "ok.txt")); got != "allowed\n" {

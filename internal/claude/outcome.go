@@ -8,77 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/sandbox"
-)
-
-// Class is how a run ended, for the coordinator's retry policy
-// (claude-cli.md §5.3, DESIGN.md §5 "Failure classes").
-type Class string
-
-const (
-	// ClassSuccess: the agent ran to completion. It may still have failed
-	// the task; the coordinator's verification decides.
-	ClassSuccess Class = "success"
-	// ClassTask: the run stopped for a reason tied to this task (max turns,
-	// budget, refusal, output or context too large); counted against the
-	// task's retry budget.
-	ClassTask Class = "task"
-	// ClassInfra: upstream or process trouble (rate limit, overload, 5xx,
-	// connection, timeout, malformed stream, stall, killed, no result);
-	// retried with backoff and not counted against the task.
-	ClassInfra Class = "infra"
-	// ClassFatal: retrying cannot help any task (invalid API key, model not
-	// found, bad request, CLI usage error); stop the run with the message.
-	ClassFatal Class = "fatal"
-	// ClassAccount: the account cannot pay for or is not allowed any request
-	// (credit exhausted, an organisation or subscription usage limit, a
-	// revoked or invalid key). Not the task's fault and not passing trouble:
-	// no new worker should start until a person acts or the limit resets.
-	ClassAccount Class = "account"
-)
-
-// Reasons: a short machine-readable word next to the class.
-const (
-	ReasonCompleted       = "completed"
-	ReasonMaxTurns        = "max_turns"
-	ReasonMaxBudget       = "max_budget"
-	ReasonStructuredOut   = "structured_output_retries"
-	ReasonRefusal         = "refusal"
-	ReasonMaxOutputTokens = "max_output_tokens"
-	ReasonContextTooLong  = "context_too_long"
-	ReasonTooLarge        = "request_too_large"
-	ReasonAuth            = "auth"
-	ReasonModelNotFound   = "model_not_found"
-	ReasonBadRequest      = "bad_request"
-	ReasonBilling         = "billing" // kept for old logs; credit is what the API says now
-	ReasonCredit          = "credit"
-	ReasonUsageLimit      = "usage_limit"
-	ReasonUsage           = "cli_usage"
-	ReasonRateLimit       = "rate_limit"
-	ReasonOverloaded      = "overloaded"
-	ReasonServerError     = "server_error"
-	ReasonForbidden       = "forbidden"
-	ReasonConnection      = "connection"
-	ReasonTimeout         = "timeout"
-	ReasonMalformed       = "malformed"
-	ReasonAPIError        = "api_error"
-	ReasonStalled         = "stalled"
-	ReasonStopped         = "stopped"
-	ReasonKilled          = "killed"
-	ReasonNoResult        = "no_result"
-	ReasonAborted         = "aborted"
-	ReasonUnknownResult   = "unknown_result"
-	ReasonStartFailed     = "start_failed"
-
-	// Reasons of sandbox mode, from what the gateway saw.
-	ReasonGatewayRefused = "gateway_refused" // code in the sandbox sent a request the gateway refused
-	ReasonRunBudget      = "run_budget"      // the gateway refused a request: budget.run_usd is spent
-	ReasonAPIUnreachable = "api_unreachable" // the gateway could not reach the API (connection, DNS, TLS)
 )
 
 // Outcome is everything known about a finished run.
 type Outcome struct {
-	Class  Class
+	Class  outcome.Class
 	Reason string
 	// Detail is the human-readable cause: the result text, errors[], or
 	// the stderr tail; secrets redacted.
@@ -287,30 +223,30 @@ func (s *state) outcome(pf procFacts) Outcome {
 // classify implements claude-cli.md §5.3, with one deliberate change the
 // design asks for: a 401 / invalid key is Fatal, not Infra (after the CLI's
 // own retries it is persistent, and every other worker would hit it too).
-func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf procFacts) (Class, string, string) {
+func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf procFacts) (outcome.Class, string, string) {
 	// After we signalled, trust the exit, not a result printed in the race
 	// (§6): only a result that arrived before the signal counts.
 	if pf.stopCause != "" && (r == nil || !resultFirst) {
-		reason := ReasonStopped
+		reason := outcome.ReasonStopped
 		switch pf.stopCause {
 		case "stalled":
-			reason = ReasonStalled
+			reason = outcome.ReasonStalled
 		case "killed":
-			reason = ReasonKilled
+			reason = outcome.ReasonKilled
 		}
-		return ClassInfra, reason, "stopped by zerg (" + pf.stopCause + ")"
+		return outcome.Infra, reason, "stopped by zerg (" + pf.stopCause + ")"
 	}
 	if r == nil {
 		if isUsageError(pf.stderr) && pf.signal == "" {
-			return ClassFatal, ReasonUsage, lastLine(pf.stderr)
+			return outcome.Fatal, outcome.ReasonUsage, lastLine(pf.stderr)
 		}
 		if line := sandbox.StartFailure(pf.exitCode, pf.stderr); line != "" {
-			return ClassFatal, ReasonStartFailed, "the CLI could not start inside the sandbox (" + line + "); check that the claude binary and the directories its links lead to are readable by the worker user"
+			return outcome.Fatal, outcome.ReasonStartFailed, "the CLI could not start inside the sandbox (" + line + "); check that the claude binary and the directories its links lead to are readable by the worker user"
 		}
 		if pf.signal != "" {
-			return ClassInfra, ReasonKilled, "claude killed by signal " + pf.signal + tail(pf.stderr)
+			return outcome.Infra, outcome.ReasonKilled, "claude killed by signal " + pf.signal + tail(pf.stderr)
 		}
-		return ClassInfra, ReasonNoResult, "claude exited without a result" + tail(pf.stderr)
+		return outcome.Infra, outcome.ReasonNoResult, "claude exited without a result" + tail(pf.stderr)
 	}
 	detail := r.Result
 	if detail == "" && len(r.Errors) > 0 {
@@ -319,11 +255,11 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 	switch r.Subtype {
 	case ResultSuccess:
 		if !r.IsError {
-			reason := ReasonCompleted
+			reason := outcome.ReasonCompleted
 			if r.TerminalReason != "" && r.TerminalReason != "completed" {
 				reason = r.TerminalReason
 			}
-			return ClassSuccess, reason, detail
+			return outcome.Success, reason, detail
 		}
 		if detail == "" {
 			detail = synthText
@@ -331,63 +267,63 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 		c, reason := classifyAPIError(r, synthetic, detail)
 		return c, reason, detail
 	case ResultMaxTurns:
-		return ClassTask, ReasonMaxTurns, detail
+		return outcome.Task, outcome.ReasonMaxTurns, detail
 	case ResultMaxBudget:
-		return ClassTask, ReasonMaxBudget, detail
+		return outcome.Task, outcome.ReasonMaxBudget, detail
 	case ResultMaxStructRetry:
-		return ClassTask, ReasonStructuredOut, detail
+		return outcome.Task, outcome.ReasonStructuredOut, detail
 	case ResultDuringExec:
-		return ClassInfra, ReasonAborted, detail
+		return outcome.Infra, outcome.ReasonAborted, detail
 	}
-	return ClassInfra, ReasonUnknownResult, r.Subtype + ": " + detail
+	return outcome.Infra, outcome.ReasonUnknownResult, r.Subtype + ": " + detail
 }
 
 // classifyAPIError sorts a success/is_error result: the final API call failed.
-func classifyAPIError(r *ResultEvent, synthetic, text string) (Class, string) {
+func classifyAPIError(r *ResultEvent, synthetic, text string) (outcome.Class, string) {
 	st := r.APIErrorStatus
 	if synthetic == "billing_error" {
-		return ClassAccount, ReasonCredit
+		return outcome.Account, outcome.ReasonCredit
 	}
 	if reason := AccountReason(st, text); reason != "" {
-		return ClassAccount, reason
+		return outcome.Account, reason
 	}
 	switch {
 	// Credentials: nothing else will work either.
 	case synthetic == "authentication_failed" ||
 		strings.HasPrefix(text, "Invalid API key") || strings.Contains(text, "Not logged in"):
-		return ClassAccount, ReasonAuth
+		return outcome.Account, outcome.ReasonAuth
 	case st == 404 || synthetic == "model_not_found":
-		return ClassFatal, ReasonModelNotFound
+		return outcome.Fatal, outcome.ReasonModelNotFound
 	// Request/model problems tied to this task's conversation.
 	case r.StopReason == "refusal":
-		return ClassTask, ReasonRefusal
+		return outcome.Task, outcome.ReasonRefusal
 	case synthetic == "max_output_tokens" || strings.Contains(text, "output token maximum"):
-		return ClassTask, ReasonMaxOutputTokens
+		return outcome.Task, outcome.ReasonMaxOutputTokens
 	case st == 413:
-		return ClassTask, ReasonTooLarge
+		return outcome.Task, outcome.ReasonTooLarge
 	case st == 400 && strings.Contains(strings.ToLower(text), "prompt is too long"):
-		return ClassTask, ReasonContextTooLong
+		return outcome.Task, outcome.ReasonContextTooLong
 	case st == 400 || synthetic == "invalid_request":
-		return ClassFatal, ReasonBadRequest
+		return outcome.Fatal, outcome.ReasonBadRequest
 	// Upstream trouble.
 	case st == 429 || synthetic == "rate_limit":
-		return ClassInfra, ReasonRateLimit
+		return outcome.Infra, outcome.ReasonRateLimit
 	case st == 529 || strings.Contains(text, "Repeated 529") || strings.Contains(text, "Overloaded"):
-		return ClassInfra, ReasonOverloaded
+		return outcome.Infra, outcome.ReasonOverloaded
 	case st == 403:
-		return ClassInfra, ReasonForbidden
+		return outcome.Infra, outcome.ReasonForbidden
 	case st >= 500 && st <= 599:
-		return ClassInfra, ReasonServerError
+		return outcome.Infra, outcome.ReasonServerError
 	case strings.HasPrefix(text, "API Error: Unable to connect"):
-		return ClassInfra, ReasonConnection
+		return outcome.Infra, outcome.ReasonConnection
 	case strings.HasPrefix(text, "Request timed out") || strings.HasPrefix(text, "API Error: The operation timed out"):
-		return ClassInfra, ReasonTimeout
+		return outcome.Infra, outcome.ReasonTimeout
 	case strings.Contains(text, "empty or malformed response") || strings.HasPrefix(text, "API Error: Failed to parse JSON"):
-		return ClassInfra, ReasonMalformed
+		return outcome.Infra, outcome.ReasonMalformed
 	case synthetic == "server_error":
-		return ClassInfra, ReasonServerError
+		return outcome.Infra, outcome.ReasonServerError
 	}
-	return ClassInfra, ReasonAPIError
+	return outcome.Infra, outcome.ReasonAPIError
 }
 
 // AccountReason says whether an API error answer is about the account
@@ -400,14 +336,14 @@ func AccountReason(status int, text string) string {
 	l := strings.ToLower(text)
 	switch {
 	case strings.Contains(l, "credit balance"):
-		return ReasonCredit
+		return outcome.ReasonCredit
 	case (status == 429 || status == 403 || status == 400 || status == 0) &&
 		(strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")):
-		return ReasonUsageLimit
+		return outcome.ReasonUsageLimit
 	case status == 401 || strings.Contains(l, "authentication_error"):
-		return ReasonAuth
+		return outcome.ReasonAuth
 	case status == 403 && strings.Contains(l, "permission_error"):
-		return ReasonAuth
+		return outcome.ReasonAuth
 	}
 	return ""
 }

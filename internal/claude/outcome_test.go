@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/sandbox"
 )
 
@@ -30,26 +31,26 @@ func TestClassifyCapturedStreams(t *testing.T) {
 	cases := []struct {
 		stream string
 		exit   int
-		class  Class
+		class  outcome.Class
 		reason string
 		detail string
 	}{
-		{"happy", 0, ClassSuccess, ReasonCompleted, "Done: hello.txt says hello."},
-		{"hook", 0, ClassSuccess, ReasonCompleted, "done"},
-		{"429", 1, ClassInfra, ReasonRateLimit, "Request rejected (429)"},
-		{"500", 1, ClassInfra, ReasonServerError, "500 Internal server error"},
-		{"529", 1, ClassInfra, ReasonOverloaded, "529 Overloaded"},
-		{"stall", 1, ClassInfra, ReasonTimeout, "Request timed out"},
-		{"malformed", 1, ClassInfra, ReasonMalformed, "Failed to parse JSON"},
-		{"401", 1, ClassAccount, ReasonAuth, "Invalid API key"},
-		{"notloggedin", 1, ClassAccount, ReasonAuth, "Not logged in"},
-		{"404", 1, ClassFatal, ReasonModelNotFound, "issue with the selected model"},
-		{"400", 1, ClassFatal, ReasonBadRequest, "400 scripted bad request"},
-		{"413", 1, ClassTask, ReasonTooLarge, "Request too large"},
-		{"maxtokens", 1, ClassTask, ReasonMaxOutputTokens, "output token maximum"},
-		{"refusal", 1, ClassTask, ReasonRefusal, "Usage Policy"},
-		{"maxturns", 1, ClassTask, ReasonMaxTurns, "maximum number of turns"},
-		{"budget", 1, ClassTask, ReasonMaxBudget, "maximum budget"},
+		{"happy", 0, outcome.Success, outcome.ReasonCompleted, "Done: hello.txt says hello."},
+		{"hook", 0, outcome.Success, outcome.ReasonCompleted, "done"},
+		{"429", 1, outcome.Infra, outcome.ReasonRateLimit, "Request rejected (429)"},
+		{"500", 1, outcome.Infra, outcome.ReasonServerError, "500 Internal server error"},
+		{"529", 1, outcome.Infra, outcome.ReasonOverloaded, "529 Overloaded"},
+		{"stall", 1, outcome.Infra, outcome.ReasonTimeout, "Request timed out"},
+		{"malformed", 1, outcome.Infra, outcome.ReasonMalformed, "Failed to parse JSON"},
+		{"401", 1, outcome.Account, outcome.ReasonAuth, "Invalid API key"},
+		{"notloggedin", 1, outcome.Account, outcome.ReasonAuth, "Not logged in"},
+		{"404", 1, outcome.Fatal, outcome.ReasonModelNotFound, "issue with the selected model"},
+		{"400", 1, outcome.Fatal, outcome.ReasonBadRequest, "400 scripted bad request"},
+		{"413", 1, outcome.Task, outcome.ReasonTooLarge, "Request too large"},
+		{"maxtokens", 1, outcome.Task, outcome.ReasonMaxOutputTokens, "output token maximum"},
+		{"refusal", 1, outcome.Task, outcome.ReasonRefusal, "Usage Policy"},
+		{"maxturns", 1, outcome.Task, outcome.ReasonMaxTurns, "maximum number of turns"},
+		{"budget", 1, outcome.Task, outcome.ReasonMaxBudget, "maximum budget"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.stream, func(t *testing.T) {
@@ -142,27 +143,27 @@ func TestClassifyProcessEnds(t *testing.T) {
 		lines       [][]byte
 		pf          procFacts
 		signalAfter int
-		class       Class
+		class       outcome.Class
 		reason      string
 	}{
 		// §6: SIGTERM during an API call prints only init and exits 143.
-		{"sigterm from outside", initOnly, procFacts{exitCode: -1, signal: "terminated"}, 1 << 30, ClassInfra, ReasonKilled},
-		{"exit 143 no result", initOnly, procFacts{exitCode: 143}, 1 << 30, ClassInfra, ReasonNoResult},
-		{"nothing at all", nil, procFacts{exitCode: 0}, 1 << 30, ClassInfra, ReasonNoResult},
-		{"usage error", nil, procFacts{exitCode: 1, stderr: "error: unknown option '--bogus'\n"}, 1 << 30, ClassFatal, ReasonUsage},
-		{"root bypass refused", nil, procFacts{exitCode: 1, stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"}, 1 << 30, ClassFatal, ReasonUsage},
+		{"sigterm from outside", initOnly, procFacts{exitCode: -1, signal: "terminated"}, 1 << 30, outcome.Infra, outcome.ReasonKilled},
+		{"exit 143 no result", initOnly, procFacts{exitCode: 143}, 1 << 30, outcome.Infra, outcome.ReasonNoResult},
+		{"nothing at all", nil, procFacts{exitCode: 0}, 1 << 30, outcome.Infra, outcome.ReasonNoResult},
+		{"usage error", nil, procFacts{exitCode: 1, stderr: "error: unknown option '--bogus'\n"}, 1 << 30, outcome.Fatal, outcome.ReasonUsage},
+		{"root bypass refused", nil, procFacts{exitCode: 1, stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"}, 1 << 30, outcome.Fatal, outcome.ReasonUsage},
 		// The sandbox's init could not exec the CLI: every worker would
 		// fail the same way, so the run stops instead of retrying.
-		{"no CLI in the sandbox", nil, procFacts{exitCode: 127, stderr: sandbox.StartFailureLine(errors.New("exec /x/.bin/claude: no such file or directory")) + "\n"}, 1 << 30, ClassFatal, ReasonStartFailed},
-		{"exit 127 of the CLI itself", nil, procFacts{exitCode: 127, stderr: "sh: git: not found\n"}, 1 << 30, ClassInfra, ReasonNoResult},
-		{"bad session id", nil, procFacts{exitCode: 1, stderr: "Error: Invalid session ID. Must be a valid UUID.\n"}, 1 << 30, ClassFatal, ReasonUsage},
-		{"stopped by us", initOnly, procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 0, ClassInfra, ReasonStopped},
-		{"stalled", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "stalled"}, 0, ClassInfra, ReasonStalled},
-		{"killed", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "killed"}, 0, ClassInfra, ReasonKilled},
+		{"no CLI in the sandbox", nil, procFacts{exitCode: 127, stderr: sandbox.StartFailureLine(errors.New("exec /x/.bin/claude: no such file or directory")) + "\n"}, 1 << 30, outcome.Fatal, outcome.ReasonStartFailed},
+		{"exit 127 of the CLI itself", nil, procFacts{exitCode: 127, stderr: "sh: git: not found\n"}, 1 << 30, outcome.Infra, outcome.ReasonNoResult},
+		{"bad session id", nil, procFacts{exitCode: 1, stderr: "Error: Invalid session ID. Must be a valid UUID.\n"}, 1 << 30, outcome.Fatal, outcome.ReasonUsage},
+		{"stopped by us", initOnly, procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 0, outcome.Infra, outcome.ReasonStopped},
+		{"stalled", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "stalled"}, 0, outcome.Infra, outcome.ReasonStalled},
+		{"killed", initOnly, procFacts{exitCode: -1, signal: "killed", stopCause: "killed"}, 0, outcome.Infra, outcome.ReasonKilled},
 		// A success printed after our signal raced the kill: do not trust it.
-		{"result after our signal", streamLines(t, "happy"), procFacts{exitCode: 143, stopCause: "stopped"}, 3, ClassInfra, ReasonStopped},
+		{"result after our signal", streamLines(t, "happy"), procFacts{exitCode: 143, stopCause: "stopped"}, 3, outcome.Infra, outcome.ReasonStopped},
 		// A result that arrived before we signalled stands.
-		{"result before our signal", streamLines(t, "happy"), procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 1 << 30, ClassSuccess, ReasonCompleted},
+		{"result before our signal", streamLines(t, "happy"), procFacts{exitCode: -1, signal: "terminated", stopCause: "stopped"}, 1 << 30, outcome.Success, outcome.ReasonCompleted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,27 +204,27 @@ func TestClassifyDocumentedResults(t *testing.T) {
 	cases := []struct {
 		name   string
 		lines  []string
-		class  Class
+		class  outcome.Class
 		reason string
 	}{
-		{"repeated 529", []string{synth("server_error", "API Error: Repeated 529 Overloaded errors."), res("", "API Error: Repeated 529 Overloaded errors. The API is at capacity", "stop_sequence")}, ClassInfra, ReasonOverloaded},
-		{"connection refused", []string{synth("server_error", "x"), res("", "API Error: Unable to connect to API (ConnectionRefused)", "stop_sequence")}, ClassInfra, ReasonConnection},
-		{"stream idle timeout", []string{synth("unknown", "x"), res("", "API Error: The operation timed out.", "stop_sequence")}, ClassInfra, ReasonTimeout},
-		{"empty or malformed", []string{synth("unknown", "x"), res("", "API Error: API returned an empty or malformed response (HTTP 200) — check for a proxy", "stop_sequence")}, ClassInfra, ReasonMalformed},
-		{"502", []string{res("502", "API Error: 502 Bad Gateway", "stop_sequence")}, ClassInfra, ReasonServerError},
-		{"403", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, ClassInfra, ReasonForbidden},
-		{"prompt too long", []string{res("400", "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", "stop_sequence")}, ClassTask, ReasonContextTooLong},
-		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, ClassAccount, ReasonCredit},
-		{"unknown api error", []string{res("", "something new", "stop_sequence")}, ClassInfra, ReasonAPIError},
+		{"repeated 529", []string{synth("server_error", "API Error: Repeated 529 Overloaded errors."), res("", "API Error: Repeated 529 Overloaded errors. The API is at capacity", "stop_sequence")}, outcome.Infra, outcome.ReasonOverloaded},
+		{"connection refused", []string{synth("server_error", "x"), res("", "API Error: Unable to connect to API (ConnectionRefused)", "stop_sequence")}, outcome.Infra, outcome.ReasonConnection},
+		{"stream idle timeout", []string{synth("unknown", "x"), res("", "API Error: The operation timed out.", "stop_sequence")}, outcome.Infra, outcome.ReasonTimeout},
+		{"empty or malformed", []string{synth("unknown", "x"), res("", "API Error: API returned an empty or malformed response (HTTP 200) — check for a proxy", "stop_sequence")}, outcome.Infra, outcome.ReasonMalformed},
+		{"502", []string{res("502", "API Error: 502 Bad Gateway", "stop_sequence")}, outcome.Infra, outcome.ReasonServerError},
+		{"403", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, outcome.Infra, outcome.ReasonForbidden},
+		{"prompt too long", []string{res("400", "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", "stop_sequence")}, outcome.Task, outcome.ReasonContextTooLong},
+		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, outcome.Account, outcome.ReasonCredit},
+		{"unknown api error", []string{res("", "something new", "stop_sequence")}, outcome.Infra, outcome.ReasonAPIError},
 		// As the pinned CLI renders them (captured against zerg mockapi).
-		{"credit 400", []string{synth("billing_error", "Credit balance is too low"), res("400", "Credit balance is too low", "stop_sequence")}, ClassAccount, ReasonCredit},
-		{"usage limit 429", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", "stop_sequence")}, ClassAccount, ReasonUsageLimit},
-		{"plain 429 passes", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · This request would exceed the rate limit for your organization", "stop_sequence")}, ClassInfra, ReasonRateLimit},
-		{"permission 403", []string{res("403", "API Error: 403 permission_error: Your API key does not have permission", "stop_sequence")}, ClassAccount, ReasonAuth},
-		{"during execution", []string{`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"errors":["[ede_diagnostic] result_type=user"]}`}, ClassInfra, ReasonAborted},
-		{"structured output retries", []string{`{"type":"result","subtype":"error_max_structured_output_retries","is_error":true}`}, ClassTask, ReasonStructuredOut},
-		{"unknown subtype", []string{`{"type":"result","subtype":"error_new_kind","is_error":true}`}, ClassInfra, ReasonUnknownResult},
-		{"hook stopped", []string{`{"type":"result","subtype":"success","is_error":false,"result":"","terminal_reason":"hook_stopped"}`}, ClassSuccess, "hook_stopped"},
+		{"credit 400", []string{synth("billing_error", "Credit balance is too low"), res("400", "Credit balance is too low", "stop_sequence")}, outcome.Account, outcome.ReasonCredit},
+		{"usage limit 429", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", "stop_sequence")}, outcome.Account, outcome.ReasonUsageLimit},
+		{"plain 429 passes", []string{synth("rate_limit", "x"), res("429", "API Error: Request rejected (429) · This request would exceed the rate limit for your organization", "stop_sequence")}, outcome.Infra, outcome.ReasonRateLimit},
+		{"permission 403", []string{res("403", "API Error: 403 permission_error: Your API key does not have permission", "stop_sequence")}, outcome.Account, outcome.ReasonAuth},
+		{"during execution", []string{`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"errors":["[ede_diagnostic] result_type=user"]}`}, outcome.Infra, outcome.ReasonAborted},
+		{"structured output retries", []string{`{"type":"result","subtype":"error_max_structured_output_retries","is_error":true}`}, outcome.Task, outcome.ReasonStructuredOut},
+		{"unknown subtype", []string{`{"type":"result","subtype":"error_new_kind","is_error":true}`}, outcome.Infra, outcome.ReasonUnknownResult},
+		{"hook stopped", []string{`{"type":"result","subtype":"success","is_error":false,"result":"","terminal_reason":"hook_stopped"}`}, outcome.Success, "hook_stopped"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,11 +246,11 @@ func TestAccountReasonAndReset(t *testing.T) {
 		text   string
 		want   string
 	}{
-		{400, "invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", ReasonCredit},
-		{429, "rate_limit_error: You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", ReasonUsageLimit},
-		{403, "permission_error: organization usage limit reached", ReasonUsageLimit},
-		{401, "authentication_error: invalid x-api-key", ReasonAuth},
-		{403, "permission_error: key revoked", ReasonAuth},
+		{400, "invalid_request_error: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.", outcome.ReasonCredit},
+		{429, "rate_limit_error: You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", outcome.ReasonUsageLimit},
+		{403, "permission_error: organization usage limit reached", outcome.ReasonUsageLimit},
+		{401, "authentication_error: invalid x-api-key", outcome.ReasonAuth},
+		{403, "permission_error: key revoked", outcome.ReasonAuth},
 		{429, "rate_limit_error: Number of request tokens has exceeded your per-minute rate limit", ""},
 		{400, "invalid_request_error: messages: field required", ""},
 		{403, "forbidden", ""},
@@ -274,7 +275,7 @@ func TestRecorded(t *testing.T) {
 	stream := `{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-5"}` + "\n" +
 		`{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","content":[{"type":"text","text":"done"}]},"session_id":"s"}` + "\n"
 	o, ok := Recorded(strings.NewReader(stream + result + "\n"))
-	if !ok || o.Class != ClassSuccess || o.NumTurns != 2 || o.CostUSD != 0.01 {
+	if !ok || o.Class != outcome.Success || o.NumTurns != 2 || o.CostUSD != 0.01 {
 		t.Errorf("a finished stream: %v %+v", ok, o)
 	}
 	if _, ok := Recorded(strings.NewReader(stream)); ok {

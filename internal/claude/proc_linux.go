@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zergrush/zerg/internal/pathx"
 	"golang.org/x/sys/unix"
 )
 
@@ -270,7 +271,7 @@ func (t *tree) inDirs(p string) bool {
 		return false
 	}
 	for _, d := range t.dirs {
-		if d != "" && within(d, p) {
+		if d != "" && pathx.Within(d, p) {
 			return true
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // fakeClaude is a stand-in CLI for driver tests that need no model: it
@@ -172,7 +174,7 @@ func TestRunStopKillsDetachedTree(t *testing.T) {
 			tc.stop(r, cancel)
 			o := waitOutcome(t, r, 30*time.Second)
 			assertGone(t, append(detached, r.PID())...)
-			if o.Class != ClassInfra || !o.Stopped || o.StopCause != tc.cause || len(o.Leftover) != 0 {
+			if o.Class != outcome.Infra || !o.Stopped || o.StopCause != tc.cause || len(o.Leftover) != 0 {
 				t.Fatalf("outcome %s/%s stopped %v cause %q leftover %v", o.Class, o.Reason, o.Stopped, o.StopCause, o.Leftover)
 			}
 			if tc.mode == "ignore-term" && time.Since(start) < f.spec.KillGrace {
@@ -197,7 +199,7 @@ func TestRunNormalExitSweepsLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := waitOutcome(t, r, 30*time.Second)
-	if o.Class != ClassSuccess || o.ResultText != "fake done" || o.CostUSD != 0.25 || o.ExitCode != 0 || o.Stopped {
+	if o.Class != outcome.Success || o.ResultText != "fake done" || o.CostUSD != 0.25 || o.ExitCode != 0 || o.Stopped {
 		t.Fatalf("outcome %+v", o)
 	}
 	// The nohup'd and setsid'd children carry the marker; the env -i one
@@ -217,7 +219,7 @@ func TestRunWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := waitOutcome(t, r, 30*time.Second)
-	if o.Class != ClassInfra || o.Reason != ReasonStalled || o.StopCause != "stalled" {
+	if o.Class != outcome.Infra || o.Reason != outcome.ReasonStalled || o.StopCause != "stalled" {
 		t.Fatalf("outcome %s/%s cause %q", o.Class, o.Reason, o.StopCause)
 	}
 	if d := time.Since(start); d < f.spec.IdleTimeout {
@@ -307,7 +309,7 @@ func TestKillRecorded(t *testing.T) {
 	}
 	o := waitOutcome(t, r, 30*time.Second)
 	assertGone(t, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"), r.PID())
-	if o.Class != ClassInfra {
+	if o.Class != outcome.Infra {
 		t.Fatalf("outcome %s/%s", o.Class, o.Reason)
 	}
 	// A stale record (same PID, other start time) is left alone.

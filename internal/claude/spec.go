@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
@@ -216,7 +217,7 @@ func (s Spec) normalize() (Spec, error) {
 		return bad("attempt dir %q is not absolute", s.AttemptDir)
 	}
 	s.Workdir, s.AttemptDir = filepath.Clean(s.Workdir), filepath.Clean(s.AttemptDir)
-	if within(s.Workdir, s.AttemptDir) {
+	if pathx.Within(s.Workdir, s.AttemptDir) {
 		return bad("attempt dir %s is inside the workdir %s", s.AttemptDir, s.Workdir)
 	}
 	if strings.TrimSpace(s.Prompt) == "" {
@@ -380,11 +381,6 @@ func (s Spec) toolchainPrograms() []string {
 
 // dependencyDirs hold other projects' files, not the repository's own.
 var dependencyDirs = []string{"node_modules", "vendor", "third_party", "deps", "_build", "target", "dist", "build"}
-
-func within(parent, p string) bool {
-	rel, err := filepath.Rel(parent, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // Paths of the attempt's files.
 func (s Spec) settingsPath() string { return filepath.Join(s.AttemptDir, settingsFile) }

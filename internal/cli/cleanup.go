@@ -12,9 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -148,9 +149,9 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		for _, e := range entries {
 			p := filepath.Join(t.paths.Workspaces, e.Name())
 			if !e.IsDir() || strings.HasPrefix(e.Name(), "_") || registered[p] {
-				if strings.HasSuffix(e.Name(), attempt.KeptSuffix) && !o.dryRun {
+				if strings.HasSuffix(e.Name(), driver.KeptSuffix) && !o.dryRun {
 					// A record of a workspace that is gone.
-					if _, err := os.Stat(strings.TrimSuffix(p, attempt.KeptSuffix)); errors.Is(err, os.ErrNotExist) {
+					if _, err := os.Stat(strings.TrimSuffix(p, driver.KeptSuffix)); errors.Is(err, os.ErrNotExist) {
 						_ = os.Remove(p)
 					}
 				}
@@ -370,11 +371,11 @@ func mergedOutsideZerg(ctx context.Context, repo *gitx.Repo, commit string) (boo
 // withinAny reports whether p is inside dir, comparing real paths too: git
 // lists worktrees by their resolved path.
 func withinAny(p, dir string) bool {
-	if within(dir, p) {
+	if pathx.Below(dir, p) {
 		return true
 	}
 	real, err := filepath.EvalSymlinks(dir)
-	return err == nil && within(real, p)
+	return err == nil && pathx.Below(real, p)
 }
 
 // samePath reports whether p and q name the same existing file, symlinks
@@ -388,19 +389,14 @@ func samePath(p, q string) bool {
 	return err1 == nil && err2 == nil && rp == rq
 }
 
-func within(dir, p string) bool {
-	r, err := filepath.Rel(dir, p)
-	return err == nil && r != "." && !strings.HasPrefix(r, "..")
-}
-
 // keptReason is why zerg kept a sandboxed workspace, from the record it
 // wrote beside it.
 func keptReason(ws string) string {
-	data, err := os.ReadFile(ws + attempt.KeptSuffix)
+	data, err := os.ReadFile(ws + driver.KeptSuffix)
 	if err != nil {
 		return "a sandboxed attempt's workspace whose work zerg did not commit"
 	}
-	var k attempt.Kept
+	var k driver.Kept
 	if json.Unmarshal(data, &k) != nil || k.Reason == "" {
 		return "a sandboxed attempt's workspace whose work zerg did not commit"
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -44,11 +45,11 @@ func statusFixture(t *testing.T) *fakeRun {
 	}
 	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
 	add(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base})
-	add(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: run.ClassSuccess, Reason: "ok", Commit: f.head})
+	add(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: outcome.Success, Reason: "ok", Commit: f.head})
 	add(run.EvLevelMerged, "", 0, run.LevelMerged{Level: 1, Base: f.base, Head: f.head, Tasks: []string{"T1"}})
 	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3-longer-name"}})
 	add(run.EvAttemptStarted, "T2", 1, run.AttemptStarted{Level: 2, Base: f.head})
-	add(run.EvAttemptFinished, "T2", 1, run.AttemptFinished{Class: run.ClassTask, Reason: "verification_failed", Detail: "exit 1"})
+	add(run.EvAttemptFinished, "T2", 1, run.AttemptFinished{Class: outcome.Task, Reason: "verification_failed", Detail: "exit 1"})
 	add(run.EvTaskFailed, "T2", 1, nil)
 	add(run.EvAttemptStarted, "T3-longer-name", 1, run.AttemptStarted{Level: 2, Base: f.head})
 	return f

@@ -177,3 +177,35 @@ func short(s string) string {
 	}
 	return s
 }
+
+// Snapshot commits the working tree of w (a worktree of the repository)
+// on top of base into the quarantine, the way the worker's own `git add -A
+// && git commit` would, without touching the worktree's index or HEAD and
+// without writing to the repository's object store: a fresh private index
+// (the worktree's own is the worker's to tamper with: skip-worktree bits
+// would hide changes) and the quarantine's object directory. What is
+// refused is removed with the quarantine and never reaches the repository.
+func (q *Quarantine) Snapshot(ctx context.Context, w *Runner, base string) (string, error) {
+	common, err := q.main.CommonDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	index := filepath.Join(q.Dir, "snapshot-index")
+	_ = os.Remove(index)
+	defer os.Remove(index)
+	s := *w
+	s.ExtraEnv = append(append([]string{}, w.ExtraEnv...), "GIT_INDEX_FILE="+index,
+		"GIT_OBJECT_DIRECTORY="+filepath.Join(q.Dir, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(common, "objects"))
+	if _, err := s.Run(ctx, "read-tree", base); err != nil {
+		return "", err
+	}
+	if _, err := s.Run(ctx, "add", "--all", "--", "."); err != nil {
+		return "", err
+	}
+	tree, err := trim(s.Run(ctx, "write-tree"))
+	if err != nil {
+		return "", err
+	}
+	return q.CommitTree(ctx, tree, base, "attempt", nil)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -72,7 +73,7 @@ type Claude struct {
 // SessionError is a session that did not finish successfully.
 type SessionError struct {
 	Session string
-	Class   claude.Class
+	Class   outcome.Class
 	Reason  string
 	Detail  string
 }
@@ -122,7 +123,7 @@ func (c *Claude) Run(ctx context.Context, s Session) (Answer, error) {
 	if out.Err != nil && out.Class == "" {
 		return a, out.Err
 	}
-	if out.Class != claude.ClassSuccess {
+	if out.Class != outcome.Success {
 		return a, &SessionError{Session: s.Name, Class: out.Class, Reason: out.Reason, Detail: out.Detail}
 	}
 	return a, nil

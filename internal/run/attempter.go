@@ -7,6 +7,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -21,50 +22,27 @@ type realAttempter struct {
 	worker  claude.Spec
 	sec     *securityKit
 	specDir string
-	kit     *sandboxKit // sandbox mode; nil in subprocess mode
+	drv     driver.Driver
 	// filesystems are paths on the filesystems of the run's records and of
 	// its workspaces, for the free-space floor.
 	filesystems []string
 }
 
 func (a *realAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.Result, error) {
-	in, release, err := a.input(ctx, r)
-	if err != nil {
-		return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
-	}
-	defer release()
-	return attempt.Run(ctx, in)
+	return attempt.Run(ctx, a.input(r))
 }
 
 // Recover finishes an attempt a dead coordinator left (attempt.Recover).
 func (a *realAttempter) Recover(ctx context.Context, r AttemptRequest) (attempt.Result, bool, error) {
-	in, release, err := a.input(ctx, r)
-	if err != nil {
-		return attempt.Result{}, false, err
-	}
-	defer release()
-	return attempt.Recover(ctx, in)
+	return attempt.Recover(ctx, a.input(r))
 }
 
-// input is the attempt's input; release gives back the worker user it
-// took (sandbox mode: one per attempt in flight, so no two sandboxes share
-// a uid).
-func (a *realAttempter) input(ctx context.Context, r AttemptRequest) (attempt.Input, func(), error) {
+// input is the attempt's input.
+func (a *realAttempter) input(r AttemptRequest) attempt.Input {
 	cfg := a.cfg
-	var sb *attempt.Sandboxed
-	release := func() {}
-	if a.kit != nil {
-		u, err := a.kit.acquire(ctx)
-		if err != nil {
-			return attempt.Input{}, release, err
-		}
-		release = func() { a.kit.release(u) }
-		// A build cache of the attempt's own, in its worker state.
-		sb = a.kit.forCommand(u, filepath.Join(r.WorkerDir, "cache"))
-	}
 	return attempt.Input{
-		Sandbox: sb,
-		Repo:    a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
+		Driver: a.drv, MaxFileBytes: int64(cfg.Sandbox.MaxCommitFileMB) << 20,
+		Repo: a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
 		Protected: ProtectedPaths(cfg),
 		// The records of this attempt are <run>/attempts/<task>/<n>; its
@@ -76,7 +54,7 @@ func (a *realAttempter) input(ctx context.Context, r AttemptRequest) (attempt.In
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
 		Disk: attempt.DiskLimits{WorkspaceBytes: int64(cfg.Disk.WorkspaceMB) << 20, MinFreeBytes: int64(cfg.Disk.MinFreeMB) << 20,
 			Filesystems: a.filesystems},
-	}, release, nil
+	}
 }
 
 // workerSpec fills the launch template's gaps from the config.

@@ -3,7 +3,7 @@ package run
 import (
 	"fmt"
 
-	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -82,11 +82,11 @@ func (c *Coordinator) overBudget() *Error {
 // accountCause names an account refusal for the report.
 func accountCause(reason string) string {
 	switch reason {
-	case claude.ReasonCredit, claude.ReasonBilling:
+	case outcome.ReasonCredit, outcome.ReasonBilling:
 		return "the API account's credit balance is too low"
-	case claude.ReasonUsageLimit:
+	case outcome.ReasonUsageLimit:
 		return "the API account reached its usage limit"
-	case claude.ReasonAuth:
+	case outcome.ReasonAuth:
 		return "the API key was refused (revoked, invalid or without permission)"
 	}
 	return "the API refused the account (" + reason + ")"

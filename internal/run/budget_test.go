@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 
-	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 )
 
@@ -22,8 +22,8 @@ func TestAccountErrorStopsLaunching(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	hold := make(chan struct{})
 	defer close(hold)
-	w.att.script["A"] = []outcome{{class: ClassAccount, reason: claude.ReasonCredit, detail: "the API answered 400: Your credit balance is too low"}}
-	w.att.script["B"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+	w.att.script["A"] = []scripted{{class: outcome.Account, reason: outcome.ReasonCredit, detail: "the API answered 400: Your credit balance is too low"}}
+	w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 	w.att.together = 2
 	st, err := w.rush(context.Background())
 	var re *Error
@@ -90,8 +90,8 @@ func TestRunBudgetOnExceed(t *testing.T) {
 			w.cfg.Budget.OnExceed = mode
 			hold := make(chan struct{})
 			// Whichever of A and B reserves first runs (held); the other is refused.
-			w.att.script["A"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
-			w.att.script["B"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+			w.att.script["A"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
+			w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 			c := w.coordinator(NewState())
 			c.projection = &Projection{Tasks: []TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
 			done := make(chan struct{})
@@ -280,7 +280,7 @@ func TestGatewayRunBudgetStopsLaunching(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Workers = 1
 	w.cfg.Budget.RunUSD = 5
-	w.att.script["A"] = []outcome{{class: ClassInfra, reason: claude.ReasonRunBudget, detail: "the gateway refused further requests: budget.run_usd is spent"}}
+	w.att.script["A"] = []scripted{{class: outcome.Infra, reason: outcome.ReasonRunBudget, detail: "the gateway refused further requests: budget.run_usd is spent"}}
 	st, err := w.rush(context.Background())
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != Budget || re.Task != "A" {

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/security"
@@ -118,7 +118,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	// commands run side by side, and each slot's build cache is warm before
 	// the first attempt starts in it.
 	n := min(max(opts.Workers, opts.Config.Workers, 1), len(cmds), runtime.NumCPU())
-	isos, closeAll, err := lanes(ctx, opts, paths, worker, base, "_check", n)
+	isos, caches, closeAll, err := lanes(ctx, opts, paths, worker, base, "_check", n)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			rep.Toolchains = append(rep.Toolchains, tc.Name)
 		}
 	}
-	rep.Caches = isos[0].tools.Caches
+	rep.Caches = caches
 	planned := plannedPaths(g)
 	own := diagnose.ProjectNames(opts.Root) // the repository's, not what a command left in a clone
 	results := make([]CheckResult, len(cmds))
@@ -149,7 +149,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = checkOne(ctx, iso, cmds[i], planned, own, worker, progress)
+				results[i] = checkOne(ctx, opts, iso, cmds[i], planned, own, worker, progress)
 			}
 		}()
 	}
@@ -200,26 +200,26 @@ func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Run
 }
 
 // checkOne runs one command in iso and classifies its outcome.
-func checkOne(ctx context.Context, iso *isolation, cmd checkCommand, planned, own []string, worker claude.Spec, progress func(string)) CheckResult {
+func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd checkCommand, planned, own []string, worker claude.Spec, progress func(string)) CheckResult {
 	if progress != nil {
 		progress(fmt.Sprintf("check: %s %s: %s", cmd.What, strings.Join(cmd.Names, ", "), cmd.Command))
 	}
 	facts := preflight.Facts{
-		GoModule: goModulePath(filepath.Join(iso.ws, "go.mod")),
+		GoModule: goModulePath(filepath.Join(iso.Dir(), "go.mod")),
 		Own:      own,
 		Planned:  planned,
 		Command:  cmd.Command,
 		Exists: func(rel string) bool {
-			_, err := os.Lstat(filepath.Join(iso.ws, filepath.FromSlash(rel)))
+			_, err := os.Lstat(filepath.Join(iso.Dir(), filepath.FromSlash(rel)))
 			return err == nil
 		},
 		OnPath: func(name string) bool {
-			code, _ := iso.run(ctx, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
+			code, _ := runIn(ctx, iso, opts, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
 			return code == 0
 		},
 	}
 	t0 := time.Now()
-	code, out := iso.run(ctx, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
+	code, out := runIn(ctx, iso, opts, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
 	res := cmd.CheckResult
 	took := time.Since(t0)
 	res.Exit, res.Seconds, res.DurationMS = code, took.Seconds(), took.Milliseconds()
@@ -235,114 +235,36 @@ type checkCommand struct {
 	timeout time.Duration
 }
 
-// isolation is a private clone of a commit and a fresh home in which
-// commands run the way a worker's verification does: in sandbox mode in a
-// sandbox of a worker user with the toolchains, else as the worker user.
-type isolation struct {
-	ws, home string
-	tools    toolchain.Env // sandbox mode: what the toolchains give its commands
-	run      func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string)
-	close    func()
-}
-
-// newIsolation makes the clone and home called name for commands run as u
-// of kit (sandbox mode), or as opts.RunAs (subprocess mode; kit nil).
-func newIsolation(ctx context.Context, opts Options, paths Paths, kit *sandboxKit, u *security.WorkerUser, commit, name string) (*isolation, error) {
-	// A directory of its own (not a fixed name): a check or a review of the
-	// same feature running at the same time has its own.
-	if err := os.MkdirAll(paths.Workspaces, 0o755); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(paths.Workspaces, name+"-")
+// lanes makes n private clones of commit (name-1, name-2, …) in the
+// driver's isolation, each its own worker user in sandbox mode, so
+// commands run side by side the way a worker's verification does; close
+// removes them all. caches are the toolchains' caches the commands get.
+func lanes(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string, n int) (wss []driver.Workspace, caches []toolchain.Cache, closeAll func(), err error) {
+	drv, caches, err := newDriver(ctx, opts, paths, worker, n, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	ws, home := filepath.Join(dir, "repo"), filepath.Join(dir, "home")
-	iso := &isolation{ws: ws, home: home, close: func() { os.RemoveAll(dir) }}
-	fail := func(err error) (*isolation, error) { iso.close(); return nil, err }
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
-	if err := repo.CloneCommit(ctx, ws, commit); err != nil {
-		return fail(&Error{Kind: Setup, Feature: opts.Feature, Err: err})
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fail(err)
-	}
-	pass := opts.Config.Env.Pass
-	runAs := opts.RunAs
-	iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
-		return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,
-			Env: append([]string{"HOME=" + home}, env...), RunAs: runAs}.Run(ctx)
-	}
-	if kit != nil {
-		runAs = u
-		// A build cache no worker wrote to, for this lane alone (removed
-		// with it).
-		cache := filepath.Join(dir, "cache")
-		iso.tools = kit.tools(cache)
-		sb := kit.forCommand(u, cache)
-		if _, err := sb.PreparePrivate(); err != nil {
-			return fail(err)
-		}
-		if err := sb.NewGroup(name); err != nil {
-			return fail(err)
-		}
-		closeDir := iso.close
-		iso.close = func() { sb.Group.Close(); closeDir() }
-		spec := sb.CommandSpec(ws, home)
-		iso.run = func(ctx context.Context, command string, timeout time.Duration, env ...string) (int, string) {
-			return attempt.Shell{Command: command, Dir: ws, Timeout: timeout, Pass: pass,
-				Env: append(append([]string{"HOME=" + home}, sb.Env...), env...), Sandbox: &spec}.Run(ctx)
-		}
-	}
-	if runAs != nil {
-		for _, d := range []string{ws, home} {
-			if err := runAs.GiveTree(d); err != nil {
-				return fail(&Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf("hand %s to %s: %w", d, runAs.Name, err)})
-			}
-		}
-	}
-	return iso, nil
-}
-
-// lanes makes n isolations of commit (name-1, name-2, …), each its own
-// worker user in sandbox mode, so commands can run side by side; close
-// removes them all.
-func lanes(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string, n int) ([]*isolation, func(), error) {
-	var (
-		kit  *sandboxKit
-		isos []*isolation
-		err  error
-	)
-	closeAll := func() {
-		for _, iso := range isos {
-			iso.close()
-		}
-	}
-	if opts.Config.Mode == config.ModeSandbox {
-		if kit, err = newSandboxKit(ctx, opts, paths, worker, n, nil); err != nil {
-			return nil, nil, err
+	closeAll = func() {
+		for _, ws := range wss {
+			ws.Close()
+			_ = ws.Remove(context.Background())
 		}
 	}
 	for i := 1; i <= n; i++ {
-		var u *security.WorkerUser
-		if kit != nil {
-			if u, err = kit.acquire(ctx); err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-		}
-		iso, err := newIsolation(ctx, opts, paths, kit, u, commit, fmt.Sprintf("%s-%d", name, i))
+		ws, err := drv.Isolate(ctx, commit, fmt.Sprintf("%s-%d", name, i))
 		if err != nil {
 			closeAll()
-			return nil, nil, err
+			return nil, nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 		}
-		isos = append(isos, iso)
+		wss = append(wss, ws)
 	}
-	return isos, closeAll, nil
+	return wss, caches, closeAll, nil
+}
+
+// runIn runs command in ws as zerg check and review do: a fresh HOME, the
+// allowlisted environment and env.
+func runIn(ctx context.Context, ws driver.Workspace, opts Options, command string, timeout time.Duration, env ...string) (int, string) {
+	return ws.Exec(ctx, driver.Command{Command: command, Timeout: timeout, Pass: opts.Config.Env.Pass, Env: env, Home: "home"})
 }
 
 // GateResult is one gate run by RunGates.
@@ -363,7 +285,7 @@ func RunGates(ctx context.Context, opts Options, worker claude.Spec, commit stri
 	if err != nil {
 		return nil, errorf(Setup, opts.Feature, "%v", err)
 	}
-	isos, closeAll, err := lanes(ctx, opts, paths, worker, commit, "_review", 1)
+	isos, _, closeAll, err := lanes(ctx, opts, paths, worker, commit, "_review", 1)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +297,7 @@ func RunGates(ctx context.Context, opts Options, worker claude.Spec, commit stri
 			progress("gate " + g.Name)
 		}
 		timeout := g.EffectiveTimeout()
-		code, text := iso.run(ctx, g.Command, timeout, "ZERG_GATE="+g.Name)
+		code, text := runIn(ctx, iso, opts, g.Command, timeout, "ZERG_GATE="+g.Name)
 		out = append(out, GateResult{Gate: g, Exit: code, Output: text})
 	}
 	return out, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -378,7 +379,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			// zerg's own failure (git, disk): the attempt is closed in the log
 			// so that no task is left running, and the run stops with it.
 			c.gov.Release(probe, Outcome{})
-			fin := AttemptFinished{Class: ClassInfra, Reason: ReasonZerg, Detail: err.Error()}
+			fin := AttemptFinished{Class: outcome.Infra, Reason: ReasonZerg, Detail: err.Error()}
 			e := c.emit(EvAttemptFinished, t.ID, n, fin)
 			c.unreserve(t.ID)
 			if e != nil {
@@ -386,7 +387,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			}
 			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
 		}
-		c.gov.Release(probe, governorOutcome(string(res.Class), res.Reason, res.RetryAfter))
+		c.gov.Release(probe, governorOutcome(res.Class, res.Reason, res.RetryAfter))
 		environmental(&res)
 		fin := finishedEvent(res, req.Model)
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)
@@ -407,13 +408,13 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			c.stopLaunching(everybody, true)
 			return false, context.Cause(ctx)
 		}
-		if res.Class == ClassInfra {
+		if res.Class == outcome.Infra {
 			infraStreak++
 		} else {
 			infraStreak = 0
 		}
 		after := c.taskState(t.ID)
-		d := Decide(policy, after, string(res.Class), res.Reason, infraStreak, ctx.Err() != nil)
+		d := Decide(policy, after, res.Class, res.Reason, infraStreak, ctx.Err() != nil)
 		switch d.Action {
 		case ActDone:
 			c.progress.committed(t.ID, res.Commit, res.Duration, res.Worker.CostUSD)
@@ -614,7 +615,7 @@ func clip(s string, n int) string {
 // finishedEvent is the attempt_finished record of an attempt's result.
 func finishedEvent(res attempt.Result, model string) AttemptFinished {
 	fin := AttemptFinished{
-		Class: string(res.Class), Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
+		Class: res.Class, Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 		CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 		DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
 		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20, Diagnosis: res.Diagnosis,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 func assertDelivered(t *testing.T, w *world, st *State, err error) {
@@ -69,7 +70,7 @@ func TestHappyPath(t *testing.T) {
 
 func TestTaskFailureRetriesWithDiagnosis(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["B"] = []outcome{taskFail("exit 1: missing b.txt"), infra}
+	w.att.script["B"] = []scripted{taskFail("exit 1: missing b.txt"), infra}
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
 	b := w.att.attemptsOf("B")
@@ -87,7 +88,7 @@ func TestTaskFailureRetriesWithDiagnosis(t *testing.T) {
 
 func TestTaskFailsForGoodBlocksLaterLevels(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["A"] = []outcome{taskFail("one"), taskFail("two"), taskFail("three")}
+	w.att.script["A"] = []scripted{taskFail("one"), taskFail("two"), taskFail("three")}
 	st, err := w.rush(context.Background())
 	if !errors.Is(err, NotDelivered) {
 		t.Fatalf("err %v, want NotDelivered", err)
@@ -119,7 +120,7 @@ func TestTaskFailsForGoodBlocksLaterLevels(t *testing.T) {
 func TestInfraFailuresBackOffWithoutSpendingRetries(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Retry.InfraMaxAttempts = 0
-	w.att.script["A"] = []outcome{infra, infra, infra, infra, infra}
+	w.att.script["A"] = []scripted{infra, infra, infra, infra, infra}
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
 	if ts := st.Task("A"); ts.TaskFailures != 0 || ts.InfraFailures != 5 || ts.Attempts != 6 {
@@ -140,7 +141,7 @@ func TestInfraFailuresBackOffWithoutSpendingRetries(t *testing.T) {
 
 func TestInfraLimitFailsTheTask(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["A"] = []outcome{infra, infra, infra}
+	w.att.script["A"] = []scripted{infra, infra, infra}
 	st, err := w.rush(context.Background())
 	if !errors.Is(err, NotDelivered) || st.Task("A").Status != StatusFailed {
 		t.Fatalf("err %v, A %s", err, st.Task("A").Status)
@@ -153,7 +154,7 @@ func TestInfraLimitFailsTheTask(t *testing.T) {
 func TestFatalStopsTheRun(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Workers = 1
-	w.att.script["A"] = []outcome{{class: ClassFatal, reason: "invalid_api_key", detail: "401 invalid x-api-key"}}
+	w.att.script["A"] = []scripted{{class: outcome.Fatal, reason: "invalid_api_key", detail: "401 invalid x-api-key"}}
 	st, err := w.rush(context.Background())
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != Fatal || re.Task != "A" {
@@ -173,7 +174,7 @@ func TestFatalStopsTheRun(t *testing.T) {
 func TestInterruptThenResume(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	hold := make(chan struct{})
-	w.att.script["A"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+	w.att.script["A"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for len(w.att.attemptsOf("A")) == 0 {
@@ -202,7 +203,7 @@ func TestInterruptThenResume(t *testing.T) {
 
 func TestZergErrorClosesTheAttempt(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["A"] = []outcome{{err: errors.New("git worktree add: already exists")}}
+	w.att.script["A"] = []scripted{{err: errors.New("git worktree add: already exists")}}
 	st, err := w.rush(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("err %v", err)
@@ -301,7 +302,7 @@ func TestResumeAfterCrash(t *testing.T) {
 // work through the checks (Recover) and commits it; C is not run again.
 func TestResumeCommitsAFinishedLostAttempt(t *testing.T) {
 	w, calls := crashedWhileCRan(t)
-	w.att.recovered = map[string]attempt.Result{"C": {Class: attempt.Success, Reason: "completed", Commit: "c-recovered",
+	w.att.recovered = map[string]attempt.Result{"C": {Class: outcome.Success, Reason: "completed", Commit: "c-recovered",
 		Detail: "recovered after the coordinator stopped"}}
 
 	st, err := w.resume(context.Background())
@@ -339,7 +340,7 @@ func TestResumeAfterCrashWithTasksStillReady(t *testing.T) {
 // moves the branch forward to the recorded head.
 func TestResumeMovesABranchBehindTheLogForward(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	st, _ := w.rush(context.Background())
 	merged := st.Merged[1].Head
 	w.git.branches[IntegrationBranch("f")] = "base" // as if the update never happened
@@ -355,7 +356,7 @@ func TestResumeMovesABranchBehindTheLogForward(t *testing.T) {
 // A user's commit on the integration branch is built upon, never dropped.
 func TestResumeBuildsOnAUserCommit(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	st, _ := w.rush(context.Background())
 	user := w.git.commit("user-fix", st.Head)
 	w.git.branches[IntegrationBranch("f")] = user
@@ -379,7 +380,7 @@ func TestResumeRefusesAMovedBranch(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, twoLevels)
-			w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+			w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 			st, _ := w.rush(context.Background())
 			w.git.branches[IntegrationBranch("f")] = move(w, st.Head)
 			before := len(w.log.all())
@@ -397,7 +398,7 @@ func TestResumeRefusesAMovedBranch(t *testing.T) {
 
 func TestResumeRecreatesAMissingBranch(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	st, _ := w.rush(context.Background())
 	delete(w.git.branches, IntegrationBranch("f"))
 	w.replayRetry("C")
@@ -441,7 +442,7 @@ func TestEventLogWriteErrorInACallback(t *testing.T) {
 // zerg retry gives a fresh budget for infra failures too.
 func TestRetryResetsTheInfraBudget(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["A"] = []outcome{infra, infra, infra, infra, pass}
+	w.att.script["A"] = []scripted{infra, infra, infra, infra, pass}
 	if _, err := w.rush(context.Background()); !errors.Is(err, NotDelivered) {
 		t.Fatalf("first run: %v", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/attempt"
-	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // When one worker meets a problem of the machine (no network, a missing
@@ -35,9 +35,9 @@ const (
 // transient are infrastructure reasons that pass by themselves (the
 // breaker and backpressure handle them) or that zerg caused.
 var transient = map[string]bool{
-	claude.ReasonRateLimit: true, claude.ReasonOverloaded: true, claude.ReasonServerError: true,
-	claude.ReasonStalled: true, claude.ReasonKilled: true, claude.ReasonTimeout: true,
-	ReasonCancelled: true, ReasonAbandoned: true, ReasonZerg: true, claude.ReasonRunBudget: true,
+	outcome.ReasonRateLimit: true, outcome.ReasonOverloaded: true, outcome.ReasonServerError: true,
+	outcome.ReasonStalled: true, outcome.ReasonKilled: true, outcome.ReasonTimeout: true,
+	ReasonCancelled: true, ReasonAbandoned: true, ReasonZerg: true, outcome.ReasonRunBudget: true,
 	ReasonEnvironment: true,
 }
 
@@ -49,10 +49,10 @@ func environmental(res *attempt.Result) {
 	// that grew too large, a refused request) are the task's by what zerg
 	// saw, however their pattern is classed.
 	h := res.Diagnosis
-	if res.Class != attempt.Task || res.Reason != "verification_failed" || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
+	if res.Class != outcome.Task || res.Reason != "verification_failed" || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
 		return
 	}
-	res.Class, res.Reason = attempt.Infra, ReasonEnvironment
+	res.Class, res.Reason = outcome.Infra, ReasonEnvironment
 	res.Detail = fmt.Sprintf("%s, not the task's doing (%s): %s", h.Pattern, strings.Join(h.Evidence, "; "), res.Detail)
 }
 
@@ -75,7 +75,7 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 	}
 	key, limit, why := "", 0, ""
 	switch {
-	case res.Class == attempt.Success:
+	case res.Class == outcome.Success:
 		// The infrastructure works again.
 		for k := range f.counts {
 			if strings.HasPrefix(k, "infra:") {
@@ -88,7 +88,7 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 		h := res.Diagnosis
 		key, limit = "env:"+h.Pattern, envAttempts
 		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)
-	case res.Class == attempt.Infra && !transient[res.Reason]:
+	case res.Class == outcome.Infra && !transient[res.Reason]:
 		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(oneLine(res.Detail), "#"), infraAttempts
 		why = fmt.Sprintf("the same infrastructure failure in %%s: %s", clip(oneLine(res.Detail), 300))
 	default:

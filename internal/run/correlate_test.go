@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // A verification failure the diagnostics engine calls an environment
@@ -19,9 +19,9 @@ func TestEnvironmentFaultStopsTheLaunching(t *testing.T) {
 	w.cfg.Workers = 1
 	offline := &diagnose.Hypothesis{Pattern: diagnose.OfflineCacheMiss, Class: diagnose.Environment, Confidence: 0.9,
 		Evidence: []string{"npm error code ENOTCACHED"}, Fix: "fetch it once on this machine"}
-	fail := outcome{class: ClassTask, reason: "verification_failed", detail: "npm ci --offline failed", diag: offline}
-	w.att.script["A"] = []outcome{fail}
-	w.att.script["B"] = []outcome{fail}
+	fail := scripted{class: outcome.Task, reason: "verification_failed", detail: "npm ci --offline failed", diag: offline}
+	w.att.script["A"] = []scripted{fail}
+	w.att.script["B"] = []scripted{fail}
 	st, err := w.rush(context.Background())
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "offline_cache_miss in 2 attempts of A, B") || !strings.Contains(err.Error(), "ENOTCACHED") {
@@ -38,8 +38,8 @@ func TestEnvironmentFaultStopsTheLaunching(t *testing.T) {
 	w2.cfg.Workers = 1
 	own := fail
 	own.diag = &diagnose.Hypothesis{Pattern: diagnose.TestAssertion, Class: diagnose.Task, Confidence: 0.9}
-	w2.att.script["A"] = []outcome{own}
-	w2.att.script["B"] = []outcome{own}
+	w2.att.script["A"] = []scripted{own}
+	w2.att.script["B"] = []scripted{own}
 	st, err = w2.rush(context.Background())
 	assertDelivered(t, w2, st, err)
 	if st.Task("A").TaskFailures != 1 {
@@ -57,13 +57,13 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
  {"id": "B", "title": "b", "level": 1, "files": {"create": ["b.txt"]}},
  {"id": "D", "title": "d", "level": 1, "files": {"create": ["d.txt"]}}
 ]}`
-	down := outcome{class: ClassInfra, reason: claude.ReasonAPIUnreachable, detail: "the gateway could not reach the model API: dial tcp 127.0.0.1:1: connect: connection refused"}
+	down := scripted{class: outcome.Infra, reason: outcome.ReasonAPIUnreachable, detail: "the gateway could not reach the model API: dial tcp 127.0.0.1:1: connect: connection refused"}
 	w := newWorld(t, threeWide)
 	w.cfg.Workers = 3
 	w.cfg.Retry.InfraMaxAttempts = 10
 	for _, id := range []string{"A", "B", "D"} {
 		// The API stays down: no attempt would succeed.
-		w.att.script[id] = slices.Repeat([]outcome{down}, 10)
+		w.att.script[id] = slices.Repeat([]scripted{down}, 10)
 	}
 	st, err := w.rush(context.Background())
 	var re *Error
@@ -82,7 +82,7 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
 	w1 := newWorld(t, twoLevels)
 	w1.cfg.Workers = 1
 	w1.cfg.Retry.InfraMaxAttempts = 10
-	w1.att.script["A"] = []outcome{down, down, down, down, down, down, down}
+	w1.att.script["A"] = []scripted{down, down, down, down, down, down, down}
 	_, err = w1.rush(context.Background())
 	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "in 6 attempts of A") {
 		t.Fatalf("err %v, want Environment after 6 attempts of A", err)
@@ -91,7 +91,7 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
 	w2 := newWorld(t, twoLevels)
 	w2.cfg.Workers = 1
 	w2.cfg.Retry.InfraMaxAttempts = 10
-	w2.att.script["A"] = []outcome{infra, infra, infra}
+	w2.att.script["A"] = []scripted{infra, infra, infra}
 	st, err = w2.rush(context.Background())
 	assertDelivered(t, w2, st, err)
 }
@@ -101,10 +101,10 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
 func TestOwnVerdictsStayTheTasks(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Workers = 1
-	full := outcome{class: ClassTask, reason: "workspace_too_large", detail: "it wrote 400 MiB, more than its 256 MiB",
+	full := scripted{class: outcome.Task, reason: "workspace_too_large", detail: "it wrote 400 MiB, more than its 256 MiB",
 		diag: &diagnose.Hypothesis{Pattern: diagnose.DiskFull, Class: diagnose.Environment, Confidence: 1}}
-	w.att.script["A"] = []outcome{full}
-	w.att.script["B"] = []outcome{full}
+	w.att.script["A"] = []scripted{full}
+	w.att.script["B"] = []scripted{full}
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
 	if st.Task("A").TaskFailures != 1 || st.Task("B").TaskFailures != 1 {

@@ -3,8 +3,8 @@ package run
 import (
 	"time"
 
-	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // Action is what the coordinator does after an attempt.
@@ -51,20 +51,20 @@ func PolicyFrom(r config.Retry) Policy {
 // policy, the task's counts after the attempt was recorded, the attempt's
 // class and reason, the task's current streak of infra failures and whether
 // the run is stopping.
-func Decide(p Policy, t TaskState, class, reason string, infraStreak int, stopping bool) Decision {
+func Decide(p Policy, t TaskState, class outcome.Class, reason string, infraStreak int, stopping bool) Decision {
 	switch {
-	case class == ClassSuccess:
+	case class == outcome.Success:
 		return Decision{Action: ActDone}
 	case stopping || reason == ReasonCancelled:
 		// The attempt ended because the run is stopping: not the task's fault.
 		return Decision{Action: ActStopped}
-	case class == ClassFatal:
+	case class == outcome.Fatal:
 		return Decision{Action: ActStopRun}
-	case class == ClassAccount:
+	case class == outcome.Account:
 		return Decision{Action: ActStopLaunch}
-	case reason == claude.ReasonRunBudget:
+	case reason == outcome.ReasonRunBudget:
 		return Decision{Action: ActStopBudget}
-	case class == ClassTask:
+	case class == outcome.Task:
 		if t.TaskFailures > p.TaskRetries {
 			return Decision{Action: ActFail}
 		}
@@ -80,11 +80,13 @@ func Decide(p Policy, t TaskState, class, reason string, infraStreak int, stoppi
 // Backoff is exponential: initial, doubled for each failure in the streak,
 // capped at maxWait. Jitter is applied by the caller.
 func Backoff(initial, maxWait time.Duration, streak int) time.Duration {
+	// A zero is an option left out: the config's defaults, not others.
+	def := config.Default().Retry
 	if initial <= 0 {
-		initial = time.Second
+		initial = def.InfraBackoffInitial
 	}
 	if maxWait <= 0 {
-		maxWait = time.Minute
+		maxWait = def.InfraBackoffMax
 	}
 	d := initial
 	for i := 1; i < streak && d < maxWait; i++ {
@@ -102,14 +104,14 @@ func Jitter(d time.Duration, r float64) time.Duration {
 // Reasons zerg itself gives an attempt (the worker's own come from the
 // claude package).
 const (
-	ReasonCancelled = "cancelled" // the run was stopped during the attempt
-	ReasonAbandoned = "abandoned" // the coordinator died during the attempt
-	ReasonZerg      = "zerg_error"
+	ReasonCancelled = outcome.ReasonCancelled
+	ReasonAbandoned = outcome.ReasonAbandoned
+	ReasonZerg      = outcome.ReasonZerg
 )
 
 // governorOutcome is what the launch governor learns from an attempt.
-func governorOutcome(class, reason string, retryAfter time.Duration) Outcome {
-	o := Outcome{Infra: class == ClassInfra && reason != ReasonCancelled, Reason: reason, RetryAfter: retryAfter}
-	o.Overload = o.Infra && (reason == claude.ReasonRateLimit || reason == claude.ReasonOverloaded)
+func governorOutcome(class outcome.Class, reason string, retryAfter time.Duration) Outcome {
+	o := Outcome{Infra: class == outcome.Infra && reason != ReasonCancelled, Reason: reason, RetryAfter: retryAfter}
+	o.Overload = o.Infra && (reason == outcome.ReasonRateLimit || reason == outcome.ReasonOverloaded)
 	return o
 }

@@ -3,6 +3,8 @@ package run
 import (
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 func TestDecide(t *testing.T) {
@@ -10,26 +12,26 @@ func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		task     TaskState
-		class    string
+		class    outcome.Class
 		reason   string
 		streak   int
 		stopping bool
 		want     Decision
 	}{
-		{"success", TaskState{}, ClassSuccess, "completed", 0, false, Decision{Action: ActDone}},
-		{"success while stopping still counts", TaskState{}, ClassSuccess, "completed", 0, true, Decision{Action: ActDone}},
-		{"first task failure retries", TaskState{TaskFailures: 1}, ClassTask, "verification_failed", 0, false, Decision{Action: ActRetry}},
-		{"last retry", TaskState{TaskFailures: 2}, ClassTask, "ownership", 0, false, Decision{Action: ActRetry}},
-		{"retries spent", TaskState{TaskFailures: 3}, ClassTask, "max_turns", 0, false, Decision{Action: ActFail}},
-		{"infra waits", TaskState{InfraFailures: 1}, ClassInfra, "rate_limit", 1, false, Decision{Action: ActWait, Wait: time.Second}},
-		{"infra backoff doubles", TaskState{InfraFailures: 3}, ClassInfra, "overloaded", 3, false, Decision{Action: ActWait, Wait: 4 * time.Second}},
-		{"infra backoff is capped", TaskState{InfraFailures: 3}, ClassInfra, "overloaded", 9, false, Decision{Action: ActWait, Wait: 10 * time.Second}},
-		{"infra limit", TaskState{InfraFailures: 4}, ClassInfra, "stall", 4, false, Decision{Action: ActFail}},
-		{"infra does not spend task retries", TaskState{TaskFailures: 3, InfraFailures: 1}, ClassInfra, "stall", 1, false, Decision{Action: ActWait, Wait: time.Second}},
-		{"fatal stops the run", TaskState{}, ClassFatal, "invalid_api_key", 0, false, Decision{Action: ActStopRun}},
-		{"an account refusal stops the launching", TaskState{}, ClassAccount, "credit", 0, false, Decision{Action: ActStopLaunch}},
-		{"cancelled by the stop", TaskState{InfraFailures: 9}, ClassInfra, ReasonCancelled, 0, false, Decision{Action: ActStopped}},
-		{"a failure while stopping is not judged", TaskState{TaskFailures: 9}, ClassTask, "verification_failed", 0, true, Decision{Action: ActStopped}},
+		{"success", TaskState{}, outcome.Success, "completed", 0, false, Decision{Action: ActDone}},
+		{"success while stopping still counts", TaskState{}, outcome.Success, "completed", 0, true, Decision{Action: ActDone}},
+		{"first task failure retries", TaskState{TaskFailures: 1}, outcome.Task, "verification_failed", 0, false, Decision{Action: ActRetry}},
+		{"last retry", TaskState{TaskFailures: 2}, outcome.Task, "ownership", 0, false, Decision{Action: ActRetry}},
+		{"retries spent", TaskState{TaskFailures: 3}, outcome.Task, "max_turns", 0, false, Decision{Action: ActFail}},
+		{"infra waits", TaskState{InfraFailures: 1}, outcome.Infra, "rate_limit", 1, false, Decision{Action: ActWait, Wait: time.Second}},
+		{"infra backoff doubles", TaskState{InfraFailures: 3}, outcome.Infra, "overloaded", 3, false, Decision{Action: ActWait, Wait: 4 * time.Second}},
+		{"infra backoff is capped", TaskState{InfraFailures: 3}, outcome.Infra, "overloaded", 9, false, Decision{Action: ActWait, Wait: 10 * time.Second}},
+		{"infra limit", TaskState{InfraFailures: 4}, outcome.Infra, "stall", 4, false, Decision{Action: ActFail}},
+		{"infra does not spend task retries", TaskState{TaskFailures: 3, InfraFailures: 1}, outcome.Infra, "stall", 1, false, Decision{Action: ActWait, Wait: time.Second}},
+		{"fatal stops the run", TaskState{}, outcome.Fatal, "invalid_api_key", 0, false, Decision{Action: ActStopRun}},
+		{"an account refusal stops the launching", TaskState{}, outcome.Account, "credit", 0, false, Decision{Action: ActStopLaunch}},
+		{"cancelled by the stop", TaskState{InfraFailures: 9}, outcome.Infra, ReasonCancelled, 0, false, Decision{Action: ActStopped}},
+		{"a failure while stopping is not judged", TaskState{TaskFailures: 9}, outcome.Task, "verification_failed", 0, true, Decision{Action: ActStopped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Decide(p, tc.task, tc.class, tc.reason, tc.streak, tc.stopping); got != tc.want {
@@ -39,7 +41,7 @@ func TestDecide(t *testing.T) {
 	}
 	unlimited := p
 	unlimited.InfraMaxAttempts = 0
-	if got := Decide(unlimited, TaskState{InfraFailures: 1000}, ClassInfra, "stall", 1, false); got.Action != ActWait {
+	if got := Decide(unlimited, TaskState{InfraFailures: 1000}, outcome.Infra, "stall", 1, false); got.Action != ActWait {
 		t.Errorf("no infra limit: %+v", got)
 	}
 }

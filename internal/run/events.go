@@ -3,6 +3,7 @@ package run
 import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // Event types of a run's log. Every task state transition is one of these.
@@ -24,17 +25,6 @@ const (
 	EvGateFinished       = "gate_finished"
 	EvRunStopped         = "run_stopped"
 	EvRunFinished        = "run_finished"
-)
-
-// Attempt classes, as recorded in attempt_finished.
-const (
-	ClassSuccess = "success"
-	ClassTask    = "task"
-	ClassInfra   = "infra"
-	ClassFatal   = "fatal"
-	// ClassAccount: the account refused (credit, a usage limit, the key);
-	// no new attempt starts, and it counts as neither kind of failure.
-	ClassAccount = "account"
 )
 
 // RunStarted opens a run.
@@ -110,11 +100,11 @@ type AttemptPIDs struct {
 
 // AttemptFinished closes an attempt.
 type AttemptFinished struct {
-	Class   string   `json:"class"` // success | task | infra | fatal
-	Reason  string   `json:"reason"`
-	Detail  string   `json:"detail,omitempty"`
-	Commit  string   `json:"commit,omitempty"`
-	Changed []string `json:"changed,omitempty"`
+	Class   outcome.Class `json:"class"` // success | task | infra | fatal | account
+	Reason  string        `json:"reason"`
+	Detail  string        `json:"detail,omitempty"`
+	Commit  string        `json:"commit,omitempty"`
+	Changed []string      `json:"changed,omitempty"`
 	// ChangedOmitted counts the paths past the first MaxChangedListed.
 	ChangedOmitted int     `json:"changed_omitted,omitempty"`
 	CostUSD        float64 `json:"cost_usd,omitempty"`

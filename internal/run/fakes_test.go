@@ -15,6 +15,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -80,9 +81,9 @@ func (c *jumpClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// outcome is one scripted attempt result.
-type outcome struct {
-	class  string
+// scripted is one scripted attempt result.
+type scripted struct {
+	class  outcome.Class
 	reason string
 	detail string
 	err    error         // zerg's own failure
@@ -90,19 +91,19 @@ type outcome struct {
 	diag   *diagnose.Hypothesis
 }
 
-var pass = outcome{class: ClassSuccess, reason: "completed"}
+var pass = scripted{class: outcome.Success, reason: "completed"}
 
-func taskFail(detail string) outcome {
-	return outcome{class: ClassTask, reason: "verification_failed", detail: detail}
+func taskFail(detail string) scripted {
+	return scripted{class: outcome.Task, reason: "verification_failed", detail: detail}
 }
 
-var infra = outcome{class: ClassInfra, reason: claude.ReasonOverloaded, detail: "529"}
+var infra = scripted{class: outcome.Infra, reason: outcome.ReasonOverloaded, detail: "529"}
 
 // fakeAttempter answers from a script: task → outcomes by attempt number;
 // attempts past the script succeed.
 type fakeAttempter struct {
 	mu       sync.Mutex
-	script   map[string][]outcome
+	script   map[string][]scripted
 	calls    []AttemptRequest
 	running  int
 	peak     int
@@ -153,16 +154,16 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		select {
 		case <-o.hold:
 		case <-ctx.Done():
-			return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+			return attempt.Result{Class: outcome.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
 		}
 	}
 	if o.err != nil {
 		return attempt.Result{}, o.err
 	}
 	if ctx.Err() != nil {
-		return attempt.Result{Class: attempt.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+		return attempt.Result{Class: outcome.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
 	}
-	if o.class == ClassSuccess && f.verifies && r.OnVerify != nil {
+	if o.class == outcome.Success && f.verifies && r.OnVerify != nil {
 		r.OnVerify()
 	}
 	res := attempt.Result{Class: attempt.Class(o.class), Reason: o.reason, Detail: o.detail,
@@ -325,7 +326,7 @@ func newWorld(t *testing.T, graphJSON string) *world {
 	cfg.Retry.InfraBackoffInitial = time.Second
 	cfg.Retry.InfraBackoffMax = 8 * time.Second
 	cfg.Gates = []config.Gate{{Name: "tests", Command: "true", Required: true}}
-	w := &world{t: t, log: &memLog{clock: clk}, clock: clk, att: &fakeAttempter{script: map[string][]outcome{}},
+	w := &world{t: t, log: &memLog{clock: clk}, clock: clk, att: &fakeAttempter{script: map[string][]scripted{}},
 		git: newGit(), salv: &fakeSalvager{}, cfg: cfg}
 	w.graph = mustGraph(t, graphJSON)
 	return w

@@ -13,7 +13,7 @@ import (
 // added task runs and the run delivers only with every task merged.
 func TestResumeRunsATaskAddedToAMergedLevel(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	if _, err := w.rush(context.Background()); !errors.Is(err, NotDelivered) {
 		t.Fatalf("first run: %v", err)
 	}
@@ -70,7 +70,7 @@ func TestResumeRefusesEditsOfMergedWork(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, twoLevels)
-			w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+			w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 			w.rush(context.Background())
 			edited := strings.Replace(twoLevels, tc.from, tc.to, 1)
 			if edited == twoLevels {
@@ -95,7 +95,7 @@ func TestResumeRefusesEditsOfMergedWork(t *testing.T) {
 // may change.
 func TestResumeTakesEditsOfUnmergedWork(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	w.rush(context.Background())
 	edited := strings.Replace(twoLevels, `{"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.txt"]}}`,
 		`{"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.txt"]}, "verification": {"command": "test -f c.txt"}}`, 1)
@@ -108,7 +108,7 @@ func TestResumeTakesEditsOfUnmergedWork(t *testing.T) {
 	}
 
 	w2 := newWorld(t, twoLevels)
-	w2.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w2.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	w2.rush(context.Background())
 	w2.graph = mustGraph(t, strings.Replace(twoLevels, `,
  {"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.txt"]}}`, ``, 1))
@@ -164,7 +164,7 @@ func TestResumeMode(t *testing.T) {
 // task would otherwise keep its old commit.
 func TestResumeIgnoresASnapshotTheLogDoesNotName(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	w.rush(context.Background())
 	edited := strings.Replace(twoLevels, `"files": {"create": ["b.txt"]}`, `"files": {"create": ["b2.txt"]}`, 1)
 	w.graph = mustGraph(t, edited)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -128,7 +129,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 					return err
 				}
 				switch {
-				case res.Class == ClassSuccess:
+				case res.Class == outcome.Success:
 					c.progress.printf("  %s: attempt %d had finished; its work passed the checks and is committed (%s)", id, o.Number, short(res.Commit))
 				case res.Commit != "":
 					c.progress.printf("  %s: attempt %d had not finished; its work is saved on %s", id, o.Number, o.Branch)
@@ -143,7 +144,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			c.progress.printf("  %s: the workspace of attempt %d is kept as it is (%v)", id, o.Number, err)
 		}
 		if err := c.emit(EvAttemptFinished, id, o.Number, AttemptFinished{
-			Class: ClassInfra, Reason: ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
+			Class: outcome.Infra, Reason: ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
 		}); err != nil {
 			return err
 		}

@@ -9,19 +9,20 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // TaskState is one task as rebuilt from the log.
 type TaskState struct {
-	ID            string `json:"id"`
-	Level         int    `json:"level"`
-	Status        Status `json:"status"`
-	Attempts      int    `json:"attempts"`
-	TaskFailures  int    `json:"task_failures"`  // count against the retry budget
-	InfraFailures int    `json:"infra_failures"` // do not
-	Reason        string `json:"reason,omitempty"`
-	Detail        string `json:"detail,omitempty"`
-	LastClass     string `json:"last_class,omitempty"` // class of the last finished attempt
+	ID            string        `json:"id"`
+	Level         int           `json:"level"`
+	Status        Status        `json:"status"`
+	Attempts      int           `json:"attempts"`
+	TaskFailures  int           `json:"task_failures"`  // count against the retry budget
+	InfraFailures int           `json:"infra_failures"` // do not
+	Reason        string        `json:"reason,omitempty"`
+	Detail        string        `json:"detail,omitempty"`
+	LastClass     outcome.Class `json:"last_class,omitempty"` // class of the last finished attempt
 	// Diagnosis is the detail of the last task-class failure: what the retry
 	// prompt tells the model, even when infra failures came in between.
 	Diagnosis string `json:"diagnosis,omitempty"`
@@ -243,8 +244,8 @@ func (s *State) check(e eventlog.Event) error {
 
 // finishedStatus is where an attempt of the class leaves its task: only a
 // success commits; every failure waits for the retry policy's decision.
-func finishedStatus(class string) Status {
-	if class == ClassSuccess {
+func finishedStatus(class outcome.Class) Status {
+	if class == outcome.Success {
 		return StatusCommitted
 	}
 	return StatusRetryWait
@@ -326,12 +327,12 @@ func (s *State) apply(e eventlog.Event) {
 		t.Reason, t.Detail, t.LastClass = d.Reason, d.Detail, d.Class
 		t.Status = finishedStatus(d.Class)
 		switch d.Class {
-		case ClassSuccess:
+		case outcome.Success:
 			t.Commit, t.CommitBase, t.Branch = d.Commit, base, branch
-		case ClassTask:
+		case outcome.Task:
 			t.TaskFailures++
 			t.Diagnosis, t.Hypothesis, t.DiagnosedAttempt = d.Detail, d.Diagnosis, e.Attempt
-		case ClassInfra:
+		case outcome.Infra:
 			t.InfraFailures++
 		}
 	case EvTaskFailed:

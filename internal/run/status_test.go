@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // stateWith puts task T in the given status by legal events only.
@@ -30,7 +31,7 @@ func stateWith(t *testing.T, status Status) *State {
 	apply(EvRunStarted, 0, RunStarted{Feature: "f", Base: "b"})
 	ready := func() { apply(EvLevelStarted, 0, LevelStarted{Level: 1, Base: "b", Tasks: []string{"T"}}) }
 	running := func() { ready(); apply(EvAttemptStarted, 1, AttemptStarted{Level: 1, Base: "b"}) }
-	retryWait := func() { running(); apply(EvAttemptFinished, 1, AttemptFinished{Class: ClassTask}) }
+	retryWait := func() { running(); apply(EvAttemptFinished, 1, AttemptFinished{Class: outcome.Task}) }
 	switch status {
 	case StatusPending:
 	case StatusReady:
@@ -42,10 +43,10 @@ func stateWith(t *testing.T, status Status) *State {
 		apply(EvAttemptVerifying, 1, nil)
 	case StatusCommitted:
 		running()
-		apply(EvAttemptFinished, 1, AttemptFinished{Class: ClassSuccess, Commit: "c"})
+		apply(EvAttemptFinished, 1, AttemptFinished{Class: outcome.Success, Commit: "c"})
 	case StatusMerged:
 		running()
-		apply(EvAttemptFinished, 1, AttemptFinished{Class: ClassSuccess, Commit: "c"})
+		apply(EvAttemptFinished, 1, AttemptFinished{Class: outcome.Success, Commit: "c"})
 		apply(EvLevelMerged, 0, LevelMerged{Level: 1, Head: "h", Tasks: []string{"T"}})
 	case StatusRetryWait:
 		retryWait()
@@ -94,13 +95,13 @@ func probes(t *testing.T) []probe {
 		}},
 		{"attempt_verifying", EvAttemptVerifying, StatusVerifying, func(st *State) eventlog.Event { return ev(EvAttemptVerifying, "T", cur(st), nil) }},
 		{"attempt_finished success", EvAttemptFinished, StatusCommitted, func(st *State) eventlog.Event {
-			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: ClassSuccess})
+			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: outcome.Success})
 		}},
 		{"attempt_finished task", EvAttemptFinished, StatusRetryWait, func(st *State) eventlog.Event {
-			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: ClassTask})
+			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: outcome.Task})
 		}},
 		{"attempt_finished infra", EvAttemptFinished, StatusRetryWait, func(st *State) eventlog.Event {
-			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: ClassInfra})
+			return ev(EvAttemptFinished, "T", cur(st), AttemptFinished{Class: outcome.Infra})
 		}},
 		{"task_failed", EvTaskFailed, StatusFailed, func(st *State) eventlog.Event { return ev(EvTaskFailed, "T", 0, TaskFailed{}) }},
 		{"task_requeued", EvTaskRequeued, StatusPending, func(st *State) eventlog.Event { return ev(EvTaskRequeued, "T", 0, nil) }},

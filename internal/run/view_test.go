@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // The view lists every task of the graph (pending and blocked included),
@@ -14,7 +16,7 @@ import (
 func TestViewOfARunningThenDeadRun(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	hold := make(chan struct{})
-	w.att.script["A"] = []outcome{{class: ClassSuccess, reason: "completed", hold: hold}}
+	w.att.script["A"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -69,7 +71,7 @@ func TestViewSaysTheGraphChanged(t *testing.T) {
 // what changed: it refuses rather than guess.
 func TestResumeWithoutASnapshotRefusesAChangedGraph(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.att.script["C"] = []outcome{taskFail("x"), taskFail("y")}
+	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
 	w.rush(context.Background())
 	w.snap = nil
 	w.graph = mustGraph(t, strings.Replace(twoLevels, `"title": "c"`, `"title": "see"`, 1))

@@ -11,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
-	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gateway"
@@ -33,27 +31,25 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	if err != nil {
 		return Deps{}, nil, err
 	}
-	var kit *sandboxKit
-	if opts.Config.Mode == config.ModeSandbox {
-		// budget.run_usd, enforced by every attempt's gateway: what the run
-		// spent before (a resume's earlier attempts) and what its attempts
-		// spend as the API reports it.
-		meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
-		if kit, err = newSandboxKit(ctx, opts, c.paths, worker, c.workers, meter); err != nil {
-			sec.audit.Close()
-			return Deps{}, nil, err
-		}
+	// budget.run_usd, enforced by every attempt's gateway (drivers with
+	// one): what the run spent before (a resume's earlier attempts) and
+	// what its attempts spend as the API reports it. A gate takes a slot
+	// of the workers' like an attempt.
+	meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
+	drv, _, err := newDriver(ctx, opts, c.paths, worker, c.workers, meter)
+	if err != nil {
+		sec.audit.Close()
+		return Deps{}, nil, err
 	}
 	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
-		sec: sec, specDir: c.paths.SpecDir, kit: kit, filesystems: []string{c.paths.RunDir, c.paths.Workspaces}}
+		sec: sec, specDir: c.paths.SpecDir, drv: drv, filesystems: []string{c.paths.RunDir, c.paths.Workspaces}}
 	return Deps{
-		Log:       log,
-		Attempter: a,
-		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, runAs: worker.RunAs, pass: opts.Config.Env.Pass,
-			kit: kit, gateDir: filepath.Join(c.paths.Workspaces, "_gate"), stateDir: c.paths.State},
-		Refs:     gitRefs{repo: repo},
-		Salvager: gitSalvager{repo: repo},
-		Clock:    realClock{},
+		Log:        log,
+		Attempter:  a,
+		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, drv: drv, pass: opts.Config.Env.Pass},
+		Refs:       gitRefs{repo: repo},
+		Salvager:   gitSalvager{repo: repo},
+		Clock:      realClock{},
 		Snapshot: func(raw []byte) error {
 			return fsx.WritePrivate(c.paths.GraphSnapshot, raw)
 		},
@@ -91,133 +87,6 @@ func (g gitRefs) SetBranch(ctx context.Context, name, commit, old string) error 
 		old = strings.Repeat("0", len(commit))
 	}
 	return g.repo.SetBranch(ctx, name, commit, old)
-}
-
-// gitIntegrator merges levels in zerg's dedicated merge workspace. In
-// sandbox mode each gate runs in a sandbox, in a private clone of the
-// merged head, with a fresh HOME.
-type gitIntegrator struct {
-	repo     *gitx.Repo
-	ws       string
-	runAs    *security.WorkerUser
-	pass     []string
-	kit      *sandboxKit
-	gateDir  string // sandbox mode: the gates' private clone
-	stateDir string // sandbox mode: where the gates' fresh homes go
-}
-
-func (g *gitIntegrator) Merge(ctx context.Context, base string, merges []TaskMerge) (MergedLevel, error) {
-	if err := g.repo.DiscardWorktree(ctx, g.ws); err != nil {
-		return nil, fmt.Errorf("merge workspace %s: %w", g.ws, err)
-	}
-	if err := g.repo.AddDetachedWorktree(ctx, g.ws, base); err != nil {
-		return nil, err
-	}
-	m := &gitMerged{g: g}
-	if g.runAs != nil {
-		// Trusted by exact path once it exists (gitx checks its .git entry).
-		g.repo.TrustWorkspace(g.ws)
-	}
-	w := g.repo.In(g.ws)
-	for _, t := range merges {
-		if _, err := w.Merge(ctx, t.Commit, fmt.Sprintf("Merge %s: %s", t.Task, t.Title)); err != nil {
-			m.Discard()
-			return nil, &ConflictError{Task: t.Task, Err: err}
-		}
-	}
-	head, err := w.RevParse(ctx, "HEAD")
-	if err != nil {
-		m.Discard()
-		return nil, err
-	}
-	m.head = head
-	return m, nil
-}
-
-type gitMerged struct {
-	g        *gitIntegrator
-	head     string
-	prepared bool
-}
-
-func (m *gitMerged) Head() string { return m.head }
-
-// RunGate runs one gate in the merge workspace. Gates run the workers' code:
-// as the worker user, like verification, with a fresh HOME.
-func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
-	if m.g.kit != nil {
-		return m.runSandboxedGate(ctx, g)
-	}
-	runAs := m.g.runAs
-	if runAs != nil && !m.prepared {
-		if err := runAs.PrepareWorkspace(m.g.ws); err != nil {
-			return -1, fmt.Sprintf("hand the merge workspace to %s: %v", runAs.Name, err)
-		}
-		m.prepared = true
-	}
-	timeout := g.EffectiveTimeout()
-	env := []string{"ZERG_GATE=" + g.Name}
-	pass := append([]string{"HOME"}, m.g.pass...)
-	if runAs != nil {
-		env, pass = append(env, "HOME="+runAs.Home), pass[1:]
-	}
-	return attempt.Shell{Command: g.Command, Dir: m.g.ws, Timeout: timeout, Pass: pass, Env: env, RunAs: runAs}.Run(ctx)
-}
-
-// runSandboxedGate runs a gate in a sandbox: a private clone of the merged
-// head (the gate sees nothing else of the repository), a fresh HOME, no
-// network, a worker user of its own.
-func (m *gitMerged) runSandboxedGate(ctx context.Context, g config.Gate) (int, string) {
-	k := m.g.kit
-	u, err := k.acquire(ctx)
-	if err != nil {
-		return -1, err.Error()
-	}
-	defer k.release(u)
-	fail := func(err error) (int, string) { return -1, "zerg: prepare the gate's sandbox: " + err.Error() }
-	ws := m.g.gateDir
-	if err := os.RemoveAll(ws); err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(ws)
-	if err := m.g.repo.CloneCommit(ctx, ws, m.head); err != nil {
-		return fail(err)
-	}
-	home := filepath.Join(m.g.stateDir, "_gate-home")
-	if err := os.RemoveAll(home); err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(home)
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fail(err)
-	}
-	for _, d := range []string{ws, home} {
-		if err := u.GiveTree(d); err != nil {
-			return fail(err)
-		}
-	}
-	timeout := g.EffectiveTimeout()
-	// A build cache no worker wrote to, for this gate alone.
-	sb := k.forCommand(u, filepath.Join(m.g.stateDir, "_gate-cache"))
-	removeCache, err := sb.PreparePrivate()
-	defer removeCache()
-	if err != nil {
-		return fail(err)
-	}
-	if err := sb.NewGroup("gate-" + g.Name); err != nil {
-		return fail(err)
-	}
-	defer sb.Group.Close()
-	spec := sb.CommandSpec(ws, home)
-	return attempt.Shell{Command: g.Command, Dir: ws, Timeout: timeout, Pass: m.g.pass,
-		Env: append([]string{"ZERG_GATE=" + g.Name, "HOME=" + home}, sb.Env...), Sandbox: &spec}.Run(ctx)
-}
-
-func (m *gitMerged) Discard() {
-	_ = m.g.repo.DiscardWorktree(context.Background(), m.g.ws)
-	if m.g.runAs != nil {
-		m.g.repo.UntrustWorkspace(m.g.ws)
-	}
 }
 
 // gitSalvager reaps a lost attempt's processes and saves its work.

@@ -1,4 +1,4 @@
-package attempt
+package driver
 
 import (
 	"context"
@@ -69,14 +69,5 @@ func TestShellKeepsTheUsersTerminalType(t *testing.T) {
 	os.Unsetenv("TERM")
 	if _, out := (Shell{Command: "echo term=${TERM-unset}", Dir: t.TempDir()}).Run(context.Background()); !strings.Contains(out, "term=unset") {
 		t.Errorf("without a TERM the command saw %q", out)
-	}
-}
-
-func TestVerificationFailedSaysWhenNothingWasPrinted(t *testing.T) {
-	if got, want := verificationFailed("grep -qx LINUS out", 1, "\n"), "verification `grep -qx LINUS out` failed (exit 1): it printed nothing"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if got, want := verificationFailed("go test", 2, "a\nb\n"), "verification `go test` failed (exit 2): a ⏎ b"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -10,46 +10,55 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
 
-// sandboxKit is what every sandboxed attempt of a run shares: the pool of
-// worker users (one per concurrent worker, so no two sandboxes ever run as
-// the same uid), what is hidden and what is visible inside, the limits and
-// the real API the gateways forward to.
-type sandboxKit struct {
-	users    chan *security.WorkerUser
-	template attempt.Sandboxed
-	// tools is what the repository's toolchains give a sandboxed command
-	// whose writable build cache is the given directory: the same shared
-	// directories for every command, a build cache of its own for each
-	// (no worker ever writes to a cache another command reads).
-	tools func(buildCache string) toolchain.Env
+// newDriver is the driver of the config's mode, with slots workspaces in
+// use at once: the one place that chooses by mode. caches are the
+// toolchains' caches its commands get (for zerg check's report). meter is
+// budget.run_usd as the run's gateways enforce it (nil: none).
+func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
+	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	switch opts.Config.Mode {
+	case config.ModeSandbox:
+		sb, caches, err := newSandbox(ctx, opts, repo, paths, worker, slots, meter)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sb, caches, nil
+	default:
+		runAs := worker.RunAs
+		if runAs == nil {
+			runAs = opts.RunAs
+		}
+		return &driver.Subprocess{Repo: repo, RunAs: runAs, Lanes: paths.Workspaces}, nil, nil
+	}
 }
 
-// newSandboxKit prepares sandbox mode for workers concurrent attempts. As
-// root, each worker slot gets its own system user (created when missing);
+// newSandbox prepares sandbox mode for slots concurrent workspaces. As
+// root, each slot gets its own system user (created when missing);
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep
 // them apart.
-func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude.Spec, workers int, meter *gateway.Meter) (*sandboxKit, error) {
-	k := &sandboxKit{users: make(chan *security.WorkerUser, workers)}
+func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (*driver.Sandbox, []toolchain.Cache, error) {
+	users := make(chan *security.WorkerUser, slots)
 	host := toolchain.LocalHost()
 	host.GoEnv = onceGoEnv(host.GoEnv)
 	detected := toolchain.Detect(opts.Root)
-	for i := 1; i <= workers; i++ {
+	for i := 1; i <= slots; i++ {
 		u, err := slotUser(ctx, opts.Config.Security.WorkerUser, i)
 		if err != nil {
-			return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+			return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 		}
-		k.users <- u
+		users <- u
 	}
-	k.tools = func(buildCache string) toolchain.Env { return toolsFor(host, detected, opts, buildCache) }
 	// Memory and processes as totals per attempt where the machine has
 	// cgroups zerg may create; the per-process limits hold anyway.
 	groups, err := cgroup.Detect()
@@ -58,7 +67,7 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 	}
 	root, err := WorkspaceRoot()
 	if err != nil {
-		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 	}
 	var ro []string
 	for _, p := range []string{worker.Binary, worker.Hook.ZergBinary} {
@@ -85,9 +94,18 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 			hide = appendDir(hide, home)
 		}
 	}
-	k.template = attempt.Sandboxed{
+	d := &driver.Sandbox{
+		Repo:     repo,
+		Users:    users,
 		Hide:     hide,
 		ReadOnly: ro,
+		// A build cache of each workspace's own (no worker ever writes to
+		// a cache another command reads), the same shared directories for
+		// every one.
+		Tools: func(buildCache string) ([]string, []string, []string) {
+			t := toolsFor(host, detected, opts, buildCache)
+			return t.Shared, t.Writable, t.Vars
+		},
 		Limits: sandbox.Limits{MemoryBytes: int64(sb.MemoryMB) << 20, Processes: sb.Processes, CPUSeconds: sb.CPUSeconds,
 			FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles},
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken),
@@ -96,8 +114,9 @@ func newSandboxKit(ctx context.Context, opts Options, paths Paths, worker claude
 		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
 			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
 		Cgroups: groups,
+		Lanes:   paths.Workspaces,
 	}
-	return k, nil
+	return d, toolsFor(host, detected, opts, "").Caches, nil
 }
 
 // toolsFor plans the toolchains for commands whose writable build cache
@@ -149,28 +168,4 @@ func slotUser(ctx context.Context, base string, i int) (*security.WorkerUser, er
 		return nil, fmt.Errorf("worker user name %s is too long; shorten security.worker_user", name)
 	}
 	return security.EnsureWorkerUser(ctx, name)
-}
-
-// acquire takes a worker user for one sandboxed command; release gives it back.
-func (k *sandboxKit) acquire(ctx context.Context) (*security.WorkerUser, error) {
-	select {
-	case u := <-k.users:
-		return u, nil
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
-}
-
-func (k *sandboxKit) release(u *security.WorkerUser) { k.users <- u }
-
-// forCommand is the isolation of one attempt, or one command of zerg's
-// own, run as u with buildCache (a directory of its own, created empty for
-// it and removed after it: attempt.Sandboxed.Private) as its writable
-// build cache.
-func (k *sandboxKit) forCommand(u *security.WorkerUser, buildCache string) *attempt.Sandboxed {
-	s := k.template
-	s.User = u
-	t := k.tools(buildCache)
-	s.Shared, s.Private, s.Env = t.Shared, t.Writable, t.Vars
-	return &s
 }

@@ -1,0 +1,169 @@
+package driver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/outcome"
+)
+
+// judgeGateway decides the attempt's class. The CLI's own word comes
+// from its stream, which code in the sandbox can forge; what the API said
+// comes from the gateway, which it cannot. Every answer the gateway
+// recorded is to a request its policy accepted (the task's model, zerg's
+// betas, no server tools), so a fatal or account answer among them is
+// everybody's problem, whichever answer came last; what a worker can
+// provoke on its own (a malformed request, a refused one, its own budget)
+// is its task's failure. Usage and cost are the gateway's.
+func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bool) {
+	res.Worker.Usage = claude.Usage{InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
+		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
+	res.Worker.CostUSD = st.CostUSD
+	v := judgeAPI(st)
+	refused := 0
+	for _, r := range st.Refused {
+		if r.Kind == gateway.RefusedPolicy {
+			refused++
+		}
+	}
+	forged := func(what string) {
+		res.Class, res.Reason = outcome.Task, outcome.ReasonForgedResult
+		res.Detail = fmt.Sprintf("the worker's result claimed %s the API never gave: %s", what, clip(oneLine(out.Detail), 200))
+	}
+	switch {
+	case stopped:
+		res.Class, res.Reason, res.Detail = outcome.Infra, outcome.ReasonCancelled, "the run was stopped"
+	case out.Reason == outcome.ReasonStartFailed:
+		// zerg's own observation: the sandbox or the CLI did not start.
+		res.Class, res.Reason, res.Detail = outcome.Infra, out.Reason, WorkerDetail(out)
+		if out.Class == outcome.Fatal {
+			res.Class = outcome.Fatal
+		}
+	case v.account.reason != "":
+		res.Class, res.Reason, res.Detail = outcome.Account, v.account.reason, v.account.detail()
+		res.Reset = st.Reset
+		if res.Reset == "" {
+			res.Reset = claude.ResetFromText(v.account.err.Message)
+		}
+	case v.fatal.reason != "":
+		res.Class, res.Reason, res.Detail = outcome.Fatal, v.fatal.reason, v.fatal.detail()
+	case st.BudgetStop == gateway.BudgetTask:
+		res.Class, res.Reason = outcome.Task, outcome.ReasonMaxBudget
+		res.Detail = fmt.Sprintf("the gateway refused further requests: the task's budget is spent ($%.4f at the API's usage); do the task in fewer turns", st.CostUSD)
+	case st.BudgetStop == gateway.BudgetRun:
+		res.Class, res.Reason = outcome.Infra, outcome.ReasonRunBudget
+		res.Detail = "the gateway refused further requests: budget.run_usd is spent"
+	case refused > 0:
+		r := st.Refused[0]
+		res.Class, res.Reason = outcome.Task, outcome.ReasonGatewayRefused
+		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox, first %s %s: %s; the worker may only use the model API as its CLI does",
+			refused+st.RefusedOmitted, r.Method, r.Path, clip(r.Reason, 200))
+	case v.task.reason != "":
+		// A request the API refused on its own (malformed, too large): the
+		// worker's request, the worker's task.
+		res.Class, res.Reason, res.Detail = outcome.Task, v.task.reason, v.task.detail()
+	case st.UpstreamFailures > 0 && out.Class != outcome.Success && out.Class != outcome.Task:
+		// The gateway could not reach the API: the run's infrastructure.
+		res.Class, res.Reason = outcome.Infra, outcome.ReasonAPIUnreachable
+		res.Detail = "the gateway could not reach the model API: " + clip(st.LastError, 300)
+	case out.Class == outcome.Fatal || out.Class == outcome.Account:
+		forged("a fatal or account error")
+	case out.Class == outcome.Infra && apiReasons[out.Reason] && !v.trouble:
+		// Rate limits, overloads and server errors are the API's to report.
+		forged("an API failure (" + out.Reason + ")")
+	case out.Class == outcome.Infra:
+		res.Class, res.Reason, res.Detail = outcome.Infra, out.Reason, WorkerDetail(out)
+	case out.Class == outcome.Task:
+		res.Class, res.Reason, res.Detail = outcome.Task, out.Reason, WorkerDetail(out)
+	case out.Class == outcome.Success:
+		res.Class, res.Reason = outcome.Success, outcome.ReasonCompleted
+	default:
+		res.Class, res.Reason, res.Detail = outcome.Infra, outcome.ReasonUnknown, WorkerDetail(out)
+	}
+}
+
+// apiVerdict is what the API's own answers of an attempt say: the first
+// answer of each severity, and whether any was passing trouble.
+type apiVerdict struct {
+	account, fatal, task apiAnswer
+	trouble              bool // a rate limit, an overload or a server error
+}
+
+// apiAnswer is one of the API's error answers and the reason it gives.
+type apiAnswer struct {
+	reason string // "" when there is none
+	err    gateway.APIError
+}
+
+func (a apiAnswer) detail() string {
+	return fmt.Sprintf("the API answered %d: %s", a.err.Status, clip(formatAPIError(a.err), 300))
+}
+
+// judgeAPI reads the gateway's record of the API's error answers. The
+// most severe one decides (an account answer over a fatal one over a
+// task's), not the last: code in the sandbox can choose which answer
+// comes last, not what the API says to the CLI's requests.
+func judgeAPI(st gateway.Stats) apiVerdict {
+	var v apiVerdict
+	for code, n := range st.Statuses {
+		if n > 0 && (code == 429 || code == 529 || code >= 500) {
+			v.trouble = true
+		}
+	}
+	set := func(a *apiAnswer, reason string, e gateway.APIError) {
+		if a.reason == "" {
+			*a = apiAnswer{reason, e}
+		}
+	}
+	for _, e := range st.APIErrors {
+		if e.Type == "overloaded_error" || e.Type == "api_error" || e.Type == "rate_limit_error" {
+			v.trouble = true
+		}
+		switch {
+		case e.Status == 401 || e.Type == "authentication_error":
+			set(&v.account, outcome.ReasonAuth, e)
+		case e.Status == 400 && strings.HasPrefix(e.Message, "Your credit balance is too low"):
+			set(&v.account, outcome.ReasonCredit, e)
+		case (e.Status == 429 || e.Status == 403) && usageLimitText(e.Message):
+			set(&v.account, outcome.ReasonUsageLimit, e)
+		case e.Status == 403:
+			set(&v.fatal, outcome.ReasonForbidden, e)
+		case e.Status == 404:
+			set(&v.fatal, outcome.ReasonModelNotFound, e)
+		case e.Status == 413:
+			set(&v.task, outcome.ReasonTooLarge, e)
+		case e.Status == 400 && strings.Contains(strings.ToLower(e.Message), "prompt is too long"):
+			set(&v.task, outcome.ReasonContextTooLong, e)
+		case e.Status == 400:
+			set(&v.task, outcome.ReasonBadRequest, e)
+		}
+	}
+	return v
+}
+
+// usageLimitText reports an answer about an organisation's or a
+// subscription's usage or spend limit.
+func usageLimitText(msg string) bool {
+	l := strings.ToLower(msg)
+	return strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")
+}
+
+func formatAPIError(e gateway.APIError) string {
+	if e.Type == "" {
+		return e.Message
+	}
+	return e.Type + ": " + e.Message
+}
+
+// priceUsage prices what the gateway saw at the model the request named.
+func priceUsage(model string, u gateway.Usage) float64 {
+	return claude.CostUSD(model, claude.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheWriteTokens})
+}
+
+// apiReasons are the infra reasons only the API can cause: in sandbox mode
+// the gateway must have seen them. (Stalls, crashes and kills are zerg's
+// own observations.)
+var apiReasons = map[string]bool{outcome.ReasonRateLimit: true, outcome.ReasonOverloaded: true, outcome.ReasonServerError: true}

@@ -1,0 +1,473 @@
+package driver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/cgroup"
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/sandbox"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+// Sandbox runs the worker, its verification and its commit inside a
+// bubblewrap sandbox as an unprivileged user of their own (one per
+// concurrent worker, from a pool); the workspace is a private clone of the
+// base; the API key stays with a gateway on this side; what the worker
+// produced comes back as a bundle fetched into a quarantine.
+type Sandbox struct {
+	Repo *gitx.Repo
+	// Users is the pool of worker users: one per workspace in use, so no
+	// two sandboxes ever run as the same uid.
+	Users chan *security.WorkerUser
+	// Hide are host directories invisible inside (the repository, the
+	// workspaces, zerg's records); ReadOnly are host paths visible
+	// read-only (the CLI's install, zerg's binary).
+	Hide     []string
+	ReadOnly []string
+	// Tools is what the repository's toolchains give a sandboxed command
+	// whose writable build cache is the given directory: the shared
+	// installs and caches (read-only), the writable ones of this command
+	// alone (created empty for it and removed after it), and the
+	// variables they need (PATH first).
+	Tools  func(buildCache string) (shared, private, env []string)
+	Limits sandbox.Limits
+	// Upstream, APIKey and AuthToken are the real Messages API and its
+	// credentials: only the gateway holds them.
+	Upstream     string
+	APIKey       string
+	AuthToken    string
+	Allow        []string // egress allowlist (egress.allow)
+	MaxFileBytes int64
+	// Gateway is the policy of every model-API request (the caps, the
+	// betas, the server tools, the run's budget); each attempt adds its
+	// models and its own budget.
+	Gateway gateway.Policy
+	// Cgroups makes a control group per workspace where the machine has
+	// them: memory and processes as totals (Limits). nil: the per-process
+	// limits only.
+	Cgroups *cgroup.Manager
+	// Lanes is where Isolate makes its clones.
+	Lanes string
+}
+
+func (d *Sandbox) Name() string { return "sandbox" }
+
+// placeholderKey is what the sandbox holds instead of the API key.
+const placeholderKey = "sk-ant-zerg-sandbox-placeholder"
+
+// sandboxProxy is the forwarder's address inside the sandbox.
+const sandboxProxy = "http://127.0.0.1:3128"
+
+func (d *Sandbox) Prepare(ctx context.Context, a Attempt) (Workspace, error) {
+	w, err := d.open(ctx, a.WorkerDir, fmt.Sprintf("%s-%d", a.Task, a.Number))
+	if err != nil {
+		return nil, err
+	}
+	w.a, w.dir = a, a.Workspace
+	if err := a.Repo.CloneCommit(ctx, a.Workspace, a.Base); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("create workspace for %s: %w", a.Task, err)
+	}
+	// The whole clone is the worker's, .git included: zerg never runs git
+	// in it again; the worker's git runs inside the sandbox.
+	if err := w.user.GiveTree(a.Workspace); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("hand the workspace of %s to %s: %w", a.Task, w.user.Name, err)
+	}
+	return w, nil
+}
+
+func (d *Sandbox) Reopen(ctx context.Context, a Attempt) (Workspace, error) {
+	if _, err := os.Stat(a.Workspace); err != nil {
+		return nil, err
+	}
+	w, err := d.open(ctx, a.WorkerDir, fmt.Sprintf("%s-%d-recover", a.Task, a.Number))
+	if err != nil {
+		return nil, err
+	}
+	w.a, w.dir = a, a.Workspace
+	// The workspace belonged to the slot it ran in; it now goes to the
+	// slot that finishes it.
+	if err := w.user.GiveTree(a.Workspace); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("hand the workspace of %s to %s: %w", a.Task, w.user.Name, err)
+	}
+	return w, nil
+}
+
+func (d *Sandbox) Isolate(ctx context.Context, commit, name string) (Workspace, error) {
+	l, err := newLane(ctx, d.Repo, d.Lanes, commit, name)
+	if err != nil {
+		return nil, err
+	}
+	w, err := d.open(ctx, l.state, name)
+	if err != nil {
+		l.remove()
+		return nil, err
+	}
+	w.dir, w.lane = l.ws, l
+	for _, p := range []string{l.ws, l.state} {
+		if err := w.user.GiveTree(p); err != nil {
+			w.Close()
+			l.remove()
+			return nil, fmt.Errorf("hand %s to %s: %w", p, w.user.Name, err)
+		}
+	}
+	return w, nil
+}
+
+// open takes a worker user, creates the build cache of state (empty, the
+// user's) and a control group called name.
+func (d *Sandbox) open(ctx context.Context, state, name string) (*sandboxed, error) {
+	var u *security.WorkerUser
+	select {
+	case u = <-d.Users:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	w := &sandboxed{d: d, user: u, state: state}
+	w.shared, w.private, w.env = d.Tools(filepath.Join(state, "cache"))
+	if err := w.preparePrivate(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("create the build cache of %s: %w", name, err)
+	}
+	if err := w.newGroup(name); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// sandboxed is a sandbox-mode workspace: an attempt's private clone, or a
+// lane's.
+type sandboxed struct {
+	d     *Sandbox
+	a     Attempt
+	user  *security.WorkerUser
+	dir   string
+	state string // the worker's state: homes, the build cache, the bundle
+	lane  *lane
+	// shared, private and env are the toolchains' (Sandbox.Tools).
+	shared, private, env []string
+	group                *cgroup.Group
+}
+
+func (w *sandboxed) Dir() string { return w.dir }
+
+// spec is the sandbox of one process tree in the workspace with home as
+// its HOME, writable besides the workspace, and proxy as its only way out
+// ("" for none).
+func (w *sandboxed) spec(home string, writable []string, proxy string) sandbox.Spec {
+	d := w.d
+	return sandbox.Spec{
+		Workdir: w.dir, Home: home, ReadOnly: d.ReadOnly, Writable: append(append([]string{}, writable...), w.private...),
+		Shared: w.shared, Hide: d.Hide, ProxySocket: proxy, UID: w.user.UID, GID: w.user.GID, Limits: d.Limits,
+		Cgroup: w.group,
+	}
+}
+
+func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (Verdict, error) {
+	d, a := w.d, w.a
+	// The gateway: the sandbox's only way out, on a socket only this
+	// slot's user may use, in a directory only zerg and that user can pass
+	// (short: a socket path has at most 107 bytes).
+	sockDir, err := gatewayDir(w.user)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "s")
+	policy := d.Gateway
+	policy.Models, policy.TaskUSD = a.Models, a.TaskUSD
+	gw, err := gateway.Start(gateway.Config{
+		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, Placeholder: placeholderKey,
+		Allow: d.Allow, Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
+		Peer: &gateway.Peer{UID: w.user.UID, GID: w.user.GID},
+	}, sock)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)
+	}
+	gwClosed := false
+	closeGW := func() error {
+		if gwClosed {
+			return nil
+		}
+		gwClosed = true
+		return gw.Close()
+	}
+	defer closeGW() // on the early returns; the normal path checks its error
+
+	sp.RunAs = w.user
+	// The sandbox, not the Bash check, is the boundary for commands: the
+	// hook only refuses what reaches outside it.
+	sp.Hook.BashSandboxed = true
+	// Inside, only the directories zerg binds exist (the run binds the
+	// located and the resolved one of each binary), so a link on the way
+	// (node_modules linked from another checkout) would not resolve: start
+	// the resolved files.
+	sp.Binary, sp.Hook.ZergBinary = resolved(sp.Binary), resolved(sp.Hook.ZergBinary)
+	sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
+	sp.SetEnv = withEnv(withEnv(sp.SetEnv, envMap(w.env)), map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
+		"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})
+	spec := w.spec(filepath.Join(sp.AttemptDir, "home"),
+		[]string{filepath.Join(sp.AttemptDir, "config"), filepath.Join(sp.AttemptDir, "tmp")}, sock)
+	// The attempt dir holds the settings and the hook's policy: visible,
+	// not writable.
+	spec.ReadOnly = append(append([]string{}, spec.ReadOnly...), sp.AttemptDir)
+	sp.Sandbox = &spec
+
+	out, err := start(ctx, sp)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v := Verdict{Worker: out}
+	// Closing writes the gateway's record to the audit log: an attempt
+	// whose record cannot be written does not go on unaudited.
+	if err := closeGW(); err != nil {
+		return v, &AuditError{Err: err}
+	}
+	// The denials were audited by the gateway as the CLI reported them to
+	// the model (the result event's list is the worker's to forge).
+	judgeGateway(&v, out, gw.Stats(), ctx.Err() != nil)
+	w.outOfMemory(&v)
+	return v, nil
+}
+
+// AuditError is a security decision a driver could not write to the audit
+// log: the attempt must not go on unaudited.
+type AuditError struct{ Err error }
+
+func (e *AuditError) Error() string { return e.Err.Error() }
+func (e *AuditError) Unwrap() error { return e.Err }
+
+// outOfMemory makes an attempt whose processes the kernel killed for
+// passing the group's memory limit a task failure: the worker's code took
+// the memory, and retrying it as an infrastructure failure would let it
+// do so without end. It also records the group's peak.
+func (w *sandboxed) outOfMemory(v *Verdict) {
+	v.MemoryPeak = w.group.MemoryPeak()
+	if w.group.OOMKills() == 0 || v.Class == outcome.Success || v.Class == outcome.Task || v.Reason == outcome.ReasonCancelled {
+		return
+	}
+	v.Class, v.Reason = outcome.Task, outcome.ReasonOutOfMemory
+	v.Detail = fmt.Sprintf("the kernel killed a process of the attempt: its processes together passed sandbox.memory_mb (%d MiB); use less memory (build or test less at once)",
+		w.d.Limits.MemoryBytes>>20)
+}
+
+func (w *sandboxed) Exec(ctx context.Context, c Command) (int, string) {
+	home := ""
+	if c.Home != "" {
+		h, err := freshHome(w.state, c.Home, w.user)
+		if err != nil {
+			return 1, "zerg: make the command's home: " + err.Error()
+		}
+		home = h
+	}
+	spec := w.spec(home, nil, "")
+	env := append([]string{}, w.env...)
+	if home != "" {
+		env = append([]string{"HOME=" + home}, env...)
+	}
+	return Shell{Command: c.Command, Dir: w.dir, Timeout: c.Timeout, Env: append(env, c.Env...), Pass: c.Pass, Sandbox: &spec}.Run(ctx)
+}
+
+// Snapshot commits everything in the workspace and bundles that one
+// commit, inside the sandbox (zerg runs no git in a worker's clone), then
+// fetches the bundle into q.
+func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base string) (string, string) {
+	outDir := filepath.Join(w.state, "out")
+	if err := os.RemoveAll(outDir); err != nil {
+		return "", err.Error()
+	}
+	if err := os.MkdirAll(outDir, 0o700); err != nil {
+		return "", err.Error()
+	}
+	if err := w.user.GiveTree(outDir); err != nil {
+		return "", err.Error()
+	}
+	home, err := freshHome(w.state, "git-home", w.user)
+	if err != nil {
+		return "", err.Error()
+	}
+	bundle := filepath.Join(outDir, "result.bundle")
+	git := "git -c core.hooksPath=/dev/null -c user.name=zerg -c user.email=zerg@localhost -c commit.gpgSign=false"
+	script := fmt.Sprintf("%s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
+		git, git, git, shellQuote(bundle), base)
+	spec := w.spec(home, []string{outDir}, "")
+	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec}.Run(ctx)
+	if code != 0 {
+		return "", fmt.Sprintf("the workspace's git could not commit the result (exit %d: %s)", code, clip(oneLine(out), 300))
+	}
+	commit, err := q.FetchBundle(ctx, bundle)
+	if err != nil {
+		return "", fmt.Sprintf("the result bundle was refused (%v)", err)
+	}
+	return commit, ""
+}
+
+// KeptSuffix names the record zerg writes beside a sandboxed workspace it
+// keeps for a person: <workspace>.kept, JSON of Kept.
+const KeptSuffix = ".kept"
+
+// Kept is why zerg kept a sandboxed workspace (zerg cleanup reads it).
+type Kept struct {
+	Task    string    `json:"task"`
+	Attempt int       `json:"attempt"`
+	Reason  string    `json:"reason"`
+	Time    time.Time `json:"time"`
+}
+
+// Keep hands the workspace back to the person who ran zerg
+// (security.HandBack), records why beside it, and says so.
+func (w *sandboxed) Keep(why string) string {
+	note := "the workspace is kept in " + w.dir
+	if err := security.HandBack(w.dir); err != nil {
+		return note + fmt.Sprintf(" (it could not be handed back to you: %v)", err)
+	}
+	if b, err := json.Marshal(Kept{Task: w.a.Task, Attempt: w.a.Number, Reason: why, Time: time.Now().UTC()}); err == nil {
+		_ = fsx.WritePrivate(w.dir+KeptSuffix, b)
+	}
+	return note + " (yours now: git works there; the worker's .git/config and hooks are set aside as .git/config.worker and .git/hooks.worker)"
+}
+
+func (w *sandboxed) Remove(ctx context.Context) error {
+	if w.lane != nil {
+		w.lane.remove()
+		return nil
+	}
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("remove workspace of %s: %w", w.a.Task, err)
+	}
+	return nil
+}
+
+func (w *sandboxed) Discard(ctx context.Context) error { return w.Remove(ctx) }
+
+func (w *sandboxed) Close() {
+	for _, d := range w.private {
+		_ = os.RemoveAll(d)
+	}
+	w.private = nil
+	w.group.Close()
+	w.group = nil
+	if w.user != nil {
+		w.d.Users <- w.user
+		w.user = nil
+	}
+}
+
+// preparePrivate creates the private directories empty, owned by the
+// workspace's user.
+func (w *sandboxed) preparePrivate() error {
+	for _, d := range w.private {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		// The directories above it stay passable (an attempt's worker
+		// state dir is 0755, as PrepareAttemptDir makes it).
+		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+			return err
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+		if err := w.user.GiveTree(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newGroup gives the workspace's commands a control group of their own,
+// named after what runs (a task and attempt, a gate), with the sandbox's
+// memory and process limits as totals; none where the machine has no
+// cgroup.
+func (w *sandboxed) newGroup(name string) error {
+	if w.d.Cgroups == nil {
+		return nil
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	safe := strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			return c
+		}
+		return '-'
+	}, clip(name, 80))
+	g, err := w.d.Cgroups.New(fmt.Sprintf("%s-%x", safe, r), cgroup.Limits{MemoryBytes: w.d.Limits.MemoryBytes, Processes: w.d.Limits.Processes})
+	if err != nil {
+		return fmt.Errorf("create the cgroup of %s: %w", name, err)
+	}
+	w.group = g
+	return nil
+}
+
+// gatewayDir makes the directory of an attempt's gateway socket: zerg's,
+// mode 0710 with u's group (u may pass, not list), or 0700 when u is
+// zerg's own user.
+func gatewayDir(u *security.WorkerUser) (string, error) {
+	dir, err := os.MkdirTemp("", "zerg-gw-")
+	if err != nil {
+		return "", err
+	}
+	mode := os.FileMode(0o700)
+	if u.UID != os.Geteuid() {
+		mode = 0o710
+		if err := os.Chown(dir, -1, u.GID); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// resolved is p with every symlink resolved, or p when that fails (the
+// start then fails and says so).
+func resolved(p string) string {
+	if p == "" {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// envMap is a list of NAME=value as a map, for the worker's launch spec.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func withEnv(m map[string]string, add map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+len(add))
+	for k, v := range m {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

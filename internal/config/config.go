@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/zergrush/zerg/internal/security"
+)
 
 // FileName is the config file's path relative to the repository root.
 const FileName = ".zerg/config.yaml"
@@ -301,9 +305,8 @@ type Security struct {
 	ProtectedPaths []string `yaml:"protected_paths"`
 }
 
-// DefaultWorkerUser is the default of security.worker_user (the same name as
-// internal/security.DefaultWorkerUser; config does not import that package).
-const DefaultWorkerUser = "zerg-worker"
+// DefaultWorkerUser is the default of security.worker_user.
+const DefaultWorkerUser = security.DefaultWorkerUser
 
 // SecurityRules says where the security rules come from.
 type SecurityRules struct {

@@ -115,23 +115,25 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 		yellow: cfg.Backpressure.Yellow, red: cfg.Backpressure.Red, zone: ZoneGreen,
 		defaultPause: cfg.Retry.InfraBackoffMax,
 	}
+	// A zero is an option left out: the config's defaults, not others.
+	def := config.Default()
 	if g.failuresToOpen < 1 {
-		g.failuresToOpen = 5
+		g.failuresToOpen = def.Breaker.Failures
 	}
 	if g.cooldown <= 0 {
-		g.cooldown = 60 * time.Second
+		g.cooldown = def.Breaker.Cooldown
 	}
 	if g.windowSize < 1 {
-		g.windowSize = 20
+		g.windowSize = def.Backpressure.Window
 	}
 	if g.minSamples < 1 {
-		g.minSamples = min(5, g.windowSize)
+		g.minSamples = min(def.Backpressure.MinSamples, g.windowSize)
 	}
 	if g.red <= 0 || g.red > 1 {
-		g.red = 0.5
+		g.red = def.Backpressure.Red
 	}
 	if g.yellow <= 0 || g.yellow >= g.red {
-		g.yellow = g.red / 2
+		g.yellow = min(def.Backpressure.Yellow, g.red/2)
 	}
 	if g.defaultPause <= 0 || g.defaultPause > time.Minute {
 		g.defaultPause = 30 * time.Second

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -70,7 +70,7 @@ func planSetup(ctx context.Context, repo *gitx.Repo, paths Paths, resume bool) (
 	}
 	registered := map[string]bool{}
 	for _, w := range list {
-		if !within(paths.Workspaces, w.Path) {
+		if !pathx.Below(paths.Workspaces, w.Path) {
 			continue
 		}
 		registered[filepath.Base(w.Path)] = true
@@ -122,9 +122,4 @@ func (p setupPlan) apply(ctx context.Context, pr *progress) error {
 		pr.note("moved the stale workspaces of an earlier run aside to %s (nothing in it was deleted)", p.aside)
 	}
 	return nil
-}
-
-func within(dir, p string) bool {
-	r, err := filepath.Rel(dir, p)
-	return err == nil && r != "." && !strings.HasPrefix(r, "..")
 }

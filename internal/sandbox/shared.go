@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zergrush/zerg/internal/cgroup"
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Shared directories (Spec.Shared) are the user's toolchain installs and
@@ -86,15 +87,13 @@ func sharedPrep(shared []string, reachable func(dir string) (blocked string)) *P
 	slices.Sort(c.Cover)
 	var outer []string
 	for _, a := range c.Cover {
-		if !slices.ContainsFunc(outer, func(o string) bool { return within(a, o) }) {
+		if !slices.ContainsFunc(outer, func(o string) bool { return pathx.Within(o, a) }) {
 			outer = append(outer, a)
 		}
 	}
 	c.Cover = outer
 	return &c
 }
-
-func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
 // blockedAncestor returns the outermost ancestor of dir (dir excluded) that
 // uid:gid, with no supplementary groups, may not search, or "" when it may

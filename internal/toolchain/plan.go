@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/gocache"
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Host is what a plan reads of the machine zerg runs on, as the user
@@ -119,7 +120,7 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 		if root == "" || !h.IsDir(root) {
 			return
 		}
-		if p, err := h.LookPath(program); program != "" && err == nil && !within(p, root) {
+		if p, err := h.LookPath(program); program != "" && err == nil && !pathx.Within(root, p) {
 			return // the user's PATH finds another install first: not this one
 		}
 		if share(name, root) {
@@ -133,7 +134,7 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 			if err != nil {
 				continue
 			}
-			if root := ge["GOROOT"]; root != "" && h.Home != "" && within(root, h.Home) {
+			if root := ge["GOROOT"]; root != "" && h.Home != "" && pathx.Within(h.Home, root) {
 				if share("go-root", root) {
 					path(filepath.Join(root, "bin"))
 				}
@@ -157,7 +158,7 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 			}
 		case "node":
 			nvm := envOr("NVM_DIR", home(".nvm"))
-			if p, err := h.LookPath("node"); err == nil && nvm != "" && within(p, nvm) {
+			if p, err := h.LookPath("node"); err == nil && nvm != "" && pathx.Within(nvm, p) {
 				installed("nvm", nvm, "node", filepath.Dir(p))
 			}
 			if npm := envOr("npm_config_cache", home(".npm")); on("npm") && share("npm", npm) {
@@ -215,8 +216,4 @@ func (e Env) PathValue(base string) string {
 		return p
 	}
 	return p + ":" + base
-}
-
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -16,7 +16,7 @@ import (
 // get with it, without running one.
 func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookSpec {
 	h := base
-	h.AllowedPaths = ownedPatterns(t)
+	h.AllowedPaths = t.OwnEntries()
 	if v := t.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
 		h.BashCommands = append(append([]string{}, base.BashCommands...), v.Command)
 	}

@@ -2,47 +2,22 @@ package attempt
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
-// ownedPatterns are the task's create/modify paths as the hook and the diff
-// check understand them: a "dir/" entry owns everything below it.
-func ownedPatterns(t *spec.Task) []string {
-	var out []string
-	for _, p := range t.Files.Owned() {
-		c := strings.TrimPrefix(path.Clean(p), "./")
-		if strings.HasSuffix(p, "/") {
-			c += "/**"
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// Owns reports whether the task may change p.
-func Owns(t *spec.Task, p string) bool {
-	for _, pat := range ownedPatterns(t) {
-		if pat == p {
-			return true
-		}
-		if ok, err := doublestar.Match(pat, p); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
+// Owns reports whether the task may change p (spec.Task.Owns: the one
+// meaning of ownership).
+func Owns(t *spec.Task, p string) bool { return t.Owns(p) }
 
 // Violations returns the changed paths the task does not own.
 func Violations(t *spec.Task, changes []gitx.Change) []string {
 	var bad []string
 	for _, c := range changes {
-		if !Owns(t, c.Path) {
+		if !t.Owns(c.Path) {
 			bad = append(bad, c.Path)
 		}
 	}

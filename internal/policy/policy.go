@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 // Version is the only policy file version this build understands.
@@ -418,13 +419,7 @@ func (p *Policy) writeDecision(tool string, sc scope, resolved string) Decision 
 // match returns the first allow pattern matching the slash-separated rel path.
 func (p *Policy) match(rel string) (string, bool) {
 	for _, pat := range p.Allow {
-		if strings.HasSuffix(pat, "/") {
-			if strings.HasPrefix(rel, pat) {
-				return pat, true
-			}
-			continue
-		}
-		if ok, err := doublestar.Match(pat, rel); err == nil && ok {
+		if spec.EntryOwns(pat, rel) {
 			return pat, true
 		}
 	}

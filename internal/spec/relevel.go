@@ -179,7 +179,7 @@ func conflictsAt(owned map[string]bool, paths []string) bool {
 			return true
 		}
 		for q := range owned {
-			if (isGlob(q) || isGlob(p)) && patternsMayOverlap(q, p) {
+			if (isGlob(q) || isGlob(p)) && EntriesMayOverlap(q, p) {
 				return true
 			}
 		}

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Options tune validation.
@@ -436,12 +434,12 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 		}
 		patterns := append(append([]owner{}, li.dirs...), li.globs...)
 		for i, pat := range patterns {
-			glob := pat.raw
+			entry := pat.raw
 			if i < len(li.dirs) {
-				glob = pat.raw + "/**"
+				entry += "/"
 			}
 			for _, p := range paths {
-				if p == pat.raw || strings.HasPrefix(p, pat.raw+"/") || globMatch(glob, p) {
+				if EntryOwns(entry, p) {
 					for _, o := range li.literal[p] {
 						if o.task != pat.task {
 							conflict(l, p, p, []string{pat.task, o.task}, Error, CodeOwnership, "both own")
@@ -450,7 +448,7 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 				}
 			}
 			for _, other := range patterns[i+1:] {
-				if other.task != pat.task && patternsMayOverlap(pat.raw, other.raw) {
+				if other.task != pat.task && EntriesMayOverlap(pat.raw, other.raw) {
 					// Two patterns are not one path: the message names both.
 					conflict(l, "", pat.raw+" and "+other.raw, []string{pat.task, other.task}, Warning, CodeGlobOverlap, "may both own files matching")
 				}
@@ -458,25 +456,6 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 		}
 	}
 	return issues
-}
-
-func globMatch(pattern, p string) bool {
-	ok, err := doublestar.Match(pattern, p)
-	return err == nil && ok
-}
-
-// patternsMayOverlap is a conservative test for two directory/glob patterns:
-// they may overlap unless their literal prefixes diverge.
-func patternsMayOverlap(a, b string) bool {
-	pa, pb := literalPrefix(a), literalPrefix(b)
-	return strings.HasPrefix(pa, pb) || strings.HasPrefix(pb, pa)
-}
-
-func literalPrefix(p string) string {
-	if i := strings.IndexAny(p, "*?[{"); i >= 0 {
-		return p[:i]
-	}
-	return p + "/"
 }
 
 // trivialCommand is a shell command whose exit status is always 0.

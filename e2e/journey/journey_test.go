@@ -99,7 +99,7 @@ func TestJourneyRehearsal(t *testing.T) {
 	if sum.Head != integration || sum.Blocking || sum.Counts["minor"] != 1 || sum.Counts["blocking"] != 0 {
 		t.Errorf("review.json: %+v (integration %s)", sum, integration)
 	}
-	if strings.Join(sum.Checks, ",") != "gate:syntax,secrets,rules,claude" {
+	if strings.Join(sum.Checks, ",") != "gate:syntax,secrets,protected,rules,claude" {
 		t.Errorf("checks: %v", sum.Checks)
 	}
 	if st := p.git("status", "--porcelain", "--untracked-files=no"); st != "" {

@@ -61,6 +61,9 @@ type Input struct {
 	// its task owns (security.NewProtectedPaths: nil means zerg's own list),
 	// checked on the result's commit.
 	Protected []string
+	// Opening is security.allow_protected: a protected path it opens may
+	// be changed when the task names it.
+	Opening *security.Opening
 
 	// Scanner checks everything the worker changed for secrets before
 	// anything is staged; nil disables the scan (tests of the pipeline only).

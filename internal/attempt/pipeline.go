@@ -203,13 +203,20 @@ var checks = []check{
 	{"completeness", checkCompleteness},
 }
 
-func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit string, _ *Result) (*verdict, error) {
+func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit string, res *Result) (*verdict, error) {
 	problems, err := security.CheckCommit(ctx, q.Runner, in.Base, commit, security.CommitCheckOptions{
 		Scanner: in.Scanner, Secrets: nonEmpty(string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken)), Protected: in.Protected,
 		MaxFileBytes: in.MaxFileBytes, Allowlist: baseAllowlist(ctx, in.Repo.Runner, in.Base),
+		Opened: func(p string) bool { return in.Opening.Opens(p) && in.Task.NamesPath(p) },
 	})
-	if err != nil || len(problems) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if len(problems) == 0 {
+		if err := in.recordOpened(res.Changes); err != nil {
+			return &verdict{auditErr: err}, nil
+		}
+		return nil, nil
 	}
 	what, err := in.recordProblems(problems)
 	if err != nil {
@@ -217,6 +224,28 @@ func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit strin
 	}
 	return &verdict{reason: problemReason(problems), refuse: true, keep: "zerg refused to commit it: " + clip(listOf(what), 200),
 		detail: fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed", listOf(what))}, nil
+}
+
+// recordOpened writes each change to a protected path that
+// security.allow_protected let through to the audit log: zerg review and
+// zerg merge put them before a person, and the log says which attempt
+// made them.
+func (in Input) recordOpened(changes []gitx.Change) error {
+	if in.Opening == nil {
+		return nil
+	}
+	prot, err := security.NewProtectedPaths(in.Protected)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if pat, ok := prot.Match(c.Path); ok {
+			if err := in.record(security.AuditProtectedOpened, map[string]any{"path": c.Path, "status": c.Status, "protected_by": pat}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func checkOwnership(_ context.Context, in Input, _ *gitx.Quarantine, _ string, res *Result) (*verdict, error) {

@@ -76,8 +76,28 @@ func runMerge(ctx context.Context, a *app, feature, into string, create, force b
 	if err := reviewGate(a, t, head, force); err != nil {
 		return err
 	}
+	cfg, err := loadProjectConfig(t.root)
+	if err != nil {
+		return err
+	}
 	exists, err := repo.BranchExists(ctx, into)
 	if err != nil {
+		return err
+	}
+	// What the integration branch changes in protected paths, against
+	// where it would land.
+	from := v.Base
+	if exists {
+		if from, err = repo.Run(ctx, "merge-base", "refs/heads/"+into, head); err != nil {
+			return err
+		}
+		from = strings.TrimSpace(from)
+	}
+	prot, err := protectedChanges(ctx, repo, cfg, from, head)
+	if err != nil {
+		return err
+	}
+	if err := protectedGate(a, t.feature, prot, force); err != nil {
 		return err
 	}
 	if !exists {

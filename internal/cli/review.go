@@ -107,6 +107,14 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 			Detail: "Remove it from the branch (and revoke it if it is real), or list a false positive in " + security.SecretsAllowFile + "."})
 	}
 
+	// Protected paths a task was let change (security.allow_protected).
+	sum.Checks = append(sum.Checks, "protected")
+	prot, err := protectedChanges(ctx, j.repo, j.cfg, base, head)
+	if err != nil {
+		return err
+	}
+	add(protectedFindings(prot)...)
+
 	// Security rules of the languages touched.
 	var ruleNames []string
 	if j.cfg.SecurityRules.Enabled {

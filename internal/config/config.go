@@ -303,6 +303,12 @@ type Security struct {
 	// zerg's own list (.git*, .zerg/, .claude/, CI configuration, hooks),
 	// whatever a task's ownership says. Both modes.
 	ProtectedPaths []string `yaml:"protected_paths"`
+	// AllowProtected are globs of protected paths a task may change when
+	// its files name them (not through a glob): CI workflows, a
+	// devcontainer. zerg review and zerg merge put every such change before
+	// a person. git's, zerg's and Claude Code's own files can never be
+	// opened.
+	AllowProtected []string `yaml:"allow_protected"`
 }
 
 // DefaultWorkerUser is the default of security.worker_user.
@@ -362,7 +368,7 @@ func Default() Config {
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
-		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}},
+		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
 		Egress:       Egress{Allow: []string{}},
 		Gateway:      Gateway{MaxTokens: 64000, Betas: []string{}, ServerTools: []string{}},
 		Disk:         Disk{MinFreeMB: 1024, WorkspaceMB: 4096},

@@ -113,6 +113,11 @@ security:
   # Globs a worker's commit may never touch whatever a task owns, on top of
   # zerg's own list (.git*, .zerg/, .claude/, CI configuration, hooks).
   protected_paths: []
+  # Protected paths a task may change after all when its files name them,
+  # e.g. .github/workflows/** for a task that writes CI. zerg review and
+  # zerg merge put every such change before you. git's, zerg's and Claude
+  # Code's own files (.git*, .zerg/, .claude/, .mcp.json) never open.
+  allow_protected: []
 
 # Sandbox mode: hosts a worker may reach besides the model API ("host",
 # "host:port" or "*.example.com"). Empty: no network at all.

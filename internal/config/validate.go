@@ -235,6 +235,12 @@ func (c Config) problems() []Problem {
 		}
 	}
 
+	for i, g := range c.Security.AllowProtected {
+		if _, err := security.NewOpening([]string{g}); err != nil {
+			add(fmt.Sprintf("security.allow_protected[%d]", i), "%v", err)
+		}
+	}
+
 	// toolchains, caches and the worker policy
 	for i, n := range c.Toolchains.Off {
 		if !slices.Contains(toolchain.Names(), n) {

@@ -297,7 +297,43 @@ func GraphOptions(root string, cfg config.Config) spec.Options {
 		// config.Validate refuses such a list; zerg's own still holds.
 		prot, _ = security.NewProtectedPaths(nil)
 	}
-	return spec.Options{RepoRoot: root, Protected: prot}
+	return spec.Options{RepoRoot: root, Protected: openedProtected{prot, Opening(cfg)}}
+}
+
+// Opening is security.allow_protected (nil when the config opens nothing,
+// or when config.Validate would refuse it).
+func Opening(cfg config.Config) *security.Opening {
+	o, err := security.NewOpening(cfg.Security.AllowProtected)
+	if err != nil || len(cfg.Security.AllowProtected) == 0 {
+		return nil
+	}
+	return o
+}
+
+// openedProtected is the protected paths as the graph's validation sees
+// them: an entry that names an opened path (not a glob) is no longer
+// protected for the task that owns it.
+type openedProtected struct {
+	prot *security.ProtectedPaths
+	open *security.Opening
+}
+
+func (o openedProtected) opened(p string) bool {
+	return !strings.ContainsAny(p, "*?[{") && o.open.Opens(strings.TrimSuffix(p, "/"))
+}
+
+func (o openedProtected) Match(p string) (string, bool) {
+	if o.opened(p) {
+		return "", false
+	}
+	return o.prot.Match(p)
+}
+
+func (o openedProtected) Covers(p string) (string, bool) {
+	if o.opened(p) {
+		return "", false
+	}
+	return o.prot.Covers(p)
 }
 
 // ProtectedPaths are the paths no worker may add, change or delete:

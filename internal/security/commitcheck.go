@@ -72,6 +72,11 @@ type CommitCheckOptions struct {
 	// it from the base commit, never from the commit being checked. nil
 	// keeps the Scanner's own allowlist.
 	Allowlist *Allowlist
+	// Opened reports a protected path this commit may change all the
+	// same: security.allow_protected opens it and the task names it
+	// (Opening.Opens is checked here too, so a never-opened path stays
+	// protected whatever Opened says). nil opens nothing.
+	Opened func(path string) bool
 }
 
 // CommitProblem is one reason to refuse a commit. It never holds a secret:
@@ -144,6 +149,7 @@ type commitChecker struct {
 	allow     *Allowlist // the effective allowlist
 	forms     []string
 	protected *ProtectedPaths
+	opened    func(string) bool
 	maxBytes  int64
 
 	mu       sync.Mutex
@@ -151,7 +157,7 @@ type commitChecker struct {
 }
 
 func newCommitChecker(r *gitx.Runner, opts CommitCheckOptions) (*commitChecker, error) {
-	c := &commitChecker{git: r.NoReplace(), maxBytes: opts.MaxFileBytes}
+	c := &commitChecker{git: r.NoReplace(), maxBytes: opts.MaxFileBytes, opened: opts.Opened}
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultMaxFileBytes
 	}
@@ -203,7 +209,7 @@ func (c *commitChecker) check(ctx context.Context, base, commit string) ([]Commi
 	var items []blobItem
 	var names []string
 	for _, ch := range changes {
-		if pat, ok := c.protected.Match(ch.Path); ok {
+		if pat, ok := c.protected.Match(ch.Path); ok && !(c.opened != nil && !NeverOpened(ch.Path) && c.opened(ch.Path)) {
 			verb := map[string]string{"A": "added", "D": "deleted"}[ch.Status]
 			if verb == "" {
 				verb = "changed"

@@ -82,3 +82,72 @@ func reachesInto(pat, p []string) bool {
 	}
 	return reachesInto(pat[1:], p[1:])
 }
+
+// neverOpened are the protected paths no configuration may open: git's own
+// files (a hook, a filter or a nested repository runs commands as whoever
+// uses git next), zerg's (its config and rules) and Claude Code's (settings
+// with hooks, MCP servers).
+var neverOpened = []string{"**/.git", "**/.git/**", "**/.gitattributes", ".gitmodules", ".lfsconfig",
+	".zerg", ".zerg/**", "**/.claude", "**/.claude/**", "**/.mcp.json"}
+
+// NeverOpened reports a path security.allow_protected can never open.
+func NeverOpened(path string) bool {
+	lp := strings.ToLower(strings.TrimPrefix(path, "./"))
+	for _, pat := range neverOpened {
+		if ok, _ := doublestar.Match(pat, lp); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Opening is security.allow_protected: protected paths a task may change
+// when it names them (not through a glob), which zerg review and zerg
+// merge then put before a person. nil opens nothing.
+type Opening struct {
+	pats []string // lower-cased doublestar globs
+}
+
+// neverOpenedExamples are paths a pattern of allow_protected must not
+// match (it would reach what NeverOpened keeps shut).
+var neverOpenedExamples = []string{".git", ".git/config", ".git/hooks/pre-commit", ".gitattributes", ".gitmodules", ".lfsconfig",
+	".zerg", ".zerg/config.yaml", ".claude", ".claude/settings.json", ".claude/settings.local.json", ".mcp.json"}
+
+// NewOpening compiles allow_protected. A pattern that is not a relative
+// glob, starts with a wildcard (it would open every protected path), or
+// reaches a path that can never be opened (.git*, .zerg/, .claude/,
+// .mcp.json) is an error naming it.
+func NewOpening(pats []string) (*Opening, error) {
+	o := &Opening{}
+	for _, pat := range pats {
+		lp := strings.ToLower(strings.TrimPrefix(pat, "./"))
+		if lp == "" || strings.HasPrefix(lp, "/") || !doublestar.ValidatePattern(lp) {
+			return nil, fmt.Errorf("%q is not a valid relative glob", pat)
+		}
+		if strings.ContainsAny(lp[:1], "*?[{") {
+			return nil, fmt.Errorf("%q starts with a wildcard and would open every protected path; name the paths (.github/workflows/**)", pat)
+		}
+		for _, ex := range neverOpenedExamples {
+			if ok, _ := doublestar.Match(lp, ex); ok {
+				return nil, fmt.Errorf("%q reaches %s, which can never be opened (git's, zerg's and Claude Code's own files)", pat, ex)
+			}
+		}
+		o.pats = append(o.pats, lp)
+	}
+	return o, nil
+}
+
+// Opens reports whether path is opened: it matches a pattern and is not a
+// path that can never be opened.
+func (o *Opening) Opens(path string) bool {
+	if o == nil || NeverOpened(path) {
+		return false
+	}
+	lp := strings.ToLower(strings.TrimPrefix(path, "./"))
+	for _, pat := range o.pats {
+		if ok, _ := doublestar.Match(pat, lp); ok {
+			return true
+		}
+	}
+	return false
+}

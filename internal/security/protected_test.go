@@ -56,3 +56,29 @@ func TestProtectedCovers(t *testing.T) {
 		}
 	}
 }
+
+// allow_protected opens CI and editor paths by name, never git's, zerg's
+// or Claude Code's own files, and no pattern may open everything.
+func TestOpening(t *testing.T) {
+	o, err := NewOpening([]string{".github/workflows/**", ".devcontainer/**", "Jenkinsfile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		".github/workflows/ci.yml": true, ".devcontainer/devcontainer.json": true, "Jenkinsfile": true,
+		".github/actions/x.yml": false, ".gitattributes": false, ".zerg/config.yaml": false, "src/.git/config": false,
+	} {
+		if got := o.Opens(p); got != want {
+			t.Errorf("Opens(%q) = %v", p, got)
+		}
+	}
+	for _, bad := range []string{"**", "*", "**/*.yml", ".git/**", ".git*", ".zerg/**", ".claude/**", ".claude/settings.json", ".mcp.json", "/etc/x", "[bad"} {
+		if _, err := NewOpening([]string{bad}); err == nil {
+			t.Errorf("NewOpening(%q) accepted", bad)
+		}
+	}
+	var none *Opening
+	if none.Opens(".github/workflows/ci.yml") {
+		t.Error("a nil opening opened a path")
+	}
+}

@@ -89,3 +89,15 @@ func literalPrefix(e string) string {
 	}
 	return e + "/"
 }
+
+// NamesPath reports whether an entry of the task that is not a glob (a
+// path, or a "dir/") owns p: the task names it, which is what
+// security.allow_protected asks of a task that changes a protected path.
+func (t *Task) NamesPath(p string) bool {
+	for _, e := range t.Files.Owned() {
+		if !isGlob(e) && EntryOwns(e, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zergrush/zerg/internal/proc"
 )
 
 // Limits are totals over every process of a group; 0 means none.
@@ -323,15 +325,12 @@ func (g *Group) Close() error {
 		g.fd = -1
 	}
 	var errs []error
+	// cgroup v2's cgroup.kill where there is one, every member otherwise.
+	killFile := ""
 	if g.v2 != "" {
-		_ = os.WriteFile(filepath.Join(g.v2, "cgroup.kill"), []byte("1"), 0o644)
+		killFile = filepath.Join(g.v2, "cgroup.kill")
 	}
-	for i := 0; i < 50 && len(g.PIDs()) > 0; i++ {
-		for _, pid := range g.PIDs() {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proc.KillMembers(g, killFile)
 	dirs := g.dirs
 	if g.v2 != "" {
 		dirs = []string{g.v2}

@@ -7,6 +7,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"github.com/zergrush/zerg/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,7 +332,7 @@ tasks:
 				t.Fatal(err)
 			}
 			sleepPID := waitPidFile(t, filepath.Join(e.ws, "sleep.pid"), 2*time.Minute)
-			if st, err := readStat(sleepPID); err != nil || st.sid != sleepPID {
+			if st, err := proc.ReadStat(sleepPID); err != nil || st.SID != sleepPID {
 				t.Fatalf("sleep %d not detached into its own session: %+v %v", sleepPID, st, err)
 			}
 			// The tool result is out: the CLI is now on turn 2, which stalls.
@@ -362,22 +363,11 @@ tasks:
 				t.Fatalf("leftover %v", o.Leftover)
 			}
 			// Nothing anywhere still carries the run's marker.
-			for pid := range mustScan(t) {
-				if hasMarker(pid, []byte(EnvRunMarker+"="+r.Marker())) {
-					t.Fatalf("process %d still carries the run marker", pid)
-				}
+			if left := proc.Recorded(nil, proc.Options{Marker: EnvRunMarker + "=" + r.Marker()}).Live(); len(left) > 0 {
+				t.Fatalf("processes %v still carry the run marker", left)
 			}
 		})
 	}
-}
-
-func mustScan(t *testing.T) map[int]procStat {
-	t.Helper()
-	procs, err := scanProcs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return procs
 }
 
 func TestE2EHookPolicy(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/sandbox"
 )
 
@@ -21,7 +22,7 @@ import (
 type Run struct {
 	spec   Spec
 	cmd    *exec.Cmd
-	tree   *tree
+	tree   *proc.Tree
 	st     *state
 	stderr *tailBuffer
 	marker string
@@ -68,15 +69,13 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 			return nil, fmt.Errorf("%w: %v", ErrBadSpec, err)
 		}
 		cmd = c
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
 	} else {
 		cmd = exec.CommandContext(ctx, s.Binary, s.args()...)
 		cmd.Dir = s.Workdir
 		cmd.Env = s.env(os.Getenv, r.marker)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	if s.promptOnStdin() {
 		cmd.Stdin = strings.NewReader(s.Prompt)
@@ -97,12 +96,15 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	cmd.WaitDelay = s.KillGrace + 5*time.Second
 	r.start = time.Now()
 	r.st = newState(r.start)
-	if err := cmd.Start(); err != nil {
+	// In a process group of its own, killed with us (Pdeathsig), tracked
+	// with everything it starts (internal/proc).
+	tree, err := proc.Start(cmd, treeOptions(r.marker, s.Workdir, s.AttemptDir), -1)
+	if err != nil {
 		pw.Close()
 		return nil, fmt.Errorf("start claude: %w", err)
 	}
 	r.cmd = cmd
-	r.tree = newTree(cmd.Process.Pid, EnvRunMarker+"="+r.marker, s.Workdir, s.AttemptDir)
+	r.tree = tree
 
 	readerDone := make(chan struct{})
 	go r.read(pr, readerDone)
@@ -126,7 +128,7 @@ func newMarker() string {
 func (r *Run) SessionID() string { return r.spec.SessionID }
 
 // PID is the CLI's process id (also its process group id).
-func (r *Run) PID() int { return r.tree.root.PID }
+func (r *Run) PID() int { return r.tree.Root().PID }
 
 // Marker is the value of ZERG_RUN_MARKER in the run's environment; with
 // PIDs it lets a restarted coordinator find leftovers (KillRecorded).
@@ -134,7 +136,7 @@ func (r *Run) Marker() string { return r.marker }
 
 // PIDs returns every process recorded as part of the run so far (the CLI,
 // its descendants and marked orphans), with start times for reuse checks.
-func (r *Run) PIDs() []Proc { return r.tree.recorded() }
+func (r *Run) PIDs() []Proc { return r.tree.Recorded() }
 
 // Progress returns a snapshot of the run so far.
 func (r *Run) Progress() Progress { return r.st.progress() }
@@ -173,7 +175,7 @@ func (r *Run) halt(cause string, grace time.Duration) {
 	r.killers.Add(1)
 	go func() {
 		defer r.killers.Done()
-		r.tree.terminate(grace)
+		r.tree.Terminate(grace)
 	}()
 }
 
@@ -210,7 +212,7 @@ func (r *Run) track() {
 		case <-r.stopBg:
 			return
 		case <-t.C:
-			r.tree.reap(r.tree.collect(false))
+			r.tree.Reap()
 		}
 	}
 }
@@ -242,12 +244,12 @@ func (r *Run) wait(pw *io.PipeWriter, readerDone <-chan struct{}) {
 	r.mu.Lock()
 	r.finishing = true
 	r.mu.Unlock()
-	r.tree.setExited()
+	r.tree.SetExited()
 	pw.Close()
 	<-readerDone
 	// Whatever the run left behind (a backgrounded server, a setsid'd
 	// sleep) dies with it.
-	leftover := r.tree.terminate(min(r.spec.KillGrace, 2*time.Second))
+	leftover := r.tree.Terminate(min(r.spec.KillGrace, 2*time.Second))
 	r.killers.Wait()
 	close(r.stopBg)
 	r.bg.Wait()
@@ -265,9 +267,7 @@ func (r *Run) wait(pw *io.PipeWriter, readerDone <-chan struct{}) {
 	o := r.st.outcome(pf)
 	o.Detail = r.spec.API.redact(o.Detail)
 	o.Duration = time.Since(r.start)
-	for _, p := range leftover {
-		o.Leftover = append(o.Leftover, Proc{PID: p.pid, StartTime: p.start})
-	}
+	o.Leftover = append(o.Leftover, leftover...)
 	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
 		o.Err = fmt.Errorf("wait for claude: %w", waitErr)
 	}

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"github.com/zergrush/zerg/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,8 +118,8 @@ func (f *fakeRun) waitReady(t *testing.T) {
 func assertGone(t *testing.T, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		if st, err := readStat(pid); err == nil {
-			t.Errorf("process %d still exists (state %c, ppid %d)", pid, st.state, st.ppid)
+		if st, err := proc.ReadStat(pid); err == nil {
+			t.Errorf("process %d still exists (state %c, ppid %d)", pid, st.State, st.PPID)
 		}
 	}
 }
@@ -278,22 +279,6 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	line := []byte("1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615")
-	st, err := parseStat(1234, line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.ppid != 1 || st.pgid != 1234 || st.state != 'S' || st.start != 987654 {
-		t.Fatalf("%+v", st)
-	}
-	for _, bad := range []string{"", "1 (x", "1 (x) S 1", "1 (x) S a b c d e f g h i j k l m n o p q r s t"} {
-		if _, err := parseStat(1, []byte(bad)); err == nil {
-			t.Errorf("parseStat(%q) accepted", bad)
-		}
-	}
-}
-
 func TestKillRecorded(t *testing.T) {
 	f := newFakeRun(t, "hang")
 	r, err := Start(context.Background(), f.spec)
@@ -348,7 +333,7 @@ func TestKillRecordedFindsAnOrphanedSandbox(t *testing.T) {
 	}
 	mine, theirs := orphan(ours), orphan(other)
 	for _, pid := range []int{mine, theirs} {
-		if st, err := readStat(pid); err != nil || st.state == 'Z' || (st.ppid != 1 && st.ppid != os.Getpid()) {
+		if st, err := proc.ReadStat(pid); err != nil || st.State == 'Z' || (st.PPID != 1 && st.PPID != os.Getpid()) {
 			t.Fatalf("the fake bwrap %d is not a live orphan of init or of this process: %+v, %v", pid, st, err)
 		}
 	}

@@ -1,17 +1,16 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -38,28 +37,24 @@ later with zerg rush FEATURE --resume.`,
 			if err != nil {
 				return err
 			}
-			pid := 0
+			var coord proc.ID
 			if v.Coordinator.Alive {
-				pid = coordinatorPID(v.Coordinator.PID)
-				if pid == 0 {
+				coord = coordinator(v.Coordinator.PID)
+				if coord.PID == 0 {
 					// Alive (it holds the log) but not one zerg can name: its
 					// workers are its own to stop.
 					return &run.Error{Kind: run.Locked, Feature: t.feature, Path: t.paths.Events,
 						Err: fmt.Errorf("the run of %s is held by a coordinator zerg cannot identify (its pid file is missing or names another program)", t.feature)}
 				}
 			}
+			pid := coord.PID
 			if pid > 0 {
 				fmt.Fprintf(a.stdout, "stopping the coordinator of %s (pid %d)\n", t.feature, pid)
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-				deadline := time.Now().Add(wait)
-				for alive(pid) && time.Now().Before(deadline) {
-					time.Sleep(100 * time.Millisecond)
-				}
-				if alive(pid) {
+				// By its identity (PID and start time), so that the PID,
+				// freed when it exits, is never signalled for another.
+				proc.Terminate(proc.Process(coord), wait, func([]proc.ID) {
 					fmt.Fprintf(a.stdout, "it did not stop within %s: killing it\n", wait)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					time.Sleep(200 * time.Millisecond)
-				}
+				})
 				if st, err = t.state(); err != nil {
 					return err
 				}
@@ -90,45 +85,19 @@ later with zerg rush FEATURE --resume.`,
 	return cmd
 }
 
-// coordinatorPID returns pid when that process is alive and is a zerg rush,
-// else 0: a recycled pid must never make zerg signal an unrelated process.
-func coordinatorPID(pid int) int {
-	if pid <= 0 || !alive(pid) {
-		return 0
+// coordinator returns the identity of pid when that process is alive and is
+// a zerg rush, else the zero ID: a recycled pid must never make zerg signal
+// an unrelated process. The identity is taken before the command line is
+// read, so a PID recycled in between changes its start time and the signal
+// goes nowhere (proc.Signal).
+func coordinator(pid int) proc.ID {
+	id, err := proc.Identify(pid)
+	if err != nil || !id.Alive() {
+		return proc.ID{}
 	}
-	cmdline, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))
-	if err != nil {
-		return 0
+	args := proc.Cmdline(pid)
+	if len(args) < 2 || !strings.Contains(filepath.Base(args[0]), "zerg") || !slices.Contains(args, "rush") {
+		return proc.ID{}
 	}
-	args := strings.Split(string(cmdline), "\x00")
-	if len(args) < 2 || !strings.Contains(filepath.Base(args[0]), "zerg") || !containsArg(args, "rush") {
-		return 0
-	}
-	return pid
-}
-
-func containsArg(args []string, s string) bool {
-	for _, a := range args {
-		if a == s {
-			return true
-		}
-	}
-	return false
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	// A zombie is not alive for our purposes.
-	b, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
+	return id
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/capture"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
@@ -67,26 +68,26 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 			return 1, fmt.Sprintf("zerg: cannot start the sandbox: %v", err)
 		}
 		cmd = c
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Setpgid = true
 	} else {
 		cmd = exec.CommandContext(cctx, "sh", "-c", s.Command)
 		cmd.Dir = s.Dir
 		cmd.Env = env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if u := s.RunAs; u != nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
-			cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID), Groups: []uint32{}}}
 		}
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	// What the command prints is the worker's code's to choose: kept within
 	// a bound (its beginning and its end).
 	buf := capture.New()
 	cmd.Stdout, cmd.Stderr = buf, buf
-	err := cmd.Run()
+	// Its own process group; a timeout or cancellation SIGKILLs its whole
+	// tree at once (no grace: the command has had its time).
+	tree, err := proc.Start(cmd, proc.Options{}, 0)
+	if err == nil {
+		err = cmd.Wait()
+		tree.SetExited()
+	}
 	out := buf.String()
 	if err == nil {
 		return 0, out

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zergrush/zerg/internal/proc"
 )
 
 // maxProxyConns bounds the forwarder's open connections: the forwarder runs
@@ -61,19 +63,18 @@ func RunInit(c InitConfig, argv []string) int {
 		fmt.Fprintln(os.Stderr, StartFailureLine(err))
 		return ExecFailCode(err)
 	}
+	// A pidfd: a signal that comes after the command was reaped reaches
+	// nothing, not a process that got its PID.
+	cmd := proc.OpenChild(child)
 	go func() {
 		for s := range sigs {
-			_ = syscall.Kill(child, s.(syscall.Signal))
+			_ = cmd.Signal(s.(syscall.Signal))
 		}
 	}()
 	// As PID 1 the init inherits every orphan; wait4(-1) reaps them all and
 	// returns when the command itself ends.
 	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
+		pid, ws, err := proc.Wait(-1, 0)
 		if err != nil {
 			return initFail("wait for the command: %w", err)
 		}
@@ -162,31 +163,27 @@ func startFiltered(l Limits, argv []string) (int, error) {
 // detaches from it. On failure the command is killed: it must not run
 // without them.
 func limitTraced(pid int, l Limits) error {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			return fmt.Errorf("wait for the command to stop at exec: %w", err)
-		}
-		break
+	// Our child, not reaped until we wait for it: its PID is its own.
+	cmd := proc.OpenChild(pid)
+	defer cmd.Close()
+	_, ws, err := proc.Wait(pid, syscall.WALL)
+	if err != nil {
+		_ = cmd.Signal(syscall.SIGKILL)
+		return fmt.Errorf("wait for the command to stop at exec: %w", err)
 	}
 	if !ws.Stopped() {
 		return fmt.Errorf("the command did not stop at exec (status %#x)", ws)
 	}
-	err := forEachLimit(l, func(name string, res int, r *syscall.Rlimit) error {
+	err = forEachLimit(l, func(name string, res int, r *syscall.Rlimit) error {
 		return unix.Prlimit(pid, res, (*unix.Rlimit)(r), nil)
 	})
 	if err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Signal(syscall.SIGKILL)
 		return err
 	}
 	// Detaching with no signal also drops the SIGTRAP of the exec.
 	if err := syscall.PtraceDetach(pid); err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Signal(syscall.SIGKILL)
 		return fmt.Errorf("let the command go: %w", err)
 	}
 	return nil

@@ -15,9 +15,9 @@ import (
 // without -p and the stream-json output, the prompt as the first message.
 // The session is the user's, so it keeps the user's HOME, Claude Code
 // config directory and TERM (a logged-in CLI stays logged in); every other
-// variable is the driver's allowlist. Sandbox and RunAs are not supported.
+// variable is the driver's allowlist. Isolation and RunAs are not supported.
 func Interactive(ctx context.Context, spec Spec) (*exec.Cmd, error) {
-	if spec.Sandbox != nil || spec.RunAs != nil {
+	if spec.Isolation != nil || spec.RunAs != nil {
 		return nil, fmt.Errorf("%w: an interactive session runs as the user, without a sandbox", ErrBadSpec)
 	}
 	s, err := spec.normalize()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/proc"
-	"github.com/zergrush/zerg/internal/sandbox"
 )
 
 // Run is one launched worker process. Its methods are safe for concurrent use.
@@ -39,6 +38,12 @@ type Run struct {
 	outcome Outcome
 }
 
+// Isolation makes the process that runs argv in dir with env, in a
+// driver's isolation.
+type Isolation interface {
+	Command(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, error)
+}
+
 // Start launches a worker for spec and returns at once. Cancelling ctx stops
 // the run like Stop. The caller must call Wait (or wait on Done) to release
 // its resources. Errors are about the spec or the launch itself; everything
@@ -60,10 +65,8 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	pr, pw := io.Pipe()
 	var cmd *exec.Cmd
-	if s.Sandbox != nil {
-		sb := *s.Sandbox
-		sb.Workdir, sb.Env = s.Workdir, s.env(os.Getenv, r.marker)
-		c, err := sandbox.Command(ctx, sb, append([]string{s.Binary}, s.args()...)...)
+	if s.Isolation != nil {
+		c, err := s.Isolation.Command(ctx, append([]string{s.Binary}, s.args()...), s.Workdir, s.env(os.Getenv, r.marker))
 		if err != nil {
 			pw.Close()
 			return nil, fmt.Errorf("%w: %v", ErrBadSpec, err)
@@ -82,7 +85,7 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	} // else nil: /dev/null, so the CLI does not wait 3 s for stdin
 	cmd.Stdout = pw
 	cmd.Stderr = r.stderr
-	if u := s.RunAs; u != nil && s.Sandbox == nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
+	if u := s.RunAs; u != nil && s.Isolation == nil && (u.UID != os.Geteuid() || u.GID != os.Getegid()) {
 		// Groups empty: root's supplementary groups must not follow the
 		// worker. Go sets Pdeathsig after the switch, so it survives it; we
 		// stay root and can still signal and reap the whole tree.

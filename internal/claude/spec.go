@@ -16,7 +16,6 @@ import (
 
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/policy"
-	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
@@ -98,11 +97,12 @@ type Spec struct {
 	// runs the worker as zerg's own user.
 	RunAs *WorkerUser
 
-	// Sandbox, when set, runs the CLI inside this bubblewrap sandbox
-	// (sandbox mode): its Workdir is set to Workdir and its Env to the
-	// worker's environment here; the sandbox itself switches to its uid, so
-	// RunAs only names the owner of the attempt dir's writable parts.
-	Sandbox *sandbox.Spec
+	// Isolation, when set, makes the CLI's process in a driver's isolation
+	// (internal/driver: a sandbox, a container): it binds the paths the
+	// worker needs and switches to its own uid, so RunAs only names the
+	// owner of the attempt dir's writable parts. nil: a process on this
+	// machine, as RunAs.
+	Isolation Isolation
 
 	// IdleTimeout kills the run when no stdout line arrived for this long
 	// (0 = no watchdog). The CLI itself needs ≥ 300 s to notice a stalled stream.
@@ -605,9 +605,9 @@ func (s Spec) prepare() error {
 			{s.Workdir, security.AccessRead | security.AccessWrite | security.AccessExec, "workdir (call PrepareWorkspace)"},
 			{s.Binary, security.AccessRead | security.AccessExec, "claude binary"},
 		}
-		if s.Sandbox != nil {
-			// The sandbox binds these paths in; the host's directories above
-			// them are not on the way inside.
+		if s.Isolation != nil {
+			// The isolation binds these paths in; the host's directories
+			// above them are not on the way inside.
 			checks = nil
 		} else if !s.Hook.Disabled {
 			checks = append(checks, struct {

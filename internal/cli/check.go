@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
-	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
@@ -116,8 +115,8 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 }
 
 // checkWorker is what the check needs of a worker's launch: the CLI's
-// install (visible in the sandbox) and, as root in subprocess mode, the
-// worker user the commands run as.
+// install (visible in the sandbox). The worker user the commands run as is
+// the driver's (run.Check).
 func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
 	cfg := opts.Config
 	var worker claude.Spec
@@ -126,13 +125,6 @@ func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
 	}
 	if self, err := os.Executable(); err == nil {
 		worker.Hook.ZergBinary = hookBinary(self)
-	}
-	if cfg.Mode == config.ModeSubprocess {
-		u, err := workerUserForRoot(ctx, cfg)
-		if err != nil {
-			return worker, err
-		}
-		opts.RunAs = u
 	}
 	return worker, nil
 }

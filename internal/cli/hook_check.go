@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -186,7 +187,7 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 		Workdir:    ws,
 		AttemptDir: attemptDir,
 		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, mode == config.ModeSandbox),
+		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, run.IsolationBoundsCommands(mode)),
 	}
 	pol, err := sp.Policy()
 	if err != nil {

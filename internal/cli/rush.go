@@ -209,12 +209,6 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
 		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: a.stderr}
-	if cfg.Mode == config.ModeSubprocess {
-		// Sandbox mode gives each worker slot a user of its own.
-		if opts.RunAs, err = workerUserForRoot(ctx, cfg); err != nil {
-			return err
-		}
-	}
 	// Everything is checked before anything is written.
 	r, err := run.Open(ctx, opts)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -225,7 +226,7 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	// The attempt dir holds the settings and the hook's policy: visible,
 	// not writable.
 	spec.ReadOnly = append(append([]string{}, spec.ReadOnly...), sp.AttemptDir)
-	sp.Sandbox = &spec
+	sp.Isolation = isolation(spec)
 
 	out, err := start(ctx, sp)
 	if err != nil {
@@ -242,6 +243,15 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	judgeGateway(&v, out, gw.Stats(), ctx.Err() != nil)
 	w.outOfMemory(&v)
 	return v, nil
+}
+
+// isolation runs the worker's CLI in the sandbox spec describes.
+type isolation sandbox.Spec
+
+func (i isolation) Command(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, error) {
+	sb := sandbox.Spec(i)
+	sb.Workdir, sb.Env = dir, env
+	return sandbox.Command(ctx, sb, argv...)
 }
 
 // AuditError is a security decision a driver could not write to the audit

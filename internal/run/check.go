@@ -105,7 +105,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			return nil, err
 		}
 	}
-	if err := sandboxReadyIfNeeded(ctx, opts); err != nil {
+	if err := driverReady(ctx, &opts); err != nil {
 		return nil, err
 	}
 	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode}

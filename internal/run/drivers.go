@@ -43,6 +43,55 @@ func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spe
 	}
 }
 
+// IsolationBoundsCommands reports whether the mode's driver runs the
+// worker in an isolation that bounds its commands (sandbox), so that its
+// hook refuses only what reaches outside, as the driver tells the hook
+// when it launches (zerg hook check shows that policy without a launch).
+func IsolationBoundsCommands(mode string) bool { return mode == config.ModeSandbox }
+
+// driverReady checks, before anything is written, that the config's mode
+// can run here, and gives subprocess mode its worker user when zerg runs as
+// root. It fails closed: no sandbox, no run (and no check that would pass
+// for want of one); never a silent fall back to another mode.
+func driverReady(ctx context.Context, opts *Options) error {
+	switch opts.Config.Mode {
+	case config.ModeSandbox:
+		if err := sandboxReady(ctx, *opts); err != nil {
+			return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
+				"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
+		}
+		return nil
+	default:
+		if opts.RunAs == nil && os.Geteuid() == 0 {
+			u, err := security.EnsureWorkerUser(ctx, opts.Config.Security.WorkerUser)
+			if err != nil {
+				return &Error{Kind: BadInput, Feature: opts.Feature, Err: fmt.Errorf(
+					"running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", opts.Config.Security.WorkerUser, err)}
+			}
+			opts.RunAs = u
+		}
+		if err := checkSetup(opts.RunAs); err != nil {
+			return &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
+		return nil
+	}
+}
+
+// sandboxReady starts a sandbox as the first worker slot's user.
+func sandboxReady(ctx context.Context, opts Options) error {
+	u, err := slotUser(ctx, opts.Config.Security.WorkerUser, 1)
+	if err != nil {
+		return err
+	}
+	if u.UID != os.Geteuid() {
+		// The slot users create and own the workspaces' contents.
+		if err := checkSetup(u); err != nil {
+			return err
+		}
+	}
+	return sandbox.Check(ctx, u.UID, u.GID)
+}
+
 // newSandbox prepares sandbox mode for slots concurrent workspaces. As
 // root, each slot gets its own system user (created when missing);
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep

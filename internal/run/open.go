@@ -17,7 +17,6 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
-	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -125,10 +124,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if c.workers <= 0 {
 		c.workers = max(opts.Config.Workers, 1)
 	}
-	if err := checkSetup(opts.RunAs); err != nil {
-		return nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
-	}
-	if err := sandboxReadyIfNeeded(ctx, opts); err != nil {
+	if err := driverReady(ctx, &opts); err != nil {
 		return nil, err
 	}
 	if c.setup, err = planSetup(ctx, repo, paths, opts.Resume); err != nil {
@@ -141,35 +137,6 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		}
 	}
 	return &Run{c: c, opts: opts, events: len(events)}, nil
-}
-
-// sandboxReady starts a sandbox as the first worker slot's user.
-// sandboxReadyIfNeeded fails closed in sandbox mode when no sandbox can run
-// here: no sandbox, no run (and no check that would pass for want of one);
-// never a silent fall back.
-func sandboxReadyIfNeeded(ctx context.Context, opts Options) error {
-	if opts.Config.Mode != config.ModeSandbox {
-		return nil
-	}
-	if err := sandboxReady(ctx, opts); err != nil {
-		return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
-			"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
-	}
-	return nil
-}
-
-func sandboxReady(ctx context.Context, opts Options) error {
-	u, err := slotUser(ctx, opts.Config.Security.WorkerUser, 1)
-	if err != nil {
-		return err
-	}
-	if u.UID != os.Geteuid() {
-		// The slot users create and own the workspaces' contents.
-		if err := checkSetup(u); err != nil {
-			return err
-		}
-	}
-	return sandbox.Check(ctx, u.UID, u.GID)
 }
 
 // resumeMode is the mode a resumed run continues in: the one it started

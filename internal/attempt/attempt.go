@@ -19,9 +19,6 @@ import (
 	"github.com/zergrush/zerg/internal/spec"
 )
 
-// Class is how an attempt ended (outcome.Class).
-type Class = outcome.Class
-
 // Input is one attempt to run.
 type Input struct {
 	Repo    *gitx.Repo
@@ -100,7 +97,7 @@ type DiskLimits struct {
 
 // Result is what an attempt produced.
 type Result struct {
-	Class  Class
+	Class  outcome.Class
 	Reason string // short code: completed, verification_failed, ownership, max_turns, rate_limit, …
 	Detail string // what happened, for the report and the retry prompt
 	Commit string // the task's commit (Success), or the preserved work of a failed attempt
@@ -157,7 +154,7 @@ func diagnoseResult(in Input, res *Result) {
 	}
 	var d diagnose.Diagnosis
 	switch id := diagnose.FromReason(res.Reason); {
-	case res.Reason == "verification_failed":
+	case res.Reason == outcome.ReasonVerificationFailed:
 		cmd := ""
 		if in.Task.Verification != nil {
 			cmd = in.Task.Verification.Command

@@ -10,14 +10,6 @@ import (
 	"github.com/zergrush/zerg/internal/spec"
 )
 
-// Reasons of an attempt whose worker said it was done but whose changes do
-// not deliver its task.
-const (
-	ReasonEmptyChange   = outcome.ReasonEmptyChange   // nothing changed at all
-	ReasonMissingFile   = outcome.ReasonMissingFile   // a file of files.create does not exist afterwards
-	ReasonUnchangedFile = outcome.ReasonUnchangedFile // a file of files.modify is unchanged
-)
-
 // Incomplete says why an attempt's changes do not deliver its task: a
 // worker that answers "done" without doing the work must not be
 // committed, merged and reported delivered. inBase reports whether a path
@@ -31,7 +23,7 @@ func Incomplete(t *spec.Task, changes []gitx.Change, inBase func(string) bool) (
 		return "", ""
 	}
 	if len(changes) == 0 {
-		return ReasonEmptyChange, fmt.Sprintf("the worker changed nothing, although the task owns %s; do the task's work (a task meant to change nothing says \"expect_changes\": false in the graph)",
+		return outcome.ReasonEmptyChange, fmt.Sprintf("the worker changed nothing, although the task owns %s; do the task's work (a task meant to change nothing says \"expect_changes\": false in the graph)",
 			ownedList(t))
 	}
 	status := map[string]string{}
@@ -72,9 +64,9 @@ func Incomplete(t *spec.Task, changes []gitx.Change, inBase func(string) bool) (
 	}
 	switch {
 	case len(missing) > 0:
-		return ReasonMissingFile, fmt.Sprintf("%s, which the task creates, does not exist after the attempt; create it", listOf(missing))
+		return outcome.ReasonMissingFile, fmt.Sprintf("%s, which the task creates, does not exist after the attempt; create it", listOf(missing))
 	case len(unchanged) > 0:
-		return ReasonUnchangedFile, fmt.Sprintf("%s, which the task modifies, is unchanged; make the change there", listOf(unchanged))
+		return outcome.ReasonUnchangedFile, fmt.Sprintf("%s, which the task modifies, is unchanged; make the change there", listOf(unchanged))
 	}
 	return "", ""
 }

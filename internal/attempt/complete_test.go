@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -25,11 +26,11 @@ func TestIncomplete(t *testing.T) {
 		want    string
 	}{
 		{"all done", task, ch("A", "new.go", "A", "docs/a.md", "M", "old.go"), ""},
-		{"nothing", task, nil, ReasonEmptyChange},
-		{"the created file missing", task, ch("A", "docs/a.md", "M", "old.go"), ReasonMissingFile},
-		{"the created file deleted again", task, ch("D", "new.go", "A", "docs/a.md", "M", "old.go"), ReasonMissingFile},
-		{"nothing in the created dir", task, ch("A", "new.go", "M", "old.go", "A", "elsewhere/x"), ReasonMissingFile},
-		{"the modified file unchanged", task, ch("A", "new.go", "A", "docs/a.md"), ReasonUnchangedFile},
+		{"nothing", task, nil, outcome.ReasonEmptyChange},
+		{"the created file missing", task, ch("A", "docs/a.md", "M", "old.go"), outcome.ReasonMissingFile},
+		{"the created file deleted again", task, ch("D", "new.go", "A", "docs/a.md", "M", "old.go"), outcome.ReasonMissingFile},
+		{"nothing in the created dir", task, ch("A", "new.go", "M", "old.go", "A", "elsewhere/x"), outcome.ReasonMissingFile},
+		{"the modified file unchanged", task, ch("A", "new.go", "A", "docs/a.md"), outcome.ReasonUnchangedFile},
 		{"a created file that was there", &spec.Task{Files: spec.Files{Create: []string{"exists.go"}}}, ch("M", "other.go"), ""},
 		{"only globs", &spec.Task{Files: spec.Files{Create: []string{"*.txt"}}}, ch("A", "a.txt"), ""},
 		{"a check-only task", &spec.Task{NoChanges: true, Files: spec.Files{Create: []string{"x"}}}, nil, ""},

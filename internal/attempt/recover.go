@@ -9,10 +9,6 @@ import (
 	"github.com/zergrush/zerg/internal/outcome"
 )
 
-// ReasonAbandoned is an attempt whose coordinator died while it ran and
-// whose worker had not finished.
-const ReasonAbandoned = outcome.ReasonAbandoned
-
 // Recover finishes an attempt whose coordinator died (a crash, kill -9)
 // while its worker ran, from what the attempt left: its workspace and the
 // stream zerg recorded. Its processes must have been reaped.

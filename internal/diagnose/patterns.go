@@ -11,6 +11,8 @@
 // and the measured accuracy.
 package diagnose
 
+import "github.com/zergrush/zerg/internal/outcome"
+
 // Class says whose problem a pattern is.
 type Class string
 
@@ -134,29 +136,29 @@ func ByID(id string) (Pattern, bool) {
 // pattern covers.
 func FromReason(reason string) string {
 	switch reason {
-	case "empty_change", "missing_file", "unchanged_file":
+	case outcome.ReasonEmptyChange, outcome.ReasonMissingFile, outcome.ReasonUnchangedFile:
 		return EmptyChange
-	case "ownership":
+	case outcome.ReasonOwnership:
 		return OwnershipViolation
-	case "forbidden_change":
+	case outcome.ReasonForbiddenChange:
 		return ProtectedPath
-	case "secret_found":
+	case outcome.ReasonSecretFound:
 		return SecretFound
-	case "max_turns":
+	case outcome.ReasonMaxTurns:
 		return MaxTurns
-	case "context_too_long", "request_too_large", "max_output_tokens":
+	case outcome.ReasonContextTooLong, outcome.ReasonTooLarge, outcome.ReasonMaxOutputTokens:
 		return ContextExhausted
-	case "rate_limit", "overloaded", "usage_limit":
+	case outcome.ReasonRateLimit, outcome.ReasonOverloaded, outcome.ReasonUsageLimit:
 		return RateLimited
-	case "api_unreachable", "connection", "timeout":
+	case outcome.ReasonAPIUnreachable, outcome.ReasonConnection, outcome.ReasonTimeout:
 		return APIUnreachable
-	case "auth", "credit":
+	case outcome.ReasonAuth, outcome.ReasonCredit:
 		return AuthFailed
-	case "no_result", "killed", "start_failed", "stalled", "unknown_result", "malformed":
+	case outcome.ReasonNoResult, outcome.ReasonKilled, outcome.ReasonStartFailed, outcome.ReasonStalled, outcome.ReasonUnknownResult, outcome.ReasonMalformed:
 		return WorkerCrash
-	case "out_of_memory":
+	case outcome.ReasonOutOfMemory:
 		return OutOfMemory
-	case "disk_full":
+	case outcome.ReasonDiskFull:
 		return DiskFull
 	case "conflict":
 		return MergeConflict

@@ -379,7 +379,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			// zerg's own failure (git, disk): the attempt is closed in the log
 			// so that no task is left running, and the run stops with it.
 			c.gov.Release(probe, Outcome{})
-			fin := AttemptFinished{Class: outcome.Infra, Reason: ReasonZerg, Detail: err.Error()}
+			fin := AttemptFinished{Class: outcome.Infra, Reason: outcome.ReasonZerg, Detail: err.Error()}
 			e := c.emit(EvAttemptFinished, t.ID, n, fin)
 			c.unreserve(t.ID)
 			if e != nil {

@@ -293,7 +293,7 @@ func TestResumeAfterCrash(t *testing.T) {
 			abandoned = data[AttemptFinished](t, e)
 		}
 	}
-	if abandoned.Reason != ReasonAbandoned || abandoned.Commit != "saved-C-1" {
+	if abandoned.Reason != outcome.ReasonAbandoned || abandoned.Commit != "saved-C-1" {
 		t.Errorf("abandoned attempt recorded as %+v", abandoned)
 	}
 }

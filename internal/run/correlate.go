@@ -21,10 +21,6 @@ import (
 // stops the launching once, with the evidence and the fix. "Attempts" are
 // of different tasks (different workers), or twice as many of the same.
 
-// ReasonEnvironment is an attempt whose verification failed for want of
-// something in the environment (diagnose.Environment): not the task's.
-const ReasonEnvironment = "environment"
-
 // Thresholds of the correlation.
 const (
 	envAttempts   = 2   // the same environment diagnosis in this many attempts stops the launching
@@ -37,8 +33,8 @@ const (
 var transient = map[string]bool{
 	outcome.ReasonRateLimit: true, outcome.ReasonOverloaded: true, outcome.ReasonServerError: true,
 	outcome.ReasonStalled: true, outcome.ReasonKilled: true, outcome.ReasonTimeout: true,
-	ReasonCancelled: true, ReasonAbandoned: true, ReasonZerg: true, outcome.ReasonRunBudget: true,
-	ReasonEnvironment: true,
+	outcome.ReasonCancelled: true, outcome.ReasonAbandoned: true, outcome.ReasonZerg: true, outcome.ReasonRunBudget: true,
+	outcome.ReasonEnvironment: true,
 }
 
 // environmental makes an attempt whose verification failed for want of
@@ -49,10 +45,10 @@ func environmental(res *attempt.Result) {
 	// that grew too large, a refused request) are the task's by what zerg
 	// saw, however their pattern is classed.
 	h := res.Diagnosis
-	if res.Class != outcome.Task || res.Reason != "verification_failed" || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
+	if res.Class != outcome.Task || res.Reason != outcome.ReasonVerificationFailed || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
 		return
 	}
-	res.Class, res.Reason = outcome.Infra, ReasonEnvironment
+	res.Class, res.Reason = outcome.Infra, outcome.ReasonEnvironment
 	res.Detail = fmt.Sprintf("%s, not the task's doing (%s): %s", h.Pattern, strings.Join(h.Evidence, "; "), res.Detail)
 }
 
@@ -84,7 +80,7 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 			}
 		}
 		return nil
-	case res.Reason == ReasonEnvironment && res.Diagnosis != nil:
+	case res.Reason == outcome.ReasonEnvironment && res.Diagnosis != nil:
 		h := res.Diagnosis
 		key, limit = "env:"+h.Pattern, envAttempts
 		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)

@@ -55,7 +55,7 @@ func Decide(p Policy, t TaskState, class outcome.Class, reason string, infraStre
 	switch {
 	case class == outcome.Success:
 		return Decision{Action: ActDone}
-	case stopping || reason == ReasonCancelled:
+	case stopping || reason == outcome.ReasonCancelled:
 		// The attempt ended because the run is stopping: not the task's fault.
 		return Decision{Action: ActStopped}
 	case class == outcome.Fatal:
@@ -101,17 +101,9 @@ func Jitter(d time.Duration, r float64) time.Duration {
 	return time.Duration(float64(d) * (0.75 + 0.5*r))
 }
 
-// Reasons zerg itself gives an attempt (the worker's own come from the
-// claude package).
-const (
-	ReasonCancelled = outcome.ReasonCancelled
-	ReasonAbandoned = outcome.ReasonAbandoned
-	ReasonZerg      = outcome.ReasonZerg
-)
-
 // governorOutcome is what the launch governor learns from an attempt.
 func governorOutcome(class outcome.Class, reason string, retryAfter time.Duration) Outcome {
-	o := Outcome{Infra: class == outcome.Infra && reason != ReasonCancelled, Reason: reason, RetryAfter: retryAfter}
+	o := Outcome{Infra: class == outcome.Infra && reason != outcome.ReasonCancelled, Reason: reason, RetryAfter: retryAfter}
 	o.Overload = o.Infra && (reason == outcome.ReasonRateLimit || reason == outcome.ReasonOverloaded)
 	return o
 }

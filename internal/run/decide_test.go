@@ -30,7 +30,7 @@ func TestDecide(t *testing.T) {
 		{"infra does not spend task retries", TaskState{TaskFailures: 3, InfraFailures: 1}, outcome.Infra, "stall", 1, false, Decision{Action: ActWait, Wait: time.Second}},
 		{"fatal stops the run", TaskState{}, outcome.Fatal, "invalid_api_key", 0, false, Decision{Action: ActStopRun}},
 		{"an account refusal stops the launching", TaskState{}, outcome.Account, "credit", 0, false, Decision{Action: ActStopLaunch}},
-		{"cancelled by the stop", TaskState{InfraFailures: 9}, outcome.Infra, ReasonCancelled, 0, false, Decision{Action: ActStopped}},
+		{"cancelled by the stop", TaskState{InfraFailures: 9}, outcome.Infra, outcome.ReasonCancelled, 0, false, Decision{Action: ActStopped}},
 		{"a failure while stopping is not judged", TaskState{TaskFailures: 9}, outcome.Task, "verification_failed", 0, true, Decision{Action: ActStopped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

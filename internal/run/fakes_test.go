@@ -154,19 +154,19 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		select {
 		case <-o.hold:
 		case <-ctx.Done():
-			return attempt.Result{Class: outcome.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+			return attempt.Result{Class: outcome.Infra, Reason: outcome.ReasonCancelled, Detail: "the run was stopped"}, nil
 		}
 	}
 	if o.err != nil {
 		return attempt.Result{}, o.err
 	}
 	if ctx.Err() != nil {
-		return attempt.Result{Class: outcome.Infra, Reason: ReasonCancelled, Detail: "the run was stopped"}, nil
+		return attempt.Result{Class: outcome.Infra, Reason: outcome.ReasonCancelled, Detail: "the run was stopped"}, nil
 	}
 	if o.class == outcome.Success && f.verifies && r.OnVerify != nil {
 		r.OnVerify()
 	}
-	res := attempt.Result{Class: attempt.Class(o.class), Reason: o.reason, Detail: o.detail,
+	res := attempt.Result{Class: o.class, Reason: o.reason, Detail: o.detail,
 		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag}
 	res.Worker.CostUSD = 0.01
 	if f.cost != nil {

@@ -144,7 +144,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			c.progress.printf("  %s: the workspace of attempt %d is kept as it is (%v)", id, o.Number, err)
 		}
 		if err := c.emit(EvAttemptFinished, id, o.Number, AttemptFinished{
-			Class: outcome.Infra, Reason: ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
+			Class: outcome.Infra, Reason: outcome.ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
 		}); err != nil {
 			return err
 		}

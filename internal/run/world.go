@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -118,7 +119,7 @@ func (g gitSalvager) Preserve(ctx context.Context, task string, o OpenAttempt) (
 		return "", err
 	}
 	commit, err := w.Commit(ctx, fmt.Sprintf("%s: attempt %d abandoned", task, o.Number),
-		map[string]string{"Task-Id": task, "Zerg-Status": "abandoned", "Zerg-Attempt": fmt.Sprint(o.Number)})
+		map[string]string{"Task-Id": task, "Zerg-Status": outcome.ReasonAbandoned, "Zerg-Attempt": fmt.Sprint(o.Number)})
 	if err != nil {
 		return "", err
 	}

@@ -171,11 +171,12 @@ func (rt *sandboxRedTeam) round3Tasks() []sbTask {
 // mockRequest is one line of the scripted API's request log
 // (.zerg/runs/<feature>/mockapi.jsonl of a rehearsal).
 type mockRequest struct {
-	Path   string `json:"path"`
-	Kind   string `json:"kind"`
-	Model  string `json:"model"`
-	Prompt string `json:"prompt"`
-	Status int    `json:"status"`
+	Path   string    `json:"path"`
+	Kind   string    `json:"kind"`
+	Model  string    `json:"model"`
+	Prompt string    `json:"prompt"`
+	Status int       `json:"status"`
+	Time   time.Time `json:"time"`
 }
 
 func mockRequests(t *testing.T, runDir string) []mockRequest {
@@ -405,8 +406,8 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 			effect(id, "%d of its requests reached the API", n)
 		}
 	}
-	// 60 a minute, a burst of 6: in the seconds the loop takes, at most
-	// a dozen; and every one that went through is counted.
+	// 60 a minute, a burst of 6; and every one that went through is
+	// counted.
 	counted := 0
 	for _, e := range records {
 		if e.Type == "gateway" && e.Task == "RT-gateway" {
@@ -415,13 +416,24 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 			}
 		}
 	}
+	// The limiter lets through its burst plus one a second: the bound is
+	// that, over the time the requests that reached the API spanned (a
+	// loaded machine runs the loop slower, and more may pass, rightly).
 	countReached := 0
+	var first, last time.Time
 	for _, m := range mock {
 		if m.Kind == mockapi.KindCountTokens {
 			countReached++
+			if first.IsZero() || m.Time.Before(first) {
+				first = m.Time
+			}
+			if m.Time.After(last) {
+				last = m.Time
+			}
 		}
 	}
-	if n := countReached; n > 15 || n != counted {
+	allowed := 6 + int(last.Sub(first).Seconds()) + 1
+	if n := countReached; n > allowed || n != counted {
 		effect("gw-count", "%d count_tokens requests reached the API, %d counted by the gateway", n, counted)
 	}
 	if refused["RT-gateway"] < 8 {

@@ -102,9 +102,9 @@ func onlyFeature(root string) (string, error) {
 		return "", usageErrorf("several runs (%s); name the feature: zerg context FEATURE TASK", strings.Join(runs, ", "))
 	}
 	var features []string
-	entries, _ := os.ReadDir(filepath.Join(root, ".zerg", "specs"))
+	entries, _ := os.ReadDir(run.SpecsDir(root))
 	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(root, ".zerg", "specs", e.Name(), "task-graph.json")); err == nil && e.IsDir() {
+		if _, err := os.Stat(run.GraphFile(root, e.Name())); err == nil && e.IsDir() {
 			features = append(features, e.Name())
 		}
 	}

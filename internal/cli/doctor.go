@@ -19,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 )
@@ -329,7 +330,7 @@ func nearestConfig(a *app) *config.Config {
 		return nil
 	}
 	for {
-		p := filepath.Join(dir, ".zerg", "config.yaml")
+		p := run.ConfigFile(dir)
 		if _, err := os.Stat(p); err == nil {
 			cfg, err := config.Load(p)
 			if err != nil {

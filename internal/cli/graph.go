@@ -235,7 +235,7 @@ func (a *app) resolveGraph(args []string) (string, error) {
 		case 1:
 			return rel(cwd, featureGraph(root, features[0])), nil
 		case 0:
-			return "", usageErrorf("no feature in %s; pass a task-graph.json path", rel(cwd, filepath.Join(root, ".zerg", "specs")))
+			return "", usageErrorf("no feature in %s; pass a task-graph.json path", rel(cwd, run.SpecsDir(root)))
 		default:
 			return "", usageErrorf("several features (%s); name one: zerg graph validate FEATURE", strings.Join(features, ", "))
 		}
@@ -261,7 +261,7 @@ func (a *app) resolveGraph(args []string) (string, error) {
 }
 
 func featureGraph(root, feature string) string {
-	return filepath.Join(root, ".zerg", "specs", feature, "task-graph.json")
+	return run.GraphFile(root, feature)
 }
 
 // findZergRoot returns the nearest directory at or above dir holding .zerg/.
@@ -317,7 +317,7 @@ func repoRootOf(file string) string {
 }
 
 func listFeatures(root string) []string {
-	entries, err := os.ReadDir(filepath.Join(root, ".zerg", "specs"))
+	entries, err := os.ReadDir(run.SpecsDir(root))
 	if err != nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // journeyFlags are the flags plan, design and review share with rush.
@@ -62,7 +63,7 @@ func openJourney(ctx context.Context, a *app, feature string, f journeyFlags) (*
 		return nil, err
 	}
 	return &journeyCtx{a: a, cwd: cwd, root: root, feature: feature, cfg: cfg, repo: repo,
-		specDir: filepath.Join(root, ".zerg", "specs", feature)}, nil
+		specDir: run.SpecDir(root, feature)}, nil
 }
 
 // rel names a path for messages: relative to the working directory.

@@ -180,7 +180,7 @@ func runMerge(ctx context.Context, a *app, feature, into string, create, force b
 // reviewGate refuses a head whose latest review has a blocking finding,
 // unless force; a forced merge says what it overrode.
 func reviewGate(a *app, t *runTarget, head string, force bool) error {
-	specDir := filepath.Join(t.root, ".zerg", "specs", t.feature)
+	specDir := run.SpecDir(t.root, t.feature)
 	latest, err := journey.LoadReview(specDir)
 	if err != nil {
 		return badInput(err)
@@ -190,7 +190,7 @@ func reviewGate(a *app, t *runTarget, head string, force bool) error {
 	}
 	n := latest.Counts[journey.Blocking]
 	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), shortID(head),
-		pluralf(n, "%d blocking finding", "%d blocking findings"), filepath.Join(".zerg", "specs", t.feature, journey.ReviewFile))
+		pluralf(n, "%d blocking finding", "%d blocking findings"), filepath.Join(run.SpecDir(".", t.feature), journey.ReviewFile))
 	if force {
 		fmt.Fprintf(a.stderr, "zerg: warning: %s; merging anyway (--force)\n", what)
 		return nil

@@ -352,7 +352,7 @@ func hookBinary(self string) string {
 
 // loadProjectConfig reads .zerg/config.yaml, or the defaults when there is none.
 func loadProjectConfig(root string) (config.Config, error) {
-	p := filepath.Join(root, ".zerg", "config.yaml")
+	p := run.ConfigFile(root)
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return config.Default(), nil
 	}

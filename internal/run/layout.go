@@ -54,7 +54,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 	}
 	sum := sha256.Sum256([]byte(common))
 	ws := filepath.Join(wsRoot, filepath.Base(root)+"-"+hex.EncodeToString(sum[:4]), feature)
-	spec := filepath.Join(root, ".zerg", "specs", feature)
+	spec := SpecDir(root, feature)
 	return Paths{
 		Feature:     feature,
 		Root:        root,
@@ -64,11 +64,31 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 		Workspaces:  ws,
 		Merge:       filepath.Join(ws, "_merge"),
 		State:       filepath.Join(ws, "_state"),
-		Graph:       filepath.Join(spec, "task-graph.json"),
+		Graph:       GraphFile(root, feature),
 		SpecDir:     spec,
 
 		GraphSnapshot: filepath.Join(run, "graph.json"),
 	}, nil
+}
+
+// The project's files under .zerg, for every command that needs one before
+// (or without) a run: the config, the features' specs and their graphs.
+// PathsFor refuses a feature name that is no plain name; callers of these
+// take the name from PathsFor or from a directory listing of SpecsDir.
+
+// ConfigFile is the project's configuration.
+func ConfigFile(root string) string { return filepath.Join(root, ".zerg", "config.yaml") }
+
+// SpecsDir holds one directory per feature.
+func SpecsDir(root string) string { return filepath.Join(root, ".zerg", "specs") }
+
+// SpecDir is a feature's specs: requirements, design, the task graph, the
+// review.
+func SpecDir(root, feature string) string { return filepath.Join(SpecsDir(root), feature) }
+
+// GraphFile is a feature's task graph.
+func GraphFile(root, feature string) string {
+	return filepath.Join(SpecDir(root, feature), "task-graph.json")
 }
 
 // WorkspaceRoot is where workspaces live: $ZERG_WORKSPACES, else

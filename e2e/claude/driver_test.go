@@ -1,91 +1,34 @@
-package claude
+package claude_test
 
-// End-to-end tests: the real pinned Claude Code CLI against our scripted
-// Messages API (internal/mockapi), launched through Start exactly as the
-// coordinator will.
+// The driver end to end: the real pinned Claude Code CLI against our
+// scripted Messages API (internal/mockapi), launched through claude.Start
+// exactly as the coordinator does.
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/mockapi"
 )
-
-var (
-	e2eOnce   sync.Once
-	e2eErr    error
-	e2eTmp    string
-	e2eZerg   string // zerg binary built for the hook
-	e2eClaude Location
-)
-
-// testMainE2E runs the tests and removes the shared build directory.
-func testMainE2E(m *testing.M) int {
-	code := m.Run()
-	if e2eTmp != "" {
-		os.RemoveAll(e2eTmp)
-	}
-	return code
-}
-
-// e2eSetup builds zerg once (the hook command needs a real binary) and finds
-// the real CLI; a missing CLI is a failure, not a skip.
-func e2eSetup(t *testing.T) {
-	t.Helper()
-	e2eOnce.Do(func() {
-		loc, err := Locate("")
-		if err != nil {
-			e2eErr = fmt.Errorf("real claude CLI not found: %v (run `make claude`)", err)
-			return
-		}
-		e2eClaude = loc
-		if loc.RepoRoot == "" {
-			e2eErr = fmt.Errorf("repository root not found from %s", loc.Path)
-			return
-		}
-		e2eTmp, err = os.MkdirTemp("", "zerg-claude-e2e-")
-		if err != nil {
-			e2eErr = err
-			return
-		}
-		// Workers may run as another user: it must reach the hook binary.
-		if err := os.Chmod(e2eTmp, 0o755); err != nil {
-			e2eErr = err
-			return
-		}
-		e2eZerg = filepath.Join(e2eTmp, "zerg")
-		cmd := exec.Command("go", "build", "-o", e2eZerg, "./cmd/zerg")
-		cmd.Dir = loc.RepoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			e2eErr = fmt.Errorf("build zerg: %v\n%s", err, out)
-		}
-	})
-	if e2eErr != nil {
-		t.Fatal(e2eErr)
-	}
-}
 
 const e2eKey = "sk-ant-e2e-SECRET-do-not-log"
 
 // e2eRun is one worker against one scripted server.
 type e2eRun struct {
 	srv  *mockapi.Server
-	spec Spec
+	spec claude.Spec
 	ws   string
 	root string
 }
 
 func newE2E(t *testing.T, scenario string) *e2eRun {
 	t.Helper()
-	e2eSetup(t)
 	sc, err := mockapi.ParseScenario([]byte(scenario))
 	if err != nil {
 		t.Fatal(err)
@@ -101,52 +44,42 @@ func newE2E(t *testing.T, scenario string) *e2eRun {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &e2eRun{srv: srv, ws: ws, root: root, spec: Spec{
-		Binary:     e2eClaude.Path,
+	return &e2eRun{srv: srv, ws: ws, root: root, spec: claude.Spec{
+		Binary:     cli.Path,
 		Workdir:    ws,
 		AttemptDir: filepath.Join(root, "attempt"),
 		Prompt:     "please do the e2e task",
-		API:        APISettings{BaseURL: url, APIKey: e2eKey},
+		API:        claude.APISettings{BaseURL: url, APIKey: e2eKey},
 		Tools:      []string{"Bash", "Edit", "Read", "Write"},
 		MaxRetries: 1,
 		APITimeout: 5 * time.Second,
 		// A safety net only: the machine may be loaded, so it is generous.
 		IdleTimeout: 3 * time.Minute,
 		KillGrace:   2 * time.Second,
-		Hook:        HookSpec{ZergBinary: e2eZerg, AllowedPaths: []string{"**"}},
+		Hook:        claude.HookSpec{ZergBinary: zergBin, AllowedPaths: []string{"**"}},
 	}}
 }
 
-func (e *e2eRun) run(t *testing.T) (Outcome, *Run) {
+func (e *e2eRun) run(t *testing.T) (claude.Outcome, *claude.Run) {
 	t.Helper()
-	r, err := Start(context.Background(), e.spec)
+	r, err := claude.Start(context.Background(), e.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return waitOutcome(t, r, 4*time.Minute), r
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestRealCLIVersionIsPinned(t *testing.T) {
-	e2eSetup(t)
-	v, err := Version(context.Background(), e2eClaude.Path)
+	v, err := claude.Version(context.Background(), cli.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := PinnedVersion(e2eClaude.RepoRoot)
+	pinned, err := claude.PinnedVersion(cli.RepoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v != pinned {
-		t.Fatalf("claude %s at %s (%s), pinned %s", v, e2eClaude.Path, e2eClaude.Source, pinned)
+		t.Fatalf("claude %s at %s (%s), pinned %s", v, cli.Path, cli.Source, pinned)
 	}
 }
 
@@ -165,9 +98,9 @@ tasks:
 `)
 	var mu sync.Mutex
 	types := map[string]int{}
-	e.spec.OnEvent = func(ev Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
+	e.spec.OnEvent = func(ev claude.Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
 	o, r := e.run(t)
-	if o.Class != ClassSuccess || o.Reason != ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
+	if o.Class != claude.ClassSuccess || o.Reason != claude.ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
 		t.Fatalf("outcome %s/%s %q exit %d stderr %q", o.Class, o.Reason, o.Detail, o.ExitCode, o.Stderr)
 	}
 	if got := readFile(t, filepath.Join(e.ws, "hello.txt")); got != "hello\n" {
@@ -196,7 +129,7 @@ tasks:
 		t.Fatalf("session %q vs %q", o.SessionID, r.SessionID())
 	}
 	mu.Lock()
-	if types[TypeSystem] == 0 || types[TypeAssistant] < 5 || types[TypeUser] < 4 || types[TypeResult] != 1 {
+	if types[claude.TypeSystem] == 0 || types[claude.TypeAssistant] < 5 || types[claude.TypeUser] < 4 || types[claude.TypeResult] != 1 {
 		t.Fatalf("event types %v", types)
 	}
 	mu.Unlock()
@@ -226,20 +159,20 @@ func TestE2EFaults(t *testing.T) {
 		name   string
 		fault  string
 		idle   time.Duration
-		class  Class
+		class  claude.Class
 		reason string
 	}{
-		{"429 persistent", `{http: 429, retry_after: 1}`, 0, ClassInfra, ReasonRateLimit},
-		{"500 persistent", `{http: 500}`, 0, ClassInfra, ReasonServerError},
-		{"529", `{http: 529}`, 0, ClassInfra, ReasonOverloaded},
-		{"401", `{http: 401}`, 0, ClassAccount, ReasonAuth},
-		{"400", `{http: 400}`, 0, ClassFatal, ReasonBadRequest},
-		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, ClassFatal, ReasonModelNotFound},
-		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, ClassInfra, ReasonMalformed},
-		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, ClassInfra, ReasonTimeout},
-		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, ClassInfra, ReasonStalled},
-		{"max_tokens", `{stop: max_tokens, kinds: [main, fallback]}`, 0, ClassTask, ReasonMaxOutputTokens},
-		{"refusal", `{stop: refusal}`, 0, ClassTask, ReasonRefusal},
+		{"429 persistent", `{http: 429, retry_after: 1}`, 0, claude.ClassInfra, claude.ReasonRateLimit},
+		{"500 persistent", `{http: 500}`, 0, claude.ClassInfra, claude.ReasonServerError},
+		{"529", `{http: 529}`, 0, claude.ClassInfra, claude.ReasonOverloaded},
+		{"401", `{http: 401}`, 0, claude.ClassAccount, claude.ReasonAuth},
+		{"400", `{http: 400}`, 0, claude.ClassFatal, claude.ReasonBadRequest},
+		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, claude.ClassFatal, claude.ReasonModelNotFound},
+		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, claude.ClassInfra, claude.ReasonMalformed},
+		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, claude.ClassInfra, claude.ReasonTimeout},
+		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, claude.ClassInfra, claude.ReasonStalled},
+		{"max_tokens", `{stop: max_tokens, kinds: [main, fallback]}`, 0, claude.ClassTask, claude.ReasonMaxOutputTokens},
+		{"refusal", `{stop: refusal}`, 0, claude.ClassTask, claude.ReasonRefusal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,22 +205,6 @@ tasks:
 	}
 }
 
-// findSleep waits for the pid file the scripted Bash command writes.
-func waitPidFile(t *testing.T, path string, limit time.Duration) int {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-				return pid
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never appeared", path)
-	return 0
-}
-
 func TestE2EStopLeavesNoProcess(t *testing.T) {
 	// Turn 1 detaches a long sleep the way an agent would (setsid + nohup);
 	// turn 2 hangs upstream so the run is mid-flight when we stop it.
@@ -302,12 +219,12 @@ tasks:
 `
 	for _, tc := range []struct {
 		name  string
-		stop  func(*Run, context.CancelFunc)
+		stop  func(*claude.Run, context.CancelFunc)
 		cause string
 	}{
-		{"SIGTERM then SIGKILL", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
-		{"SIGKILL", func(r *Run, _ context.CancelFunc) { r.Kill() }, "killed"},
-		{"context cancelled", func(_ *Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
+		{"SIGTERM then SIGKILL", func(r *claude.Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
+		{"SIGKILL", func(r *claude.Run, _ context.CancelFunc) { r.Kill() }, "killed"},
+		{"context cancelled", func(_ *claude.Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newE2E(t, scenario)
@@ -318,14 +235,14 @@ tasks:
 			e.spec.APITimeout = 0 // wait on the stalled turn until stopped
 			toolDone := make(chan struct{})
 			var once sync.Once
-			e.spec.OnEvent = func(ev Event) {
+			e.spec.OnEvent = func(ev claude.Event) {
 				if ev.User != nil {
 					once.Do(func() { close(toolDone) })
 				}
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := Start(ctx, e.spec)
+			r, err := claude.Start(ctx, e.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +266,7 @@ tasks:
 			if d := time.Since(stopAt); d > 10*time.Second {
 				t.Errorf("stopping took %v", d)
 			}
-			if o.Class != ClassInfra || !o.Stopped || o.StopCause != tc.cause {
+			if o.Class != claude.ClassInfra || !o.Stopped || o.StopCause != tc.cause {
 				t.Fatalf("outcome %s/%s stopped %v cause %q", o.Class, o.Reason, o.Stopped, o.StopCause)
 			}
 			pids := []int{sleepPID}
@@ -361,22 +278,11 @@ tasks:
 				t.Fatalf("leftover %v", o.Leftover)
 			}
 			// Nothing anywhere still carries the run's marker.
-			for pid := range mustScan(t) {
-				if hasMarker(pid, []byte(EnvRunMarker+"="+r.Marker())) {
-					t.Fatalf("process %d still carries the run marker", pid)
-				}
+			if pids := pidsWithEnv(t, claude.EnvRunMarker+"="+r.Marker()); len(pids) != 0 {
+				t.Fatalf("processes %v still carry the run marker", pids)
 			}
 		})
 	}
-}
-
-func mustScan(t *testing.T) map[int]procStat {
-	t.Helper()
-	procs, err := scanProcs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return procs
 }
 
 func TestE2EHookPolicy(t *testing.T) {
@@ -394,7 +300,7 @@ tasks:
 `, filepath.Join(outside, "evil.txt")))
 	e.spec.Hook.AllowedPaths = []string{"src/**"}
 	o, _ := e.run(t)
-	if o.Class != ClassSuccess {
+	if o.Class != claude.ClassSuccess {
 		t.Fatalf("outcome %s/%s %q stderr %q", o.Class, o.Reason, o.Detail, o.Stderr)
 	}
 	if got := readFile(t, filepath.Join(e.ws, "src", "ok.txt")); got != "allowed\n" {

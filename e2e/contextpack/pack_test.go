@@ -2,13 +2,14 @@ package contextpack_test
 
 // The end-to-end measurement of context packs: a real `zerg rush
 // --rehearse` of the fixture (internal/contextpack/testdata/shop, the one
-// the package's unit tests use: a spec of a dozen sections
-// about different components, twelve tasks each building one) with the
-// pinned Claude Code CLI against the scripted API, and, for the same tasks,
-// the predecessor's prompt (the whole spec pasted) sent by the CLI with its
-// default settings. Both are measured at the scripted API: the first model
-// request of each worker, in tokens as the mock estimates them (request
-// bytes / 4).
+// the package's unit tests use: a spec of a dozen sections about different
+// components, twelve tasks each building one) with the pinned Claude Code
+// CLI against the scripted API, and, for the same tasks, the predecessor's
+// prompt (the whole spec pasted) sent by the CLI with its default settings.
+// Both are measured at the scripted API: the first model request of each
+// worker, in tokens as the mock estimates them (request bytes / 4). It
+// lives in e2e/, not in internal/contextpack, so that the unit tier starts
+// no real CLI.
 
 import (
 	"bufio"

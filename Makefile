@@ -42,17 +42,19 @@ bwrap:
 	    exit 1; \
 	  fi; }
 
-# The README's test command: formatting, vet, and every test, including the
-# end-to-end suites that drive the real CLI. e2e/rush runs dozens of real
-# rushes one after the other: go test's default 10 minutes per package is
-# too close for it.
+# The README's test command: formatting, vet, and every test of both tiers
+# (docs/testing.md): ./... takes in the unit tier (internal/) and every
+# end-to-end package under e2e/. e2e/rush runs dozens of real rushes, in
+# parallel where they share nothing: go test's default 10 minutes per
+# package is too close for it.
 test: claude bwrap fmt-check vet
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 
-# Quick loop for development: unit tests only of the current code.
+# Quick loop for development: the unit tier (docs/testing.md), fakes only;
+# the real CLI, sandboxes and rushes are in e2e/, which make test runs.
 test-unit:
-	$(GO) test ./...
+	$(GO) test ./internal/...
 
 vet:
 	$(GO) vet ./...

@@ -88,6 +88,7 @@ func chaosProject(t *testing.T, n int) *project {
 // poller fires each one when the event log reaches it. What is killed, and at
 // which point of the run, is therefore the same on a fast or a slow machine.
 func TestChaos(t *testing.T) {
+	t.Parallel()
 	n := envInt("ZERG_CHAOS_TASKS", 20)
 	coordinatorKills := envInt("ZERG_CHAOS_COORDINATOR_KILLS", 3)
 	workerKills := envInt("ZERG_CHAOS_WORKER_KILLS", 5)

@@ -15,6 +15,7 @@ import (
 // lines before a single request reaches the model. The control is the demo
 // as it is: every failure there is the feature's, and the check passes.
 func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("SKIPPED: no go command on this machine")
 	}
@@ -85,6 +86,7 @@ func TestCheckNamesWhatTheEnvironmentLacks(t *testing.T) {
 // The control: the demo's verification commands all fail on the base for
 // want of the feature, which is expected, and its rush goes on.
 func TestCheckOfTheDemoIsClean(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	r := p.zerg("check", "demo")
 	if r.code != 0 || !strings.Contains(r.stdout, "no environment problem") || strings.Contains(r.stdout, "PROBLEM") {
@@ -100,6 +102,7 @@ func TestCheckOfTheDemoIsClean(t *testing.T) {
 // the hidden home), not the system's. The control turns the toolchain off:
 // the same command then finds the system's python3.
 func TestCheckUsesTheUsersPyenv(t *testing.T) {
+	t.Parallel()
 	root := os.Getenv("PYENV_ROOT")
 	if root == "" {
 		home, _ := os.UserHomeDir()

@@ -20,6 +20,7 @@ import (
 // no branch. With --yes it runs; then zerg cost's total is the sum of the
 // attempts in the event log, and each task's line is its attempts' sum.
 func TestConfirmationGate(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 			return s + "budget:\n  confirm_above_usd: 0.5\n"
@@ -105,6 +106,7 @@ func TestConfirmationGate(t *testing.T) {
 // starts, the run ends not delivered naming the budget, level 1 stays
 // merged, and a resume with a raised budget delivers without redoing it.
 func TestRunBudgetStopsLaunches(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 			return strings.Replace(s, "workers: 4", "workers: 1", 1) + "budget:\n  run_usd: 0.17\n"
@@ -153,6 +155,7 @@ func TestRunBudgetStopsLaunches(t *testing.T) {
 // after it, level 1's work stays merged, no task counts a failure, and the
 // report says credit.
 func TestCreditExhausted(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		addGlobalFaults(t, dir, `  - {http: 400, after_requests: 10, error_type: invalid_request_error, message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}
 `)

@@ -33,6 +33,7 @@ import (
 // runs; each request still carries the history of every call and its
 // result back, as a worker's does. The gateway must refuse none of them.
 func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
+	t.Parallel()
 	sessions := corpusSessions(t)
 	var names []string
 	for n := range sessions {

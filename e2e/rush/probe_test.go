@@ -42,6 +42,7 @@ func (p *project) setConfig(yaml string) {
 // minutes as infrastructure failures, and the wrong base URL was blamed on
 // the workers.
 func TestProbesRefuseBeforeAnything(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	timed := func(env []string, args ...string) (result, time.Duration) {
 		t0 := time.Now()
@@ -135,6 +136,7 @@ func startCutOffUpstream(t *testing.T) *cutOffUpstream {
 // workers' (no forged_result, no task failure), and once three workers met
 // it the launching stops with the cause, instead of cycling the breaker.
 func TestUpstreamDownMidRunIsTheRuns(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	up := startCutOffUpstream(t)
 	p.setConfig("claude:\n  base_url: " + up.url + "\n")

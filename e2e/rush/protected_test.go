@@ -15,6 +15,7 @@ import (
 // the same graph without allow_protected is refused. git's, zerg's and
 // Claude Code's own files can never be opened.
 func TestAllowProtected(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 			return s + "security:\n  protected_paths: [\"docs/**\"]\n  allow_protected: [\"docs/**\"]\n"

@@ -595,6 +595,7 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 // sandbox mode, with the default limits (the red team's 4 MB file limit
 // stops git's index of such a tree).
 func TestHugePathList(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("SKIPPED LOUDLY: bubblewrap (bwrap) is not installed; sandbox mode cannot run here")
 	}

@@ -46,6 +46,7 @@ heartbeat:
 // never spend a task's retries: only L2-shout's scripted verification
 // failure counts.
 func TestChaoticAPI(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		setConfig(t, dir, resilientConfig)
 		addGlobalFaults(t, dir, `  - rate: 0.3
@@ -111,6 +112,7 @@ func mockapiFaults(t *testing.T, p *project) (faulted, total int) {
 // attempt launches during the 3 s cooldown, then one probe runs, succeeds and
 // closes it, and the run delivers.
 func TestBreakerOpensAndProbeCloses(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		setConfig(t, dir, resilientConfig)
 		addGlobalFaults(t, dir, "  - {http: 500, should_retry: false, sessions: 5}\n")
@@ -183,6 +185,7 @@ func TestBreakerOpensAndProbeCloses(t *testing.T) {
 // waits at least 300 s) is caught by zerg's heartbeat within the configured
 // 10 s, killed, recorded as an infra failure and retried.
 func TestStallDetected(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		setConfig(t, dir, resilientConfig)
 		editFile(t, scenarioPath(dir), func(s string) string {

@@ -256,6 +256,7 @@ func referenceTree(t *testing.T) string {
 // on every merged head. Everything lands on the integration branch; the
 // user's branch and working tree are untouched; exit 0.
 func TestRushDeliversDemo(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	r := p.zerg("rush", "demo", "--rehearse", "--workers", "4")
 	if r.code != 0 {
@@ -377,6 +378,7 @@ func TestRushDeliversDemo(t *testing.T) {
 // TestRushNotDelivered: a task that never passes fails the run (exit 1); the
 // report names it; the integration branch holds only the levels that passed.
 func TestRushNotDelivered(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			return strings.Replace(s, `match_regexp: "(?s)Task L2-shout:.*Previous attempt failed"`, `match_regexp: "never matches"`, 1)
@@ -416,6 +418,7 @@ func TestRushNotDelivered(t *testing.T) {
 // its task with a message naming the file; a Write outside its files is
 // denied by the hook before it happens.
 func TestOwnershipViolation(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			return strings.Replace(s, `      - text: "Wrote docs/usage.md."`,
@@ -476,6 +479,7 @@ func TestOwnershipViolation(t *testing.T) {
 // log, and nothing of it reaches the integration branch. The control is
 // TestRushDeliversDemo: the same task, unprotected, is merged.
 func TestProtectedPaths(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"subprocess", "sandbox"} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
@@ -520,6 +524,7 @@ func TestProtectedPaths(t *testing.T) {
 // never pass, so the graph is refused before anything runs: rush and graph
 // validate exit 2 naming the task and the path, and rush writes nothing.
 func TestGraphOwningAProtectedPath(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 			return s + "security:\n  protected_paths: [\"docs/**\"]\n"
@@ -542,6 +547,7 @@ func TestGraphOwningAProtectedPath(t *testing.T) {
 // only the directories zerg binds exist and the link's own relative target
 // would not resolve: zerg starts the resolved file.
 func TestClaudeBehindASymlink(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string { return s + "mode: sandbox\n" })
 	})
@@ -571,6 +577,7 @@ func TestClaudeBehindASymlink(t *testing.T) {
 // then --resume: the integration tree is identical to an uninterrupted run's
 // and no task is merged twice.
 func TestKillCoordinatorAndResume(t *testing.T) {
+	t.Parallel()
 	want := referenceTree(t)
 	p := newProject(t, func(dir string) {
 		// Slow level 2 down so the kill lands while its workers run.

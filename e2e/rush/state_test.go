@@ -34,6 +34,7 @@ func (p *project) statusJSON() run.View {
 // and it delivers with every task merged. An edit of merged work is refused
 // first, with nothing written.
 func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			return strings.Replace(s, `match_regexp: "(?s)Task L2-shout:.*Previous attempt failed"`, `match_regexp: "never matches"`, 1)
@@ -142,6 +143,7 @@ func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
 // subprocess mode a command the worker ran outlives the CLI and zerg stop
 // reaps it; in sandbox mode the whole sandbox dies with the coordinator.
 func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"subprocess", "sandbox"} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
@@ -210,6 +212,7 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 // at the same path: the next rush moves the stale workspaces aside (nothing
 // deleted) and delivers.
 func TestStaleWorkspacesOfARecreatedRepository(t *testing.T) {
+	t.Parallel()
 	slow := func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			return strings.Replace(s, "      - tools: [{name: Write, input: {file_path: data/names.txt",
@@ -255,6 +258,7 @@ func TestStaleWorkspacesOfARecreatedRepository(t *testing.T) {
 
 // Setup problems are found before anything is written.
 func TestSetupIsCheckedBeforeAnyWrite(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	env := append(p.env(), "ZERG_WORKSPACES=relative/ws")
 	r := p.zergEnv(env, "rush", "demo", "--rehearse")

@@ -12,6 +12,7 @@ import (
 // TestStopThenResume: zerg stop ends a running rush gracefully (exit 3, the
 // stop recorded, no worker process left), and --resume then delivers.
 func TestStopThenResume(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			// A slow level 1, so the stop lands while workers run.

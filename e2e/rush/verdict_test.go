@@ -46,6 +46,7 @@ func writeLevel1Graph(t *testing.T, dir string) {
 // is merged, each fails as empty_change, and zerg check warned beforehand
 // that the checks cannot fail.
 func TestEmptyWorkIsNotDelivered(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		writeLevel1Graph(t, dir)
 		if err := os.WriteFile(scenarioPath(dir), []byte("tasks:\n  - name: other\n    match: \"Task of another feature:\"\n    turns:\n      - text: done\n"), 0o644); err != nil {
@@ -89,6 +90,7 @@ func TestEmptyWorkIsNotDelivered(t *testing.T) {
 // not docs/extra.md, which its task also creates: it fails as
 // missing_file and the level is not merged; the others did their work.
 func TestMissingCreatedFileIsNotDelivered(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) { writeLevel1Graph(t, dir) })
 	r := p.zerg("rush", "demo", "--rehearse")
 	if r.code != 1 {
@@ -116,6 +118,7 @@ func TestMissingCreatedFileIsNotDelivered(t *testing.T) {
 // before running it again. Then cleanup --all leaves no cache of zerg's
 // for the repository.
 func TestCrashRecoverySandbox(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), func(s string) string {
 			return strings.Replace(s, `"grep -q greet-all docs/usage.md"`, `"sleep 4 && grep -q greet-all docs/usage.md"`, 1)
@@ -187,6 +190,7 @@ func TestCrashRecoverySandbox(t *testing.T) {
 // their own git works there, with the worker's .git/config set aside; zerg
 // cleanup says why it is kept.
 func TestKeptWorkspaceIsYours(t *testing.T) {
+	t.Parallel()
 	key := "sk-ant-api03-" + strings.Repeat("Qw3rTy7Ui9Op", 7) + "ZxCvBnMaSdF-AA"
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
@@ -249,6 +253,7 @@ const guidedRetry = `  - name: upper-fixed
 // prompt again, or with the old "failed: verification_failed, fix that"
 // line) gets the same wrong answer from the same script.
 func TestDiagnosisGuidesTheRetry(t *testing.T) {
+	t.Parallel()
 	var sc *mockapi.Scenario
 	p := newProject(t, func(dir string) {
 		editFile(t, filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), func(s string) string {

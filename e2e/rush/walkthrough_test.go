@@ -18,6 +18,7 @@ import (
 // its task. The delivered file is the worker's, and the user's uncommitted
 // one is left as it was. (One rush for both: each costs seconds.)
 func TestRushWarnings(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, func(dir string) {
 		editFile(t, scenarioPath(dir), func(s string) string {
 			return strings.Replace(s, "\ntasks:\n", "\ntasks:\n  - name: stale\n    match: \"Task L9-gone:\"\n    turns: [{text: done}]\n", 1)
@@ -60,6 +61,7 @@ func TestRushWarnings(t *testing.T) {
 // any worker starts: the run goes on to its end, exits 0 and delivers, and
 // its log is whole.
 func TestRushPipedIntoHead(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, nil)
 	rc := filepath.Join(t.TempDir(), "rc")
 	cmd := exec.Command("sh", "-c", `{ "$ZERG" rush demo --rehearse 2>&1; echo $? > "$RC"; } | head -1`)

@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(testMainE2E(m))
+	os.Exit(m.Run())
 }
 
 type fakeRun struct {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/gitx"
@@ -55,35 +57,72 @@ func copyTree(t testing.TB, src, dst string) {
 	}
 }
 
-// rulesRepo makes a local git repository from the snapshot (the network is
-// not reachable in tests) and returns its path and the snapshot commit. A
-// second commit on top moves the branch, so fetching the first one proves the
-// fetch takes the pinned commit, not the tip.
-func rulesRepo(t testing.TB) (string, string) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "upstream")
-	copyTree(t, rulesSnapshot(t), dir)
-	g := gitx.New(dir)
-	ctx := context.Background()
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "snapshot"}} {
-		if _, err := g.Run(ctx, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit, err := g.RevParse(ctx, "HEAD")
+// The upstream repository and one fetch of it are made once for the
+// package and shared: each took a second or more (a git repository of the
+// snapshot, then a fetch that fsyncs every file), a dozen tests built their
+// own, and none changes them. Tests that change a cache get their own copy
+// of the shared fetch; the tests of FetchRules itself still fetch.
+var (
+	sharedRulesDir string // made by TestMain, removed after the tests
+
+	upstreamOnce   sync.Once
+	upstreamDir    string
+	upstreamCommit string
+
+	pristineOnce sync.Once
+	pristineDest string
+	pristineMan  Manifest
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zerg-security-rules-")
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rules", "languages", "go", "CLAUDE.md"), []byte("# moved on\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Run(ctx, "commit", "-q", "-am", "later"); err != nil {
-		t.Fatal(err)
-	}
-	return dir, commit
+	sharedRulesDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
-func fetchSnapshot(t *testing.T) (dest string, m Manifest) {
+// rulesRepo returns the shared local git repository made from the snapshot
+// (the network is not reachable in tests) and the snapshot commit. A second
+// commit on top moves the branch, so fetching the first one proves the
+// fetch takes the pinned commit, not the tip. Callers must not change it.
+func rulesRepo(t testing.TB) (string, string) {
+	t.Helper()
+	upstreamOnce.Do(func() {
+		dir := filepath.Join(sharedRulesDir, "upstream")
+		copyTree(t, rulesSnapshot(t), dir)
+		g := gitx.New(dir)
+		ctx := context.Background()
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "snapshot"}} {
+			if _, err := g.Run(ctx, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commit, err := g.RevParse(ctx, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "rules", "languages", "go", "CLAUDE.md"), []byte("# moved on\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Run(ctx, "commit", "-q", "-am", "later"); err != nil {
+			t.Fatal(err)
+		}
+		upstreamDir, upstreamCommit = dir, commit
+	})
+	if upstreamDir == "" {
+		t.Fatal("the shared rules repository could not be made (see the first test that asked for it)")
+	}
+	return upstreamDir, upstreamCommit
+}
+
+// fetchFresh fetches the shared repository's snapshot commit into a cache
+// of the test's own.
+func fetchFresh(t *testing.T) (dest string, m Manifest) {
 	t.Helper()
 	src, commit := rulesRepo(t)
 	dest = RulesCacheDir(t.TempDir(), commit)
@@ -94,9 +133,31 @@ func fetchSnapshot(t *testing.T) (dest string, m Manifest) {
 	return dest, m
 }
 
+// fetchSnapshot is a fetched cache of the test's own, at the path FetchRules
+// would give it: a copy of one shared fetch (same files, same 0644 and 0755
+// modes, same manifest).
+func fetchSnapshot(t *testing.T) (dest string, m Manifest) {
+	t.Helper()
+	_, commit := rulesRepo(t)
+	pristineOnce.Do(func() {
+		d, man := fetchFresh(t)
+		keep := RulesCacheDir(filepath.Join(sharedRulesDir, "pristine"), commit)
+		copyTree(t, d, keep)
+		pristineDest, pristineMan = keep, man
+	})
+	if pristineDest == "" {
+		t.Fatal("the shared rules fetch could not be made (see the first test that asked for it)")
+	}
+	dest = RulesCacheDir(t.TempDir(), commit)
+	copyTree(t, pristineDest, dest)
+	m = pristineMan
+	m.Files = slices.Clone(pristineMan.Files)
+	return dest, m
+}
+
 func TestFetchRulesPinnedCommit(t *testing.T) {
 	t.Parallel()
-	dest, m := fetchSnapshot(t)
+	dest, m := fetchFresh(t)
 	snap := rulesSnapshot(t)
 	// The pinned commit's content, not the later commit on the branch.
 	want, err := os.ReadFile(filepath.Join(snap, "rules", "languages", "go", "CLAUDE.md"))
@@ -218,12 +279,10 @@ func TestFetchRulesReplacesDamagedCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dest, "rules", "extra.md"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Refetch from a fresh clone of the same content under the same commit.
+	// Refetch the same commit over the damaged cache.
 	src, commit := rulesRepo(t)
 	if commit != m.Commit {
-		// Commit ids of the test repositories depend on the clock; fetch into
-		// the path of the new commit instead.
-		dest = RulesCacheDir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(dest)))), commit)
+		t.Fatalf("the shared repository's commit %s is not the cache's %s", commit, m.Commit)
 	}
 	if _, err := FetchRules(context.Background(), src, commit, dest, m.Checksum); err != nil {
 		t.Fatal(err)

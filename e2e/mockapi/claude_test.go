@@ -1,8 +1,9 @@
-package mockapi
-
-// End-to-end tests: the real Claude Code CLI (tools/claude, installed by
-// `make claude`) against the scripted server. They need no network beyond
-// loopback and take a few seconds each.
+// Package mockapi_test holds the end-to-end tests of the scripted Messages
+// API (internal/mockapi) with its real client: the pinned Claude Code CLI
+// (tools/claude, installed by `make claude`), run as `claude -p`. They need
+// no network beyond loopback and take a few seconds each; they live here,
+// not in internal/mockapi, so that the unit tier starts no real CLI.
+package mockapi_test
 
 import (
 	"bufio"
@@ -19,7 +20,22 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/mockapi"
 )
+
+// repoRoot is the module's root, found from the package directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := fsx.ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // claudeBin finds the pinned CLI: $ZERG_CLAUDE, else
 // <repo root>/tools/claude/node_modules/.bin/claude. Missing is a failure,
@@ -29,15 +45,7 @@ func claudeBin(t *testing.T) string {
 	if p := os.Getenv("ZERG_CLAUDE"); p != "" {
 		return p
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := fsx.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "tools", "claude", "node_modules", ".bin", "claude")
+	bin := filepath.Join(repoRoot(t), "tools", "claude", "node_modules", ".bin", "claude")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("Claude Code CLI not found at %s: run `make claude` (or set ZERG_CLAUDE)", bin)
 	}
@@ -61,7 +69,7 @@ type cliRun struct {
 	result    map[string]any
 	stderr    string
 	exitCode  int
-	requests  []Request
+	requests  []mockapi.Request
 	retries   []map[string]any // system/api_retry events
 	assistant []map[string]any
 }
@@ -71,7 +79,7 @@ var trimmedFlags = []string{"--setting-sources", "", "--strict-mcp-config", "--t
 
 // runClaude runs `claude -p` in a fresh directory against srv and returns
 // its stream-json events. flags replace trimmedFlags when non-nil.
-func runClaude(t *testing.T, srv *Server, prompt string, flags []string) cliRun {
+func runClaude(t *testing.T, srv *mockapi.Server, prompt string, flags []string) cliRun {
 	t.Helper()
 	bin := claudeBin(t)
 	tmp := t.TempDir()
@@ -154,13 +162,15 @@ func (r cliRun) summary() string {
 	return fmt.Sprintf("result %s\nrequests:\n  %s\nstderr: %s", b, strings.Join(reqs, "\n  "), r.stderr)
 }
 
-func loadBasic(t *testing.T) *Server {
+func loadBasic(t *testing.T) *mockapi.Server {
 	t.Helper()
-	sc, err := LoadScenario("testdata/basic.yaml")
+	// The scenario the package's unit tests validate, so both tiers script
+	// the same conversations.
+	sc, err := mockapi.LoadScenario(filepath.Join(repoRoot(t), "internal", "mockapi", "testdata", "basic.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(sc)
+	srv := mockapi.NewServer(sc)
 	if _, err := srv.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +211,7 @@ func TestClaudeWriteReadEditBash(t *testing.T) {
 	}
 	var turns []int
 	for _, r := range run.requests {
-		if r.Kind == KindMain {
+		if r.Kind == mockapi.KindMain {
 			turns = append(turns, r.Turn)
 			if r.Task != "write-edit-bash" || r.Fault != "" || !r.APIKey {
 				t.Errorf("request %+v", r)
@@ -282,19 +292,19 @@ func TestClaudePersistentFaultEndsInError(t *testing.T) {
 // dominate the prompt, so trimming must cut it to under a third.
 func TestClaudeTrimmedPromptIsSmall(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(nil)
+	srv := mockapi.NewServer(nil)
 	if _, err := srv.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	first := func(run cliRun) Request {
+	first := func(run cliRun) mockapi.Request {
 		for _, r := range run.requests {
-			if r.Kind == KindMain {
+			if r.Kind == mockapi.KindMain {
 				return r
 			}
 		}
 		t.Fatalf("no main request\n%s", run.summary())
-		return Request{}
+		return mockapi.Request{}
 	}
 	trimmed := first(runClaude(t, srv, "say done", nil))
 	def := first(runClaude(t, srv, "say done", []string{}))

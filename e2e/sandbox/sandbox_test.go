@@ -1,4 +1,10 @@
-package sandbox
+// Package sandbox_test holds the tests that start real bubblewrap
+// sandboxes (internal/sandbox): a zerg binary built once, bwrap launched as
+// an unprivileged user. They live here, not in internal/sandbox, so that the
+// unit tier starts no sandbox; internal/sandbox keeps the tests of its pure
+// parts (seccomp programs, shared-directory preparation, Check with a fake
+// bwrap).
+package sandbox_test
 
 import (
 	"bytes"
@@ -19,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/sandbox/sandboxtest"
 )
 
@@ -38,14 +45,14 @@ func TestMain(m *testing.M) {
 	}
 	bin, cleanup, err := sandboxtest.BuildZerg()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "internal/sandbox:", err)
+		fmt.Fprintln(os.Stderr, "e2e/sandbox:", err)
 		os.Exit(1)
 	}
-	Executable = func() (string, error) { return bin, nil }
+	sandbox.Executable = func() (string, error) { return bin, nil }
 	testUID, testGID, err = sandboxtest.User()
 	if err != nil {
 		cleanup()
-		fmt.Fprintln(os.Stderr, "internal/sandbox: the test user:", err)
+		fmt.Fprintln(os.Stderr, "e2e/sandbox: the test user:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -65,7 +72,7 @@ func needBwrap(t *testing.T) {
 type box struct {
 	t    *testing.T
 	root string
-	spec Spec
+	spec sandbox.Spec
 }
 
 func newBox(t *testing.T) *box {
@@ -85,7 +92,7 @@ func newBox(t *testing.T) *box {
 	if err := os.Chmod(filepath.Join(root, "ws"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &box{t: t, root: root, spec: Spec{
+	return &box{t: t, root: root, spec: sandbox.Spec{
 		Workdir: work,
 		Home:    home,
 		Env:     []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8"},
@@ -96,7 +103,7 @@ func newBox(t *testing.T) *box {
 
 // testRoot is a directory for one test outside the sandbox's own tmpfs
 // mounts (/tmp, /home, /root, /run, /var/tmp): there, what a sandbox sees is
-// decided by its Spec alone. As root (CI) it is under /var/lib; otherwise the
+// decided by its sandbox.Spec alone. As root (CI) it is under /var/lib; otherwise the
 // tests' temporary directory, where Hide cannot fail.
 func testRoot(t *testing.T) string {
 	t.Helper()
@@ -149,7 +156,7 @@ func (b *box) run(argv ...string) result {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd, err := Command(ctx, b.spec, argv...)
+	cmd, err := sandbox.Command(ctx, b.spec, argv...)
 	if err != nil {
 		b.t.Fatalf("Command: %v", err)
 	}
@@ -339,7 +346,7 @@ func TestReadOnlyInsideWorkdir(t *testing.T) {
 	b.ok("echo fine > .git/ok")
 }
 
-// Only Spec.Env is inside, not zerg's environment; bwrap adds PWD (the
+// Only sandbox.Spec.Env is inside, not zerg's environment; bwrap adds PWD (the
 // workdir).
 func TestEnvironment(t *testing.T) {
 	t.Setenv("ZERG_SBX_TEST_SECRET", "hunter2")
@@ -544,12 +551,12 @@ func TestExitCodes(t *testing.T) {
 	if r := b.sh("kill -KILL $$"); r.code != 128+9 {
 		t.Fatalf("killed by SIGKILL: %s", r)
 	}
-	if r := b.run("/nonexistent/cmd"); r.code != 127 || !strings.Contains(StartFailure(r.code, r.stderr), "/nonexistent/cmd") {
+	if r := b.run("/nonexistent/cmd"); r.code != 127 || !strings.Contains(sandbox.StartFailure(r.code, r.stderr), "/nonexistent/cmd") {
 		t.Fatalf("missing command: %s", r)
 	}
 	// A command that runs and exits 127 itself is not a start failure.
-	if r := b.sh("echo 'sh: nope: not found' >&2; exit 127"); r.code != 127 || StartFailure(r.code, r.stderr) != "" {
-		t.Fatalf("the command's own 127: %s (start failure %q)", r, StartFailure(r.code, r.stderr))
+	if r := b.sh("echo 'sh: nope: not found' >&2; exit 127"); r.code != 127 || sandbox.StartFailure(r.code, r.stderr) != "" {
+		t.Fatalf("the command's own 127: %s (start failure %q)", r, sandbox.StartFailure(r.code, r.stderr))
 	}
 }
 
@@ -627,7 +634,7 @@ func TestLimitCPU(t *testing.T) {
 	b.spec.Limits.CPUSeconds = 1
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd, err := Command(ctx, b.spec, "/bin/sh", "-c", "while :; do :; done")
+	cmd, err := sandbox.Command(ctx, b.spec, "/bin/sh", "-c", "while :; do :; done")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,30 +652,30 @@ func TestLimitCPU(t *testing.T) {
 func TestCommandErrors(t *testing.T) {
 	needBwrap(t)
 	dir := t.TempDir()
-	base := Spec{Workdir: dir, UID: testUID, GID: testGID}
+	base := sandbox.Spec{Workdir: dir, UID: testUID, GID: testGID}
 	cases := []struct {
 		name string
-		mod  func(*Spec)
+		mod  func(*sandbox.Spec)
 		argv []string
 		want string
 	}{
 		{"relative command", nil, []string{"sh"}, "absolute path"},
 		{"no command", nil, nil, "absolute path"},
-		{"missing workdir", func(s *Spec) { s.Workdir = filepath.Join(dir, "nope") }, []string{"/bin/true"}, "workdir"},
-		{"relative workdir", func(s *Spec) { s.Workdir = "rel" }, []string{"/bin/true"}, "not an absolute path"},
-		{"missing hide", func(s *Spec) { s.Hide = []string{filepath.Join(dir, "nope")} }, []string{"/bin/true"}, "hide"},
-		{"hide root", func(s *Spec) { s.Hide = []string{"/"} }, []string{"/bin/true"}, "root directory"},
-		{"bad env", func(s *Spec) { s.Env = []string{"NOEQUALS"} }, []string{"/bin/true"}, "KEY=VALUE"},
-		{"gid 0", func(s *Spec) { s.UID, s.GID = 12345, 0 }, []string{"/bin/true"}, "gid 0"},
-		{"negative limit", func(s *Spec) { s.Limits.Processes = -1 }, []string{"/bin/true"}, "limit"},
+		{"missing workdir", func(s *sandbox.Spec) { s.Workdir = filepath.Join(dir, "nope") }, []string{"/bin/true"}, "workdir"},
+		{"relative workdir", func(s *sandbox.Spec) { s.Workdir = "rel" }, []string{"/bin/true"}, "not an absolute path"},
+		{"missing hide", func(s *sandbox.Spec) { s.Hide = []string{filepath.Join(dir, "nope")} }, []string{"/bin/true"}, "hide"},
+		{"hide root", func(s *sandbox.Spec) { s.Hide = []string{"/"} }, []string{"/bin/true"}, "root directory"},
+		{"bad env", func(s *sandbox.Spec) { s.Env = []string{"NOEQUALS"} }, []string{"/bin/true"}, "KEY=VALUE"},
+		{"gid 0", func(s *sandbox.Spec) { s.UID, s.GID = 12345, 0 }, []string{"/bin/true"}, "gid 0"},
+		{"negative limit", func(s *sandbox.Spec) { s.Limits.Processes = -1 }, []string{"/bin/true"}, "limit"},
 	}
 	if os.Geteuid() == 0 {
 		cases = append(cases, struct {
 			name string
-			mod  func(*Spec)
+			mod  func(*sandbox.Spec)
 			argv []string
 			want string
-		}{"root", func(s *Spec) { s.UID, s.GID = 0, 0 }, []string{"/bin/true"}, "refusing to run a sandbox as root"})
+		}{"root", func(s *sandbox.Spec) { s.UID, s.GID = 0, 0 }, []string{"/bin/true"}, "refusing to run a sandbox as root"})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -676,7 +683,7 @@ func TestCommandErrors(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(&s)
 			}
-			_, err := Command(context.Background(), s, tc.argv...)
+			_, err := sandbox.Command(context.Background(), s, tc.argv...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
@@ -684,85 +691,27 @@ func TestCommandErrors(t *testing.T) {
 	}
 }
 
-// The mount order: parents before children, a tmpfs before a bind of the
-// same path, read-only after writable; the fixed binds and the init last.
-func TestBwrapArgsOrder(t *testing.T) {
-	needBwrap(t)
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	work := filepath.Join(ws, "work")
-	attempt := filepath.Join(root, "runs", "a1")
-	home := filepath.Join(attempt, "home")
-	hooks := filepath.Join(work, ".git", "hooks")
-	shared := filepath.Join(root, "shared")
-	for _, d := range []string{work, home, hooks, shared} {
-		mkdir(t, d)
-	}
-	s := Spec{
-		Workdir: work, Home: home, UID: testUID, GID: testGID,
-		Hide:     []string{ws, filepath.Join(root, "runs"), shared},
-		ReadOnly: []string{hooks, attempt, shared},
-		Writable: []string{shared},
-		Env:      []string{"A=1=2"},
-		Limits:   Limits{Processes: 64, FileSizeBytes: 1 << 20},
-	}
-	args, _, err := s.bwrapArgs([]string{"/bin/sh", "-c", "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	joined := " " + strings.Join(args, " ") + " "
-	pos := func(s string) int {
-		t.Helper()
-		i := strings.Index(joined, " "+s+" ")
-		if i < 0 {
-			t.Fatalf("args lack %q:\n%s", s, joined)
-		}
-		return i
-	}
-	before := func(a, b string) {
-		t.Helper()
-		if pos(a) >= pos(b) {
-			t.Fatalf("%q must come before %q:\n%s", a, b, joined)
-		}
-	}
-	before("--ro-bind / /", "--tmpfs /tmp")
-	before("--tmpfs "+ws, "--bind "+work+" "+work)
-	before("--bind "+work+" "+work, "--ro-bind "+hooks+" "+hooks)
-	before("--ro-bind "+attempt+" "+attempt, "--bind "+home+" "+home)
-	before("--tmpfs "+filepath.Join(root, "runs"), "--ro-bind "+attempt+" "+attempt)
-	before("--ro-bind "+hooks+" "+hooks, "--cap-drop ALL")
-	// The same path thrice: the tmpfs first, then the binds, read-only last.
-	before("--tmpfs "+shared, "--bind "+shared+" "+shared)
-	before("--bind "+shared+" "+shared, "--ro-bind "+shared+" "+shared)
-	before("--setenv A 1=2", "--chdir "+work)
-	if !strings.HasSuffix(joined, " -- "+insideExe+" "+InitCommand+" --processes 64 --file-size-bytes 1048576 -- /bin/sh -c x ") {
-		t.Fatalf("the command line ends in %q", joined[len(joined)-120:])
-	}
-	for _, f := range []string{"--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1", "--clearenv"} {
-		if pos(f) > pos("--chdir") {
-			t.Fatalf("%s is not a bwrap flag here:\n%s", f, joined)
-		}
-	}
-}
-
 // runExecStep runs argv like run, but with the init told to take the
 // seccomp step (--exec-step), the path it takes where ptrace is refused.
 func (b *box) runExecStep(argv ...string) result {
 	b.t.Helper()
-	args, cred, err := b.spec.bwrapArgs(argv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The box shares nothing and has no cgroup, so Command is bwrap itself
+	// (no prep step): its arguments, with the init's flag added, are the
+	// ones the traced start would use.
+	cmd, err := sandbox.Command(ctx, b.spec, argv...)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	i := slices.Index(args, InitCommand)
-	if i < 0 {
-		b.t.Fatalf("no %s in %q", InitCommand, args)
+	if filepath.Base(cmd.Path) != "bwrap" {
+		b.t.Fatalf("the box starts %s, not bwrap", cmd.Path)
 	}
-	args = slices.Insert(args, i+1, "--"+FlagExecStep)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bwrap", args...)
-	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	i := slices.Index(cmd.Args, sandbox.InitCommand)
+	if i < 0 {
+		b.t.Fatalf("no %s in %q", sandbox.InitCommand, cmd.Args)
+	}
+	cmd.Args = slices.Insert(cmd.Args, i+1, "--"+sandbox.FlagExecStep)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -780,7 +729,7 @@ func (b *box) runExecStep(argv ...string) result {
 // python3 is needed in /usr/bin, as in b.python.
 func TestExecStep(t *testing.T) {
 	b := newBox(t)
-	b.spec.Limits = Limits{FileSizeBytes: 1 << 20, Processes: 30, OpenFiles: 20}
+	b.spec.Limits = sandbox.Limits{FileSizeBytes: 1 << 20, Processes: 30, OpenFiles: 20}
 	prog := `import socket, resource
 print(open("/proc/self/status").read().count("NoNewPrivs:\t1"), open("/proc/self/status").read().count("Seccomp:\t2"))
 print(resource.getrlimit(resource.RLIMIT_FSIZE), resource.getrlimit(resource.RLIMIT_NPROC), resource.getrlimit(resource.RLIMIT_NOFILE))
@@ -798,7 +747,7 @@ except PermissionError:
 		t.Fatalf("traced start: %s\nwant stdout %q", r, want)
 	}
 	// The message shows which path ran.
-	if r := b.runExecStep("/nonexistent/cmd"); r.code != 127 || !strings.Contains(StartFailure(r.code, r.stderr), "seccomp step: exec /nonexistent/cmd") {
+	if r := b.runExecStep("/nonexistent/cmd"); r.code != 127 || !strings.Contains(sandbox.StartFailure(r.code, r.stderr), "seccomp step: exec /nonexistent/cmd") {
 		t.Fatalf("missing command through the step: %s", r)
 	}
 }

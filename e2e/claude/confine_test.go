@@ -1,4 +1,4 @@
-package claude
+package claude_test
 
 // End-to-end confinement: the real CLI, driven by a scripted model that tries
 // to read, search, run and write its way out of the workspace, as the
@@ -7,7 +7,6 @@ package claude
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,10 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -34,7 +33,7 @@ const secretMarker = "ZERG-TOP-SECRET-7f3a"
 
 // workerUser returns the default worker user, creating it (CI runs as root
 // on Debian with useradd). Never a skip: without root the test fails.
-func workerUser(t *testing.T) *WorkerUser {
+func workerUser(t *testing.T) *claude.WorkerUser {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("confinement e2e tests need root: they run the worker as " + security.DefaultWorkerUser)
@@ -75,17 +74,16 @@ func (b *bodyLog) all() []byte {
 // confineRun is a worker run as the worker user in a git worktree of a
 // fresh repository, against a scripted API whose request bodies are kept.
 type confineRun struct {
-	spec   Spec
+	spec   claude.Spec
 	ws     string
 	home   string // a fake home outside the workspace, with .ssh/id_rsa
 	repo   *gitx.Repo
 	bodies *bodyLog
-	user   *WorkerUser
+	user   *claude.WorkerUser
 }
 
 func newConfineRun(t *testing.T, scenario func(c *confineRun) string) *confineRun {
 	t.Helper()
-	e2eSetup(t)
 	u := workerUser(t)
 	root := openDir(t)
 	c := &confineRun{user: u, bodies: &bodyLog{}}
@@ -149,20 +147,20 @@ func newConfineRun(t *testing.T, scenario func(c *confineRun) string) *confineRu
 	}))
 	t.Cleanup(func() { srv.Close(); ts.Close() }) // srv first: it ends stalled answers
 
-	c.spec = Spec{
-		Binary:      e2eClaude.Path,
+	c.spec = claude.Spec{
+		Binary:      cli.Path,
 		Workdir:     c.ws,
 		AttemptDir:  filepath.Join(root, "attempt", "claude"),
 		Prompt:      "please do the confined task",
-		API:         APISettings{BaseURL: ts.URL, APIKey: e2eKey},
+		API:         claude.APISettings{BaseURL: ts.URL, APIKey: e2eKey},
 		Tools:       []string{"Bash", "Edit", "Read", "Write", "Glob", "Grep"},
 		MaxRetries:  1,
 		APITimeout:  5 * time.Second,
 		IdleTimeout: 3 * time.Minute,
 		KillGrace:   2 * time.Second,
 		RunAs:       u,
-		Hook: HookSpec{
-			ZergBinary:   e2eZerg,
+		Hook: claude.HookSpec{
+			ZergBinary:   zergBin,
 			AllowedPaths: []string{"src/**", ".claude/**", "hooks/**"},
 			BashCommands: []string{"sh tests/run.sh"},
 		},
@@ -179,10 +177,10 @@ func (c *confineRun) mainHook() string {
 // toolResults collects the tool_result blocks of the run by tool_use id.
 type toolResults struct {
 	mu      sync.Mutex
-	results map[string]ContentBlock
+	results map[string]claude.ContentBlock
 }
 
-func (tr *toolResults) observe(ev Event) {
+func (tr *toolResults) observe(ev claude.Event) {
 	if ev.User == nil {
 		return
 	}
@@ -229,11 +227,11 @@ tasks:
 `, key, "../../home/notes.txt", filepath.Join(c.home, ".ssh"), filepath.Join(c.home, "*"),
 			secretMarker, c.home, "cat "+key, c.mainHook())
 	})
-	tr := &toolResults{results: map[string]ContentBlock{}}
+	tr := &toolResults{results: map[string]claude.ContentBlock{}}
 	var mu sync.Mutex
 	var rawStream bytes.Buffer
 	var names = map[string]string{} // tool_use id -> name
-	c.spec.OnEvent = func(ev Event) {
+	c.spec.OnEvent = func(ev claude.Event) {
 		tr.observe(ev)
 		mu.Lock()
 		rawStream.Write(ev.Raw)
@@ -247,7 +245,7 @@ tasks:
 		}
 		mu.Unlock()
 	}
-	r, err := Start(context.Background(), c.spec)
+	r, err := claude.Start(context.Background(), c.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +408,7 @@ tasks:
 	})
 	c.spec.Hook.BashUnrestricted = true
 	c.spec.APITimeout = 0
-	r, err := Start(context.Background(), c.spec)
+	r, err := claude.Start(context.Background(), c.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,66 +429,5 @@ tasks:
 	assertGone(t, pids...)
 	if len(o.Leftover) != 0 {
 		t.Fatalf("leftover %v", o.Leftover)
-	}
-}
-
-// TestConfineSpecChecks: a worker user that cannot reach the workdir or the
-// hook binary fails at Start with the directory named.
-func TestConfineSpecChecks(t *testing.T) {
-	e2eSetup(t)
-	u := workerUser(t)
-	root := openDir(t)
-	ws := filepath.Join(root, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := Spec{Binary: e2eClaude.Path, Workdir: ws, AttemptDir: filepath.Join(root, "att"), Prompt: "x",
-		RunAs: u, Hook: HookSpec{ZergBinary: e2eZerg}}
-	// Not handed over: the worker cannot write the workdir.
-	_, err := Start(context.Background(), s)
-	if err == nil || !strings.Contains(err.Error(), "workdir") {
-		t.Fatalf("unprepared workdir: %v", err)
-	}
-	if err := u.PrepareWorkspace(ws); err != nil {
-		t.Fatal(err)
-	}
-	hidden := filepath.Join(root, "hidden")
-	if err := os.Mkdir(hidden, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	zerg := filepath.Join(hidden, "zerg")
-	if err := os.WriteFile(zerg, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.Hook.ZergBinary = zerg
-	_, err = Start(context.Background(), s)
-	if err == nil || !strings.Contains(err.Error(), hidden) || !strings.Contains(err.Error(), "zerg binary") {
-		t.Fatalf("unreachable hook binary: %v", err)
-	}
-	// Settings and policy are readable but not writable by the worker; its
-	// private dirs are its own.
-	s.Hook.ZergBinary = e2eZerg
-	n, err := s.normalize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.prepare(); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{n.settingsPath(), n.policyPath()} {
-		if err := u.CheckAccess(p, security.AccessRead); err != nil {
-			t.Error(err)
-		}
-		if err := u.CheckAccess(p, security.AccessWrite); err == nil {
-			t.Errorf("%s writable by the worker", p)
-		}
-	}
-	if err := u.CheckAccess(n.homePath(), security.AccessWrite|security.AccessExec); err != nil {
-		t.Error(err)
-	}
-	var pol policy.Policy
-	data, _ := os.ReadFile(n.policyPath())
-	if err := json.Unmarshal(data, &pol); err != nil || pol.Bash.Unrestricted || len(pol.Bash.Allow) == 0 || pol.Protected[0] != n.AttemptDir {
-		t.Errorf("policy %s: %v", data, err)
 	}
 }

@@ -1,93 +1,35 @@
-package claude
+package claude_test
 
-// End-to-end tests: the real pinned Claude Code CLI against our scripted
-// Messages API (internal/mockapi), launched through Start exactly as the
-// coordinator will.
+// The driver end to end: the real pinned Claude Code CLI against our
+// scripted Messages API (internal/mockapi), launched through claude.Start
+// exactly as the coordinator does.
 
 import (
 	"context"
 	"fmt"
-	"github.com/zergrush/zerg/internal/proc"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/outcome"
 )
-
-var (
-	e2eOnce   sync.Once
-	e2eErr    error
-	e2eTmp    string
-	e2eZerg   string // zerg binary built for the hook
-	e2eClaude Location
-)
-
-// testMainE2E runs the tests and removes the shared build directory.
-func testMainE2E(m *testing.M) int {
-	code := m.Run()
-	if e2eTmp != "" {
-		os.RemoveAll(e2eTmp)
-	}
-	return code
-}
-
-// e2eSetup builds zerg once (the hook command needs a real binary) and finds
-// the real CLI; a missing CLI is a failure, not a skip.
-func e2eSetup(t *testing.T) {
-	t.Helper()
-	e2eOnce.Do(func() {
-		loc, err := Locate("")
-		if err != nil {
-			e2eErr = fmt.Errorf("real claude CLI not found: %v (run `make claude`)", err)
-			return
-		}
-		e2eClaude = loc
-		if loc.RepoRoot == "" {
-			e2eErr = fmt.Errorf("repository root not found from %s", loc.Path)
-			return
-		}
-		e2eTmp, err = os.MkdirTemp("", "zerg-claude-e2e-")
-		if err != nil {
-			e2eErr = err
-			return
-		}
-		// Workers may run as another user: it must reach the hook binary.
-		if err := os.Chmod(e2eTmp, 0o755); err != nil {
-			e2eErr = err
-			return
-		}
-		e2eZerg = filepath.Join(e2eTmp, "zerg")
-		cmd := exec.Command("go", "build", "-o", e2eZerg, "./cmd/zerg")
-		cmd.Dir = loc.RepoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			e2eErr = fmt.Errorf("build zerg: %v\n%s", err, out)
-		}
-	})
-	if e2eErr != nil {
-		t.Fatal(e2eErr)
-	}
-}
 
 const e2eKey = "sk-ant-e2e-SECRET-do-not-log"
 
 // e2eRun is one worker against one scripted server.
 type e2eRun struct {
 	srv  *mockapi.Server
-	spec Spec
+	spec claude.Spec
 	ws   string
 	root string
 }
 
 func newE2E(t *testing.T, scenario string) *e2eRun {
 	t.Helper()
-	e2eSetup(t)
 	sc, err := mockapi.ParseScenario([]byte(scenario))
 	if err != nil {
 		t.Fatal(err)
@@ -103,52 +45,42 @@ func newE2E(t *testing.T, scenario string) *e2eRun {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &e2eRun{srv: srv, ws: ws, root: root, spec: Spec{
-		Binary:     e2eClaude.Path,
+	return &e2eRun{srv: srv, ws: ws, root: root, spec: claude.Spec{
+		Binary:     cli.Path,
 		Workdir:    ws,
 		AttemptDir: filepath.Join(root, "attempt"),
 		Prompt:     "please do the e2e task",
-		API:        APISettings{BaseURL: url, APIKey: e2eKey},
+		API:        claude.APISettings{BaseURL: url, APIKey: e2eKey},
 		Tools:      []string{"Bash", "Edit", "Read", "Write"},
 		MaxRetries: 1,
 		APITimeout: 5 * time.Second,
 		// A safety net only: the machine may be loaded, so it is generous.
 		IdleTimeout: 3 * time.Minute,
 		KillGrace:   2 * time.Second,
-		Hook:        HookSpec{ZergBinary: e2eZerg, AllowedPaths: []string{"**"}},
+		Hook:        claude.HookSpec{ZergBinary: zergBin, AllowedPaths: []string{"**"}},
 	}}
 }
 
-func (e *e2eRun) run(t *testing.T) (Outcome, *Run) {
+func (e *e2eRun) run(t *testing.T) (claude.Outcome, *claude.Run) {
 	t.Helper()
-	r, err := Start(context.Background(), e.spec)
+	r, err := claude.Start(context.Background(), e.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return waitOutcome(t, r, 4*time.Minute), r
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestRealCLIVersionIsPinned(t *testing.T) {
-	e2eSetup(t)
-	v, err := Version(context.Background(), e2eClaude.Path)
+	v, err := claude.Version(context.Background(), cli.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned, err := PinnedVersion(e2eClaude.RepoRoot)
+	pinned, err := claude.PinnedVersion(cli.RepoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v != pinned {
-		t.Fatalf("claude %s at %s (%s), pinned %s", v, e2eClaude.Path, e2eClaude.Source, pinned)
+		t.Fatalf("claude %s at %s (%s), pinned %s", v, cli.Path, cli.Source, pinned)
 	}
 }
 
@@ -167,7 +99,7 @@ tasks:
 `)
 	var mu sync.Mutex
 	types := map[string]int{}
-	e.spec.OnEvent = func(ev Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
+	e.spec.OnEvent = func(ev claude.Event) { mu.Lock(); types[ev.Type]++; mu.Unlock() }
 	o, r := e.run(t)
 	if o.Class != outcome.Success || o.Reason != outcome.ReasonCompleted || o.ResultText != "All done." || o.ExitCode != 0 {
 		t.Fatalf("outcome %s/%s %q exit %d stderr %q", o.Class, o.Reason, o.Detail, o.ExitCode, o.Stderr)
@@ -198,7 +130,7 @@ tasks:
 		t.Fatalf("session %q vs %q", o.SessionID, r.SessionID())
 	}
 	mu.Lock()
-	if types[TypeSystem] == 0 || types[TypeAssistant] < 5 || types[TypeUser] < 4 || types[TypeResult] != 1 {
+	if types[claude.TypeSystem] == 0 || types[claude.TypeAssistant] < 5 || types[claude.TypeUser] < 4 || types[claude.TypeResult] != 1 {
 		t.Fatalf("event types %v", types)
 	}
 	mu.Unlock()
@@ -274,22 +206,6 @@ tasks:
 	}
 }
 
-// findSleep waits for the pid file the scripted Bash command writes.
-func waitPidFile(t *testing.T, path string, limit time.Duration) int {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-				return pid
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never appeared", path)
-	return 0
-}
-
 func TestE2EStopLeavesNoProcess(t *testing.T) {
 	// Turn 1 detaches a long sleep the way an agent would (setsid + nohup);
 	// turn 2 hangs upstream so the run is mid-flight when we stop it.
@@ -304,12 +220,12 @@ tasks:
 `
 	for _, tc := range []struct {
 		name  string
-		stop  func(*Run, context.CancelFunc)
+		stop  func(*claude.Run, context.CancelFunc)
 		cause string
 	}{
-		{"SIGTERM then SIGKILL", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
-		{"SIGKILL", func(r *Run, _ context.CancelFunc) { r.Kill() }, "killed"},
-		{"context cancelled", func(_ *Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
+		{"SIGTERM then SIGKILL", func(r *claude.Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
+		{"SIGKILL", func(r *claude.Run, _ context.CancelFunc) { r.Kill() }, "killed"},
+		{"context cancelled", func(_ *claude.Run, cancel context.CancelFunc) { cancel() }, "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newE2E(t, scenario)
@@ -320,19 +236,19 @@ tasks:
 			e.spec.APITimeout = 0 // wait on the stalled turn until stopped
 			toolDone := make(chan struct{})
 			var once sync.Once
-			e.spec.OnEvent = func(ev Event) {
+			e.spec.OnEvent = func(ev claude.Event) {
 				if ev.User != nil {
 					once.Do(func() { close(toolDone) })
 				}
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := Start(ctx, e.spec)
+			r, err := claude.Start(ctx, e.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			sleepPID := waitPidFile(t, filepath.Join(e.ws, "sleep.pid"), 2*time.Minute)
-			if st, err := proc.ReadStat(sleepPID); err != nil || st.SID != sleepPID {
+			if st, err := readStat(sleepPID); err != nil || st.sid != sleepPID {
 				t.Fatalf("sleep %d not detached into its own session: %+v %v", sleepPID, st, err)
 			}
 			// The tool result is out: the CLI is now on turn 2, which stalls.
@@ -363,8 +279,8 @@ tasks:
 				t.Fatalf("leftover %v", o.Leftover)
 			}
 			// Nothing anywhere still carries the run's marker.
-			if left := proc.Recorded(nil, proc.Options{Marker: EnvRunMarker + "=" + r.Marker()}).Live(); len(left) > 0 {
-				t.Fatalf("processes %v still carry the run marker", left)
+			if pids := pidsWithEnv(t, claude.EnvRunMarker+"="+r.Marker()); len(pids) != 0 {
+				t.Fatalf("processes %v still carry the run marker", pids)
 			}
 		})
 	}

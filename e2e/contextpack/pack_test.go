@@ -1,13 +1,15 @@
 package contextpack_test
 
 // The end-to-end measurement of context packs: a real `zerg rush
-// --rehearse` of the fixture (testdata/shop: a spec of a dozen sections
-// about different components, twelve tasks each building one) with the
-// pinned Claude Code CLI against the scripted API, and, for the same tasks,
-// the predecessor's prompt (the whole spec pasted) sent by the CLI with its
-// default settings. Both are measured at the scripted API: the first model
-// request of each worker, in tokens as the mock estimates them (request
-// bytes / 4).
+// --rehearse` of the fixture (internal/contextpack/testdata/shop, the one
+// the package's unit tests use: a spec of a dozen sections about different
+// components, twelve tasks each building one) with the pinned Claude Code
+// CLI against the scripted API, and, for the same tasks, the predecessor's
+// prompt (the whole spec pasted) sent by the CLI with its default settings.
+// Both are measured at the scripted API: the first model request of each
+// worker, in tokens as the mock estimates them (request bytes / 4). It
+// lives in e2e/, not in internal/contextpack, so that the unit tier starts
+// no real CLI.
 
 import (
 	"bufio"
@@ -33,7 +35,8 @@ import (
 
 const feature = "shop"
 
-// ownSection is each fixture task's own section (as in fixture_test.go).
+// ownSection is each fixture task's own section (as in
+// internal/contextpack/fixture_test.go).
 var ownSection = map[string]string{
 	"config": "Configuration loader", "metrics": "Metrics and health", "audit": "Audit log",
 	"catalog": "Catalog store", "search": "Search index", "auth": "Authentication and sessions",
@@ -81,7 +84,7 @@ func TestPackShrinksTheFirstRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.CopyFS(specDir, os.DirFS(filepath.Join("testdata", "shop"))); err != nil {
+	if err := os.CopyFS(specDir, os.DirFS(filepath.Join(root, "internal", "contextpack", "testdata", "shop"))); err != nil {
 		t.Fatal(err)
 	}
 	// The workers use the CLI's default model, so both sides of the

@@ -309,7 +309,7 @@ func TestBashShellForms(t *testing.T) {
 	runBashCases(t, ws, p, []bashCase{
 		// guard
 		{cmd: "cat <(cat /etc/shadow)", want: "process substitution"},
-		{cmd: "cat < <(cat /etc/shadow)", want: "without a target"},
+		{cmd: "cat < <(cat /etc/shadow)", want: "process substitution"},
 		{cmd: "cat <<< \"$(cat /etc/shadow)\"", want: "outside the workspace"},
 		{cmd: "exec 3</etc/shadow", want: "outside the workspace"},
 		{cmd: "cat 0</etc/shadow", want: "outside the workspace"},

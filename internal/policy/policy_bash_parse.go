@@ -32,47 +32,6 @@ import (
 // substitution, loop, branch and function body, and records the variables
 // the line expands.
 
-// bashWord is one word after quote removal.
-type bashWord struct {
-	raw     string // the source text
-	lit     string // the value after quote removal, without substitutions
-	dynamic bool   // contains a command substitution or an expansion: the value is unknown
-	split   bool   // an expansion outside double quotes: its output is split and globbed
-	glob    int    // index in lit of the first unquoted * ? or bracket expression, or -1
-	pat     string // when glob >= 0: the word as a path.Match pattern, quoted characters escaped
-	tilde   bool   // an unquoted ~ at the start (or after = or :), or (lenient) $HOME at the start
-	quoted  bool   // some part was quoted or escaped
-	alts    []string
-	// alts, when set, are the words a brace list ({a,b}) expands to; each
-	// is a plain literal.
-}
-
-// patLit appends the literal byte c to a pattern, escaped when Match would
-// read it as a metacharacter.
-func patLit(pb *strings.Builder, c byte) {
-	if strings.IndexByte(`*?[]\-^`, c) >= 0 {
-		pb.WriteByte('\\')
-	}
-	pb.WriteByte(c)
-}
-
-type bashRedir struct {
-	op     string // > >> >| < <> &> &>> >& <& << <<- <<<
-	target bashWord
-}
-
-// bashCmd is one simple command. Commands of substitutions come before the
-// command that uses them, in execution order.
-type bashCmd struct {
-	assigns []bashWord
-	words   []bashWord
-	redirs  []bashRedir
-	// andNext: the command is a pipeline of its own followed by &&: the
-	// next command of the list runs only if this one succeeded (a cd
-	// there has taken effect).
-	andNext bool
-}
-
 type heredoc struct {
 	delim  string
 	quoted bool
@@ -101,30 +60,20 @@ type bashParser struct {
 	last *bashCmd
 }
 
-const (
-	maxBashDepth = 8
-	// maxLoopWords bounds the words of one for loop: its body is checked
-	// once per word.
-	maxLoopWords = 16
-	// maxLoopCmds bounds the commands the loops of a line unroll to.
-	maxLoopCmds = 4096
-)
-
 var errEmptyCommand = errors.New("empty command")
 
-// parseBash parses a command line into its simple commands, strictly.
-func parseBash(src string) ([]*bashCmd, error) {
-	return parseBashDepth(src, 0)
-}
+// legacyParser switches parseBash and its kin to this parser (the
+// differential test of the two).
+var legacyParser bool
 
-func parseBashDepth(src string, depth int) ([]*bashCmd, error) {
+func legacyParseBashDepth(src string, depth int) ([]*bashCmd, error) {
 	p := &bashParser{src: src, depth: depth}
 	return p.run()
 }
 
 // parseBashLenient parses a command line in lenient mode and also returns
 // the names of the variables it expands.
-func parseBashLenient(src string) ([]*bashCmd, []string, error) {
+func legacyParseBashLenient(src string) ([]*bashCmd, []string, error) {
 	var refs []string
 	p := &bashParser{src: src, lenient: true, refs: &refs}
 	cmds, err := p.run()
@@ -729,14 +678,6 @@ func (p *bashParser) forBody(name string, values []string) error {
 	}
 	p.consumeWord("done")
 	return nil
-}
-
-func cloneVars(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func cloneSet(m map[string]bool) map[string]bool {
@@ -1360,10 +1301,6 @@ func (p *bashParser) readDouble(b *strings.Builder, w *bashWord) error {
 		}
 	}
 }
-
-// specialParams are $? $$ $! $# $-: numbers or option letters, harmless
-// even unquoted.
-const specialParams = "?$!#-"
 
 func (p *bashParser) readDollar(b *strings.Builder, w *bashWord, inDouble bool) error {
 	n := p.at(1)

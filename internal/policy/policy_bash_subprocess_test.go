@@ -9,7 +9,7 @@ import (
 )
 
 // subFixture is modeFixture's subprocess policy, its scratch dirs made.
-func subFixture(t *testing.T) (ws string, p *Policy, scratch, shared string) {
+func subFixture(t testing.TB) (ws string, p *Policy, scratch, shared string) {
 	t.Helper()
 	ws, p, _ = modeFixture(t)
 	scratch = mkdirs(t, p.Bash.Scratch[0])

@@ -9,7 +9,7 @@ import (
 
 // confineFixture is a workspace with scripts, a subdirectory, a .git file, a
 // symlink to a secret outside, and a secret outside next to it.
-func confineFixture(t *testing.T) (ws, outside string, p *Policy) {
+func confineFixture(t testing.TB) (ws, outside string, p *Policy) {
 	t.Helper()
 	root := t.TempDir()
 	ws = filepath.Join(root, "ws")

@@ -3,6 +3,7 @@ package policy
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -166,6 +167,10 @@ var diffKnown = map[string]string{
 	`{"session_id":"91792bfd-0000-4000-8000-000000000000","transcript_path":"/h/.claude/projects/-w/91792bfd.jsonl","cwd":"/w","prompt_id":"061c29f0","permission_mode":"acceptEdits","effort":{"level":"high"},"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/w/denied.txt","content":"hi from fake\n"},"tool_use_id":"toolu_fake0001"}`: "brace list with quotes",
 }
 
+// diffCheck fails when the new decision lets through what the old one
+// refused (in any policy, or a program or toolchain rule the old one did
+// not grant) and the line is no known difference. A stricter new decision
+// is logged to the file ZERG_DIFF_LOG names, if set, for review.
 func diffCheck(t *testing.T, ws string, ps []*Policy, cmd string) {
 	old := diffDecide(ws, ps, cmd, true)
 	now := diffDecide(ws, ps, cmd, false)
@@ -175,11 +180,25 @@ func diffCheck(t *testing.T, ws string, ps []*Policy, cmd string) {
 	if _, ok := diffKnown[cmd]; ok {
 		return
 	}
-	if strings.HasPrefix(cmd, "let ") && !now.allow[1] {
-		return // see diffKnown["let x=1"]
+	looser := false
+	for i := range old.allow {
+		looser = looser || now.allow[i] && !old.allow[i]
 	}
-	t.Errorf("%q:\n  old %v %q tc=%v prog=%v\n  new %v %q tc=%v prog=%v", cmd,
+	for _, x := range append(slices.Clone(now.toolchains), now.programs...) {
+		looser = looser || !slices.Contains(old.toolchains, x) && !slices.Contains(old.programs, x)
+	}
+	msg := fmt.Sprintf("%q:\n  old %v %q tc=%v prog=%v\n  new %v %q tc=%v prog=%v", cmd,
 		old.allow, old.reasons, old.toolchains, old.programs, now.allow, now.reasons, now.toolchains, now.programs)
+	if looser {
+		t.Error(msg)
+		return
+	}
+	if path := os.Getenv("ZERG_DIFF_LOG"); path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, msg)
+			f.Close()
+		}
+	}
 }
 
 // TestOldVsNewSeeds decides every seed line both ways.

@@ -117,6 +117,10 @@ func (w *shellWalker) parse() error {
 	if w.depth > maxBashDepth {
 		return errors.New("nested too deeply")
 	}
+	if strings.IndexByte(w.src, 0) >= 0 {
+		// No argument can hold one; bash would cut the line there.
+		return errors.New("a NUL byte in the command")
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(w.src), "")
 	if err != nil {
 		return err

@@ -168,8 +168,8 @@ func CommandPrograms(commandLine string) []string {
 	var out []string
 	for _, c := range cmds {
 		words := innerWords(c.words)
-		if len(words) == 0 || words[0].dynamic || words[0].lit == "" {
-			continue
+		if len(words) == 0 || words[0].dynamic || words[0].lit == "" || strings.ContainsAny(words[0].lit, `*?[\`) {
+			continue // a rule is a pattern: a program named by one would allow others
 		}
 		name := words[0].lit
 		if strings.Contains(name, "/") || shellBuiltins[name] || pureCommands[name] || reachCommand(name, words[1:]) != nil || bashDenied[name] != "" {

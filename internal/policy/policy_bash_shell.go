@@ -467,7 +467,9 @@ func (w *shellWalker) redirs(cmd *bashCmd, rs []*syntax.Redirect) error {
 			if t.dynamic {
 				return errors.New("bad here-document delimiter")
 			}
-			if !t.quoted && slices.ContainsFunc(r.Hdoc.Parts, func(p syntax.WordPart) bool { _, lit := p.(*syntax.Lit); return !lit }) {
+			// Like bash, an unquoted delimiter expands the body; a $ or `
+			// in it is refused (strict) even where bash keeps it as text.
+			if !t.quoted && strings.ContainsAny(w.text(r.Hdoc), "$`") {
 				if err := w.strict("expansion in a here-document; quote its delimiter (<<'EOF')"); err != nil {
 					return err
 				}

@@ -90,7 +90,7 @@ var diffConstructs = []string{
 	"local x=1", "readonly y", "typeset -x z=2", "echo ${x:-$(cat /etc/shadow)}", "echo ${#x} ${x/a/b} ${!x} ${x:1:2}", "echo $0 $1 $@ $* $_",
 	"echo $? $$ $! $# $-", "ls *.go [a-c]* x?", "ls x[/]y", "ls [[:alpha:]]", "cat ~/x ~root/y a=~/z", "cat $HOME/x ${HOME}/y",
 	"ls \\\n -la", "echo 'a\nb' \"c\nd\"", "ls # comment && curl x", "ls; ; ls", "ls &&", "ls | | wc", "(", ")", "{ ls", "if ls; then",
-	"if ls; then cd sub; elif false; then ls; else cd /; fi; cat f", "\x00", "ls\x00; curl x", "sh -c 'cd sub && cat r'", "bash -c \"curl $(x)\"", "eval 'ls' \"x\"",
+	"if ls; then cd sub; elif false; then ls; else cd /; fi; cat f", "\x00", "ls\x00; curl x", "A+=", "A+= ls", "A+=x cat /etc/shadow", "<h}e{", "cat >{a,b}", "ls\rcurl x", "echo e\\", "sh -c 'cd sub && cat r'", "bash -c \"curl $(x)\"", "eval 'ls' \"x\"",
 }
 
 // diffPolicies are the policies the lines are decided under: the bypass

@@ -121,6 +121,17 @@ func (w *shellWalker) parse() error {
 		// No argument can hold one; bash would cut the line there.
 		return errors.New("a NUL byte in the command")
 	}
+	if strings.IndexByte(w.src, '\r') >= 0 {
+		// The parser reads a carriage return as a blank (\r\n as a
+		// newline), bash as a character of the word: refused rather
+		// than judged as another line.
+		return errors.New("a carriage return in the command")
+	}
+	if n := len(w.src) - len(strings.TrimRight(w.src, `\`)); n%2 == 1 && !w.lenient {
+		// bash drops it, but a line joined to another by whatever runs
+		// it would go on there.
+		return errors.New("trailing backslash")
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(w.src), "")
 	if err != nil {
 		return err
@@ -435,14 +446,14 @@ func (w *shellWalker) assign(a *syntax.Assign) (bashWord, error) {
 			prefix = a.Name.Value + "+="
 		}
 	}
-	bw := bashWord{raw: w.text(a), lit: prefix, glob: -1}
+	bw := bashWord{raw: prefix, lit: prefix, glob: -1}
 	if a.Value != nil {
 		v, err := w.convert(a.Value, true)
 		if err != nil {
 			return bw, err
 		}
 		bw = v
-		bw.raw, bw.lit = w.text(a), prefix+v.lit
+		bw.raw, bw.lit = prefix+v.raw, prefix+v.lit
 		if v.glob >= 0 {
 			bw.glob = v.glob + len(prefix)
 		}
@@ -488,8 +499,7 @@ func (w *shellWalker) redirs(cmd *bashCmd, rs []*syntax.Redirect) error {
 // one word is an error for bash).
 func (w *shellWalker) single(x *syntax.Word, redirect bool) (bashWord, error) {
 	if redirect && !w.lenient {
-		cp := &syntax.Word{Parts: slices.Clone(x.Parts)}
-		if syntax.SplitBraces(cp) {
+		if _, ok := splitBraces(x); ok {
 			return bashWord{}, errors.New("a brace list as a redirection target")
 		}
 	}
@@ -498,8 +508,8 @@ func (w *shellWalker) single(x *syntax.Word, redirect bool) (bashWord, error) {
 
 // word lowers a word to the words its brace lists expand to.
 func (w *shellWalker) word(x *syntax.Word) ([]bashWord, error) {
-	cp := &syntax.Word{Parts: slices.Clone(x.Parts)}
-	if !syntax.SplitBraces(cp) {
+	cp, ok := splitBraces(x)
+	if !ok {
 		bw, err := w.convert(x, false)
 		return []bashWord{bw}, err
 	}
@@ -524,6 +534,14 @@ func (w *shellWalker) word(x *syntax.Word) ([]bashWord, error) {
 		out = append(out, bw)
 	}
 	return out, nil
+}
+
+// splitBraces returns a copy of x with its brace lists split out, and
+// whether it has any.
+func splitBraces(x *syntax.Word) (*syntax.Word, bool) {
+	cp := &syntax.Word{Parts: slices.Clone(x.Parts)}
+	syntax.SplitBraces(cp)
+	return cp, slices.ContainsFunc(cp.Parts, func(p syntax.WordPart) bool { _, ok := p.(*syntax.BraceExp); return ok })
 }
 
 // braceRange reports whether a brace-split word holds a range ({1..9}).
@@ -790,7 +808,7 @@ func (w *shellWalker) expansion(st *wordState, p syntax.WordPart, inDouble bool)
 		st.bw.dynamic = true
 		return w.nested(p.Stmts)
 	case *syntax.ExtGlob:
-		if err := w.strict("an extended pattern %s(…) is not allowed", p.Op); err != nil {
+		if err := w.strict("an extended pattern %s…) is not allowed", p.Op); err != nil {
 			return err
 		}
 		if st.bw.glob < 0 {

@@ -117,20 +117,20 @@ func (w *shellWalker) parse() error {
 	if w.depth > maxBashDepth {
 		return errors.New("nested too deeply")
 	}
-	if strings.IndexByte(w.src, 0) >= 0 {
-		// No argument can hold one; bash would cut the line there.
-		return errors.New("a NUL byte in the command")
+	// The parser skips NUL bytes and reads a carriage return as a blank
+	// (\r\n as a newline), bash as a character of the word; a trailing
+	// backslash bash drops, but a line joined to another by whatever runs
+	// it would go on there. Strict mode refuses them rather than judge
+	// another line; lenient mode judges the words as parsed.
+	if strings.ContainsAny(w.src, "\x00\r") {
+		if err := w.strict("a NUL byte or a carriage return in the command"); err != nil {
+			return err
+		}
 	}
-	if strings.IndexByte(w.src, '\r') >= 0 {
-		// The parser reads a carriage return as a blank (\r\n as a
-		// newline), bash as a character of the word: refused rather
-		// than judged as another line.
-		return errors.New("a carriage return in the command")
-	}
-	if n := len(w.src) - len(strings.TrimRight(w.src, `\`)); n%2 == 1 && !w.lenient {
-		// bash drops it, but a line joined to another by whatever runs
-		// it would go on there.
-		return errors.New("trailing backslash")
+	if n := len(w.src) - len(strings.TrimRight(w.src, `\`)); n%2 == 1 {
+		if err := w.strict("trailing backslash"); err != nil {
+			return err
+		}
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(w.src), "")
 	if err != nil {
@@ -341,6 +341,9 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		}
 	case *syntax.WordIter:
 		name = l.Name.Value
+		if !syntax.ValidName(name) {
+			return fmt.Errorf("for %s: not a variable name", name)
+		}
 		if !l.InPos.IsValid() {
 			if err := w.strict("for %s without a list of words is not allowed", name); err != nil {
 				return err

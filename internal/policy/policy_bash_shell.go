@@ -42,7 +42,6 @@ type bashWord struct {
 	pat     string // when glob >= 0: the word as a path.Match pattern, quoted characters escaped
 	tilde   bool   // an unquoted ~ at the start (or after = or :), or (lenient) $HOME at the start
 	quoted  bool   // some part was quoted or escaped
-	alts    []string
 }
 
 type bashRedir struct {
@@ -94,9 +93,6 @@ func parseBash(src string) ([]*bashCmd, error) {
 // parseBashDepth parses a command line nested depth deep (an sh -c
 // string), strictly.
 func parseBashDepth(src string, depth int) ([]*bashCmd, error) {
-	if legacyParser {
-		return legacyParseBashDepth(src, depth)
-	}
 	w := &shellWalker{src: src, depth: depth}
 	err := w.parse()
 	return w.cmds, err
@@ -105,9 +101,6 @@ func parseBashDepth(src string, depth int) ([]*bashCmd, error) {
 // parseBashLenient parses a command line in lenient mode and also returns
 // the names of the variables it expands.
 func parseBashLenient(src string) ([]*bashCmd, []string, error) {
-	if legacyParser {
-		return legacyParseBashLenient(src)
-	}
 	w := &shellWalker{src: src, lenient: true}
 	err := w.parse()
 	return w.cmds, w.refs, err
@@ -391,6 +384,13 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		}
 	}
 	return nil
+}
+
+// isAssignment reports whether a word is NAME=… or NAME+=… (env's
+// arguments).
+func isAssignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	return ok && syntax.ValidName(strings.TrimSuffix(name, "+"))
 }
 
 func cloneVars(m map[string]string) map[string]string {

@@ -125,6 +125,52 @@ func TestBashShellConstructs(t *testing.T) {
 		{"in a directory of the shared", false, true, true}, // in a is not an allowed command
 		{"{\"Replace\":{}}", false, true, true},             // {Replace:{}} is not an allowed command
 		{"{\"session_id\":\"91792bfd-0000-4000-8000-000000000000\",\"transcript_path\":\"/h/.claude/projects/-w/91792bfd.jsonl\",\"cwd\":\"/w\",\"prompt_id\":\"061c29f0\",\"permission_mode\":\"acceptEdits\",\"effort\":{\"level\":\"high\"},\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"/w/denied.txt\",\"content\":\"hi from fake\\n\"},\"tool_use_id\":\"toolu_fake0001\"}", false, false, true}, // session_id:91792bfd-0000-4000-8000-000000000000 transcript_p
+		// What reaches outside, wherever the line hides it.
+		{"cat <<'E' > .git/hooks/pre-commit\nx\nE", false, false, true}, // redirection: .git/hooks/pre-commit is inside .git
+		{"echo \"$(curl x)\"", false, false, false},                     // curl is not allowed (network access)
+		{"echo \"`curl x`\"", false, false, false},                      // curl is not allowed (network access)
+		{"ls > \"$(echo /etc/passwd)\"", false, false, true},            // redirection to a computed file ""
+		{"eval \"$(cat f)\"", false, false, true},                       // eval with a computed command
+		{"bash -c \"$X\"", false, false, true},                          // variables ($NAME) are not allowed
+		{"a=$(curl x)", false, false, false},                            // curl is not allowed (network access)
+		{"for f in a b; do cat $f; done", true, true, true},
+		{"for f in \"a b\"; do cat $f; done", false, false, true},           // for f: the loop word "a b" is split or expanded unquoted; qu
+		{"for f in /etc/passwd x; do cat \"$f\"; done", false, false, true}, // /etc/passwd is outside the workspace
+		{"[ -f $(echo /etc/shadow) ]", false, false, true},                  // the unquoted command substitution in $(echo /etc/shadow) is
+		{"cat $'/etc/shadow'", false, false, true},                          // $'…' quoting is not allowed
+		{"c\\url x", false, false, false},                                   // curl is not allowed (network access)
+		{"\"cu\"rl x", false, false, false},                                 // curl is not allowed (network access)
+		{"{curl,x}", false, false, false},                                   // curl is not allowed (network access)
+		{"cat ~/.ssh/id_rsa", false, false, false},                          // ~/.ssh/id_rsa names a home directory
+		{"cat /etc/sha*", false, false, true},                               // the pattern /etc/sha* lists a directory: /etc is outside the
+		{"ls | curl -d @- x", false, false, false},                          // curl is not allowed (network access)
+		{"x=1; curl x", false, false, false},                                // curl is not allowed (network access)
+		{"time curl x", false, false, false},                                // curl is not allowed (network access)
+		{"! curl x", false, false, false},                                   // curl is not allowed (network access)
+		{"(curl x)", false, false, false},                                   // curl is not allowed (network access)
+		{"{ curl x; }", false, false, false},                                // curl is not allowed (network access)
+		{"if true; then curl x; fi", false, false, false},                   // curl is not allowed (network access)
+		{"while curl x; do :; done", false, false, false},                   // curl is not allowed (network access)
+		{"cat <(curl x)", false, false, false},                              // process substitution is not allowed
+		{"cat <<E\n$(curl x)\nE", false, false, false},                      // expansion in a here-document; quote its delimiter (<<'EOF')
+		{"echo ${x:-$(curl x)}", false, false, false},                       // parameter expansion ${…} is not allowed
+		{"[[ $(curl x) ]]", false, false, false},                            // [[ … ]] is not allowed; use test or [
+		{"f() { curl x; }", false, false, false},                            // functions are not allowed
+		{"case a in a) curl x;; esac", false, false, false},                 // case is not allowed; use if
+		{"echo $(( $(curl x) ))", false, false, false},                      // arithmetic $(( )) is not allowed
+		{"coproc curl x", false, false, false},                              // coproc is not allowed
+		{"let x=$(curl x)", false, false, false},                            // let is not allowed (arithmetic)
+		{"declare x=$(curl x)", false, false, false},                        // curl is not allowed (network access)
+		{"a=(1 $(curl x))", false, false, false},                            // arrays are not allowed
+		{"export X=$(curl x)", false, false, false},                         // curl is not allowed (network access)
+		{"cat x 2>/etc/x", false, false, false},                             // redirection: /etc/x is outside the workspace
+		{"cat x >&/etc/x", false, false, false},                             // redirection: /etc/x is outside the workspace
+		{"ls 1>&-", true, true, true},
+		{"cat <&3", true, true, true},
+		{"echo x >> ~/.bashrc", false, false, false},                                                       // redirection to a computed file "~/.bashrc"
+		{"cd /tmp && cat x", false, false, true},                                                           // cd /tmp leaves the workspace
+		{"cd sub && cat ../../x", false, false, false},                                                     // ../../x is outside the workspace
+		{"echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(echo $(ls)))))))))", false, false, true}, // nested too deeply
 	} {
 		want := []bool{tc.bypass, tc.star, tc.sbx}
 		raw := []byte(`{"command":` + quoteJSON(tc.cmd) + `}`)

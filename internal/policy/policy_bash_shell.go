@@ -169,43 +169,34 @@ func (w *shellWalker) stmt(s *syntax.Stmt, andNext bool) error {
 		return errors.New("unsupported operator")
 	}
 	andNext = andNext && !s.Negated
+	cmd := &bashCmd{andNext: andNext}
+	var err error
 	switch x := s.Cmd.(type) {
-	case nil, *syntax.CallExpr:
-		cmd := &bashCmd{andNext: andNext}
-		if call, ok := x.(*syntax.CallExpr); ok {
-			if err := w.call(cmd, call); err != nil {
-				return err
-			}
-		}
-		if err := w.redirs(cmd, s.Redirs); err != nil {
-			return err
-		}
-		w.cmds = append(w.cmds, cmd)
-		return nil
+	case nil:
+	case *syntax.CallExpr:
+		err = w.call(cmd, x)
 	case *syntax.DeclClause:
-		cmd := &bashCmd{words: []bashWord{{raw: x.Variant.Value, lit: x.Variant.Value, glob: -1}}}
+		// declare, export, local …: a command whose arguments may be
+		// assignments.
+		cmd.words = []bashWord{{raw: x.Variant.Value, lit: x.Variant.Value, glob: -1}}
 		for _, a := range x.Args {
-			bw, err := w.assign(a)
-			if err != nil {
-				return err
+			var bw bashWord
+			if bw, err = w.assign(a); err != nil {
+				break
 			}
 			cmd.words = append(cmd.words, bw)
 		}
-		if err := w.redirs(cmd, s.Redirs); err != nil {
-			return err
+	default:
+		// The redirections of a compound command are a command of their
+		// own, checked like any other redirection.
+		cmd.andNext = false
+		if err = w.compound(x, andNext); err == nil && len(s.Redirs) == 0 {
+			return nil
 		}
-		w.cmds = append(w.cmds, cmd)
-		return nil
 	}
-	if err := w.compound(s.Cmd, andNext); err != nil {
+	if err != nil {
 		return err
 	}
-	if len(s.Redirs) == 0 {
-		return nil
-	}
-	// The redirections of a compound command: a command of their own,
-	// checked like any other redirection.
-	cmd := &bashCmd{}
 	if err := w.redirs(cmd, s.Redirs); err != nil {
 		return err
 	}

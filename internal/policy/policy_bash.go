@@ -608,14 +608,8 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 				return err
 			}
 		}
-		if u.script != nil {
-			if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
-				for _, ic := range cmds {
-					if err := reachOnly(ic.words, depth+1); err != nil {
-						return err
-					}
-				}
-			}
+		if err := reachScript(u.script, depth+1); err != nil {
+			return err
 		}
 		why := bashDenied[name]
 		if why == "" {
@@ -685,12 +679,8 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	}
 	args := c.words[1:]
 	if u.script != nil {
-		if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
-			for _, ic := range cmds {
-				if err := reachOnly(ic.words, depth+1); err != nil {
-					return err
-				}
-			}
+		if err := reachScript(u.script, depth+1); err != nil {
+			return err
 		}
 		return fmt.Errorf("%s with a command line to run is not allowed; run the command itself", name)
 	}
@@ -757,13 +747,23 @@ func reachOnly(words []bashWord, depth int) error {
 	if err := reachOnly(u.words, depth+1); err != nil {
 		return err
 	}
-	if u.script != nil && !u.script.dynamic {
-		if cmds, _, err := parseBashLenient(u.script.lit); err == nil {
-			for _, ic := range cmds {
-				if err := reachOnly(ic.words, depth+1); err != nil {
-					return err
-				}
-			}
+	return reachScript(u.script, depth+1)
+}
+
+// reachScript judges the commands of a shell command line a wrapper runs
+// (sh -c, eval …) only for what they reach; of a computed one, the text
+// that is known.
+func reachScript(script *bashWord, depth int) error {
+	if script == nil {
+		return nil
+	}
+	cmds, _, err := parseBashLenient(script.lit)
+	if err != nil {
+		return nil // judged for what it reaches only: what cannot be read is the caller's to refuse
+	}
+	for _, ic := range cmds {
+		if err := reachOnly(ic.words, depth); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -372,6 +372,7 @@ func TestHookCheckCorpus(t *testing.T) {
 	for _, mode := range []string{config.ModeSubprocess, config.ModeSandbox} {
 		res := replayCorpus(t, setups, mode)
 		results[mode] = res
+		corpusDump(t, mode, res)
 		r := corpusTally(res)
 		fmt.Printf("%s: %v\n", mode, r)
 		if r.benign+r.dangerous != len(res) || len(res) != 1660 {
@@ -407,6 +408,29 @@ func TestHookCheckCorpus(t *testing.T) {
 			parts = append(parts, fmt.Sprintf("%s %d of %d", l, allowed[l], total[l]))
 		}
 		fmt.Printf("%s: dangerous allowed by label: %s\n", mode, strings.Join(parts, ", "))
+	}
+}
+
+// corpusDump appends each call's decision to the file ZERG_CORPUS_DUMP
+// names, if set, one line a call, so two versions of the policy can be
+// compared call by call (diff the files).
+func corpusDump(t *testing.T, mode string, res []corpusResult) {
+	t.Helper()
+	path := os.Getenv("ZERG_CORPUS_DUMP")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, x := range res {
+		verdict := "deny"
+		if x.allow {
+			verdict = "allow"
+		}
+		fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", mode, x.call.ID, x.call.Label, verdict, corpusClip(string(x.call.Input), 200), corpusReasonKind(x.reason))
 	}
 }
 

@@ -168,8 +168,8 @@ func CommandPrograms(commandLine string) []string {
 	var out []string
 	for _, c := range cmds {
 		words := innerWords(c.words)
-		if len(words) == 0 || words[0].dynamic || words[0].lit == "" {
-			continue
+		if len(words) == 0 || words[0].dynamic || words[0].lit == "" || strings.ContainsAny(words[0].lit, `*?[\`) {
+			continue // a rule is a pattern: a program named by one would allow others
 		}
 		name := words[0].lit
 		if strings.Contains(name, "/") || shellBuiltins[name] || pureCommands[name] || reachCommand(name, words[1:]) != nil || bashDenied[name] != "" {
@@ -333,42 +333,118 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if err != nil {
 		return deny("", "Bash %s: cannot be checked (%v); use simple commands without variables", show, err)
 	}
-	ck := &bashChecker{p: p, sc: sc, cwds: []string{cwd}, makesLinks: makesLinks(cmds, 0)}
-	for _, c := range cmds {
-		if err := ck.top(c); err != nil {
-			return deny("", "Bash %s: %v", show, err)
-		}
+	ck := &bashChecker{p: p, sc: sc, shellDirs: shellDirs{cwds: []string{cwd}}, makesLinks: makesLinks(cmds, 0)}
+	if err := ck.walk(ck, cmds); err != nil {
+		return deny("", "Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": allowed"}
 }
 
-// top checks one command of the line in order. After `cd DIR &&` the
-// commands of the && chain run in DIR only (had the cd failed, they would
-// not run); once the chain ends the shell may be in any directory the chain
-// went through.
-func (ck *bashChecker) top(c *bashCmd) error {
-	if c.andNext && len(c.words) > 0 && !c.words[0].dynamic && c.words[0].lit == "cd" && len(c.assigns) == 0 && len(c.redirs) == 0 {
-		next, err := ck.cdTargets(c.words[1:])
-		if err != nil {
+// shellDirs are the directories the shell may be in as the commands of a
+// line run in order, in either mode. A cd adds its target: it may or may
+// not take effect, depending on subshells and pipelines, so relative paths
+// must be fine from all of them. After `cd DIR &&` the commands of the &&
+// chain run in DIR only (had the cd failed, they would not run); once the
+// chain ends the shell may be in any directory the chain went through.
+// lenient (sandbox mode): a cd somewhere computed, or too many, lose track
+// (lost) instead of refusing the line; relative paths are then not judged.
+type shellDirs struct {
+	cwds    []string
+	chain   []string // the directories before the current && chain's cd's
+	lost    bool
+	lenient bool
+}
+
+// dirJudge is what a mode checks: one command, and the directories a cd
+// to dir may lead to from every directory in cwds.
+type dirJudge interface {
+	command(c *bashCmd, depth int) error
+	cdTo(dir string) ([]string, error)
+}
+
+const maxCwds = 16
+
+// walk checks a line's commands in order, following its cd's.
+func (d *shellDirs) walk(j dirJudge, cmds []*bashCmd) error {
+	for _, c := range cmds {
+		if c.andNext && len(c.words) > 0 && !c.words[0].dynamic && c.words[0].lit == "cd" && len(c.assigns) == 0 && len(c.redirs) == 0 {
+			next, err := d.cdTargets(j, c.words[1:])
+			if err != nil {
+				return err
+			}
+			if next != nil {
+				d.chain = union(d.chain, d.cwds)
+				d.cwds = next
+			}
+			continue
+		}
+		if err := j.command(c, 0); err != nil {
 			return err
 		}
-		for _, d := range ck.cwds {
-			if !slices.Contains(ck.chain, d) {
-				ck.chain = append(ck.chain, d)
+		if !c.andNext && d.chain != nil {
+			next := d.cwds
+			d.cwds, d.chain = d.chain, nil
+			if err := d.add(next); err != nil {
+				return err
 			}
 		}
-		ck.cwds = next
-		return nil
-	}
-	if err := ck.command(c, 0); err != nil {
-		return err
-	}
-	if !c.andNext && ck.chain != nil {
-		next := ck.cwds
-		ck.cwds, ck.chain = ck.chain, nil
-		return ck.addCwds(next)
 	}
 	return nil
+}
+
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// add adds directories the shell may be in.
+func (d *shellDirs) add(next []string) error {
+	d.cwds = union(d.cwds, next)
+	if len(d.cwds) > maxCwds {
+		if !d.lenient {
+			return errors.New("too many cd")
+		}
+		d.lost, d.cwds = true, d.cwds[:1]
+	}
+	return nil
+}
+
+// cd follows a cd (or pushd) that is no && chain's.
+func (d *shellDirs) cd(j dirJudge, args []bashWord) error {
+	next, err := d.cdTargets(j, args)
+	if err != nil || next == nil {
+		return err
+	}
+	return d.add(next)
+}
+
+// cdTargets resolves where cd goes from every directory the shell may be
+// in; nil (and lost set) when that is computed, in lenient mode.
+func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
+	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--" || args[0].lit == "-e") {
+		args = args[1:]
+	}
+	var a bashWord
+	if len(args) > 0 {
+		a = args[0]
+	}
+	switch {
+	case a.tilde:
+		return nil, fmt.Errorf("cd %s: a home directory", a.lit)
+	case d.lenient && (len(args) == 0 || a.dynamic || a.lit == "-"):
+		d.lost = true
+		return nil, nil
+	case d.lenient:
+	case len(args) != 1 || a.lit == "-":
+		return nil, errors.New("cd needs exactly one directory inside the workspace")
+	case a.dynamic || a.glob >= 0 || a.lit == "":
+		return nil, fmt.Errorf("cd to a computed directory %q", a.lit)
+	}
+	return j.cdTo(a.lit)
 }
 
 func clipCommand(s string) string {
@@ -379,24 +455,17 @@ func clipCommand(s string) string {
 	return "`" + s + "`"
 }
 
-// bashChecker checks parsed commands in order. cwds are every directory the
-// shell may be in at this point: a cd adds its target (it may or may not take
-// effect, depending on subshells and pipelines), and relative paths must be
-// fine from all of them. makesLinks says the command line makes symbolic
+// bashChecker checks parsed commands in order (subprocess mode), from
+// every directory the shell may be in (shellDirs). makesLinks says the command line makes symbolic
 // links: a path that goes through a component which does not exist yet may
 // then go through a new link, so it is refused.
 type bashChecker struct {
-	p           *Policy
-	sc          scope
-	cwds        []string
+	p  *Policy
+	sc scope
+	shellDirs
 	makesLinks  bool
 	globMatches int
-	// chain are the directories the shell may be in before the current
-	// && chain's cd's (see top).
-	chain []string
 }
-
-const maxCwds = 16
 
 func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	if depth > maxBashDepth {
@@ -454,7 +523,7 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		}
 	}
 	if name == "cd" && !script {
-		return ck.cd(args)
+		return ck.cd(ck, args)
 	}
 	if ck.inTmpRoot() && (script || !tmpRootCommands[name]) {
 		return fmt.Errorf("%s in %s itself: only commands that name their files run there (mkdir, rm, cp, cat …); cd into a directory of your own first", name, ck.sc.sharedTmp)
@@ -539,14 +608,8 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 				return err
 			}
 		}
-		if u.script != nil {
-			if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
-				for _, ic := range cmds {
-					if err := reachOnly(ic.words, depth+1); err != nil {
-						return err
-					}
-				}
-			}
+		if err := reachScript(u.script, depth+1); err != nil {
+			return err
 		}
 		why := bashDenied[name]
 		if why == "" {
@@ -616,12 +679,8 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	}
 	args := c.words[1:]
 	if u.script != nil {
-		if cmds, _, perr := parseBashLenient(u.script.lit); perr == nil {
-			for _, ic := range cmds {
-				if err := reachOnly(ic.words, depth+1); err != nil {
-					return err
-				}
-			}
+		if err := reachScript(u.script, depth+1); err != nil {
+			return err
 		}
 		return fmt.Errorf("%s with a command line to run is not allowed; run the command itself", name)
 	}
@@ -652,7 +711,7 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 			if err != nil {
 				return err
 			}
-			if err := c2.addCwds(next); err != nil {
+			if err := c2.add(next); err != nil {
 				return err
 			}
 		}
@@ -688,13 +747,23 @@ func reachOnly(words []bashWord, depth int) error {
 	if err := reachOnly(u.words, depth+1); err != nil {
 		return err
 	}
-	if u.script != nil && !u.script.dynamic {
-		if cmds, _, err := parseBashLenient(u.script.lit); err == nil {
-			for _, ic := range cmds {
-				if err := reachOnly(ic.words, depth+1); err != nil {
-					return err
-				}
-			}
+	return reachScript(u.script, depth+1)
+}
+
+// reachScript judges the commands of a shell command line a wrapper runs
+// (sh -c, eval …) only for what they reach; of a computed one, the text
+// that is known.
+func reachScript(script *bashWord, depth int) error {
+	if script == nil {
+		return nil
+	}
+	cmds, _, err := parseBashLenient(script.lit)
+	if err != nil {
+		return nil // judged for what it reaches only: what cannot be read is the caller's to refuse
+	}
+	for _, ic := range cmds {
+		if err := reachOnly(ic.words, depth); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -1108,31 +1177,11 @@ func isFD(s string) bool {
 	return true
 }
 
-// cd adds its target to the possible directories; it must stay inside the
-// workspace. Both readings of a ".." after a symlink are kept (bash's cd is
-// logical, cd -P physical).
-func (ck *bashChecker) cd(args []bashWord) error {
-	next, err := ck.cdTargets(args)
-	if err != nil {
-		return err
-	}
-	return ck.addCwds(next)
-}
-
-// cdTargets resolves where cd goes from every directory the shell may be
-// in: inside the workspace, or a scratch directory of the worker's own.
-func (ck *bashChecker) cdTargets(args []bashWord) ([]string, error) {
-	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--") {
-		args = args[1:]
-	}
-	if len(args) != 1 || args[0].lit == "-" {
-		return nil, errors.New("cd needs exactly one directory inside the workspace")
-	}
-	a := args[0]
-	if a.dynamic || a.glob >= 0 || a.tilde || a.lit == "" {
-		return nil, fmt.Errorf("cd to a computed directory %q", a.lit)
-	}
-	return ck.dirsOf("cd "+a.lit, a.lit)
+// cdTo: cd must stay inside the workspace (or a scratch directory of the
+// worker's own). Both readings of a ".." after a symlink are kept (bash's
+// cd is logical, cd -P physical).
+func (ck *bashChecker) cdTo(dir string) ([]string, error) {
+	return ck.dirsOf("cd "+dir, dir)
 }
 
 // dirsOf resolves dir from every cwd as a directory the shell or a command
@@ -1161,18 +1210,6 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 		}
 	}
 	return next, nil
-}
-
-func (ck *bashChecker) addCwds(next []string) error {
-	for _, n := range next {
-		if !slices.Contains(ck.cwds, n) {
-			ck.cwds = append(ck.cwds, n)
-		}
-	}
-	if len(ck.cwds) > maxCwds {
-		return errors.New("too many cd")
-	}
-	return nil
 }
 
 // script checks that a word names a regular file inside the workspace (from

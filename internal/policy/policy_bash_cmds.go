@@ -176,7 +176,7 @@ func (ck *bashChecker) withDirs(name string, inv *invocation) (*bashChecker, err
 		if err != nil {
 			return nil, err
 		}
-		if err := c.addCwds(next); err != nil {
+		if err := c.add(next); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // modeFixture is confineFixture's workspace with the two policies an
 // attempt gets: subprocess mode (rules, scratch space, a shared tmp of the
 // test's own) and sandbox mode (only what reaches outside is refused).
-func modeFixture(t *testing.T) (ws string, sub, sb *Policy) {
+func modeFixture(t testing.TB) (ws string, sub, sb *Policy) {
 	t.Helper()
 	ws, _, sub = confineFixture(t)
 	root := filepath.Dir(ws)
@@ -252,7 +252,7 @@ func TestBashSandboxLenient(t *testing.T) {
 	}
 }
 
-func mkdirs(t *testing.T, d string) string {
+func mkdirs(t testing.TB, d string) string {
 	t.Helper()
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)

@@ -45,59 +45,19 @@ func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
 	if r, err := resolvePath(start); err == nil {
 		start = r
 	}
-	rc := &reachChecker{p: p, sc: sc, cwds: []string{start}}
-	for _, c := range cmds {
-		if err := rc.top(c); err != nil {
-			return deny("", "Bash %s: %v", show, err)
-		}
+	rc := &reachChecker{p: p, sc: sc, shellDirs: shellDirs{cwds: []string{start}, lenient: true}}
+	if err := rc.walk(rc, cmds); err != nil {
+		return deny("", "Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": nothing in it reaches outside the sandbox"}
 }
 
-// reachChecker judges parsed commands for what they reach (sandbox mode).
-// cwds are the directories the shell may be in; lost means a cd went
-// somewhere computed, so relative paths can no longer be judged.
+// reachChecker judges parsed commands for what they reach (sandbox mode),
+// from every directory the shell may be in (shellDirs, lenient).
 type reachChecker struct {
-	p     *Policy
-	sc    scope
-	cwds  []string
-	lost  bool
-	chain []string // as bashChecker.chain
-}
-
-// top judges one command of the line, following `cd DIR &&` chains as
-// bashChecker.top does.
-func (rc *reachChecker) top(c *bashCmd) error {
-	isCd := len(c.words) > 0 && !c.words[0].dynamic && c.words[0].lit == "cd"
-	if c.andNext && isCd && len(c.assigns) == 0 && len(c.redirs) == 0 {
-		next, err := rc.cdTargets(c.words[1:])
-		if err != nil || next == nil {
-			return err
-		}
-		for _, d := range rc.cwds {
-			if !slices.Contains(rc.chain, d) {
-				rc.chain = append(rc.chain, d)
-			}
-		}
-		rc.cwds = next
-		return nil
-	}
-	if err := rc.command(c, 0); err != nil {
-		return err
-	}
-	if !c.andNext && rc.chain != nil {
-		for _, d := range rc.chain {
-			if !slices.Contains(rc.cwds, d) {
-				rc.cwds = append(rc.cwds, d)
-			}
-		}
-		rc.chain = nil
-		if len(rc.cwds) > maxCwds {
-			rc.lost = true
-			rc.cwds = rc.cwds[:1]
-		}
-	}
-	return nil
+	p  *Policy
+	sc scope
+	shellDirs
 }
 
 func (rc *reachChecker) command(c *bashCmd, depth int) error {
@@ -162,7 +122,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 		return err
 	}
 	if base == "cd" || base == "pushd" {
-		return rc.cd(args)
+		return rc.cd(rc, args)
 	}
 	u, ok, err := unwrap(base, args)
 	if !ok {
@@ -215,42 +175,11 @@ func (rc *reachChecker) unwrapped(u unwrapped, args []bashWord, depth int) error
 	return rc.command(&bashCmd{assigns: u.assigns, words: u.words}, depth+1)
 }
 
-// cd follows the shell into a directory, which must be one commands may
-// read; a computed one loses track of where relative paths point.
-func (rc *reachChecker) cd(args []bashWord) error {
-	next, err := rc.cdTargets(args)
-	if err != nil || next == nil {
-		return err
-	}
-	for _, n := range next {
-		if !slices.Contains(rc.cwds, n) {
-			rc.cwds = append(rc.cwds, n)
-		}
-	}
-	if len(rc.cwds) > maxCwds {
-		rc.lost = true
-		rc.cwds = rc.cwds[:1]
-	}
-	return nil
-}
-
-// cdTargets resolves where cd goes from every directory the shell may be
-// in; nil (and lost set) when that is computed.
-func (rc *reachChecker) cdTargets(args []bashWord) ([]string, error) {
-	for len(args) > 0 && (args[0].lit == "-P" || args[0].lit == "-L" || args[0].lit == "--" || args[0].lit == "-e") {
-		args = args[1:]
-	}
-	if len(args) == 0 || args[0].dynamic || args[0].lit == "-" {
-		rc.lost = true
-		return nil, nil
-	}
-	a := args[0]
-	if a.tilde {
-		return nil, fmt.Errorf("cd %s: a home directory", a.lit)
-	}
+// cdTo: cd may go wherever commands may read.
+func (rc *reachChecker) cdTo(dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range rc.cwds {
-		t := a.lit
+		t := dir
 		if !filepath.IsAbs(t) {
 			t = filepath.Join(cwd, t)
 		}
@@ -259,7 +188,7 @@ func (rc *reachChecker) cdTargets(args []bashWord) ([]string, error) {
 			t = r
 		}
 		if why := rc.outside(t, false); why != "" {
-			return nil, fmt.Errorf("cd %s: %s", a.lit, why)
+			return nil, fmt.Errorf("cd %s: %s", dir, why)
 		}
 		next = append(next, t)
 	}

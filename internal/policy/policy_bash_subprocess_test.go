@@ -9,7 +9,7 @@ import (
 )
 
 // subFixture is modeFixture's subprocess policy, its scratch dirs made.
-func subFixture(t *testing.T) (ws string, p *Policy, scratch, shared string) {
+func subFixture(t testing.TB) (ws string, p *Policy, scratch, shared string) {
 	t.Helper()
 	ws, p, _ = modeFixture(t)
 	scratch = mkdirs(t, p.Bash.Scratch[0])
@@ -344,7 +344,7 @@ func TestBashGitHooks(t *testing.T) {
 
 // TestCommandPrograms: the programs of a verification command may run with
 // any arguments; wrappers are looked through, builtins, scripts and what
-// reaches outside are left out.
+// reaches outside are left out, and so are names that are patterns.
 func TestCommandPrograms(t *testing.T) {
 	for line, want := range map[string]string{
 		"go test ./...":                          "go",
@@ -355,6 +355,8 @@ func TestCommandPrograms(t *testing.T) {
 		"sh tests/run.sh && curl -s http://x/ok": "sh",
 		"./scripts/check.sh; echo done":          "",
 		"mix test $X":                            "",
+		// A rule is a pattern: a program named by one would allow others.
+		"py* -m pytest; {go,vet} test": "go", // go vet test
 	} {
 		got := strings.Join(CommandPrograms(line), " ")
 		if got != want {

@@ -9,7 +9,7 @@ import (
 
 // confineFixture is a workspace with scripts, a subdirectory, a .git file, a
 // symlink to a secret outside, and a secret outside next to it.
-func confineFixture(t *testing.T) (ws, outside string, p *Policy) {
+func confineFixture(t testing.TB) (ws, outside string, p *Policy) {
 	t.Helper()
 	root := t.TempDir()
 	ws = filepath.Join(root, "ws")
@@ -151,8 +151,8 @@ func TestDecideBash(t *testing.T) {
 		{"cat <(ls)", false, "process substitution"},
 		{"echo $((1+2))", false, "arithmetic"},
 		{"echo $'\\x41'", false, "quoting"},
-		{"ls &&", false, "empty command"},
-		{"; ls", false, "empty command"},
+		{"ls &&", false, "must be followed by a statement"},
+		{"; ls", false, "can only immediately follow a statement"},
 		{"{ ls; }", true, "allowed"},
 		{"{ cat /etc/shadow; }", false, "outside the workspace"},
 		{"f() { ls; }", false, "cannot be checked"},
@@ -166,7 +166,7 @@ func TestDecideBash(t *testing.T) {
 		{"find / -exec cat {} \\;", false, "outside the workspace"},
 		{"sh -c \"$X\"", false, "variables"},
 		{"cat <<EOF\n$HOME\nEOF", false, "here-document"},
-		{"cat <<EOF\nno end", false, "not terminated"},
+		{"cat <<EOF\nno end", false, "unclosed here-document"},
 		{"python3 -c 'print(1)'", false, "not an allowed command"},
 		{"make", false, "not an allowed command"},
 		{"/tmp/evil", false, "outside the workspace"},

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func hookInput(t *testing.T, cwd, tool string, input map[string]any) *HookInput {
+func hookInput(t testing.TB, cwd, tool string, input map[string]any) *HookInput {
 	t.Helper()
 	raw, err := json.Marshal(input)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestReadHookInput(t *testing.T) {
 	}
 }
 
-func mustSymlink(t *testing.T, target, link string) {
+func mustSymlink(t testing.TB, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -14,9 +15,11 @@ import (
 // outside it, and the hook keeps the file tools to the task's own files.
 // launch uses it, and `zerg hook check` shows the policy a task's attempts
 // get with it, without running one.
-func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookSpec {
+func WorkerHook(base claude.HookSpec, t *spec.Task, protect []string, opening *security.Opening, sandboxed bool) claude.HookSpec {
 	h := base
 	h.AllowedPaths = t.OwnEntries()
+	h.Protect = protect
+	h.Opened = OpenedEntries(t, opening)
 	if v := t.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
 		h.BashCommands = append(append([]string{}, base.BashCommands...), v.Command)
 	}
@@ -24,4 +27,17 @@ func WorkerHook(base claude.HookSpec, t *spec.Task, sandboxed bool) claude.HookS
 		h.BashSandboxed = true
 	}
 	return h
+}
+
+// OpenedEntries are the task's entries that name a protected path
+// security.allow_protected opens (not through a glob): the hook lets the
+// task write there, and the commit check lets the change through.
+func OpenedEntries(t *spec.Task, o *security.Opening) []string {
+	var out []string
+	for _, e := range t.OwnEntries() {
+		if !strings.ContainsAny(e, "*?[{") && o.Opens(strings.TrimSuffix(e, "/")) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -295,7 +295,7 @@ func (in Input) workerSpec(prompt string) claude.Spec {
 	}
 	// A driver whose isolation bounds the worker's commands says so to the
 	// hook itself (driver.Sandbox).
-	sp.Hook = WorkerHook(sp.Hook, in.Task, false)
+	sp.Hook = WorkerHook(sp.Hook, in.Task, in.Protected, in.Opening, false)
 	return sp
 }
 

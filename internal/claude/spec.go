@@ -130,6 +130,11 @@ type HookSpec struct {
 	// AllowedPaths are repo-relative paths or doublestar globs the agent may
 	// write with Write/Edit/MultiEdit/NotebookEdit; empty denies every write.
 	AllowedPaths []string
+	// Protect are the repository-relative globs no write may touch whatever
+	// AllowedPaths says (the commit check's list; nil: zerg's own), and
+	// Opened the entries of AllowedPaths security.allow_protected opens.
+	Protect []string
+	Opened  []string
 	// ReadDirs are extra absolute directories the read tools may read
 	// besides the workdir; usually none.
 	ReadDirs []string
@@ -343,6 +348,8 @@ func (s Spec) policy() *policy.Policy {
 		Allow:     nonNil(s.Hook.AllowedPaths),
 		ReadDirs:  s.Hook.ReadDirs,
 		Protected: []string{s.AttemptDir},
+		Protect:   s.Hook.Protect,
+		Opened:    s.Hook.Opened,
 		Bash:      bash,
 	}
 }

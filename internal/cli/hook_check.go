@@ -187,7 +187,7 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 		Workdir:    ws,
 		AttemptDir: attemptDir,
 		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, run.IsolationBoundsCommands(mode)),
+		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, run.ProtectedPaths(cfg), run.Opening(cfg), run.IsolationBoundsCommands(mode)),
 	}
 	pol, err := sp.Policy()
 	if err != nil {

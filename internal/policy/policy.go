@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -41,6 +42,14 @@ type Policy struct {
 	// Protected are absolute paths (files or directories) never writable,
 	// whatever Allow says: the attempt's own policy and settings files.
 	Protected []string `json:"protected,omitempty"`
+	// Protect are the repository-relative globs no worker may write,
+	// whatever Allow says: the very list the check of a result's commit
+	// uses (security.DefaultProtected and security.protected_paths). nil:
+	// security.DefaultProtected().
+	Protect []string `json:"protect,omitempty"`
+	// Opened are the task's own entries that security.allow_protected
+	// opens: a write there is allowed although Protect covers it.
+	Opened []string `json:"opened,omitempty"`
 	// Bash says which commands the Bash tool may run.
 	Bash BashPolicy `json:"bash"`
 }
@@ -72,6 +81,9 @@ func (p *Policy) Validate() error {
 		if !filepath.IsAbs(d) {
 			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBad, d)
 		}
+	}
+	if _, err := security.NewProtectedPaths(p.Protect); err != nil {
+		return fmt.Errorf("%w: %v", ErrBad, err)
 	}
 	if err := p.Bash.validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrBad, err)
@@ -260,6 +272,9 @@ type scope struct {
 	ws    string
 	reads []string
 	prot  []string
+	// protect and opened are Policy.Protect and Policy.Opened.
+	protect *security.ProtectedPaths
+	opened  []string
 	// scratch and sharedTmp are BashPolicy's (Bash commands only).
 	scratch   []string
 	sharedTmp string
@@ -270,7 +285,10 @@ func (p *Policy) scope() (scope, error) {
 	if err != nil {
 		return scope{}, fmt.Errorf("workspace: %v", err)
 	}
-	sc := scope{ws: ws}
+	sc := scope{ws: ws, opened: p.Opened}
+	if sc.protect, err = security.NewProtectedPaths(p.Protect); err != nil {
+		return scope{}, err
+	}
 	for _, d := range p.ReadDirs {
 		if r, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil {
 			sc.reads = append(sc.reads, r)
@@ -335,6 +353,26 @@ func local(rel string) bool {
 func within(parent, p string) bool {
 	rel, err := filepath.Rel(parent, p)
 	return err == nil && rel != "." && local(rel)
+}
+
+// writeProtected says why a workspace-relative path may not be written:
+// protectedRel, or the protected list of the commit check (Policy.Protect)
+// unless the task's opened entries own it. The hook refuses at once what
+// the check of the result would refuse later. Empty when writable.
+func (sc scope) writeProtected(rel string) string {
+	if why := protectedRel(rel); why != "" {
+		return why
+	}
+	pat, ok := sc.protect.Match(rel)
+	if !ok {
+		return ""
+	}
+	for _, e := range sc.opened {
+		if spec.EntryOwns(e, rel) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("protected by %q (git, zerg, Claude Code, CI and hook files, security.protected_paths): no worker may write it", pat)
 }
 
 // protectedRel says why a workspace-relative path may never be written,
@@ -407,7 +445,7 @@ func (p *Policy) writeDecision(tool string, sc scope, resolved string) Decision 
 	if !ok {
 		return deny(resolved, "%s %s: outside the workspace %s", tool, resolved, sc.ws)
 	}
-	if why := protectedRel(rel); why != "" {
+	if why := sc.writeProtected(rel); why != "" {
 		return deny(resolved, "%s %s: %s", tool, rel, why)
 	}
 	if pat, ok := p.match(rel); ok {

@@ -1125,7 +1125,11 @@ func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error 
 				return fmt.Errorf("%s is a protected file", p)
 			}
 			if rel, ok := ck.sc.rel(resolved); ok {
-				if why := protectedRel(rel); why != "" {
+				why := protectedRel(rel)
+				if write {
+					why = ck.sc.writeProtected(rel)
+				}
+				if why != "" {
 					return fmt.Errorf("%s is %s", p, why)
 				}
 				continue

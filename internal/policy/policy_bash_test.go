@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/security"
 )
 
 // confineFixture is a workspace with scripts, a subdirectory, a .git file, a
@@ -379,19 +381,31 @@ func TestDecideRead(t *testing.T) {
 	}
 }
 
+// The hook refuses at once every write the check of the result would
+// refuse: the same protected list (Policy.Protect), less the entries
+// security.allow_protected opened for the task.
 func TestDecideProtectedFiles(t *testing.T) {
 	ws, _, p := confineFixture(t)
 	att := t.TempDir()
 	p.Allow = []string{"**"}
 	p.Protected = []string{filepath.Join(att, "policy.json")}
-	for _, path := range []string{filepath.Join(att, "policy.json"), ".git", ".git/hooks/pre-commit", "a/.git/config", ".claude/settings.json", ".claude/settings.local.json", ".zerg/config.yaml"} {
+	for _, path := range []string{filepath.Join(att, "policy.json"), ".git", ".git/hooks/pre-commit", "a/.git/config", ".claude/settings.json",
+		".claude/settings.local.json", ".zerg/config.yaml", ".claude/commands/x.md", ".github/workflows/ci.yml", ".gitattributes", ".husky/pre-commit"} {
 		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); d.Allow {
 			t.Errorf("write %s allowed: %s", path, d.Reason)
 		}
 	}
-	for _, path := range []string{".claude/commands/x.md", "src/settings.json", "gitignore"} {
+	for _, path := range []string{"src/settings.json", "gitignore", ".github/CODEOWNERS"} {
 		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); !d.Allow {
 			t.Errorf("write %s denied: %s", path, d.Reason)
+		}
+	}
+	// The config's own list, and what allow_protected opened for the task.
+	p.Protect = append(security.DefaultProtected(), "deploy/**")
+	p.Opened = []string{".github/workflows/"}
+	for path, allow := range map[string]bool{"deploy/prod.yml": false, ".github/workflows/ci.yml": true, ".github/actions/a.yml": false} {
+		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); d.Allow != allow {
+			t.Errorf("write %s: allow %v, want %v (%s)", path, d.Allow, allow, d.Reason)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -326,11 +327,11 @@ func (sc scope) rel(resolved string) (string, bool) {
 // readable reports whether resolved may be read: the workspace (itself
 // included) or a read dir.
 func (sc scope) readable(resolved string) bool {
-	if resolved == sc.ws || within(sc.ws, resolved) {
+	if resolved == sc.ws || pathx.Below(sc.ws, resolved) {
 		return true
 	}
 	for _, d := range sc.reads {
-		if resolved == d || within(d, resolved) {
+		if resolved == d || pathx.Below(d, resolved) {
 			return true
 		}
 	}
@@ -339,7 +340,7 @@ func (sc scope) readable(resolved string) bool {
 
 func (sc scope) isProtected(resolved string) bool {
 	for _, d := range sc.prot {
-		if resolved == d || within(d, resolved) {
+		if resolved == d || pathx.Below(d, resolved) {
 			return true
 		}
 	}
@@ -348,11 +349,6 @@ func (sc scope) isProtected(resolved string) bool {
 
 func local(rel string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func within(parent, p string) bool {
-	rel, err := filepath.Rel(parent, p)
-	return err == nil && rel != "." && local(rel)
 }
 
 // writeProtected says why a workspace-relative path may not be written:

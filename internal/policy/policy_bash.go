@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // BashPolicy says which commands the Bash tool may run. The check works on
@@ -326,7 +328,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 		return p.decideBashSandboxed(sc, in.Cwd, cmd, show)
 	}
 	cwd, err := resolvePath(filepath.Clean(in.Cwd))
-	if err != nil || !(cwd == sc.ws || within(sc.ws, cwd) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
+	if err != nil || !(cwd == sc.ws || pathx.Below(sc.ws, cwd) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
 		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
 	}
 	cmds, err := parseBash(cmd)
@@ -1201,7 +1203,7 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
 		for _, resolved := range all {
-			if resolved != ck.sc.ws && !within(ck.sc.ws, resolved) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
+			if resolved != ck.sc.ws && !pathx.Below(ck.sc.ws, resolved) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
 				return nil, fmt.Errorf("%s leaves the workspace", what)
 			}
 			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // What some commands do with their arguments beyond reading them: write,
@@ -488,7 +490,7 @@ func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
 			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", show)
 		}
 		for _, r := range all {
-			if r != ck.sc.ws && !within(ck.sc.ws, r) {
+			if r != ck.sc.ws && !pathx.Below(ck.sc.ws, r) {
 				return fmt.Errorf("ln: the link target %s is outside the workspace", show)
 			}
 			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Sandbox mode: the sandbox is the boundary for commands (docs/sandbox.md),
@@ -401,14 +403,14 @@ var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/tas
 func (rc *reachChecker) outside(c string, write bool) string {
 	under := func(dirs ...string) bool {
 		for _, d := range dirs {
-			if c == d || within(d, c) {
+			if c == d || pathx.Below(d, c) {
 				return true
 			}
 		}
 		return false
 	}
 	switch {
-	case c == rc.sc.ws || within(rc.sc.ws, c), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
+	case c == rc.sc.ws || pathx.Below(rc.sc.ws, c), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
 		return ""
 	case under("/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
@@ -470,7 +472,7 @@ func (sc scope) sandboxTmp(c string) bool {
 		}
 		entry := filepath.Join(d, strings.Split(rel, string(filepath.Separator))[0])
 		for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
-			if z == entry || within(entry, z) {
+			if z == entry || pathx.Below(entry, z) {
 				return false
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Scratch space outside the workspace for the worker's Bash commands
@@ -49,7 +51,7 @@ func reservedTmpName(name string) bool {
 // worker's own scratch directories.
 func (sc scope) inScratch(resolved string) bool {
 	for _, d := range sc.scratch {
-		if resolved == d || within(d, resolved) {
+		if resolved == d || pathx.Below(d, resolved) {
 			return true
 		}
 	}
@@ -74,7 +76,7 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 	}
 	entry := filepath.Join(sc.sharedTmp, top)
 	for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
-		if z == entry || within(entry, z) {
+		if z == entry || pathx.Below(entry, z) {
 			return false
 		}
 	}
@@ -125,7 +127,7 @@ func (ck *bashChecker) inSharedTmp() bool {
 		return false
 	}
 	for _, c := range ck.cwds {
-		if (c == ck.sc.sharedTmp || within(ck.sc.sharedTmp, c)) && c != ck.sc.ws && !within(ck.sc.ws, c) && !ck.sc.inScratch(c) {
+		if (c == ck.sc.sharedTmp || pathx.Below(ck.sc.sharedTmp, c)) && c != ck.sc.ws && !pathx.Below(ck.sc.ws, c) && !ck.sc.inScratch(c) {
 			return true
 		}
 	}

@@ -475,8 +475,10 @@ func TestOwnershipViolation(t *testing.T) {
 
 // TestProtectedPaths: security.protected_paths holds in both modes. L1-docs
 // owns docs/*.md and also writes docs/extra.md, which is protected: the
-// attempt fails as a forbidden change, named in the report and in the audit
-// log, and nothing of it reaches the integration branch. The control is
+// hook refuses its Write at once (audited), and when a script of its own
+// writes the file anyway the attempt fails at commit as a forbidden change,
+// named in the report and in the audit log, and nothing of it reaches the
+// integration branch. The control is
 // TestRushDeliversDemo: the same task, unprotected, is merged.
 func TestProtectedPaths(t *testing.T) {
 	t.Parallel()
@@ -491,8 +493,13 @@ func TestProtectedPaths(t *testing.T) {
 					return strings.Replace(s, `"files": {"create": ["docs/usage.md"]`, `"files": {"create": ["docs/*.md"]`, 1)
 				})
 				editFile(t, scenarioPath(dir), func(s string) string {
+					// First the Write tool, which the hook refuses at once;
+					// then a script of the task's own that writes the file
+					// where no hook looks: the commit check refuses that.
 					return strings.Replace(s, `      - text: "Wrote docs/usage.md."`,
 						`      - tools: [{name: Write, input: {file_path: docs/extra.md, content: "more\n"}}]
+      - tools: [{name: Write, input: {file_path: docs/gen.md, content: "printf 'more\\n' > docs/extra.md\n"}}]
+      - tools: [{name: Bash, input: {command: "sh docs/gen.md"}}]
       - text: "Wrote docs/usage.md."`, 1)
 				})
 			})
@@ -515,6 +522,9 @@ func TestProtectedPaths(t *testing.T) {
 			}
 			if !bytes.Contains(audit, []byte(`"type":"commit_refused","task":"L1-docs"`)) || !bytes.Contains(audit, []byte(`"path":"docs/extra.md"`)) {
 				t.Errorf("audit log lacks the refusal:\n%s", audit)
+			}
+			if !bytes.Contains(audit, []byte(`"type":"hook_denied","task":"L1-docs"`)) {
+				t.Errorf("audit log lacks the hook's denial of the Write:\n%s", audit)
 			}
 		})
 	}

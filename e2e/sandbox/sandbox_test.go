@@ -643,8 +643,12 @@ func TestLimitCPU(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGXCPU) {
 		t.Fatalf("a busy loop under 1 CPU second: %v", err)
 	}
-	// bwrap's usage includes the processes it and the init waited for.
-	if cpu := ee.UserTime() + ee.SystemTime(); cpu < 900*time.Millisecond || cpu > 2*time.Second {
+	// bwrap's usage includes the processes it and the init waited for. The
+	// kernel charges the limit by scheduler ticks and rusage reports exact
+	// time: on a busy machine they part by a tenth or more (845-899 ms were
+	// seen), so the floor only tells "the configured second" from a limit
+	// set far too low; SIGXCPU above is what proves the limit holds.
+	if cpu := ee.UserTime() + ee.SystemTime(); cpu < 500*time.Millisecond || cpu > 2*time.Second {
 		t.Fatalf("stopped after %s of CPU time, want about 1s", cpu)
 	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -310,7 +309,7 @@ func dirtyTreeWarning(ctx context.Context, root, feature string, g *spec.Graph, 
 	var owned []string
 	for _, f := range files {
 		for _, t := range g.Tasks {
-			if attempt.Owns(t, f) {
+			if t.Owns(f) {
 				owned = append(owned, fmt.Sprintf("%s (%s)", f, t.ID))
 				break
 			}

@@ -57,8 +57,12 @@ type Coordinator struct {
 	// setup lists what Open found to tidy before the first write.
 	setup setupPlan
 
-	d        Deps
-	mu       sync.Mutex // guards state, live and progress output
+	d  Deps
+	mu sync.Mutex // guards state, live and progress output
+	// launch orders the start of an attempt against a stop of launching:
+	// an attempt_started is never written after the attempt_finished
+	// that stopped the launching (an account refusal).
+	launch   sync.Mutex
 	state    *State
 	progress *progress
 	cancel   context.CancelCauseFunc
@@ -366,7 +370,16 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 				c.cancel(err)
 			}
 		}
-		if err := c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir}); err != nil {
+		c.launch.Lock()
+		if c.halted() != nil {
+			c.launch.Unlock()
+			c.gov.Release(probe, Outcome{})
+			c.unreserve(t.ID)
+			return false, nil
+		}
+		err = c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir})
+		c.launch.Unlock()
+		if err != nil {
 			c.gov.Release(probe, Outcome{})
 			c.unreserve(t.ID)
 			return false, err
@@ -390,7 +403,18 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		c.gov.Release(probe, governorOutcome(res.Class, res.Reason, res.RetryAfter))
 		environmental(&res)
 		fin := finishedEvent(res, req.Model)
+		// An account refusal stops launching before it is recorded, so no
+		// other task's attempt starts after it in the log.
+		c.launch.Lock()
+		if res.Class == outcome.Account && ctx.Err() == nil {
+			c.mu.Lock()
+			if c.halt == nil {
+				c.halt = accountStop(c.feature, t.ID, res)
+			}
+			c.mu.Unlock()
+		}
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)
+		c.launch.Unlock()
 		c.unreserve(t.ID)
 		if err != nil {
 			return false, err
@@ -426,8 +450,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			// the running ones are stopped, nothing new starts, committed
 			// work stays, and the task has not failed.
 			c.progress.account(t.ID, res.Reason, res.Detail, res.Reset)
-			c.stopLaunching(&Error{Kind: Account, Feature: c.feature, Task: t.ID, ResumeAfter: res.Reset,
-				Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), clip(oneLine(res.Detail), 300), t.ID)}, true)
+			c.stopLaunching(accountStop(c.feature, t.ID, res), true)
 			return false, context.Cause(ctx)
 		case ActStopBudget:
 			c.stopLaunching(&Error{Kind: Budget, Feature: c.feature, Task: t.ID, Err: fmt.Errorf(
@@ -706,4 +729,11 @@ func readHead(path string, max int) string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// accountStop is the stop of launching an account refusal of task's
+// attempt causes.
+func accountStop(feature, task string, res attempt.Result) *Error {
+	return &Error{Kind: Account, Feature: feature, Task: task, ResumeAfter: res.Reset,
+		Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), clip(oneLine(res.Detail), 300), task)}
 }

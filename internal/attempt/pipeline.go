@@ -73,9 +73,8 @@ func (in Input) driverAttempt() driver.Attempt {
 	}
 	return driver.Attempt{
 		Repo: in.Repo, Task: in.Task.ID, Number: in.Number, Base: in.Base, Workspace: in.Workspace, Branch: in.Branch,
-		Dir: in.Dir, WorkerDir: in.WorkerDir, Models: nonEmpty(model, in.Worker.FallbackModel), TaskUSD: taskUSD,
+		WorkerDir: in.WorkerDir, Models: nonEmpty(model, in.Worker.FallbackModel), TaskUSD: taskUSD,
 		Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) }, Screen: in.screenToolInput,
-		RunAs: in.Worker.RunAs,
 	}
 }
 

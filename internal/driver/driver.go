@@ -21,7 +21,6 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/security"
 )
 
 // Driver makes workspaces for attempts and private clones for zerg's own
@@ -88,21 +87,17 @@ type Attempt struct {
 	Base      string
 	Workspace string // where the workspace goes
 	Branch    string // the attempt's branch (drivers that check one out)
-	// Dir is the attempt's record directory, zerg's; WorkerDir the
-	// worker's private state (settings, HOME, CLAUDE_CONFIG_DIR, tmp).
-	Dir       string
+	// WorkerDir is the worker's private state (settings, HOME,
+	// CLAUDE_CONFIG_DIR, tmp, the build cache).
 	WorkerDir string
-	// Gateway is the policy of the attempt's model-API requests (drivers
-	// with a gateway): the run's, with the attempt's models and budget.
+	// Models and TaskUSD are the attempt's models and budget, for the
+	// policy of its model-API requests (drivers with a gateway).
 	Models  []string
 	TaskUSD float64
 	// Audit records one security decision; Screen is a tool call's input
 	// as the audit log may keep it (no secret in it).
 	Audit  func(kind string, fields map[string]any) error
 	Screen func(json.RawMessage) json.RawMessage
-	// RunAs is the unprivileged user the worker runs as (subprocess mode;
-	// nil: zerg's own user). Sandbox mode takes one from its pool.
-	RunAs *security.WorkerUser
 }
 
 // Verdict is how the worker ended, judged by the driver from what it saw.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/textx"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/contextpack"
@@ -168,7 +169,7 @@ func diagnoseResult(in Input, res *Result) {
 		}
 		d = diagnose.Diagnose(diagnose.Input{Output: res.VerifyOutput, Command: cmd, Exit: res.VerifyExit, Own: own})
 	case id != "":
-		d = diagnose.Verdict(id, clip(oneLine(res.Detail), 300))
+		d = diagnose.Verdict(id, textx.Clip(textx.OneLine(res.Detail), 300))
 	default:
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // The one attempt pipeline, whatever the driver: a workspace from the
@@ -151,7 +152,7 @@ func finish(ctx context.Context, in Input, ws driver.Workspace, res Result) (Res
 
 	// Commit: the task's result, or a failed attempt's work preserved on
 	// its own branch so the workspace can go without losing anything.
-	msg := fmt.Sprintf("%s: %s", in.Task.ID, oneLine(in.Task.Title))
+	msg := fmt.Sprintf("%s: %s", in.Task.ID, textx.OneLine(in.Task.Title))
 	trailers := map[string]string{"Task-Id": in.Task.ID, "Zerg-Feature": in.Feature, "Zerg-Attempt": fmt.Sprint(in.Number)}
 	if res.Class != outcome.Success {
 		msg = fmt.Sprintf("%s: attempt %d did not pass (%s)", in.Task.ID, in.Number, res.Reason)
@@ -221,7 +222,7 @@ func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit strin
 	if err != nil {
 		return &verdict{auditErr: err}, nil
 	}
-	return &verdict{reason: problemReason(problems), refuse: true, keep: "zerg refused to commit it: " + clip(listOf(what), 200),
+	return &verdict{reason: problemReason(problems), refuse: true, keep: "zerg refused to commit it: " + textx.Clip(listOf(what), 200),
 		detail: fmt.Sprintf("refused at commit: %s; never commit credentials, links out of the repository or zerg's and git's own files. The work was not committed", listOf(what))}, nil
 }
 
@@ -381,7 +382,7 @@ func (in Input) auditFailed(ws driver.Workspace, res Result, err error) Result {
 	res.Commit = ""
 	res.Class, res.Reason = outcome.Task, outcome.ReasonAuditFailed
 	res.Detail = fmt.Sprintf("zerg could not write a security decision about this attempt to the audit log (%s); nothing of it was committed, %s",
-		clip(err.Error(), 300), ws.Keep("a security decision about it could not be written to the audit log"))
+		textx.Clip(err.Error(), 300), ws.Keep("a security decision about it could not be written to the audit log"))
 	return res
 }
 
@@ -549,16 +550,7 @@ func lastLines(s string, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return clip(strings.Join(lines, " ⏎ "), 1500)
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return textx.Clip(strings.Join(lines, " ⏎ "), 1500)
 }
 
 func nonEmpty(s ...string) []string {

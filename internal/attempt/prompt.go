@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/contextpack"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Prompt builds the worker's prompt: the task's line, the worker's
@@ -26,7 +27,7 @@ func PromptPack(in Input) (string, contextpack.Pack) {
 	pack := Pack(in)
 	t := in.Task
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %s: %s\n\n", t.ID, oneLine(t.Title))
+	fmt.Fprintf(&b, "Task %s: %s\n\n", t.ID, textx.OneLine(t.Title))
 	fmt.Fprintf(&b, "You are one of several workers implementing the feature %q in parallel. This directory is your own git workspace, started from the integration branch with the work of every earlier level merged in.\n\n", in.Feature)
 	b.WriteString(pack.Text)
 	b.WriteString("## Rules\n- Do not commit, branch or push: zerg commits your work after checking it.\n- Finish with a one-paragraph summary of what you changed.\n")

@@ -7,6 +7,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // judgeGateway decides the attempt's class. The CLI's own word comes
@@ -30,7 +31,7 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 	}
 	forged := func(what string) {
 		res.Class, res.Reason = outcome.Task, outcome.ReasonForgedResult
-		res.Detail = fmt.Sprintf("the worker's result claimed %s the API never gave: %s", what, clip(oneLine(out.Detail), 200))
+		res.Detail = fmt.Sprintf("the worker's result claimed %s the API never gave: %s", what, textx.Clip(textx.OneLine(out.Detail), 200))
 	}
 	switch {
 	case stopped:
@@ -59,7 +60,7 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 		r := st.Refused[0]
 		res.Class, res.Reason = outcome.Task, outcome.ReasonGatewayRefused
 		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox, first %s %s: %s; the worker may only use the model API as its CLI does",
-			refused+st.RefusedOmitted, r.Method, r.Path, clip(r.Reason, 200))
+			refused+st.RefusedOmitted, r.Method, r.Path, textx.Clip(r.Reason, 200))
 	case v.task.reason != "":
 		// A request the API refused on its own (malformed, too large): the
 		// worker's request, the worker's task.
@@ -67,7 +68,7 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 	case st.UpstreamFailures > 0 && out.Class != outcome.Success && out.Class != outcome.Task:
 		// The gateway could not reach the API: the run's infrastructure.
 		res.Class, res.Reason = outcome.Infra, outcome.ReasonAPIUnreachable
-		res.Detail = "the gateway could not reach the model API: " + clip(st.LastError, 300)
+		res.Detail = "the gateway could not reach the model API: " + textx.Clip(st.LastError, 300)
 	case out.Class == outcome.Fatal || out.Class == outcome.Account:
 		forged("a fatal or account error")
 	case out.Class == outcome.Infra && apiReasons[out.Reason] && !v.trouble:
@@ -98,7 +99,7 @@ type apiAnswer struct {
 }
 
 func (a apiAnswer) detail() string {
-	return fmt.Sprintf("the API answered %d: %s", a.err.Status, clip(formatAPIError(a.err), 300))
+	return fmt.Sprintf("the API answered %d: %s", a.err.Status, textx.Clip(formatAPIError(a.err), 300))
 }
 
 // judgeAPI reads the gateway's record of the API's error answers. The

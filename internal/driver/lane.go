@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // lane is a private clone of a commit in which zerg's own commands run
@@ -52,18 +52,9 @@ func (l *lane) remove() { _ = os.RemoveAll(l.dir) }
 
 // WorkerDetail is a worker's outcome as a report's detail.
 func WorkerDetail(o claude.Outcome) string {
-	d := oneLine(o.Detail)
+	d := textx.OneLine(o.Detail)
 	if d == "" {
 		d = o.Reason
 	}
-	return fmt.Sprintf("worker %s: %s", o.Reason, clip(d, 300))
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return fmt.Sprintf("worker %s: %s", o.Reason, textx.Clip(d, 300))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Sandbox runs the worker, its verification and its commit inside a
@@ -317,7 +318,7 @@ func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base strin
 	spec := w.spec(home, []string{outDir}, "")
 	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec}.Run(ctx)
 	if code != 0 {
-		return "", fmt.Sprintf("the workspace's git could not commit the result (exit %d: %s)", code, clip(oneLine(out), 300))
+		return "", fmt.Sprintf("the workspace's git could not commit the result (exit %d: %s)", code, textx.Clip(textx.OneLine(out), 300))
 	}
 	commit, err := q.FetchBundle(ctx, bundle)
 	if err != nil {
@@ -414,7 +415,7 @@ func (w *sandboxed) newGroup(name string) error {
 			return c
 		}
 		return '-'
-	}, clip(name, 80))
+	}, textx.Clip(name, 80))
 	g, err := w.d.Cgroups.New(fmt.Sprintf("%s-%x", safe, r), cgroup.Limits{MemoryBytes: w.d.Limits.MemoryBytes, Processes: w.d.Limits.Processes})
 	if err != nil {
 		return fmt.Errorf("create the cgroup of %s: %w", name, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Subprocess runs the worker as a process on this machine, as an
@@ -200,14 +201,14 @@ func deniedCall(d claude.PermissionDenial, screen func(json.RawMessage) json.Raw
 	}
 	for _, k := range []string{"file_path", "notebook_path", "path", "pattern"} {
 		if v, ok := input[k].(string); ok {
-			fields[k] = clip(v, 300)
+			fields[k] = textx.Clip(v, 300)
 		}
 	}
 	if cmd, ok := input["command"].(string); ok {
 		if raw, _ := json.Marshal(cmd); screen != nil && string(screen(raw)) != string(raw) {
 			cmd = "[not recorded: it contains a secret]"
 		}
-		fields["command"] = clip(cmd, 300)
+		fields["command"] = textx.Clip(cmd, 300)
 	}
 	return fields
 }

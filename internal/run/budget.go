@@ -5,6 +5,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // modelOf is the model a task's attempts are launched with.
@@ -102,7 +103,7 @@ func (p *progress) account(task, reason, detail, reset string) {
 	if reset != "" {
 		when = "; resets " + reset
 	}
-	p.printf("  %s: %s: %s%s; no new attempt starts", task, accountCause(reason), clip(oneLine(detail), 200), when)
+	p.printf("  %s: %s: %s%s; no new attempt starts", task, accountCause(reason), textx.Clip(textx.OneLine(detail), 200), when)
 }
 
 func (p *progress) halted(e *Error) {

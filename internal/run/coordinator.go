@@ -22,6 +22,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Deps are what the coordinator acts through (see ports.go).
@@ -626,15 +627,6 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // finishedEvent is the attempt_finished record of an attempt's result.
 func finishedEvent(res attempt.Result, model string) AttemptFinished {
 	fin := AttemptFinished{
@@ -735,5 +727,5 @@ func indent(s string) string {
 // attempt causes.
 func accountStop(feature, task string, res attempt.Result) *Error {
 	return &Error{Kind: Account, Feature: feature, Task: task, ResumeAfter: res.Reset,
-		Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), clip(oneLine(res.Detail), 300), task)}
+		Err: fmt.Errorf("%s: %s (%s)", accountCause(res.Reason), textx.Clip(textx.OneLine(res.Detail), 300), task)}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // When one worker meets a problem of the machine (no network, a missing
@@ -85,8 +86,8 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 		key, limit = "env:"+h.Pattern, envAttempts
 		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)
 	case res.Class == outcome.Infra && !transient[res.Reason]:
-		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(oneLine(res.Detail), "#"), infraAttempts
-		why = fmt.Sprintf("the same infrastructure failure in %%s: %s", clip(oneLine(res.Detail), 300))
+		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(textx.OneLine(res.Detail), "#"), infraAttempts
+		why = fmt.Sprintf("the same infrastructure failure in %%s: %s", textx.Clip(textx.OneLine(res.Detail), 300))
 	default:
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // progress is the coordinator's narrative for a person watching the run:
@@ -76,11 +77,11 @@ func (p *progress) fatal(task, detail string) { p.printf("  %s: fatal: %s", task
 
 func (p *progress) failedForGood(task string, t TaskState, detail string) {
 	p.printf("  %s: failed for good after %d attempt(s) (%d task, %d infrastructure failures): %s",
-		task, t.Attempts, t.TaskFailures, t.InfraFailures, clip(oneLine(term.Clean(detail)), 300))
+		task, t.Attempts, t.TaskFailures, t.InfraFailures, textx.Clip(textx.OneLine(term.Clean(detail)), 300))
 }
 
 func (p *progress) retrying(task string, n int, reason, detail string) {
-	p.printf("  %s: attempt %d failed (%s), retrying: %s", task, n, reason, clip(oneLine(term.Clean(detail)), 200))
+	p.printf("  %s: attempt %d failed (%s), retrying: %s", task, n, reason, textx.Clip(textx.OneLine(term.Clean(detail)), 200))
 }
 
 func (p *progress) infraWait(task, reason string, wait time.Duration) {
@@ -94,9 +95,9 @@ func (p *progress) gate(g config.Gate, exit int, head, out string) {
 	case exit == 0:
 		p.printf("  gate %s: passed on %s", g.Name, short(head))
 	case !g.Required:
-		p.printf("  gate %s: failed (exit %d), not required: %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+		p.printf("  gate %s: failed (exit %d), not required: %s", g.Name, exit, textx.Clip(textx.OneLine(tail(out, 300)), 300))
 	default:
-		p.printf("  gate %s: FAILED (exit %d): %s", g.Name, exit, clip(oneLine(tail(out, 300)), 300))
+		p.printf("  gate %s: FAILED (exit %d): %s", g.Name, exit, textx.Clip(textx.OneLine(tail(out, 300)), 300))
 	}
 }
 

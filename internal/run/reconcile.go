@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Crash reconciliation. A resume first decides, reading only, whether it
@@ -134,7 +135,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 				case res.Commit != "":
 					c.progress.printf("  %s: attempt %d had not finished; its work is saved on %s", id, o.Number, o.Branch)
 				default:
-					c.progress.printf("  %s: attempt %d: %s", id, o.Number, clip(oneLine(res.Detail), 300))
+					c.progress.printf("  %s: attempt %d: %s", id, o.Number, textx.Clip(textx.OneLine(res.Detail), 300))
 				}
 				continue
 			}
@@ -188,17 +189,17 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 func describeChange(d GraphChanged) string {
 	var parts []string
 	if len(d.Added) > 0 {
-		parts = append(parts, fmt.Sprintf("%d task(s) added (%s)", len(d.Added), clip(fmt.Sprint(d.Added), 120)))
+		parts = append(parts, fmt.Sprintf("%d task(s) added (%s)", len(d.Added), textx.Clip(fmt.Sprint(d.Added), 120)))
 	}
 	if len(d.Changed) > 0 {
 		var ids []string
 		for _, c := range d.Changed {
 			ids = append(ids, c.Task)
 		}
-		parts = append(parts, fmt.Sprintf("%d task(s) changed and start over (%s)", len(ids), clip(fmt.Sprint(ids), 120)))
+		parts = append(parts, fmt.Sprintf("%d task(s) changed and start over (%s)", len(ids), textx.Clip(fmt.Sprint(ids), 120)))
 	}
 	if len(d.Removed) > 0 {
-		parts = append(parts, fmt.Sprintf("%d task(s) removed (%s)", len(d.Removed), clip(fmt.Sprint(d.Removed), 120)))
+		parts = append(parts, fmt.Sprintf("%d task(s) removed (%s)", len(d.Removed), textx.Clip(fmt.Sprint(d.Removed), 120)))
 	}
 	if len(parts) == 0 {
 		return "no task changed"

@@ -1,0 +1,24 @@
+// Package textx shapes text zerg puts in its reports and records: one
+// line, and a bounded length that never cuts a character in two.
+package textx
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// OneLine is s with every run of white space (newlines included) made one
+// space.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Clip is s cut to at most n bytes, at a character boundary, with "…"
+// after what was cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -35,7 +35,7 @@ func WorkerHook(base claude.HookSpec, t *spec.Task, protect []string, opening *s
 func OpenedEntries(t *spec.Task, o *security.Opening) []string {
 	var out []string
 	for _, e := range t.OwnEntries() {
-		if !strings.ContainsAny(e, "*?[{") && o.Opens(strings.TrimSuffix(e, "/")) {
+		if o.OpensEntry(e) {
 			out = append(out, e)
 		}
 	}

@@ -285,9 +285,7 @@ type openedProtected struct {
 	open *security.Opening
 }
 
-func (o openedProtected) opened(p string) bool {
-	return !strings.ContainsAny(p, "*?[{") && o.open.Opens(strings.TrimSuffix(p, "/"))
-}
+func (o openedProtected) opened(p string) bool { return o.open.OpensEntry(p) }
 
 func (o openedProtected) Match(p string) (string, bool) {
 	if o.opened(p) {

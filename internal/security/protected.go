@@ -137,6 +137,13 @@ func NewOpening(pats []string) (*Opening, error) {
 	return o, nil
 }
 
+// OpensEntry reports whether a task's ownership entry names an opened
+// path: a path or a "dir/", not a glob (a task opens a protected path only
+// by naming it), that Opens.
+func (o *Opening) OpensEntry(entry string) bool {
+	return !strings.ContainsAny(entry, "*?[{") && o.Opens(strings.TrimSuffix(entry, "/"))
+}
+
 // Opens reports whether path is opened: it matches a pattern and is not a
 // path that can never be opened.
 func (o *Opening) Opens(path string) bool {

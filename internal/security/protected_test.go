@@ -77,6 +77,12 @@ func TestOpening(t *testing.T) {
 			t.Errorf("NewOpening(%q) accepted", bad)
 		}
 	}
+	// A task opens a path only by naming it: a path or a "dir/", never a glob.
+	for e, want := range map[string]bool{".github/workflows/": true, ".github/workflows/ci.yml": true, ".github/workflows/*.yml": false, ".github/**": false} {
+		if got := o.OpensEntry(e); got != want {
+			t.Errorf("OpensEntry(%q) = %v", e, got)
+		}
+	}
 	var none *Opening
 	if none.Opens(".github/workflows/ci.yml") {
 		t.Error("a nil opening opened a path")

@@ -78,7 +78,7 @@ type box struct {
 func newBox(t *testing.T) *box {
 	t.Helper()
 	needBwrap(t)
-	root := testRoot(t)
+	root := sandboxtest.Root(t)
 	work := filepath.Join(root, "ws", "work")
 	home := filepath.Join(root, "home")
 	for _, d := range []string{work, home} {
@@ -99,32 +99,6 @@ func newBox(t *testing.T) *box {
 		UID:     testUID,
 		GID:     testGID,
 	}}
-}
-
-// testRoot is a directory for one test outside the sandbox's own tmpfs
-// mounts (/tmp, /home, /root, /run, /var/tmp): there, what a sandbox sees is
-// decided by its sandbox.Spec alone. As root (CI) it is under /var/lib; otherwise the
-// tests' temporary directory, where Hide cannot fail.
-func testRoot(t *testing.T) string {
-	t.Helper()
-	var root string
-	if os.Geteuid() == 0 {
-		d, err := os.MkdirTemp("/var/lib", "zerg-sbx-test-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		root = d
-	} else {
-		root = t.TempDir()
-	}
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	if err := sandboxtest.Open(root); err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 func mkdir(t *testing.T, d string) {

@@ -32,32 +32,6 @@ func mkdir(t *testing.T, d string) {
 	}
 }
 
-// testRoot is a directory for one test outside the sandbox's own tmpfs
-// mounts (/tmp, /home, /root, /run, /var/tmp): there, what a sandbox sees is
-// decided by its Spec alone. As root (CI) it is under /var/lib; otherwise the
-// tests' temporary directory, where Hide cannot fail.
-func testRoot(t *testing.T) string {
-	t.Helper()
-	var root string
-	if os.Geteuid() == 0 {
-		d, err := os.MkdirTemp("/var/lib", "zerg-sbx-test-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		root = d
-	} else {
-		root = t.TempDir()
-	}
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	if err := sandboxtest.Open(root); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // The mount order: parents before children, a tmpfs before a bind of the
 // same path, read-only after writable; the fixed binds and the init last.
 func TestBwrapArgsOrder(t *testing.T) {

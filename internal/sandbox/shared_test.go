@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/sandbox/sandboxtest"
 )
 
 func TestSharedPrep(t *testing.T) {
@@ -29,7 +31,7 @@ func TestBlockedAncestor(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the directories belong to another user than the one checked")
 	}
-	root := testRoot(t)
+	root := sandboxtest.Root(t)
 	home := filepath.Join(root, "home")
 	cache := filepath.Join(home, "cache", "mod")
 	mkdir(t, cache)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -108,4 +109,30 @@ func Open(dir string) error {
 		}
 	}
 	return nil
+}
+
+// Root is a directory for one test outside the sandbox's own tmpfs mounts
+// (/tmp, /home, /root, /run, /var/tmp): there, what a sandbox sees is
+// decided by its Spec alone. As root (CI) it is under /var/lib; otherwise
+// the test's temporary directory, where Hide cannot fail.
+func Root(t testing.TB) string {
+	t.Helper()
+	var root string
+	if os.Geteuid() == 0 {
+		d, err := os.MkdirTemp("/var/lib", "zerg-sbx-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		root = d
+	} else {
+		root = t.TempDir()
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := Open(root); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -32,7 +32,11 @@ creates it at the integration head when it does not exist.
 
 When zerg review FEATURE reviewed the integration head and found something
 blocking (.zerg/specs/FEATURE/review.json), merge refuses (exit 1) unless
---force. A review of an older head does not count.`,
+--force. A review of an older head does not count.
+
+When the branch changes protected paths (CI, hook and editor files, which
+only a task security.allow_protected opened can change), merge names them
+and asks on a terminal; without one it refuses (exit 1) unless --force.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,7 +52,7 @@ blocking (.zerg/specs/FEATURE/review.json), merge refuses (exit 1) unless
 	}
 	cmd.Flags().StringVar(&into, "into", "", "the branch to merge into (required)")
 	cmd.Flags().BoolVar(&create, "create", false, "create BRANCH at the integration head if it does not exist")
-	cmd.Flags().BoolVar(&force, "force", false, "merge even though the review of the integration head has a blocking finding")
+	cmd.Flags().BoolVar(&force, "force", false, "merge even though the review of the integration head has a blocking finding, or the branch changes protected paths")
 	return cmd
 }
 

@@ -13,7 +13,7 @@ import (
 // only about requests its policy accepted. A fatal or API failure class
 // needs the gateway's confirmation; what a worker can provoke itself is
 // its task's failure.
-func TestClassifySandboxed(t *testing.T) {
+func TestJudgeGateway(t *testing.T) {
 	ok := gateway.Stats{Statuses: map[int]int{200: 3}, LastStatus: 200}
 	apiSaid := func(status int, typ, msg string, statuses map[int]int) gateway.Stats {
 		return gateway.Stats{Statuses: statuses, APIErrors: []gateway.APIError{{Status: status, Type: typ, Message: msg}}}

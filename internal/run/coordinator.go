@@ -371,8 +371,11 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 				c.cancel(err)
 			}
 		}
+		// An account refusal recorded since the check above stops this
+		// start too: every request of it would be refused. (A budget stop
+		// does not: this attempt's cost was reserved before it.)
 		c.launch.Lock()
-		if c.halted() != nil {
+		if h := c.halted(); h != nil && h.Kind == Account {
 			c.launch.Unlock()
 			c.gov.Release(probe, Outcome{})
 			c.unreserve(t.ID)

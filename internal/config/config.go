@@ -19,13 +19,14 @@ const SchemaVersion = 1
 const (
 	ModeSandbox    = "sandbox"
 	ModeSubprocess = "subprocess"
+	ModeContainer  = "container"
 )
 
 var (
-	Modes     = []string{ModeSandbox, ModeSubprocess}
+	Modes     = []string{ModeSandbox, ModeSubprocess, ModeContainer}
 	Schedules = []string{"level"}
 
-	plannedModes     = []string{"container", "tasks"}
+	plannedModes     = []string{"tasks"}
 	plannedSchedules = []string{"dag"}
 )
 
@@ -58,6 +59,7 @@ type Config struct {
 	Egress        Egress        `yaml:"egress"`
 	Gateway       Gateway       `yaml:"gateway"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
+	Container     Container     `yaml:"container"`
 	Disk          Disk          `yaml:"disk"`
 	Toolchains    Toolchains    `yaml:"toolchains"`
 	Caches        Caches        `yaml:"caches"`
@@ -263,6 +265,17 @@ type Sandbox struct {
 	MaxCommitFileMB int `yaml:"max_commit_file_mb"` // largest file zerg commits from a worker
 }
 
+// Container says where container mode's containers come from
+// (docs/container.md). Their limits are sandbox.*.
+type Container struct {
+	// Runtime is the engine: auto (podman, then docker), podman or docker.
+	Runtime string `yaml:"runtime"`
+	// Image is an image the engine has (zerg never pulls). Empty: the
+	// image of the repository's devcontainer (.devcontainer/devcontainer.json
+	// or .devcontainer.json), built from its Dockerfile when it names one.
+	Image string `yaml:"image"`
+}
+
 // Toolchains says which of the repository's toolchains zerg equips workers,
 // their verification and the gates with (docs/toolchains.md).
 type Toolchains struct {
@@ -367,6 +380,7 @@ func Default() Config {
 		Design:       Design{MaxRounds: 3},
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
+		Container:    Container{Runtime: "auto"},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
 		Egress:       Egress{Allow: []string{}},

@@ -232,7 +232,7 @@ func TestAliasesResolve(t *testing.T) {
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte("workers: 2\nmode: container\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("workers: 2\nmode: tasks\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
@@ -240,7 +240,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: mode: "container" is not available in this version; use sandbox or subprocess`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: mode: "tasks" is not available in this version; use sandbox or subprocess or container`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -260,7 +260,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -290,11 +290,13 @@ func TestParseProblems(t *testing.T) {
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
 			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 26, since sandbox mode adds -N for each worker slot; not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
-			[]string{f + `:1: mode: "docker" is not a mode; use sandbox or subprocess`}},
+			[]string{f + `:1: mode: "docker" is not a mode; use sandbox or subprocess or container`}},
 		{"bad schedule", "schedule: fast\n",
 			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
-		{"mode container", "workers: 4\n\nmode: container\n",
-			[]string{f + `:3: mode: "container" is not available in this version; use sandbox or subprocess`}},
+		{"mode container", "workers: 4\n\nmode: container\n", nil},
+		{"container runtime", "container:\n  runtime: lxc\n  image: \"-v /:/x\"\n",
+			[]string{f + `:2: container.runtime: "lxc" is not a container engine zerg drives; use auto, podman or docker`,
+				f + `:3: container.image: "-v /:/x" is not an image reference; write one like localhost/myproject:dev, or leave it empty for the repository's devcontainer`}},
 		{"mode sandbox", "mode: sandbox\n", nil},
 		{"mode subprocess", "mode: subprocess\n", nil},
 		{"sandbox limits", "sandbox:\n  memory_mb: -1\n  max_commit_file_mb: 0\n",
@@ -304,7 +306,7 @@ func TestParseProblems(t *testing.T) {
 		{"protected path that is no path", "security:\n  protected_paths: [\"./\"]\n",
 			[]string{f + `:2: security.protected_paths[0]: "./" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"mode tasks", "mode: tasks\n",
-			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox or subprocess`}},
+			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox or subprocess or container`}},
 		{"schedule dag", "schedule: dag\n",
 			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
@@ -433,7 +435,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",
@@ -448,7 +450,7 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
 		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
 			[]string{
-				f + `:1: mode: "docker" is not a mode; use sandbox or subprocess`,
+				f + `:1: mode: "docker" is not a mode; use sandbox or subprocess or container`,
 				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
 				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
 				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
@@ -488,7 +490,7 @@ func TestParseProblems(t *testing.T) {
 func TestValidateInMemory(t *testing.T) {
 	c := Default()
 	c.Workers = 100
-	c.Mode = "container"
+	c.Mode = "tasks"
 	c.Budget.RunUSD = 100
 	c.Egress.Allow = []string{"proxy.golang.org"}
 	c.Breaker.Cooldown = 0
@@ -501,7 +503,7 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
-		`mode: "container" is not available in this version; use sandbox or subprocess`,
+		`mode: "tasks" is not available in this version; use sandbox or subprocess or container`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -633,7 +635,7 @@ func TestProblemCodes(t *testing.T) {
 		"workers: 0\n":                      CodeBadValue,
 		"budget:\n  task_usd: .inf\n":       CodeBadValue,
 		"mode: docker\n":                    CodeBadValue,
-		"mode: container\n":                 CodeNotAvailable,
+		"mode: tasks\n":                     CodeNotAvailable,
 		"schedule: dag\n":                   CodeNotAvailable,
 		"budget:\n  run_usd: -100\n":        CodeBadValue,
 		"egress:\n  allow: [\"x y\"]\n":     CodeBadValue,

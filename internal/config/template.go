@@ -16,6 +16,8 @@ workers: 4
 # in a bubblewrap sandbox as an unprivileged user of their own, with a private
 # clone of the base, no network but the model API through a host gateway
 # that holds the key, and limits (zerg doctor says whether this machine can).
+# container: the same, in a container of the project's own image (its
+# devcontainer, or container.image) with podman or docker (docs/container.md).
 # subprocess: a process group, a worktree and a policy hook only; weaker (see
 # docs/security.md). zerg never falls back from one to the other by itself.
 mode: sandbox
@@ -140,6 +142,12 @@ sandbox:
   file_size_mb: 1024       # largest file a process may write
   open_files: 4096         # open files of each process
   max_commit_file_mb: 10   # largest file zerg commits from a worker
+
+# Container mode: the engine and the image of the workers' containers; their
+# limits are sandbox.* (docs/container.md).
+container:
+  runtime: auto   # auto (podman, then docker), podman or docker
+  image: ""       # an image the engine has; empty: the repository's devcontainer
 
 # The disk zerg's records and the workspaces live on.
 disk:

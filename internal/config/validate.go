@@ -225,6 +225,14 @@ func (c Config) problems() []Problem {
 	if (len(c.Gateway.Betas) > 0 || len(c.Gateway.ServerTools) > 0) && c.Mode == ModeSubprocess {
 		add("gateway", "applies to sandbox mode only: in subprocess mode the worker holds the key and talks to the API itself; use mode: sandbox or remove it")
 	}
+	switch c.Container.Runtime {
+	case "auto", "podman", "docker":
+	default:
+		add("container.runtime", "%s is not a container engine zerg drives; use auto, podman or docker", quote(c.Container.Runtime))
+	}
+	if img := c.Container.Image; img != "" && (strings.TrimSpace(img) != img || strings.HasPrefix(img, "-") || strings.ContainsAny(img, " \t\n")) {
+		add("container.image", "%s is not an image reference; write one like localhost/myproject:dev, or leave it empty for the repository's devcontainer", quote(img))
+	}
 	intRange("disk.min_free_mb", c.Disk.MinFreeMB, 0, 1<<30)
 	intRange("disk.workspace_mb", c.Disk.WorkspaceMB, 0, 1<<30)
 	for i, g := range c.Security.ProtectedPaths {

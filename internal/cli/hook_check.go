@@ -30,12 +30,12 @@ type hookCheckFlags struct {
 func newHookCheckCmd(a *app, stdin io.Reader) *cobra.Command {
 	var f hookCheckFlags
 	cmd := &cobra.Command{
-		Use:   "check --graph FILE --task ID [--mode sandbox|subprocess] [--workspace DIR] [--config FILE] [--json]",
+		Use:   "check --graph FILE --task ID [--mode sandbox|container|subprocess] [--workspace DIR] [--config FILE] [--json]",
 		Short: "Show what the hook would decide for tool calls of a task's worker",
 		Long: `Builds the policy an attempt of task ID gets in the given mode (the same code
 an attempt runs: the task's owned files, its verification command, the
 project's worker_policy and toolchains.off, the toolchains found in the
-workspace; in sandbox mode, where the sandbox is the boundary for commands,
+workspace; in sandbox and container mode, where the sandbox is the boundary for commands,
 the Bash check only refuses what reaches outside), with DIR (default: the
 current directory) as the worker's workspace. The config is FILE, by default
 the .zerg/config.yaml of the repository the graph is in (zerg's defaults when
@@ -56,7 +56,7 @@ workspace.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.graph, "graph", "", "task graph file (required)")
 	fl.StringVar(&f.task, "task", "", "id of the task whose worker makes the calls (required)")
-	fl.StringVar(&f.mode, "mode", "", "isolation mode: sandbox or subprocess (default: the config's, sandbox unless set)")
+	fl.StringVar(&f.mode, "mode", "", "isolation mode: sandbox, container or subprocess (default: the config's, sandbox unless set)")
 	fl.StringVar(&f.workspace, "workspace", "", "the worker's workspace (default: the current directory)")
 	fl.StringVar(&f.config, "config", "", "zerg config file (default: .zerg/config.yaml of the graph's repository)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object a line")
@@ -70,7 +70,7 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	case f.task == "":
 		return usageErrorf("hook check needs --task ID (a task of the graph)")
 	case f.mode != "" && !slices.Contains(config.Modes, f.mode):
-		return usageErrorf("--mode %s: use --mode sandbox or --mode subprocess", f.mode)
+		return usageErrorf("--mode %s: use --mode sandbox, container or subprocess", f.mode)
 	}
 	cwd, err := a.getwd()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 )
@@ -69,13 +70,19 @@ later with zerg rush FEATURE --resume.`,
 					killed += len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second, o.Workspace))
 				}
 			}
+			// Containers are not in those records: they carry the run's
+			// label (container mode).
+			removed := container.ReapAll(cmd.Context(), t.paths.RunDir)
 			switch {
-			case pid <= 0 && killed == 0 && v.State != run.RunDead:
+			case pid <= 0 && killed == 0 && removed == 0 && v.State != run.RunDead:
 				fmt.Fprintf(a.stdout, "%s is not running\n", t.feature)
 			case killed > 0:
 				fmt.Fprintf(a.stdout, "killed %d leftover worker process(es)\n", killed)
 			}
-			if pid > 0 || killed > 0 || v.State == run.RunDead {
+			if removed > 0 {
+				fmt.Fprintf(a.stdout, "removed %d leftover container(s)\n", removed)
+			}
+			if pid > 0 || killed > 0 || removed > 0 || v.State == run.RunDead {
 				fmt.Fprintf(a.stdout, "stopped; continue with zerg rush %s --resume\n", t.feature)
 			}
 			return nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zergrush/zerg/internal/cgroup"
@@ -22,13 +23,17 @@ import (
 	"github.com/zergrush/zerg/internal/textx"
 )
 
-// Sandbox runs the worker, its verification and its commit inside a
-// bubblewrap sandbox as an unprivileged user of their own (one per
-// concurrent worker, from a pool); the workspace is a private clone of the
-// base; the API key stays with a gateway on this side; what the worker
-// produced comes back as a bundle fetched into a quarantine.
+// Sandbox runs the worker, its verification and its commit inside an
+// operating-system boundary (a bubblewrap sandbox, or a container: see
+// Boundary) as an unprivileged user of their own (one per concurrent
+// worker, from a pool); the workspace is a private clone of the base; the
+// API key stays with a gateway on this side; what the worker produced
+// comes back as a bundle fetched into a quarantine.
 type Sandbox struct {
 	Repo *gitx.Repo
+	// Boundary makes the processes; nil: bubblewrap on this host's root
+	// (sandbox mode).
+	Boundary Boundary
 	// Users is the pool of worker users: one per workspace in use, so no
 	// two sandboxes ever run as the same uid.
 	Users chan *security.WorkerUser
@@ -63,7 +68,50 @@ type Sandbox struct {
 	Lanes string
 }
 
-func (d *Sandbox) Name() string { return "sandbox" }
+// Boundary is the operating system's boundary around a sandboxed
+// workspace's processes, as laid out by a sandbox.Spec: a bubblewrap
+// sandbox on the host's root (sandbox mode) or a container of the
+// project's image (container mode, internal/container).
+type Boundary interface {
+	// Mode is the config mode the boundary is.
+	Mode() string
+	// Command is the process that runs argv inside s; done, called once it
+	// has ended (however), removes what it may have left (a container).
+	Command(ctx context.Context, s sandbox.Spec, argv ...string) (cmd *exec.Cmd, done func(), err error)
+}
+
+// Bubblewrap is sandbox mode's boundary (internal/sandbox).
+type Bubblewrap struct{}
+
+func (Bubblewrap) Mode() string { return "sandbox" }
+
+func (Bubblewrap) Command(ctx context.Context, s sandbox.Spec, argv ...string) (*exec.Cmd, func(), error) {
+	cmd, err := sandbox.Command(ctx, s, argv...)
+	return cmd, func() {}, err
+}
+
+func (d *Sandbox) boundary() Boundary {
+	if d.Boundary == nil {
+		return Bubblewrap{}
+	}
+	return d.Boundary
+}
+
+func (d *Sandbox) Name() string { return d.boundary().Mode() }
+
+// Reaper is a driver, or a boundary, that can find what a dead
+// coordinator's run left outside its process records (containers, by
+// their label) and remove it.
+type Reaper interface {
+	ReapLeftovers(ctx context.Context) int
+}
+
+func (d *Sandbox) ReapLeftovers(ctx context.Context) int {
+	if r, ok := d.boundary().(Reaper); ok {
+		return r.ReapLeftovers(ctx)
+	}
+	return 0
+}
 
 // placeholderKey is what the sandbox holds instead of the API key.
 const placeholderKey = "sk-ant-zerg-sandbox-placeholder"
@@ -227,9 +275,11 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	// The attempt dir holds the settings and the hook's policy: visible,
 	// not writable.
 	spec.ReadOnly = append(append([]string{}, spec.ReadOnly...), sp.AttemptDir)
-	sp.Isolation = isolation(spec)
+	iso := &isolation{spec: spec, box: d.boundary()}
+	sp.Isolation = iso
 
 	out, err := start(ctx, sp)
+	iso.finish()
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -246,13 +296,36 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	return v, nil
 }
 
-// isolation runs the worker's CLI in the sandbox spec describes.
-type isolation sandbox.Spec
+// isolation runs the worker's CLI in the boundary spec describes.
+type isolation struct {
+	spec sandbox.Spec
+	box  Boundary
+	mu   sync.Mutex
+	done []func()
+}
 
-func (i isolation) Command(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, error) {
-	sb := sandbox.Spec(i)
+func (i *isolation) Command(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, error) {
+	sb := i.spec
 	sb.Workdir, sb.Env = dir, env
-	return sandbox.Command(ctx, sb, argv...)
+	cmd, done, err := i.box.Command(ctx, sb, argv...)
+	if err != nil {
+		return nil, err
+	}
+	i.mu.Lock()
+	i.done = append(i.done, done)
+	i.mu.Unlock()
+	return cmd, nil
+}
+
+// finish cleans up after every process the worker's start made, once
+// the start has returned (its processes have ended).
+func (i *isolation) finish() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, f := range i.done {
+		f()
+	}
+	i.done = nil
 }
 
 // AuditError is a security decision a driver could not write to the audit
@@ -290,7 +363,7 @@ func (w *sandboxed) Exec(ctx context.Context, c Command) (int, string) {
 	if home != "" {
 		env = append([]string{"HOME=" + home}, env...)
 	}
-	return Shell{Command: c.Command, Dir: w.dir, Timeout: c.Timeout, Env: append(env, c.Env...), Pass: c.Pass, Sandbox: &spec}.Run(ctx)
+	return Shell{Command: c.Command, Dir: w.dir, Timeout: c.Timeout, Env: append(env, c.Env...), Pass: c.Pass, Sandbox: &spec, Boundary: w.d.boundary()}.Run(ctx)
 }
 
 // Snapshot commits everything in the workspace and bundles that one
@@ -316,7 +389,7 @@ func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base strin
 	script := fmt.Sprintf("%s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
 		git, git, git, shellQuote(bundle), base)
 	spec := w.spec(home, []string{outDir}, "")
-	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec}.Run(ctx)
+	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec, Boundary: w.d.boundary()}.Run(ctx)
 	if code != 0 {
 		return "", fmt.Sprintf("the workspace's git could not commit the result (exit %d: %s)", code, textx.Clip(textx.OneLine(out), 300))
 	}

@@ -30,8 +30,9 @@ type Shell struct {
 	RunAs *security.WorkerUser
 	// Sandbox, when set, runs the command inside this sandbox (its Env is
 	// the command's environment; Dir must be its Workdir). RunAs is then
-	// the sandbox's.
-	Sandbox *sandbox.Spec
+	// the sandbox's. Boundary makes it (nil: bubblewrap).
+	Sandbox  *sandbox.Spec
+	Boundary Boundary
 }
 
 // Run runs the command with `sh -c` in its own process group, so a timeout
@@ -63,10 +64,15 @@ func (s Shell) Run(ctx context.Context) (int, string) {
 	if s.Sandbox != nil {
 		sb := *s.Sandbox
 		sb.Env = env
-		c, err := sandbox.Command(cctx, sb, "/bin/sh", "-c", s.Command)
-		if err != nil {
-			return 1, fmt.Sprintf("zerg: cannot start the sandbox: %v", err)
+		box := s.Boundary
+		if box == nil {
+			box = Bubblewrap{}
 		}
+		c, done, err := box.Command(cctx, sb, "/bin/sh", "-c", s.Command)
+		if err != nil {
+			return 1, fmt.Sprintf("zerg: cannot start the %s: %v", box.Mode(), err)
+		}
+		defer done()
 		cmd = c
 	} else {
 		cmd = exec.CommandContext(cctx, "sh", "-c", s.Command)

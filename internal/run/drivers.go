@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -28,26 +29,31 @@ import (
 func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
 	switch opts.Config.Mode {
-	case config.ModeSandbox:
+	case config.ModeSandbox, config.ModeContainer:
 		sb, caches, err := newSandbox(ctx, opts, repo, paths, worker, slots, meter)
 		if err != nil {
 			return nil, nil, err
 		}
 		return sb, caches, nil
-	default:
+	case config.ModeSubprocess:
 		runAs := worker.RunAs
 		if runAs == nil {
 			runAs = opts.RunAs
 		}
 		return &driver.Subprocess{Repo: repo, RunAs: runAs, Lanes: paths.Workspaces}, nil, nil
+	default:
+		return nil, nil, &Error{Kind: BadInput, Feature: opts.Feature, Err: fmt.Errorf("mode %q has no driver in this version", opts.Config.Mode)}
 	}
 }
 
 // IsolationBoundsCommands reports whether the mode's driver runs the
-// worker in an isolation that bounds its commands (sandbox), so that its
-// hook refuses only what reaches outside, as the driver tells the hook
-// when it launches (zerg hook check shows that policy without a launch).
-func IsolationBoundsCommands(mode string) bool { return mode == config.ModeSandbox }
+// worker in an isolation that bounds its commands (sandbox, container), so
+// that its hook refuses only what reaches outside, as the driver tells the
+// hook when it launches (zerg hook check shows that policy without a
+// launch).
+func IsolationBoundsCommands(mode string) bool {
+	return mode == config.ModeSandbox || mode == config.ModeContainer
+}
 
 // driverReady checks, before anything is written, that the config's mode
 // can run here, and gives subprocess mode its worker user when zerg runs as
@@ -60,6 +66,14 @@ func driverReady(ctx context.Context, opts *Options) error {
 			return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
 				"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
 		}
+		return nil
+	case config.ModeContainer:
+		box, err := containerReady(ctx, *opts)
+		if err != nil {
+			return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
+				"container mode cannot run here: %w; fix that (zerg doctor says more) or set another mode in .zerg/config.yaml (docs/container.md)", err)}
+		}
+		opts.box = box
 		return nil
 	default:
 		if opts.RunAs == nil && os.Geteuid() == 0 {
@@ -92,6 +106,53 @@ func sandboxReady(ctx context.Context, opts Options) error {
 	return sandbox.Check(ctx, u.UID, u.GID)
 }
 
+// containerReady finds the engine and the image of container mode and
+// starts one container of it as the first worker slot's user.
+func containerReady(ctx context.Context, opts Options) (*container.Box, error) {
+	u, err := slotUser(ctx, opts.Config.Security.WorkerUser, 1)
+	if err != nil {
+		return nil, err
+	}
+	if u.UID != os.Geteuid() {
+		if err := checkSetup(u); err != nil {
+			return nil, err
+		}
+	}
+	box, err := containerBox(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := container.Check(ctx, *box, u.UID, u.GID, sandboxLimits(opts.Config.Sandbox)); err != nil {
+		return nil, err
+	}
+	return box, nil
+}
+
+// containerBox is the boundary of the run's containers: the engine
+// container.runtime names and the image (container.image, or the
+// repository's devcontainer's).
+func containerBox(ctx context.Context, opts Options) (*container.Box, error) {
+	rt, err := container.Detect(ctx, opts.Config.Container.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	img, err := container.ResolveImage(ctx, rt, opts.Root, opts.Config.Container.Image, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	path, err := rt.ImagePath(ctx, img.Ref)
+	if err != nil {
+		return nil, err
+	}
+	return &container.Box{Runtime: rt, Image: img.Ref, Run: RunDirOf(opts.Root, opts.Feature), Path: path}, nil
+}
+
+// sandboxLimits are the sandbox.* limits of each sandboxed command.
+func sandboxLimits(sb config.Sandbox) sandbox.Limits {
+	return sandbox.Limits{MemoryBytes: int64(sb.MemoryMB) << 20, Processes: sb.Processes, CPUSeconds: sb.CPUSeconds,
+		FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles}
+}
+
 // newSandbox prepares sandbox mode for slots concurrent workspaces. As
 // root, each slot gets its own system user (created when missing);
 // otherwise every sandbox runs as zerg's own user, and the namespaces keep
@@ -109,10 +170,22 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 		users <- u
 	}
 	// Memory and processes as totals per attempt where the machine has
-	// cgroups zerg may create; the per-process limits hold anyway.
+	// cgroups zerg may create; the per-process limits hold anyway. A
+	// container has the engine's cgroup instead.
+	var box driver.Boundary
+	inImage := opts.Config.Mode == config.ModeContainer
 	groups, err := cgroup.Detect()
-	if err != nil {
+	if err != nil || inImage {
 		groups = nil
+	}
+	if inImage {
+		b := opts.box
+		if b == nil {
+			if b, err = containerBox(ctx, opts); err != nil {
+				return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+			}
+		}
+		box = *b
 	}
 	root, err := WorkspaceRoot()
 	if err != nil {
@@ -155,8 +228,8 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 			t := toolsFor(host, detected, opts, buildCache)
 			return t.Shared, t.Writable, t.Vars
 		},
-		Limits: sandbox.Limits{MemoryBytes: int64(sb.MemoryMB) << 20, Processes: sb.Processes, CPUSeconds: sb.CPUSeconds,
-			FileSizeBytes: int64(sb.FileSizeMB) << 20, OpenFiles: sb.OpenFiles},
+		Boundary: box,
+		Limits:   sandboxLimits(sb),
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken),
 		Allow:        opts.Config.Egress.Allow,
 		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
@@ -174,7 +247,7 @@ func toolsFor(host toolchain.Host, detected []toolchain.Toolchain, opts Options,
 	c := opts.Config
 	env := toolchain.Plan(host, detected, toolchain.Options{
 		Off: c.Toolchains.Off, CachesOff: c.Caches.Off, ExtraPaths: c.Toolchains.Paths, ExtraReadOnly: c.Caches.ReadOnly,
-		BuildCache: buildCache, Zerg: sandbox.InsideExecutable,
+		BuildCache: buildCache, Zerg: sandbox.InsideExecutable, InImage: c.Mode == config.ModeContainer,
 	})
 	if len(env.Path) > 0 {
 		env.Vars = append(env.Vars, "PATH="+env.PathValue(os.Getenv("PATH")))

@@ -289,6 +289,8 @@ type fakeSalvager struct {
 	preserved []string
 }
 
+func (s *fakeSalvager) ReapRun(context.Context) int { return 0 }
+
 func (s *fakeSalvager) Reap(o OpenAttempt) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

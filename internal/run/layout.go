@@ -47,7 +47,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 	if err != nil {
 		return Paths{}, err
 	}
-	run := filepath.Join(root, ".zerg", "runs", feature)
+	run := RunDirOf(root, feature)
 	wsRoot, err := WorkspaceRoot()
 	if err != nil {
 		return Paths{}, err
@@ -78,6 +78,10 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 
 // ConfigFile is the project's configuration.
 func ConfigFile(root string) string { return filepath.Join(root, ".zerg", "config.yaml") }
+
+// RunDirOf is a feature's run directory: its event log, its coordinator's
+// pid file, the graph it works on.
+func RunDirOf(root, feature string) string { return filepath.Join(root, ".zerg", "runs", feature) }
 
 // SpecsDir holds one directory per feature.
 func SpecsDir(root string) string { return filepath.Join(root, ".zerg", "specs") }

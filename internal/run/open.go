@@ -14,6 +14,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -41,6 +42,9 @@ type Options struct {
 	RunAs *security.WorkerUser
 	// Progress receives one line per notable step (nil: discarded).
 	Progress io.Writer
+	// box is container mode's boundary, as driverReady found it working
+	// (the engine and the image), for newDriver.
+	box *container.Box
 }
 
 // Run is a checked run, not yet started: Open has written nothing.

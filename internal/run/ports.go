@@ -98,6 +98,9 @@ type Refs interface {
 // lost and the workspace can go.
 type Salvager interface {
 	Reap(o OpenAttempt) (killed int)
+	// ReapRun removes what the run's driver left outside the process
+	// records (a container mode run's containers).
+	ReapRun(ctx context.Context) (removed int)
 	Preserve(ctx context.Context, task string, o OpenAttempt) (commit string, err error)
 }
 

@@ -111,6 +111,9 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	if n := c.d.Salvager.ReapRun(ctx); n > 0 {
+		c.progress.printf("  removed %d container(s) the stopped coordinator left", n)
+	}
 	for _, id := range ids {
 		o := open[id]
 		if killed := c.d.Salvager.Reap(o); killed > 0 {

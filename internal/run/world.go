@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gateway"
@@ -49,7 +50,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 		Attempter:  a,
 		Integrator: &gitIntegrator{repo: repo, ws: c.paths.Merge, drv: drv, pass: opts.Config.Env.Pass},
 		Refs:       gitRefs{repo: repo},
-		Salvager:   gitSalvager{repo: repo},
+		Salvager:   gitSalvager{repo: repo, drv: drv},
 		Clock:      realClock{},
 		Snapshot: func(raw []byte) error {
 			return fsx.WritePrivate(c.paths.GraphSnapshot, raw)
@@ -91,7 +92,17 @@ func (g gitRefs) SetBranch(ctx context.Context, name, commit, old string) error 
 }
 
 // gitSalvager reaps a lost attempt's processes and saves its work.
-type gitSalvager struct{ repo *gitx.Repo }
+type gitSalvager struct {
+	repo *gitx.Repo
+	drv  driver.Driver
+}
+
+func (g gitSalvager) ReapRun(ctx context.Context) int {
+	if r, ok := g.drv.(driver.Reaper); ok {
+		return r.ReapLeftovers(ctx)
+	}
+	return 0
+}
 
 func (g gitSalvager) Reap(o OpenAttempt) int {
 	if len(o.PIDs) == 0 && o.Marker == "" && o.Workspace == "" {

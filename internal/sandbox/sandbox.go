@@ -73,6 +73,9 @@ const (
 	insideProxy = insideDir + "/proxy.sock"
 	// Executable path of zerg inside every sandbox (GOCACHEPROG runs it).
 	InsideExecutable = insideExe
+	// InsideProxy is where the proxy socket is inside (a container binds
+	// it there too).
+	InsideProxy = insideProxy
 	// ProxyAddr is where the forwarder listens inside the sandbox when
 	// Spec.ProxySocket is set.
 	ProxyAddr = "127.0.0.1:3128"

@@ -56,6 +56,11 @@ type Options struct {
 	BuildCache string
 	// Zerg is the zerg binary as the commands see it (GOCACHEPROG runs it).
 	Zerg string
+	// InImage plans for commands in a container whose image has its own
+	// toolchains (container mode): no host install, no host directory on
+	// PATH; only the caches whose paths their variables carry inside
+	// (Go's module and build caches, npm's) and caches.read_only.
+	InImage bool
 }
 
 // Env is what the commands of a run (workers, verification, gates) get.
@@ -117,7 +122,7 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 	// installed shares the install root and puts bins first on PATH,
 	// unless the user's PATH finds program ("": any) in another install.
 	installed := func(name, root string, program string, bins ...string) {
-		if root == "" || !h.IsDir(root) {
+		if o.InImage || root == "" || !h.IsDir(root) {
 			return
 		}
 		if p, err := h.LookPath(program); program != "" && err == nil && !pathx.Within(root, p) {
@@ -134,7 +139,7 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 			if err != nil {
 				continue
 			}
-			if root := ge["GOROOT"]; root != "" && h.Home != "" && pathx.Within(h.Home, root) {
+			if root := ge["GOROOT"]; !o.InImage && root != "" && h.Home != "" && pathx.Within(h.Home, root) {
 				if share("go-root", root) {
 					path(filepath.Join(root, "bin"))
 				}
@@ -166,6 +171,12 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 				// The cache is read-only: npm's logs go to the sandbox's own /tmp.
 				e.Vars = append(e.Vars, "npm_config_cache="+npm, "npm_config_prefer_offline=true", "npm_config_logs_dir=/tmp/npm-logs")
 			}
+		case "python", "rust", "elixir", "mise":
+			if o.InImage {
+				continue // their caches have no variable zerg sets: the image's paths decide
+			}
+		}
+		switch tc.Name {
 		case "python":
 			pyenv := envOr("PYENV_ROOT", home(".pyenv"))
 			installed("pyenv", pyenv, "python3", filepath.Join(pyenv, "shims"), filepath.Join(pyenv, "bin"))
@@ -196,6 +207,9 @@ func Plan(h Host, tcs []Toolchain, o Options) Env {
 		}
 	}
 	for _, d := range o.ExtraPaths {
+		if o.InImage {
+			break // the host's programs
+		}
 		if share("toolchains.paths", d) {
 			path(d)
 		}

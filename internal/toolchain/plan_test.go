@@ -114,3 +114,27 @@ func TestPlanAsdfDataDir(t *testing.T) {
 		t.Fatalf("Path %v, Shared %v: want asdf's shims and bin from ASDF_DATA_DIR", e.Path, e.Shared)
 	}
 }
+
+// In an image the toolchains are the image's: of the host only the caches
+// whose variables carry their paths inside, and what caches.read_only names.
+func TestPlanInImage(t *testing.T) {
+	h := fakeHost()
+	inner := h.GoEnv
+	h.GoEnv = func() (map[string]string, error) {
+		m, err := inner()
+		m["GOROOT"] = "/home/u/sdk/go"
+		return m, err
+	}
+	e := Plan(h, tcs("go", "node", "python", "rust"), Options{BuildCache: "/var/zerg/cache/u1", Zerg: "/run/zerg/zerg",
+		InImage: true, ExtraPaths: []string{"/opt/tools/bin"}, ExtraReadOnly: []string{"/home/u/.cargo/registry"}})
+	want := []string{"/home/u/go/pkg/mod", "/home/u/.cache/go-build", "/home/u/.npm", "/home/u/.cargo/registry"}
+	if !slices.Equal(e.Shared, want) {
+		t.Errorf("Shared = %v, want %v", e.Shared, want)
+	}
+	if len(e.Path) != 0 {
+		t.Errorf("host directories on PATH in an image: %v", e.Path)
+	}
+	if vars := strings.Join(e.Vars, " "); !strings.Contains(vars, "GOMODCACHE=/home/u/go/pkg/mod") || strings.Contains(vars, "PYENV_ROOT") || strings.Contains(vars, "RUSTUP_HOME") {
+		t.Errorf("Vars = %v", e.Vars)
+	}
+}

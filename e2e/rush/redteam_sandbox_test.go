@@ -188,8 +188,7 @@ func newSandboxRedTeam(t *testing.T) *sandboxRedTeam {
 	rt.attacks = rt.attackList()
 	rt.writeGraphAndScenario(t)
 	setConfig(t, p.dir, fmt.Sprintf(`version: 1
-mode: sandbox
-workers: 4
+`+modeLines(isolated)+`workers: 4
 retry:
   task_retries: 1
   infra_backoff_initial: 200ms

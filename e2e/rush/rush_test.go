@@ -5,6 +5,7 @@ package rush
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,7 +28,38 @@ var (
 	zergBin   string
 	claudeBin string
 	repoRoot  string
+	// isolated is the mode the suites' isolated rushes run in: sandbox, or
+	// container when ZERG_E2E_ISOLATION=container (make test runs the rush,
+	// resilience, state and sandbox red-team suites once more that way, in
+	// containers of the image make container-image builds).
+	isolated = cmp.Or(os.Getenv("ZERG_E2E_ISOLATION"), "sandbox")
 )
+
+// testImage is the container mode's image of the suites.
+const testImage = "localhost/zerg-test:bookworm"
+
+// modeLines are the config lines that select mode (and its image).
+func modeLines(mode string) string {
+	if mode == "container" {
+		return "mode: container\ncontainer:\n  image: " + testImage + "\n"
+	}
+	return "mode: " + mode + "\n"
+}
+
+// applyIsolation gives a project whose config names no mode the suites'
+// isolated mode, as its default would be sandbox.
+func applyIsolation(t *testing.T, dir string) {
+	t.Helper()
+	if isolated == "sandbox" {
+		return
+	}
+	editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
+		if regexp.MustCompile(`(?m)^mode:`).MatchString(s) {
+			return s
+		}
+		return strings.TrimRight(s, "\n") + "\n" + modeLines(isolated)
+	})
+}
 
 func TestMain(m *testing.M) {
 	code, err := setup(m)
@@ -89,6 +122,7 @@ func newProject(t *testing.T, mutate func(dir string)) *project {
 	if mutate != nil {
 		mutate(p.dir)
 	}
+	applyIsolation(t, p.dir)
 	p.git("init", "-q", "-b", "main")
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "demo project")
@@ -482,12 +516,12 @@ func TestOwnershipViolation(t *testing.T) {
 // TestRushDeliversDemo: the same task, unprotected, is merged.
 func TestProtectedPaths(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"subprocess", "sandbox"} {
+	for _, mode := range []string{"subprocess", isolated} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
 				editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 					return strings.Replace(s, "task_retries: 2", "task_retries: 0", 1) +
-						"mode: " + mode + "\nsecurity:\n  protected_paths: [docs/extra.md]\n"
+						modeLines(mode) + "security:\n  protected_paths: [docs/extra.md]\n"
 				})
 				editFile(t, filepath.Join(dir, ".zerg", "specs", "demo", "task-graph.json"), func(s string) string {
 					return strings.Replace(s, `"files": {"create": ["docs/usage.md"]`, `"files": {"create": ["docs/*.md"]`, 1)
@@ -559,7 +593,7 @@ func TestGraphOwningAProtectedPath(t *testing.T) {
 func TestClaudeBehindASymlink(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, func(dir string) {
-		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string { return s + "mode: sandbox\n" })
+		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string { return s + modeLines(isolated) })
 	})
 	real, err := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(claudeBin)))
 	if err != nil {

@@ -144,7 +144,7 @@ func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
 // reaps it; in sandbox mode the whole sandbox dies with the coordinator.
 func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"subprocess", "sandbox"} {
+	for _, mode := range []string{"subprocess", isolated} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
 				editFile(t, scenarioPath(dir), func(s string) string {
@@ -152,7 +152,7 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 						"      - tools: [{name: Bash, input: {command: \"sleep 120\", description: \"take a while\"}}]\n      - tools: [{name: Write, input: {file_path: data/names.txt", 1)
 				})
 				editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
-					return "mode: " + mode + "\n" + s
+					return modeLines(mode) + s
 				})
 			})
 			cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
@@ -181,7 +181,7 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("status --watch did not end for a dead coordinator")
 			}
-			if mode == "sandbox" {
+			if mode == isolated {
 				// bwrap dies with its parent, the sandbox's PID 1 with bwrap,
 				// and every process of the sandbox with its PID 1.
 				deadline := time.Now().Add(10 * time.Second)

@@ -41,6 +41,7 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Proxy, sandbox.FlagProxy, "", "unix socket to forward "+sandbox.ProxyAddr+" to")
+	f.StringVar(&c.Lifeline, sandbox.FlagLifeline, "", "FIFO whose writer's end ends the sandbox")
 	f.BoolVar(&c.SeccompExec, sandbox.FlagSeccompExec, false, "set the limits and the seccomp filter, then exec the command")
 	f.BoolVar(&c.ExecStep, sandbox.FlagExecStep, false, "start the command through the seccomp step even where ptrace works")
 	f.Int64Var(&c.Limits.MemoryBytes, sandbox.FlagMemory, 0, "RLIMIT_DATA of the command")

@@ -21,8 +21,12 @@ import (
 // coordinator left (Reap) by what zerg wrote on them, never by their names.
 const LabelRun = "io.zerg.run"
 
-// insideDir is where zerg's init and the proxy socket are inside.
-var insideDir = filepath.Dir(sandbox.InsideExecutable)
+// insideDir is where zerg's init and the proxy socket are inside, and the
+// lifeline.
+var (
+	insideDir      = filepath.Dir(sandbox.InsideExecutable)
+	insideLifeline = insideDir + "/lifeline"
+)
 
 // DefaultPath is PATH inside a container whose image sets none.
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -36,6 +40,9 @@ type Box struct {
 	// Path is PATH inside: the image's own, where its toolchain is. The
 	// host's PATH means nothing there.
 	Path string
+	// Lifeline is a FIFO NewLifeline holds (""= none): every container
+	// ends when the process that holds it is gone.
+	Lifeline string
 }
 
 // Command returns the client command that runs argv in a new container
@@ -226,6 +233,12 @@ func (b Box) runArgs(s sandbox.Spec, name, envFile, exe string, argv []string) (
 		return nil, err
 	}
 	ic := sandbox.InitConfig{Limits: initLimits}
+	if b.Lifeline != "" {
+		if err := mount(b.Lifeline, insideLifeline, true); err != nil {
+			return nil, err
+		}
+		ic.Lifeline = insideLifeline
+	}
 	if s.ProxySocket != "" {
 		if err := mount(s.ProxySocket, sandbox.InsideProxy, true); err != nil {
 			return nil, err

@@ -185,7 +185,17 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 				return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 			}
 		}
-		box = *b
+		// The containers end with this coordinator, as sandboxes do.
+		if err := os.MkdirAll(paths.State, 0o755); err != nil {
+			return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
+		lifeline := filepath.Join(paths.State, fmt.Sprintf("lifeline-%d", os.Getpid()))
+		if err := container.NewLifeline(lifeline); err != nil {
+			return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
+		withLife := *b
+		withLife.Lifeline = lifeline
+		box = withLife
 	}
 	root, err := WorkspaceRoot()
 	if err != nil {

@@ -55,6 +55,20 @@ func RunInit(c InitConfig, argv []string) int {
 		}
 		go forward(ln, c.Proxy)
 	}
+	if c.Lifeline != "" {
+		// Opened before the command starts: a starter that is already gone
+		// ends the sandbox before the command runs a line.
+		hup, err := watchLifeline(c.Lifeline)
+		if err != nil {
+			return initFail("lifeline: %w", err)
+		}
+		go func() {
+			<-hup
+			// As PID 1, exiting ends every process of the namespace.
+			fmt.Fprintln(os.Stderr, "zerg: the process that started this sandbox is gone: ending it")
+			os.Exit(137)
+		}()
+	}
 	// Signals are wanted before the child exists, so none is lost between.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
@@ -337,4 +351,35 @@ func forEachLimit(l Limits, set func(name string, res int, r *syscall.Rlimit) er
 		return err
 	}
 	return one("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, int64(l.OpenFiles), 0)
+}
+
+// watchLifeline opens the FIFO for reading and returns a channel closed
+// when it has no writer left (POLLHUP). Its only writer is the starter's
+// process, which holds it open while it lives; nobody inside can write to
+// it (it is not theirs), so nobody inside can keep the sandbox alive.
+func watchLifeline(path string) (<-chan struct{}, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	hup := make(chan struct{})
+	go func() {
+		defer close(hup)
+		buf := make([]byte, 64)
+		for {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+				return
+			}
+			if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+				return
+			}
+			if fds[0].Revents&unix.POLLIN != 0 {
+				if n, _ := unix.Read(fd, buf); n == 0 {
+					return
+				}
+			}
+		}
+	}()
+	return hup, nil
 }

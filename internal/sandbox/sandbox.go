@@ -373,6 +373,12 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // flag set (internal/cli/sandbox.go) must agree.
 type InitConfig struct {
 	Proxy       string // the socket inside to forward ProxyAddr to; "" = no forwarder
+	// Lifeline is a FIFO whose only writer is the process that started the
+	// sandbox: when that process is gone (killed too), the init ends and
+	// takes every process of the sandbox with it. A container's engine
+	// keeps it running without its client, where bwrap's
+	// --die-with-parent would end it.
+	Lifeline    string
 	SeccompExec bool   // be the seccomp step: limits, seccomp, exec
 	// ExecStep makes the init start the command through the seccomp step
 	// even where it could trace it. Command never sets it; it is the path
@@ -384,6 +390,7 @@ type InitConfig struct {
 // Flag names of InitCommand.
 const (
 	FlagProxy       = "proxy"
+	FlagLifeline    = "lifeline"
 	FlagSeccompExec = "seccomp-exec"
 	FlagExecStep    = "exec-step"
 	FlagMemory      = "memory-bytes"
@@ -398,6 +405,9 @@ func (c InitConfig) Flags() []string {
 	var f []string
 	if c.Proxy != "" {
 		f = append(f, "--"+FlagProxy, c.Proxy)
+	}
+	if c.Lifeline != "" {
+		f = append(f, "--"+FlagLifeline, c.Lifeline)
 	}
 	if c.SeccompExec {
 		f = append(f, "--"+FlagSeccompExec)

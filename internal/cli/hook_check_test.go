@@ -328,7 +328,7 @@ func TestHookCheckUsageErrors(t *testing.T) {
 	}{
 		{"no graph", []string{"--task", "T1"}, "needs --graph"},
 		{"no task", []string{"--graph", graph}, "needs --task"},
-		{"bad mode", []string{"--graph", graph, "--task", "T1", "--mode", "container"}, "--mode container"},
+		{"bad mode", []string{"--graph", graph, "--task", "T1", "--mode", "vm"}, "--mode vm"},
 		{"unknown task", []string{"--graph", graph, "--task", "T9"}, `no task "T9" (its tasks: T1, T2)`},
 		{"missing graph", []string{"--graph", filepath.Join(ws, "nope.json"), "--task", "T1"}, "nope.json"},
 		{"invalid graph", []string{"--graph", invalid, "--task", "T1"}, "invalid task graph (1 error"},

@@ -167,6 +167,13 @@ func readDevcontainer(path, root, name string) (Devcontainer, error) {
 		}
 	}
 	sort.Strings(dc.Ignored)
+	// Both reach the engine's command line as arguments of their own.
+	if strings.HasPrefix(dc.Image, "-") || strings.ContainsAny(dc.Image, " \t\n") {
+		return Devcontainer{}, fmt.Errorf("%s: image %q is not an image reference; fix it", name, dc.Image)
+	}
+	if strings.HasPrefix(dc.Target, "-") || strings.ContainsAny(dc.Target, " \t\n") {
+		return Devcontainer{}, fmt.Errorf("%s: build.target %q is not a build stage's name; fix it", name, dc.Target)
+	}
 	switch {
 	case dc.Image == "" && dockerfile == "":
 		if _, compose := top["dockerComposeFile"]; compose {

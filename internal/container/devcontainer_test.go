@@ -185,6 +185,12 @@ func TestReadDevcontainerForms(t *testing.T) {
 			wantErr: "image uses ${...} variable substitution",
 		},
 		{
+			name:    "an image that would be an option",
+			files:   map[string]string{".devcontainer.json": `{"image": "--help"}`},
+			path:    ".devcontainer.json",
+			wantErr: `image "--help" is not an image reference`,
+		},
+		{
 			name:    "an arg that is not a string",
 			files:   map[string]string{".devcontainer.json": `{"build": {"dockerfile": "D", "args": {"N": 3}}}`, "D": "FROM scratch"},
 			path:    ".devcontainer.json",

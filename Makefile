@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap podman container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
 
 all: build
 
@@ -41,6 +41,29 @@ bwrap:
 	    echo "bubblewrap (bwrap) is missing; zerg's sandbox mode needs it: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)"; \
 	    exit 1; \
 	  fi; }
+
+# Container mode needs an engine: podman (with runc, and uidmap and
+# fuse-overlayfs for rootless use), and mmdebstrap builds the test image.
+# Installed when missing and we can (root, apt-get), like bwrap.
+PODMAN_PKGS := podman runc uidmap fuse-overlayfs mmdebstrap
+podman:
+	@missing=; \
+	for c in podman runc newuidmap fuse-overlayfs mmdebstrap; do command -v $$c >/dev/null 2>&1 || missing=1; done; \
+	[ -z "$$missing" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install $(PODMAN_PKGS)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PODMAN_PKGS) >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(PODMAN_PKGS); }; \
+	  else \
+	    echo "podman is missing; zerg's container mode and its tests need it: sudo apt-get install $(PODMAN_PKGS)"; \
+	    exit 1; \
+	  fi; }
+
+# The image container mode's end-to-end tests run workers in
+# (localhost/zerg-test:bookworm), built from Debian packages only; skipped
+# when the engine has it with the same recipe (scripts/container-image.sh).
+container-image: podman
+	./scripts/container-image.sh
 
 # The README's test command: formatting, vet, and every test of both tiers
 # (docs/testing.md): ./... takes in the unit tier (internal/) and every

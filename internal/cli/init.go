@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
@@ -215,7 +216,17 @@ func writeConfigFile(env *initEnv, r *initReport) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(config.Template())
+	tmpl, detail := config.Template(), ""
+	// A devcontainer makes container mode an option worth a line; sandbox
+	// stays the mode. A devcontainer.json zerg cannot look at (a directory
+	// of that name) is no reason to fail init: the config says nothing.
+	if dc, _ := container.FindDevcontainer(env.root); dc != "" {
+		rel, _ := filepath.Rel(env.root, dc)
+		rel = filepath.ToSlash(rel)
+		tmpl = config.TemplateWithDevcontainer(rel)
+		detail = "a devcontainer was found at " + rel + ": mode: container is an option"
+	}
+	_, err = f.Write(tmpl)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -227,7 +238,7 @@ func writeConfigFile(env *initEnv, r *initReport) error {
 		_ = os.Remove(path)
 		return err
 	}
-	r.add(&r.Created, "created", config.FileName, "")
+	r.add(&r.Created, "created", config.FileName, detail)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/slash"
 )
@@ -381,5 +382,51 @@ func TestInitWritesNothingTheSecretScanFlags(t *testing.T) {
 	bare := fmt.Sprintf("{\n  \"files\": {\n    \".claude/commands/zerg/mockapi.md\": \"%x\"\n  }\n}\n", digest)
 	if len(sc.ScanFile("slash-commands.json", []byte(bare))) == 0 {
 		t.Fatal("control: a bare hex digest after mockapi.md is not flagged, so this test checks nothing")
+	}
+}
+
+// With a devcontainer, init's config says container mode is an option,
+// right above mode, and keeps sandbox; without one, it is the template.
+func TestInitConfigNotesDevcontainer(t *testing.T) {
+	for _, tt := range []struct {
+		name, devcontainer, note string
+	}{
+		{"none", "", ""},
+		{"in .devcontainer/", ".devcontainer/devcontainer.json", ".devcontainer/devcontainer.json"},
+		{"at the root", ".devcontainer.json", ".devcontainer.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tt.devcontainer != "" {
+				p := filepath.Join(root, filepath.FromSlash(tt.devcontainer))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(`{"image": "x"}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := &initReport{}
+			if err := writeConfigFile(&initEnv{root: root}, r); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(root, ".zerg", "config.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := string(config.Template())
+			if tt.note != "" {
+				want = string(config.TemplateWithDevcontainer(tt.note))
+				if !strings.Contains(r.lines[0], "a devcontainer was found at "+tt.note) {
+					t.Fatalf("report: %q", r.lines)
+				}
+			}
+			if string(got) != want {
+				t.Fatalf("config:\n%s", got)
+			}
+			if !strings.Contains(string(got), "\nmode: sandbox\n") {
+				t.Fatal("mode is not sandbox")
+			}
+		})
 	}
 }

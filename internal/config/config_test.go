@@ -654,3 +654,23 @@ func TestProblemCodes(t *testing.T) {
 		}
 	}
 }
+
+// With a devcontainer, the template says so right above mode and still
+// loads to Default(): sandbox mode stays the default.
+func TestTemplateWithDevcontainer(t *testing.T) {
+	tmpl := TemplateWithDevcontainer(".devcontainer/devcontainer.json")
+	got, err := Parse(tmpl, FileName)
+	if err != nil {
+		t.Fatalf("template does not load:\n%v", err)
+	}
+	if !reflect.DeepEqual(got, Default()) {
+		t.Fatalf("template differs from Default():\n got  %+v\n want %+v", got, Default())
+	}
+	want := "\n# A devcontainer was found at .devcontainer/devcontainer.json: mode: container runs workers in its image (docs/container.md).\nmode: sandbox\n"
+	if !strings.Contains(string(tmpl), want) {
+		t.Fatalf("no note right above mode:\n%s", tmpl)
+	}
+	if rest := strings.Replace(string(tmpl), want, "\nmode: sandbox\n", 1); rest != string(Template()) {
+		t.Fatal("the template changed elsewhere than the note")
+	}
+}

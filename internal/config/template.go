@@ -1,9 +1,29 @@
 package config
 
+import "strings"
+
 // Template returns the commented config that zerg init writes. It sets every
 // option to its default, so it loads to exactly Default() (a test holds it to
 // that), and says what each option does. docs/configuration.md has more.
 func Template() []byte { return []byte(template) }
+
+// TemplateWithDevcontainer is Template for a repository that has a
+// devcontainer at path (relative to its root): a comment right above mode
+// says container mode would run workers in its image. mode stays sandbox;
+// choosing container mode is the user's.
+func TemplateWithDevcontainer(path string) []byte {
+	path = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, path)
+	note := "# A devcontainer was found at " + path + ": mode: container runs workers in its image (docs/container.md).\n"
+	return []byte(strings.Replace(template, "\n"+templateModeLine, "\n"+note+templateModeLine, 1))
+}
+
+// templateModeLine is the template's mode option, a whole line.
+const templateModeLine = "mode: sandbox\n"
 
 const template = `# zerg project configuration. Every option is shown with its default;
 # delete a line to keep the default. Reference: docs/configuration.md.

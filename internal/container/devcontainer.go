@@ -521,6 +521,12 @@ var networkSigns = []string{
 // streamed to progress.
 func build(ctx context.Context, rt Runtime, root string, dc Devcontainer, tag string, progress io.Writer) error {
 	args := BuildArgs(dc, tag)
+	if rt.Name == Podman {
+		// zerg never pulls: a FROM image the engine lacks is named, not
+		// fetched (docker's build has no such switch; it pulls only what
+		// it lacks).
+		args = append([]string{args[0], "--pull=never"}, args[1:]...)
+	}
 	source := relTo(root, dc.Path)
 	fmt.Fprintf(progress, "building the devcontainer image %s from %s (%s build)\n", tag, source, rt.Name)
 	w := &prefixWriter{w: progress, prefix: rt.Name + " build | "}

@@ -355,8 +355,10 @@ build)
 	if [ -f "$d/fail" ]; then cat "$d/fail" >&2; exit 1; fi
 	echo "STEP 1/2: FROM localhost/base"
 	printf 'STEP 2/2: RUN true\r\n' >&2
-	echo "COMMIT $3"
-	printf '%s\n' "$3" >> "$d/images"
+	tag=; prev=
+	for a; do [ "$prev" = -t ] && tag=$a; prev=$a; done
+	echo "COMMIT $tag"
+	printf '%s\n' "$tag" >> "$d/images"
 	printf 'no newline at the end';;
 *)
 	echo "unexpected: $*" >&2; exit 2;;
@@ -471,7 +473,7 @@ func TestResolveImageBuildsOnceThenCaches(t *testing.T) {
 	calls := rt.calls(t)
 	wantCalls := []string{
 		"image inspect --format {{.Id}} " + tag,
-		"build -t " + tag + " -f " + filepath.Join(root, ".devcontainer", "Dockerfile") + " --build-arg A=1 --build-arg B=2 --target dev " + root,
+		"build --pull=never -t " + tag + " -f " + filepath.Join(root, ".devcontainer", "Dockerfile") + " --build-arg A=1 --build-arg B=2 --target dev " + root,
 	}
 	if !reflect.DeepEqual(calls, wantCalls) {
 		t.Fatalf("calls\n%q\nwant\n%q", calls, wantCalls)

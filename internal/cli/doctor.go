@@ -19,6 +19,8 @@ import (
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/container"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
@@ -35,7 +37,23 @@ type doctorReport struct {
 	UserNS  usernsCheck  `json:"user_namespaces"`
 	Sandbox sandboxCheck `json:"sandbox"`
 	Cgroups cgroupCheck  `json:"cgroups"`
-	Root    bool         `json:"root"`
+	// Container is container mode's engine and image.
+	Container containerCheck `json:"container"`
+	// Mode is the configured mode (sandbox when there is no config).
+	Mode string `json:"mode"`
+	Root bool   `json:"root"`
+}
+
+// containerCheck says whether container mode works here: the engine
+// container.runtime names, the image the config or devcontainer gives,
+// and a container of it started as the worker user.
+type containerCheck struct {
+	Available bool   `json:"available"`
+	Runtime   string `json:"runtime,omitempty"`
+	Rootless  bool   `json:"rootless,omitempty"`
+	Image     string `json:"image,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // cgroupCheck says whether sandboxed attempts get a cgroup of their own
@@ -84,6 +102,7 @@ type doctorDeps struct {
 	toolVer   func(ctx context.Context, path string, args ...string) (string, error)
 	userns    func() usernsCheck
 	sandbox   func(ctx context.Context, a *app) sandboxCheck
+	container func(ctx context.Context, a *app) containerCheck
 	cgroups   func() cgroupCheck
 	isRoot    func() bool
 	configBin func(a *app) string
@@ -96,6 +115,7 @@ var defaultDoctorDeps = doctorDeps{
 	toolVer:   toolVersion,
 	userns:    probeUserNS,
 	sandbox:   probeSandbox,
+	container: probeContainer,
 	cgroups:   probeCgroups,
 	isRoot:    func() bool { return os.Geteuid() == 0 },
 	configBin: configuredClaude,
@@ -106,13 +126,16 @@ func newDoctorCmd(a *app) *cobra.Command {
 	var claudePath string
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
-		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces, the sandbox",
+		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces, the sandbox, containers",
 		Long: `Reports the Claude Code binary zerg would launch (path, where it was found,
 version, and whether it is the version pinned in tools/claude/package.json),
 git, bubblewrap, user namespaces, whether a sandbox starts on this machine
 (and why not), whether sandboxed attempts get a cgroup of their own (memory
-and processes as totals) and whether zerg runs as root.
-Exit 0 when everything required (git, claude) is there, 1 otherwise.`,
+and processes as totals), whether a container of the project's image starts
+(container mode: the engine, the image, and why not) and whether zerg runs
+as root.
+Exit 0 when everything required (git, claude, and the configured mode's
+container engine and image in container mode) is there, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd.Context(), a, defaultDoctorDeps, claudePath, asJSON)
@@ -157,7 +180,15 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if d.cgroups != nil {
 		rep.Cgroups = d.cgroups()
 	}
-	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found
+	rep.Mode = config.Default().Mode
+	if cfg := nearestConfig(a); cfg != nil {
+		rep.Mode = cfg.Mode
+	}
+	if d.container != nil {
+		rep.Container = d.container(ctx, a)
+	}
+	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found &&
+		(rep.Mode != config.ModeContainer || rep.Container.Available)
 
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
@@ -232,6 +263,14 @@ func printDoctor(a *app, rep doctorReport) {
 	} else {
 		line("--", "cgroups", "none ("+cg.Detail+"): memory and processes are limited per process only (docs/sandbox.md)")
 	}
+	switch ct := rep.Container; {
+	case ct.Available:
+		line("ok", "container", fmt.Sprintf("%s%s starts %s (%s)", ct.Runtime, map[bool]string{true: " (rootless)"}[ct.Rootless], ct.Image, ct.Source))
+	case rep.Mode == config.ModeContainer:
+		line("FAIL", "container", ct.Error+" (required: the config's mode is container; docs/container.md)")
+	default:
+		line("--", "container", "unavailable: "+ct.Error+" (optional: needed for the container isolation mode)")
+	}
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {
@@ -288,29 +327,88 @@ func probeUserNS() usernsCheck {
 // configured worker user when zerg runs as root (nobody while that user does
 // not exist yet: zerg creates it on the first run), else zerg's own user.
 func probeSandbox(ctx context.Context, a *app) sandboxCheck {
-	uid, gid, who := 0, 0, "zerg's own user"
-	if u, err := user.Current(); err == nil {
-		who = fmt.Sprintf("%s (uid %s)", u.Username, u.Uid)
-	}
-	if os.Geteuid() == 0 {
-		name := config.DefaultWorkerUser
-		if cfg := nearestConfig(a); cfg != nil && cfg.Security.WorkerUser != "" {
-			name = cfg.Security.WorkerUser
-		}
-		if u, err := security.LookupWorkerUser(name); err == nil {
-			uid, gid, who = u.UID, u.GID, u.String()
-		} else if n, err := user.Lookup("nobody"); err == nil {
-			uid, _ = strconv.Atoi(n.Uid)
-			gid, _ = strconv.Atoi(n.Gid)
-			who = fmt.Sprintf("nobody (uid %d; the worker user %s does not exist yet)", uid, name)
-		} else {
-			return sandboxCheck{Error: fmt.Sprintf("no unprivileged user to try it as: %s and nobody do not exist", name)}
-		}
+	uid, gid, who, err := probeUser(a)
+	if err != nil {
+		return sandboxCheck{Error: err.Error()}
 	}
 	if err := sandbox.Check(ctx, uid, gid); err != nil {
 		return sandboxCheck{User: who, Error: err.Error()}
 	}
 	return sandboxCheck{Available: true, User: who}
+}
+
+// probeUser is the user a probe starts a sandbox or container as.
+func probeUser(a *app) (uid, gid int, who string, err error) {
+	who = "zerg's own user"
+	if u, err := user.Current(); err == nil {
+		who = fmt.Sprintf("%s (uid %s)", u.Username, u.Uid)
+	}
+	if os.Geteuid() != 0 {
+		return 0, 0, who, nil
+	}
+	name := config.DefaultWorkerUser
+	if cfg := nearestConfig(a); cfg != nil && cfg.Security.WorkerUser != "" {
+		name = cfg.Security.WorkerUser
+	}
+	if u, err := security.LookupWorkerUser(name); err == nil {
+		return u.UID, u.GID, u.String(), nil
+	}
+	n, err := user.Lookup("nobody")
+	if err != nil {
+		return 0, 0, who, fmt.Errorf("no unprivileged user to try it as: %s and nobody do not exist", name)
+	}
+	uid, _ = strconv.Atoi(n.Uid)
+	gid, _ = strconv.Atoi(n.Gid)
+	return uid, gid, fmt.Sprintf("nobody (uid %d; the worker user %s does not exist yet)", uid, name), nil
+}
+
+// probeContainer finds the engine and the image container mode would use
+// (building a devcontainer's image when it is not built yet, as a rush
+// would) and starts a container of it.
+func probeContainer(ctx context.Context, a *app) containerCheck {
+	cfg := config.Default()
+	if c := nearestConfig(a); c != nil {
+		cfg = *c
+	}
+	rt, err := container.Detect(ctx, cfg.Container.Runtime)
+	if err != nil {
+		return containerCheck{Error: err.Error()}
+	}
+	ct := containerCheck{Runtime: rt.Name, Rootless: rt.Rootless}
+	root := ""
+	if wd, err := a.getwd(); err == nil {
+		root, err = gitx.New(wd).TopLevel(ctx)
+	}
+	if root == "" && cfg.Container.Image == "" {
+		ct.Error = "no image: outside a repository there is no devcontainer, and container.image is not set"
+		return ct
+	}
+	img, err := container.ResolveImage(ctx, rt, root, cfg.Container.Image, a.stderr)
+	if err != nil {
+		ct.Error = err.Error()
+		return ct
+	}
+	ct.Image, ct.Source = img.Ref, img.Source
+	uid, gid, _, err := probeUser(a)
+	if err != nil {
+		ct.Error = err.Error()
+		return ct
+	}
+	if uid == 0 {
+		uid, gid = os.Getuid(), os.Getgid()
+	}
+	path, err := rt.ImagePath(ctx, img.Ref)
+	if err != nil {
+		ct.Error = err.Error()
+		return ct
+	}
+	box := container.Box{Runtime: rt, Image: img.Ref, Path: path, Run: "doctor"}
+	if err := container.Check(ctx, box, uid, gid, sandbox.Limits{}); err != nil {
+		ct.Error = err.Error()
+		return ct
+	}
+	ct.Available = true
+	return ct
 }
 
 // configuredClaude returns claude.path from the nearest .zerg/config.yaml

@@ -159,3 +159,31 @@ func TestProbeSandbox(t *testing.T) {
 		t.Fatalf("probed as %q, want %q", sc.User, want)
 	}
 }
+
+// In a project whose mode is container, an engine or image that does not
+// work fails the doctor (exit 1, a FAIL line naming why); elsewhere it is
+// optional.
+func TestDoctorContainerRequiredByMode(t *testing.T) {
+	d := fakeDoctorDeps(t.TempDir(), false, false, "2.1.197")
+	d.container = func(context.Context, *app) containerCheck {
+		return containerCheck{Runtime: "podman", Error: "container.image localhost/nope:1: the engine (podman) has no such image"}
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".zerg"), 0o755)
+	for _, tc := range []struct {
+		config, want string
+		fails        bool
+	}{
+		{"version: 1\nmode: container\ncontainer:\n  image: localhost/nope:1\n", "FAIL    container        container.image localhost/nope:1", true},
+		{"version: 1\nmode: sandbox\n", "--      container        unavailable: container.image", false},
+	} {
+		os.WriteFile(filepath.Join(dir, ".zerg", "config.yaml"), []byte(tc.config), 0o644)
+		var out bytes.Buffer
+		a := newApp(&out, &out)
+		a.getwd = func() (string, error) { return dir, nil }
+		err := runDoctor(context.Background(), a, d, "", false)
+		if (err != nil) != tc.fails || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%q: err %v, want failure %v and %q in\n%s", tc.config, err, tc.fails, tc.want, out.String())
+		}
+	}
+}

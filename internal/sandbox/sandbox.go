@@ -372,14 +372,14 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // InitConfig is what InitCommand is asked to do; Flags and the command's
 // flag set (internal/cli/sandbox.go) must agree.
 type InitConfig struct {
-	Proxy       string // the socket inside to forward ProxyAddr to; "" = no forwarder
+	Proxy string // the socket inside to forward ProxyAddr to; "" = no forwarder
 	// Lifeline is a FIFO whose only writer is the process that started the
 	// sandbox: when that process is gone (killed too), the init ends and
 	// takes every process of the sandbox with it. A container's engine
 	// keeps it running without its client, where bwrap's
 	// --die-with-parent would end it.
 	Lifeline    string
-	SeccompExec bool   // be the seccomp step: limits, seccomp, exec
+	SeccompExec bool // be the seccomp step: limits, seccomp, exec
 	// ExecStep makes the init start the command through the seccomp step
 	// even where it could trace it. Command never sets it; it is the path
 	// taken where ptrace is refused, and tests take it on purpose.

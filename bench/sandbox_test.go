@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/sandbox/sandboxtest"
 )
@@ -77,6 +79,32 @@ func BenchmarkStartSandbox(b *testing.B) {
 		benchSandbox(b, s)
 	})
 	b.Run("sandbox-no-proxy", func(b *testing.B) { benchSandbox(b, spec) })
+	// Container mode: the same spec as a container of the end-to-end
+	// suites' image (make container-image), warm, with the proxy and the
+	// lifeline. The goal is at most 500 ms per start.
+	b.Run("container", func(b *testing.B) {
+		box, err := benchBox(b, root)
+		if err != nil {
+			b.Skip("SKIPPED: " + err.Error())
+		}
+		s := spec
+		s.ProxySocket = sock
+		var m medians
+		for b.Loop() {
+			start := time.Now()
+			cmd, done, err := box.Command(context.Background(), s, "/bin/true")
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := cmd.CombinedOutput()
+			done()
+			if err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+			m.add(start)
+		}
+		m.report(b)
+	})
 	// With two shared caches inside a home of mode 0700 (root's go module
 	// and build caches, say): as root, the sandbox's user cannot reach them
 	// and bwrap starts through zerg sandbox-prep (docs/sandbox.md).
@@ -94,6 +122,24 @@ func BenchmarkStartSandbox(b *testing.B) {
 		s.Shared = []string{filepath.Join(home, "go/pkg/mod"), filepath.Join(home, ".cache/go-build")}
 		benchSandbox(b, s)
 	})
+}
+
+// benchBox is container mode's boundary with the suites' image, or why
+// there is none here.
+func benchBox(b *testing.B, dir string) (container.Box, error) {
+	rt, err := container.Detect(context.Background(), container.Podman)
+	if err != nil {
+		return container.Box{}, err
+	}
+	const image = "localhost/zerg-test:bookworm"
+	if ok, _ := rt.ImageExists(context.Background(), image); !ok {
+		return container.Box{}, errors.New("no " + image + " (make container-image)")
+	}
+	life := filepath.Join(dir, "lifeline")
+	if err := container.NewLifeline(life); err != nil {
+		b.Fatal(err)
+	}
+	return container.Box{Runtime: rt, Image: image, Run: "bench", Lifeline: life}, nil
 }
 
 // BenchmarkStartSubprocess is the baseline alone: fork and exec of /bin/true.

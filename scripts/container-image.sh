@@ -16,7 +16,10 @@ set -euo pipefail
 image=${ZERG_TEST_IMAGE:-localhost/zerg-test:bookworm}
 suite=bookworm
 variant=minbase
-packages=(bash ca-certificates coreutils git)
+# git: zerg commits and bundles inside. curl, python3, zip, procps: the tools
+# the sandbox red team's attacks use (e2e/rush), so that each attack really
+# runs in container mode rather than failing for want of its program.
+packages=(bash ca-certificates coreutils git curl python3 zip procps)
 if [ "${ZERG_TEST_IMAGE_GO:-}" = 1 ]; then
   packages+=(golang-go)
 fi

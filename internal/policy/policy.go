@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -211,16 +212,21 @@ var readFields = map[string]string{
 
 // searchTools look under a directory (the "path" input, default the cwd)
 // with a pattern.
-var searchTools = map[string]bool{"Glob": true, "Grep": true, "LS": true}
+var searchTools = set("Glob Grep LS")
 
 // passTools touch neither files nor the network nor a shell, so they are
 // allowed as they are. Agent/Task start a subagent whose own tool calls go
 // through this hook again.
-var passTools = map[string]bool{
-	"TodoWrite": true, "TodoRead": true, "Task": true, "Agent": true,
-	"TaskCreate": true, "TaskGet": true, "TaskList": true, "TaskUpdate": true,
-	"TaskOutput": true, "TaskStop": true, "ExitPlanMode": true, "EnterPlanMode": true,
-	"StructuredOutput": true,
+var passTools = set(`TodoWrite TodoRead Task Agent TaskCreate TaskGet TaskList TaskUpdate TaskOutput TaskStop
+	ExitPlanMode EnterPlanMode StructuredOutput`)
+
+// set is the set of the space-separated words in s.
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }
 
 // IsWriteTool reports whether the policy checks tool as a file write.
@@ -324,28 +330,18 @@ func (sc scope) rel(resolved string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// within reports whether the clean path p is one of dirs or lies under one.
+func within(p string, dirs ...string) bool {
+	return slices.ContainsFunc(dirs, func(d string) bool { return pathx.Within(d, p) })
+}
+
 // readable reports whether resolved may be read: the workspace (itself
 // included) or a read dir.
 func (sc scope) readable(resolved string) bool {
-	if resolved == sc.ws || pathx.Below(sc.ws, resolved) {
-		return true
-	}
-	for _, d := range sc.reads {
-		if resolved == d || pathx.Below(d, resolved) {
-			return true
-		}
-	}
-	return false
+	return within(resolved, sc.ws) || within(resolved, sc.reads...)
 }
 
-func (sc scope) isProtected(resolved string) bool {
-	for _, d := range sc.prot {
-		if resolved == d || pathx.Below(d, resolved) {
-			return true
-		}
-	}
-	return false
-}
+func (sc scope) isProtected(resolved string) bool { return within(resolved, sc.prot...) }
 
 func local(rel string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)

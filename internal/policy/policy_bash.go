@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // BashPolicy says which commands the Bash tool may run. The check works on
@@ -204,7 +202,7 @@ func innerWords(words []bashWord) []bashWord {
 }
 
 // shellBuiltins are never programs a rule names.
-var shellBuiltins = map[string]bool{"cd": true, "exit": true, "return": true, "shift": true, ":": true, "wait": true, "read": true}
+var shellBuiltins = set("cd exit return shift : wait read")
 
 // bashDenied are commands never allowed in subprocess mode, whatever the
 // rules say, on top of those that reach outside (reachCommand).
@@ -247,20 +245,14 @@ var bashDeniedPrefixes = map[string][]string{
 // not path-checked and may be computed by a (quoted) command substitution;
 // the directories a pattern lists are still checked, and so are test's file
 // operands. date is not one: date -f FILE prints the lines of FILE.
-var pureCommands = map[string]bool{
-	"echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true, "pwd": true,
-	"id": true, "whoami": true, "uname": true, "basename": true, "dirname": true,
-	"seq": true, "sleep": true, "type": true,
-}
+var pureCommands = set("echo printf true false test [ pwd id whoami uname basename dirname seq sleep type")
 
 // mutatingCommands change files named by their arguments: every argument must
 // resolve inside the workspace (not a read dir) and may not be a glob.
-var mutatingCommands = map[string]bool{
-	"mkdir": true, "touch": true, "cp": true, "mv": true, "rm": true, "rmdir": true, "tee": true, "chmod": true,
-}
+var mutatingCommands = set("mkdir touch cp mv rm rmdir tee chmod")
 
 // globMutating may change files a pattern names: each match is checked.
-var globMutating = map[string]bool{"chmod": true}
+var globMutating = set("chmod")
 
 // dangerousEnv are variables a command prefix may not set: they change what
 // runs (PATH, LD_*, BASH_ENV, …) or where git looks.
@@ -287,7 +279,7 @@ func dangerousEnv(name string) bool {
 // pathListEnv are variables that only add directories to a search path
 // (imports of the worker's own code): allowed when every directory is one
 // the worker may read.
-var pathListEnv = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true}
+var pathListEnv = set("PYTHONPATH NODE_PATH")
 
 // stdBinDirs are where an absolute command name may point.
 var stdBinDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"}
@@ -328,7 +320,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 		return p.decideBashSandboxed(sc, in.Cwd, cmd, show)
 	}
 	cwd, err := resolvePath(filepath.Clean(in.Cwd))
-	if err != nil || !(cwd == sc.ws || pathx.Below(sc.ws, cwd) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
+	if err != nil || !(within(cwd, sc.ws) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
 		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
 	}
 	cmds, err := parseBash(cmd)
@@ -1203,7 +1195,7 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
 		for _, resolved := range all {
-			if resolved != ck.sc.ws && !pathx.Below(ck.sc.ws, resolved) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
+			if !within(resolved, ck.sc.ws) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
 				return nil, fmt.Errorf("%s leaves the workspace", what)
 			}
 			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // What some commands do with their arguments beyond reading them: write,
@@ -490,7 +488,7 @@ func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
 			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", show)
 		}
 		for _, r := range all {
-			if r != ck.sc.ws && !pathx.Below(ck.sc.ws, r) {
+			if !within(r, ck.sc.ws) {
 				return fmt.Errorf("ln: the link target %s is outside the workspace", show)
 			}
 			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {
@@ -699,23 +697,15 @@ func checkFind(ck *bashChecker, args []bashWord) error {
 }
 
 // findTextTests take one word that is not a path.
-var findTextTests = map[string]bool{
-	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
-	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-type": true, "-xtype": true, "-perm": true,
-	"-size": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true, "-cmin": true,
-	"-user": true, "-group": true, "-uid": true, "-gid": true, "-links": true, "-inum": true, "-maxdepth": true,
-	"-mindepth": true, "-printf": true, "-fstype": true, "-used": true, "-regextype": true, "-context": true,
-}
+var findTextTests = set(`-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type
+	-xtype -perm -size -mtime -mmin -atime -amin -ctime -cmin -user -group -uid -gid -links -inum -maxdepth -mindepth
+	-printf -fstype -used -regextype -context`)
 
 // findPathTests take a file that find reads.
-var findPathTests = map[string]bool{"-samefile": true, "-anewer": true, "-cnewer": true}
+var findPathTests = set("-samefile -anewer -cnewer")
 
 // findExecReaders may run from find -exec: they read the files find passes.
-var findExecReaders = map[string]bool{
-	"grep": true, "egrep": true, "fgrep": true, "cat": true, "head": true, "tail": true, "wc": true, "ls": true,
-	"stat": true, "file": true, "md5sum": true, "sha256sum": true, "du": true, "nl": true, "basename": true,
-	"dirname": true, "echo": true, "printf": true, "test": true, "[": true,
-}
+var findExecReaders = set("grep egrep fgrep cat head tail wc ls stat file md5sum sha256sum du nl basename dirname echo printf test [")
 
 // findExec checks the command of find -exec: a reading command, with {}
 // standing for every start path in turn.

@@ -24,21 +24,14 @@ import (
 // (reachCommand and gitDeniedOptions).
 
 // gitReadOnly are the subcommands that change nothing git could hook.
-var gitReadOnly = map[string]bool{
-	"status": true, "diff": true, "log": true, "show": true, "ls-files": true, "rev-parse": true, "blame": true,
-	"grep": true, "describe": true, "shortlog": true, "show-ref": true, "cat-file": true, "ls-tree": true,
-	"merge-base": true, "rev-list": true, "name-rev": true, "for-each-ref": true, "check-ignore": true,
-	"check-attr": true, "count-objects": true, "whatchanged": true, "range-diff": true, "diff-tree": true,
-	"diff-index": true, "diff-files": true, "version": true,
-}
+var gitReadOnly = set(`status diff log show ls-files rev-parse blame grep describe shortlog show-ref cat-file ls-tree
+	merge-base rev-list name-rev for-each-ref check-ignore check-attr count-objects whatchanged range-diff diff-tree
+	diff-index diff-files version`)
 
 // gitWritesTree are the subcommands that write files of the work tree from
 // the repository, which may hold symbolic links: like ln, they make later
 // paths of the same line unpredictable (see makesLinks).
-var gitWritesTree = map[string]bool{
-	"checkout": true, "switch": true, "restore": true, "reset": true, "stash": true, "rebase": true, "merge": true,
-	"cherry-pick": true, "revert": true, "am": true, "apply": true, "pull": true, "clone": true,
-}
+var gitWritesTree = set("checkout switch restore reset stash rebase merge cherry-pick revert am apply pull clone")
 
 // gitDeniedOptions are options of a subcommand that run a program, open an
 // editor, or take a template from elsewhere.

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Sandbox mode: the sandbox is the boundary for commands (docs/sandbox.md),
@@ -401,16 +399,9 @@ var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/tas
 
 // outside says why the absolute, cleaned path c is out of reach, or "".
 func (rc *reachChecker) outside(c string, write bool) string {
-	under := func(dirs ...string) bool {
-		for _, d := range dirs {
-			if c == d || pathx.Below(d, c) {
-				return true
-			}
-		}
-		return false
-	}
+	under := func(dirs ...string) bool { return within(c, dirs...) }
 	switch {
-	case c == rc.sc.ws || pathx.Below(rc.sc.ws, c), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
+	case within(c, rc.sc.ws), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
 		return ""
 	case under("/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
@@ -471,12 +462,7 @@ func (sc scope) sandboxTmp(c string) bool {
 			return true
 		}
 		entry := filepath.Join(d, strings.Split(rel, string(filepath.Separator))[0])
-		for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
-			if z == entry || pathx.Below(entry, z) {
-				return false
-			}
-		}
-		return true
+		return !sc.holdsOwn(entry)
 	}
 	return false
 }

@@ -36,13 +36,10 @@ type unwrapped struct {
 
 // strictWrappers are the wrappers subprocess mode looks through and
 // allows: they change how a command runs, not what it reaches.
-var strictWrappers = map[string]bool{
-	"time": true, "command": true, "builtin": true, "exec": true, "nohup": true, "nice": true, "ionice": true,
-	"timeout": true, "stdbuf": true, "setsid": true, "env": true, "eval": true,
-}
+var strictWrappers = set("time command builtin exec nohup nice ionice timeout stdbuf setsid env eval")
 
 // shells run a command line given with -c.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "mksh": true, "fish": true}
+var shells = set("sh bash dash zsh ksh ash mksh fish")
 
 // optScan walks a wrapper's options: vals are options that take a value
 // (as the next word or glued, "-n5", "--adjustment=5"); every other word

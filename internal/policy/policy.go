@@ -391,17 +391,14 @@ func protectedRel(rel string) string {
 }
 
 // target resolves a tool's path argument, absolute or relative to the
-// hook's absolute cwd, both ways (resolveBoth): the first is the kernel's
+// hook's absolute cwd, both ways (resolveFrom): the first is the kernel's
 // reading.
 func target(cwd, raw string) ([]string, error) {
-	t := raw
-	if !filepath.IsAbs(t) {
-		if cwd == "" || !filepath.IsAbs(cwd) {
-			return nil, errors.New("relative path and no absolute cwd")
-		}
-		t = cwd + string(filepath.Separator) + t
+	if !filepath.IsAbs(raw) && (cwd == "" || !filepath.IsAbs(cwd)) {
+		return nil, errors.New("relative path and no absolute cwd")
 	}
-	return resolveBoth(t)
+	all, _, err := resolveFrom(cwd, raw)
+	return all, err
 }
 
 func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) Decision {
@@ -527,23 +524,29 @@ func walkPath(p string) (resolved string, assumed bool, err error) {
 	return filepath.Join(append([]string{cur}, rest...)...), assumed, nil
 }
 
-// resolveBoth returns where the absolute path p may land: as the kernel
-// resolves it, and as a program that first cleans it lexically (a shell's
-// logical cd, many path libraries) resolves it. The two differ only when a
-// ".." follows a symlink; a check must accept both.
-func resolveBoth(p string) ([]string, error) {
-	phys, err := resolvePath(p)
-	if err != nil {
-		return nil, err
+// resolveFrom returns where the path p, absolute or relative to cwd, may
+// land: as the kernel resolves it, and as a program that first cleans it
+// lexically (a shell's logical cd, many path libraries) resolves it. The two
+// differ only when a ".." follows a symlink; a check must accept both. It
+// also says whether either reading assumes something about components that
+// do not exist yet (walkPath).
+func resolveFrom(cwd, p string) ([]string, bool, error) {
+	t := p
+	if !filepath.IsAbs(t) {
+		t = cwd + string(filepath.Separator) + t
 	}
-	lex, err := resolvePath(filepath.Clean(p))
+	phys, a1, err := walkPath(t)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	lex, a2, err := walkPath(filepath.Clean(t))
+	if err != nil {
+		return nil, false, err
 	}
 	if lex == phys {
-		return []string{phys}, nil
+		return []string{phys}, a1 || a2, nil
 	}
-	return []string{phys, lex}, nil
+	return []string{phys, lex}, a1 || a2, nil
 }
 
 // HookAllowOutput is the JSON the hook prints on stdout when the policy

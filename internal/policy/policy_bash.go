@@ -696,20 +696,9 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 		}
 		return ck.rawArgs(u.words, false)
 	}
-	ck2 := ck
-	if len(u.dirs) > 0 {
-		c2 := *ck
-		c2.cwds = slices.Clone(ck.cwds)
-		for _, d := range u.dirs {
-			next, err := c2.dirsOf(name+" "+d, d)
-			if err != nil {
-				return err
-			}
-			if err := c2.add(next); err != nil {
-				return err
-			}
-		}
-		ck2 = &c2
+	ck2, err := ck.inDirs(name+" ", u.dirs)
+	if err != nil {
+		return err
 	}
 	words := u.words
 	if !words[0].dynamic && (strings.HasSuffix(words[0].lit, ".py") || strings.HasSuffix(words[0].lit, ".pyw")) && name == "uv" {
@@ -1058,27 +1047,6 @@ func (ck *bashChecker) checkAll(cands []string, write bool) error {
 		}
 	}
 	return nil
-}
-
-// resolveFrom resolves p from cwd both ways (resolveBoth) and says whether
-// either reading assumes something about components that do not exist yet.
-func resolveFrom(cwd, p string) ([]string, bool, error) {
-	t := p
-	if !filepath.IsAbs(t) {
-		t = cwd + string(filepath.Separator) + t
-	}
-	phys, a1, err := walkPath(t)
-	if err != nil {
-		return nil, false, err
-	}
-	lex, a2, err := walkPath(filepath.Clean(t))
-	if err != nil {
-		return nil, false, err
-	}
-	if lex == phys {
-		return []string{phys}, a1 || a2, nil
-	}
-	return []string{phys, lex}, a1 || a2, nil
 }
 
 // checkPath resolves p from every possible cwd: it must be a special device,

@@ -164,15 +164,21 @@ func (ck *bashChecker) withDirs(name string, inv *invocation) (*bashChecker, err
 			dirs = append(dirs, o.value)
 		}
 	}
+	return ck.inDirs(name+" -C ", dirs)
+}
+
+// inDirs returns the checker for a command that runs in dirs (-C DIR, uv
+// run --directory DIR), named what+DIR in a refusal: they are added to the
+// possible cwds. They accumulate (each relative to the one before): each is
+// resolved from every directory known so far.
+func (ck *bashChecker) inDirs(what string, dirs []string) (*bashChecker, error) {
 	if len(dirs) == 0 {
 		return ck, nil
 	}
 	c := *ck
 	c.cwds = slices.Clone(ck.cwds)
 	for _, d := range dirs {
-		// -C dirs accumulate (each relative to the one before): resolve
-		// each from every directory known so far.
-		next, err := c.dirsOf(name+" -C "+d, d)
+		next, err := c.dirsOf(what+d, d)
 		if err != nil {
 			return nil, err
 		}

@@ -377,7 +377,7 @@ func (rc *reachChecker) path(p string, write bool) error {
 			t = filepath.Join(cwd, t)
 		}
 		cands := []string{filepath.Clean(t)}
-		if all, err := resolveBoth(t); err == nil {
+		if all, _, err := resolveFrom("", t); err == nil {
 			cands = append(cands, all...)
 		}
 		for _, c := range cands {

@@ -229,13 +229,6 @@ func set(s string) map[string]bool {
 	return m
 }
 
-// IsWriteTool reports whether the policy checks tool as a file write.
-func IsWriteTool(tool string) bool { _, ok := pathFields[tool]; return ok }
-
-// WriteToolsMatcher returns the tools whose paths the write policy checks,
-// as a Claude Code hook matcher.
-func WriteToolsMatcher() string { return "Write|Edit|MultiEdit|NotebookEdit" }
-
 // HookMatcher is the PreToolUse matcher the driver installs: every tool goes
 // through the hook, so a tool the policy does not know is denied rather than
 // silently allowed.

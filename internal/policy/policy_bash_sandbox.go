@@ -29,16 +29,11 @@ var sandboxReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 var sandboxTmpDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
 
 func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
-	cmds, refs, err := parseBashLenient(cmd)
-	for _, r := range refs {
-		if secretVar(r) {
-			return deny("", "Bash %s: it expands $%s, which may hold a credential (%s)", show, r, whyEnv)
-		}
+	cmds, why, err := parseSandboxed(cmd)
+	if why != nil {
+		return deny("", "Bash %s: %v", show, why)
 	}
 	if err != nil {
-		if why := rawReach(cmd); why != "" {
-			return deny("", "Bash %s: %s", show, why)
-		}
 		return Decision{Allow: true, Reason: "Bash " + show + ": not parsed (" + err.Error() + "); the sandbox bounds it"}
 	}
 	start := filepath.Clean(cwd)
@@ -50,6 +45,26 @@ func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
 		return deny("", "Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": nothing in it reaches outside the sandbox"}
+}
+
+// parseSandboxed parses a command line leniently (sandbox mode); no
+// commands when it does not parse (parseErr). why refuses it: it expands a
+// variable that may hold a credential, or it does not parse and its text
+// starts a program that reaches outside (rawReach).
+func parseSandboxed(line string) (cmds []*bashCmd, why, parseErr error) {
+	cmds, refs, err := parseBashLenient(line)
+	for _, r := range refs {
+		if secretVar(r) {
+			return nil, fmt.Errorf("it expands $%s, which may hold a credential (%s)", r, whyEnv), err
+		}
+	}
+	if err != nil {
+		if w := rawReach(line); w != "" {
+			return nil, errors.New(w), err
+		}
+		return nil, nil, err
+	}
+	return cmds, nil, nil
 }
 
 // reachChecker judges parsed commands for what they reach (sandbox mode),
@@ -150,17 +165,9 @@ func (rc *reachChecker) unwrapped(u unwrapped, args []bashWord, depth int) error
 		}
 	}
 	if u.script != nil && !u.script.dynamic {
-		cmds, refs, err := parseBashLenient(u.script.lit)
-		for _, r := range refs {
-			if secretVar(r) {
-				return fmt.Errorf("it expands $%s, which may hold a credential (%s)", r, whyEnv)
-			}
-		}
-		if err != nil {
-			if why := rawReach(u.script.lit); why != "" {
-				return errors.New(why)
-			}
-			return nil
+		cmds, why, _ := parseSandboxed(u.script.lit)
+		if why != nil {
+			return why
 		}
 		for _, ic := range cmds {
 			if err := rc.command(ic, depth+1); err != nil {

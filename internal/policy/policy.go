@@ -74,14 +74,11 @@ func (p *Policy) Validate() error {
 			return fmt.Errorf("%w: allow pattern %q: %v", ErrBad, pat, err)
 		}
 	}
-	for _, d := range p.ReadDirs {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: read dir %q is not an absolute path", ErrBad, d)
-		}
-	}
-	for _, d := range p.Protected {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBad, d)
+	for i, dirs := range [][]string{p.ReadDirs, p.Protected} {
+		for _, d := range dirs {
+			if !filepath.IsAbs(d) {
+				return fmt.Errorf("%w: %s %q is not an absolute path", ErrBad, []string{"read dir", "protected path"}[i], d)
+			}
 		}
 	}
 	if _, err := security.NewProtectedPaths(p.Protect); err != nil {
@@ -317,7 +314,7 @@ func (p *Policy) scope() (scope, error) {
 // false when it is the workspace itself or outside it.
 func (sc scope) rel(resolved string) (string, bool) {
 	rel, err := filepath.Rel(sc.ws, resolved)
-	if err != nil || rel == "." || !local(rel) {
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
@@ -335,10 +332,6 @@ func (sc scope) readable(resolved string) bool {
 }
 
 func (sc scope) isProtected(resolved string) bool { return within(resolved, sc.prot...) }
-
-func local(rel string) bool {
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
 
 // writeProtected says why a workspace-relative path may not be written:
 // protectedRel, or the protected list of the commit check (Policy.Protect)

@@ -525,7 +525,7 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	if !ck.allowed(name, script, c.words) {
 		return fmt.Errorf("%s is not an allowed command", describe(c.words))
 	}
-	if !script && !defaultProgram(name) && ck.inSharedTmp() {
+	if !script && !defaultPrograms[name] && ck.inSharedTmp() {
 		return fmt.Errorf("%s in a directory of the shared %s: run it in the workspace", name, ck.sc.sharedTmp)
 	}
 	if !script {
@@ -715,7 +715,7 @@ func reachOnly(words []bashWord, depth int) error {
 	if len(words) == 0 || depth > maxBashDepth || words[0].dynamic {
 		return nil
 	}
-	name := programOf(words[0])
+	name := filepath.Base(words[0].lit)
 	args := words[1:]
 	if err := reachCommand(name, args); err != nil {
 		return err
@@ -775,14 +775,9 @@ func describe(words []bashWord) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// defaultProgram reports whether name is one of the default commands
-// (DefaultBashAllow): they open only the files they name. Other programs
-// (a toolchain, an interpreter) also read configuration they find in
-// their directory and its parents.
-func defaultProgram(name string) bool {
-	return defaultPrograms[name]
-}
-
+// defaultPrograms are the default commands (DefaultBashAllow): they open
+// only the files they name. Other programs (a toolchain, an interpreter)
+// also read configuration they find in their directory and its parents.
 var defaultPrograms = func() map[string]bool {
 	m := map[string]bool{}
 	for _, r := range DefaultBashAllow() {
@@ -836,6 +831,9 @@ func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool 
 	return false
 }
 
+var gitPlainGlobals = set(`--no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs
+	--icase-pathspecs --no-replace-objects`)
+
 // gitRuleWords drops git's harmless global options, so "git -C sub
 // status" matches the rule "git status".
 func gitRuleWords(words []bashWord) []bashWord {
@@ -845,8 +843,7 @@ func gitRuleWords(words []bashWord) []bashWord {
 		switch a := words[i].lit; {
 		case a == "-C" && i+1 < len(words):
 			i += 2
-		case a == "--no-pager" || a == "-P" || a == "--no-optional-locks" || a == "--literal-pathspecs" ||
-			a == "--glob-pathspecs" || a == "--noglob-pathspecs" || a == "--icase-pathspecs" || a == "--no-replace-objects":
+		case gitPlainGlobals[a]:
 			i++
 		default:
 			return append(out, words[i:]...)
@@ -876,6 +873,8 @@ func (ck *bashChecker) pureArgs(name string, args []bashWord) error {
 	return nil
 }
 
+var testStringOps = set("-n -z = == != < > -eq -ne -lt -le -gt -ge ! ( ) -o -a")
+
 // testArgs checks test's and ['s file operands: every static word that is
 // not an operator is checked as a path (a string compared is harmless
 // there), and a computed word may not stand where a file operand or an
@@ -888,13 +887,6 @@ func (ck *bashChecker) testArgs(name string, args []bashWord) error {
 		return len(s) == 2 && s[0] == '-' && strings.IndexByte("abcdefghkprsuwxGLNOS", s[1]) >= 0
 	}
 	binFileOp := func(s string) bool { return s == "-nt" || s == "-ot" || s == "-ef" }
-	stringOp := func(s string) bool {
-		switch s {
-		case "-n", "-z", "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "!", "(", ")", "-o", "-a":
-			return true
-		}
-		return false
-	}
 	for i, a := range args {
 		if a.dynamic {
 			prevDyn := i > 0 && args[i-1].dynamic
@@ -905,7 +897,7 @@ func (ck *bashChecker) testArgs(name string, args []bashWord) error {
 			}
 			continue
 		}
-		if fileOp(a.lit) || binFileOp(a.lit) || stringOp(a.lit) || a.lit == "-t" {
+		if fileOp(a.lit) || binFileOp(a.lit) || testStringOps[a.lit] || a.lit == "-t" {
 			continue
 		}
 		if a.glob >= 0 {
@@ -1128,20 +1120,8 @@ func (ck *bashChecker) redirect(r bashRedir) error {
 	return nil
 }
 
-func isFD(s string) bool {
-	if s == "-" {
-		return true
-	}
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+// isFD reports whether s names a file descriptor (or "-", closing one).
+func isFD(s string) bool { return s == "-" || s != "" && strings.Trim(s, "0123456789") == "" }
 
 // cdTo: cd must stay inside the workspace (or a scratch directory of the
 // worker's own). Both readings of a ".." after a symlink are kept (bash's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -167,13 +168,13 @@ func (ck *bashChecker) gitArgs(sub string, rest []bashWord) error {
 				name, val, eq = a.lit, "", false
 				for j := 1; j < len(a.lit); j++ {
 					o := "-" + a.lit[j:j+1]
-					if contains(texts, o) || contains(paths, o) {
+					if slices.Contains(texts, o) || slices.Contains(paths, o) {
 						name, val, eq = o, a.lit[j+1:], j+1 < len(a.lit)
 						break
 					}
 				}
 			}
-			isText, isPath := contains(texts, name), contains(paths, name)
+			isText, isPath := slices.Contains(texts, name), slices.Contains(paths, name)
 			if grepPattern && (name == "-e" || name == "-f") {
 				grepPattern = false
 			}
@@ -231,15 +232,6 @@ func (ck *bashChecker) pathspec(a bashWord) error {
 		return ck.plainWord(a.lit[:a.glob], false)
 	}
 	return ck.plainWord(a.lit, false)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // gitHooksSafe refuses a git command that may change the repository when

@@ -269,7 +269,7 @@ func (rc *reachChecker) firstOperand(args []bashWord, given, takes []string) int
 		a := args[i].lit
 		name, _, _ := strings.Cut(a, "=")
 		switch {
-		case slices.Contains(given, name) || slices.Contains(given, safePrefix(a, 2)):
+		case slices.Contains(given, name) || slices.Contains(given, a[:min(2, len(a))]):
 			return -1
 		case a == "--":
 			if i+1 < len(args) {
@@ -284,13 +284,6 @@ func (rc *reachChecker) firstOperand(args []bashWord, given, takes []string) int
 		}
 	}
 	return -1
-}
-
-func safePrefix(s string, n int) string {
-	if len(s) < n {
-		return s
-	}
-	return s[:n]
 }
 
 // gitArgs: git's text options (a commit message, a log pattern) are not
@@ -406,26 +399,25 @@ var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/tas
 
 // outside says why the absolute, cleaned path c is out of reach, or "".
 func (rc *reachChecker) outside(c string, write bool) string {
-	under := func(dirs ...string) bool { return within(c, dirs...) }
 	switch {
 	case within(c, rc.sc.ws), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
 		return ""
-	case under("/dev/tcp", "/dev/udp"):
+	case within(c, "/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
 	case !write && (slices.Contains(sandboxProcInfo, c) || procNetRE.MatchString(c)):
 		// The sandbox's own: its CPUs and memory, its network namespace
 		// (only lo). Nothing of another process or of an environment.
 		return ""
-	case under("/proc"):
+	case within(c, "/proc"):
 		return "is in /proc (" + whyProcs + ", or of its environment)"
-	case under("/dev"):
+	case within(c, "/dev"):
 		if strings.HasPrefix(c, "/dev/fd/") || c == "/dev/tty" || strings.HasPrefix(c, "/dev/pts/") {
 			return ""
 		}
 		return "is a device outside the sandbox's"
-	case !write && (under(sandboxReadDirs...) || under(rc.sc.reads...)):
+	case !write && (within(c, sandboxReadDirs...) || within(c, rc.sc.reads...)):
 		return ""
-	case write && under(sandboxReadDirs...):
+	case write && within(c, sandboxReadDirs...):
 		return "is a system directory, read-only in the sandbox"
 	}
 	if strings.Contains(c, "/.claude") {
@@ -462,7 +454,7 @@ func rawReach(text string) string {
 func (sc scope) sandboxTmp(c string) bool {
 	for _, d := range sandboxTmpDirs {
 		rel, err := filepath.Rel(d, c)
-		if err != nil || !local(rel) {
+		if err != nil || !filepath.IsLocal(rel) {
 			continue
 		}
 		if rel == "." {

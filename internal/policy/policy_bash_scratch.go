@@ -61,7 +61,7 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || rel == "." || !local(rel) {
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return false
 	}
 	top := strings.Split(rel, string(filepath.Separator))[0]
@@ -108,7 +108,7 @@ func (sc scope) claudeTaskOutput(resolved string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || !local(rel) {
+	if err != nil || !filepath.IsLocal(rel) {
 		return false
 	}
 	return claudeTaskRE.MatchString(filepath.ToSlash(rel))
@@ -121,15 +121,9 @@ var claudeTaskRE = regexp.MustCompile(`^claude-[0-9]+/[^/]+/tasks/[A-Za-z0-9_-]+
 // configuration they find there and in /tmp itself (a Makefile, a
 // package.json, a conftest.py), which anyone may have put there.
 func (ck *bashChecker) inSharedTmp() bool {
-	if ck.sc.sharedTmp == "" {
-		return false
-	}
-	for _, c := range ck.cwds {
-		if within(c, ck.sc.sharedTmp) && !within(c, ck.sc.ws) && !ck.sc.inScratch(c) {
-			return true
-		}
-	}
-	return false
+	return ck.sc.sharedTmp != "" && slices.ContainsFunc(ck.cwds, func(c string) bool {
+		return within(c, ck.sc.sharedTmp) && !within(c, ck.sc.ws) && !ck.sc.inScratch(c)
+	})
 }
 
 // tmpRootCommands may run with the shared /tmp itself as the working
@@ -139,13 +133,5 @@ var tmpRootCommands = set("mkdir rm rmdir touch cp mv cat head tail wc echo prin
 
 // inTmpRoot reports whether the shell may be in the shared /tmp itself.
 func (ck *bashChecker) inTmpRoot() bool {
-	if ck.sc.sharedTmp == "" {
-		return false
-	}
-	for _, c := range ck.cwds {
-		if c == ck.sc.sharedTmp {
-			return true
-		}
-	}
-	return false
+	return ck.sc.sharedTmp != "" && slices.Contains(ck.cwds, ck.sc.sharedTmp)
 }

@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -355,9 +354,4 @@ var uvRunSpec = wrapSpec{
 		--no-binary-package --no-build-package --allow-insecure-host --no-extra --no-editable-package`),
 	dirs:  words("--directory --project"),
 	reads: words("--env-file --with-requirements --config-file"),
-}
-
-// programOf returns the base name a command word runs.
-func programOf(w bashWord) string {
-	return filepath.Base(w.lit)
 }

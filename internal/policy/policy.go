@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Version is the only policy file version this build understands.
@@ -440,8 +441,7 @@ func (p *Policy) match(rel string) (string, bool) {
 }
 
 func deny(path, format string, a ...any) Decision {
-	reason := strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ")
-	return Decision{Allow: false, Path: path, Reason: "denied: " + reason}
+	return Decision{Allow: false, Path: path, Reason: "denied: " + textx.OneLine(fmt.Sprintf(format, a...))}
 }
 
 // resolvePath resolves the absolute path p the way the kernel does: each

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // BashPolicy says which commands the Bash tool may run. The check works on
@@ -441,13 +443,7 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 	return j.cdTo(a.lit)
 }
 
-func clipCommand(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return "`" + s + "`"
-}
+func clipCommand(s string) string { return "`" + textx.Clip(textx.OneLine(s), 200) + "`" }
 
 // bashChecker checks parsed commands in order (subprocess mode), from
 // every directory the shell may be in (shellDirs). makesLinks says the command line makes symbolic
@@ -772,7 +768,7 @@ func describe(words []bashWord) string {
 	if len(words) > 1 && !strings.HasPrefix(words[1].lit, "-") && !words[1].dynamic {
 		s += " " + words[1].lit
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return textx.OneLine(s)
 }
 
 // defaultPrograms are the default commands (DefaultBashAllow): they open

@@ -636,15 +636,11 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 	if len(u.dirs) > 0 {
 		return fmt.Errorf("%s with a directory to run in is not allowed; cd first", name)
 	}
-	for _, f := range u.reads {
-		if err := ck.checkPath(f, false); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.reads, false); err != nil {
+		return err
 	}
-	for _, f := range u.writes {
-		if err := ck.checkPath(f, true); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.writes, true); err != nil {
+		return err
 	}
 	if u.lookup {
 		return nil
@@ -678,10 +674,8 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	if err := ck.rawArgs(own, false); err != nil {
 		return err
 	}
-	for _, f := range u.reads {
-		if err := ck.checkPath(f, false); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.reads, false); err != nil {
+		return err
 	}
 	if len(u.words) == 0 {
 		return nil
@@ -1043,6 +1037,16 @@ func (ck *bashChecker) checkAll(cands []string, write bool) error {
 // later pattern would hand it to a command as an option.
 func (ck *bashChecker) checkPath(p string, write bool) error {
 	return ck.checkPathFrom(ck.cwds, p, write)
+}
+
+// checkPaths checks each of paths (checkPath).
+func (ck *bashChecker) checkPaths(paths []string, write bool) error {
+	for _, p := range paths {
+		if err := ck.checkPath(p, write); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error {

@@ -394,42 +394,28 @@ func listener(name string, args []bashWord) string {
 // loopback reports whether a bind address (maybe with a port, or a
 // tcp:// URL) is the loopback interface.
 func loopback(v string) bool {
-	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
-	host := v
-	if h, _, ok := splitHostPort(v); ok {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
+	host := bindHost(v)
 	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return host == "localhost" || err == nil && a.IsLoopback()
 }
 
 // anyAddress reports whether a bind address is every interface or another
 // machine's interface: the unspecified address, "*", or an IP address that
 // is not the loopback.
 func anyAddress(v string) bool {
-	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
-	host := v
-	if h, _, ok := splitHostPort(v); ok {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "*" || host == "" || host == "all" {
-		return true
-	}
+	host := bindHost(v)
 	a, err := netip.ParseAddr(host)
-	return err == nil && !a.IsLoopback()
+	return host == "*" || host == "" || host == "all" || err == nil && !a.IsLoopback()
 }
 
-func splitHostPort(v string) (host, port string, ok bool) {
-	i := strings.LastIndexByte(v, ':')
-	if i < 0 || strings.Count(v, ":") > 1 && !strings.HasPrefix(v, "[") {
-		return "", "", false
+// bindHost is the host of a bind address: without a tcp:// or http://
+// scheme, a port, or the brackets of an IPv6 address.
+func bindHost(v string) string {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
+	if i := strings.LastIndexByte(v, ':'); i >= 0 && (strings.Count(v, ":") == 1 || strings.HasPrefix(v, "[")) {
+		v = v[:i]
 	}
-	return v[:i], v[i+1:], true
+	return strings.Trim(v, "[]")
 }
 
 // anyInterfaceRE finds the unspecified addresses in a command line's text,

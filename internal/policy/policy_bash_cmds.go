@@ -18,8 +18,8 @@ import (
 // (kinds: optPath by default, optWrite for a command that changes files).
 var specChecks = map[string]func(ck *bashChecker, inv *invocation, kinds []optKind) error{
 	"grep": checkGrep, "egrep": checkGrep, "fgrep": checkGrep,
-	"ls":    checkLs,
-	"chmod": checkChmod,
+	"ls":    noFollowTree("-L", "--dereference"),
+	"chmod": noFollowTree("-L"),
 	"cp":    checkCp,
 	"mv":    checkMv,
 	"ln":    checkLn,
@@ -196,18 +196,15 @@ func checkGrep(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	return nil
 }
 
-func checkLs(_ *bashChecker, inv *invocation, _ []optKind) error {
-	if inv.has("-L", "--dereference") && inv.has("-R", "--recursive") {
-		return fmt.Errorf("ls -R with -L is not allowed (%s)", whyFollow)
+// noFollowTree refuses -R with one of follow (-L): the walk would follow
+// symbolic links out of the workspace.
+func noFollowTree(follow ...string) func(*bashChecker, *invocation, []optKind) error {
+	return func(_ *bashChecker, inv *invocation, _ []optKind) error {
+		if inv.has(follow...) && inv.has("-R", "--recursive") {
+			return fmt.Errorf("%s -R with -L is not allowed (%s)", inv.name, whyFollow)
+		}
+		return nil
 	}
-	return nil
-}
-
-func checkChmod(_ *bashChecker, inv *invocation, _ []optKind) error {
-	if inv.has("-L") && inv.has("-R", "--recursive") {
-		return fmt.Errorf("chmod -R with -L is not allowed (%s)", whyFollow)
-	}
-	return nil
 }
 
 // sources returns the operands cp, mv and ln take from (all of them with

@@ -97,22 +97,14 @@ func (b BashPolicy) validate() error {
 // work tree only when no repository hook can run, see gitHooksSafe), and
 // running a repository script with sh or bash (or directly).
 func DefaultBashAllow() []string {
-	return []string{
-		"ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "sed",
-		"grep", "egrep", "fgrep", "find", "file", "stat", "du", "nl", "tac", "rev", "md5sum", "sha256sum",
-		"tree", "xxd", "hexdump", "od", "column", "paste", "fold", "strings", "jq",
-		"echo", "printf", "true", "false", "test", `\[`, "pwd", "date", "id", "whoami", "uname",
-		"basename", "dirname", "realpath", "readlink", "seq", "sleep", "which", "type",
-		"mkdir", "touch", "cp", "mv", "rm", "rmdir", "tee", "chmod",
-		"git status", "git diff", "git log", "git show", "git ls-files", "git rev-parse", "git blame", "git grep",
-		"git describe", "git shortlog", "git show-ref", "git cat-file", "git ls-tree", "git merge-base", "git rev-list",
-		"git name-rev", "git for-each-ref", "git check-ignore", "git check-attr", "git count-objects", "git whatchanged",
-		"git range-diff", "git diff-tree", "git diff-index", "git diff-files", "git version", "git reflog",
-		"git add", "git commit", "git checkout", "git switch", "git restore", "git reset", "git stash", "git rebase",
-		"git merge", "git cherry-pick", "git revert", "git mv", "git rm", "git init", "git clean", "git apply",
-		"git branch", "git tag", "git notes",
-		"sh {script}", "bash {script}", "{script}",
+	out := words(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
+		md5sum sha256sum tree xxd hexdump od column paste fold strings jq echo printf true false test \[ pwd date id
+		whoami uname basename dirname realpath readlink seq sleep which type mkdir touch cp mv rm rmdir tee chmod`)
+	for _, sub := range words(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
+		cherry-pick revert mv rm init clean apply branch tag notes`) {
+		out = append(out, "git "+sub)
 	}
+	return append(out, "sh {script}", "bash {script}", "{script}")
 }
 
 // toolchainRules are the rules a toolchain gets when the task's verification

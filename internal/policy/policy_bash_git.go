@@ -25,9 +25,11 @@ import (
 // (reachCommand and gitDeniedOptions).
 
 // gitReadOnly are the subcommands that change nothing git could hook.
-var gitReadOnly = set(`status diff log show ls-files rev-parse blame grep describe shortlog show-ref cat-file ls-tree
-	merge-base rev-list name-rev for-each-ref check-ignore check-attr count-objects whatchanged range-diff diff-tree
-	diff-index diff-files version`)
+var gitReadOnly = set(gitReadOnlyCmds)
+
+const gitReadOnlyCmds = `status diff log show ls-files rev-parse blame grep describe shortlog show-ref cat-file
+	ls-tree merge-base rev-list name-rev for-each-ref check-ignore check-attr count-objects whatchanged range-diff
+	diff-tree diff-index diff-files version`
 
 // gitWritesTree are the subcommands that write files of the work tree from
 // the repository, which may hold symbolic links: like ln, they make later

@@ -585,10 +585,8 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 		return err
 	}
 	if !strictWrappers[name] && !shells[name] {
-		if len(u.words) > 0 {
-			if err := reachOnly(u.words, depth+1); err != nil {
-				return err
-			}
+		if err := reachOnly(u.words, depth+1); err != nil {
+			return err
 		}
 		if err := reachScript(u.script, depth+1); err != nil {
 			return err

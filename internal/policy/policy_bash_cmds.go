@@ -53,13 +53,14 @@ func init() {
 
 // checkXxd: xxd's options are single words (-c 8, -s 10, -ps); its first
 // operand is read, its second written (xxd -r in out).
+var xxdValues = set("-c -g -l -o -s -n -cols -len -seek -groupsize -name -offset")
+
 func checkXxd(ck *bashChecker, args []bashWord) error {
 	var ops []string
 	for i := 0; i < len(args); i++ {
 		a := args[i].lit
 		switch {
-		case a == "-c" || a == "-g" || a == "-l" || a == "-o" || a == "-s" || a == "-n" || a == "-cols" || a == "-len" ||
-			a == "-seek" || a == "-groupsize" || a == "-name" || a == "-offset":
+		case xxdValues[a]:
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
 		default:

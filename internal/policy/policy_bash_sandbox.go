@@ -144,7 +144,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 		u, ok, err = runner(base, args)
 	}
 	if ok && err == nil {
-		return rc.unwrapped(u, args, depth)
+		return rc.unwrapped(u, depth)
 	}
 	if base == "find" {
 		return rc.find(args, depth)
@@ -153,7 +153,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 }
 
 // unwrapped judges what a wrapper or runner runs, and the files it opens.
-func (rc *reachChecker) unwrapped(u unwrapped, args []bashWord, depth int) error {
+func (rc *reachChecker) unwrapped(u unwrapped, depth int) error {
 	for _, f := range append(slices.Clone(u.reads), u.dirs...) {
 		if err := rc.path(f, false); err != nil {
 			return err

@@ -553,9 +553,7 @@ func (w *shellWalker) convert(x *syntax.Word, assignValue bool) (bashWord, error
 		var err error
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if err := w.lit(st, p.Value, i == 0, i == len(parts)-1); err != nil {
-				return st.bw, err
-			}
+			w.lit(st, p.Value, i == 0, i == len(parts)-1)
 			continue
 		case *syntax.SglQuoted:
 			v := p.Value
@@ -638,7 +636,7 @@ func unescapeDouble(s string) string {
 
 // lit lowers unquoted literal text: backslash escapes, pattern characters,
 // a leading ~.
-func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
+func (w *shellWalker) lit(st *wordState, s string, first, last bool) {
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		switch c {
@@ -660,10 +658,7 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 			st.b.WriteByte(c)
 			st.pb.WriteByte(c)
 		case '[':
-			class, n, err := w.bracket(s[j:], last)
-			if err != nil {
-				return err
-			}
+			class, n := w.bracket(s[j:], last)
 			if n == 0 {
 				// no closing ]: bash keeps the [ as it is
 				st.b.WriteByte(c)
@@ -688,7 +683,6 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 		}
 		st.prev = c
 	}
-	return nil
 }
 
 // bracket reads the bracket expression at the start of s ([abc], [!a-z],
@@ -697,7 +691,7 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 // Quotes, escapes, slashes, nested [ and POSIX classes inside are refused
 // (strict) rather than interpreted; last says no quoted or expanded part
 // follows s in the word, where the ] could be.
-func (w *shellWalker) bracket(s string, last bool) (class string, n int, err error) {
+func (w *shellWalker) bracket(s string, last bool) (class string, n int) {
 	j := 1
 	neg := false
 	if j < len(s) && (s[j] == '!' || s[j] == '^') {
@@ -711,15 +705,15 @@ func (w *shellWalker) bracket(s string, last bool) (class string, n int, err err
 	for ; j < len(s) && s[j] != ']'; j++ {
 		if strings.IndexByte("\\{}[/$", s[j]) >= 0 {
 			w.strict("a bracket pattern with %q in it", s[j])
-			return "", 0, nil
+			return "", 0
 		}
 	}
 	if j >= len(s) {
 		if !last {
 			w.strict("a bracket pattern with a quote or an expansion in it")
-			return "", 0, nil
+			return "", 0
 		}
-		return "", 0, nil
+		return "", 0
 	}
 	body := s[first:j]
 	var cb strings.Builder
@@ -738,7 +732,7 @@ func (w *shellWalker) bracket(s string, last bool) (class string, n int, err err
 		patLit(&cb, body[k])
 	}
 	cb.WriteByte(']')
-	return cb.String(), j + 1, nil
+	return cb.String(), j + 1
 }
 
 // patLit appends the literal byte c to a pattern, escaped when Match would

@@ -200,22 +200,13 @@ var shellBuiltins = set("cd exit return shift : wait read")
 
 // bashDenied are commands never allowed in subprocess mode, whatever the
 // rules say, on top of those that reach outside (reachCommand).
-var bashDenied = map[string]string{}
-
-func init() {
-	for why, names := range map[string][]string{
-		"privilege change":              {"sudo", "su", "doas", "pkexec", "runuser", "setpriv", "chroot", "unshare", "nsenter", "capsh"},
-		"an environment dump or change": {"env", "printenv", "set", "export", "declare", "typeset", "compgen", "unset", "local", "readonly", "shopt", "alias"},
-		"it runs a command the policy cannot see": {"source", ".", "xargs", "watch", "script", "stdbuf", "trap", "coproc",
-			"parallel", "flock", "strace", "ltrace", "valgrind", "perf", "gdb", "chrt", "taskset", "busybox", "toybox",
-			"unbuffer", "fakeroot", "caffeinate"},
-		"it changes the system": {"chown", "chgrp", "mount", "umount", "crontab", "at", "systemctl", "service", "reboot", "shutdown"},
-	} {
-		for _, n := range names {
-			bashDenied[n] = why
-		}
-	}
-}
+var bashDenied = whyOf(map[string]string{
+	"privilege change":              `sudo su doas pkexec runuser setpriv chroot unshare nsenter capsh`,
+	"an environment dump or change": `env printenv set export declare typeset compgen unset local readonly shopt alias`,
+	"it runs a command the policy cannot see": `source . xargs watch script stdbuf trap coproc parallel flock strace
+		ltrace valgrind perf gdb chrt taskset busybox toybox unbuffer fakeroot caffeinate`,
+	"it changes the system": `chown chgrp mount umount crontab at systemctl service reboot shutdown`,
+})
 
 // bashDeniedArgs are arguments that deny a command wherever they appear:
 // git's remote, config and credential commands and its option-borne command

@@ -793,6 +793,9 @@ func checkGofmt(ck *bashChecker, args []bashWord) error {
 	return nil
 }
 
+// jqValues are jq's options that take values (how many).
+var jqValues = map[string]int{"--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "--argfile": 2, "--indent": 1}
+
 // checkJq parses jq's arguments (some options take two words) and checks
 // its filter.
 func checkJq(ck *bashChecker, args []bashWord) error {
@@ -804,33 +807,19 @@ func checkJq(ck *bashChecker, args []bashWord) error {
 	argsMode, opts := false, true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		need := func(n int) error {
+		switch n := jqValues[a.lit]; {
+		case opts && a.lit == "--":
+			opts = false
+		case opts && n > 0:
 			if i+n >= len(args) {
 				return fmt.Errorf("jq %s needs %d values", a.lit, n)
 			}
-			return nil
-		}
-		switch {
-		case opts && a.lit == "--":
-			opts = false
-		case opts && (a.lit == "--arg" || a.lit == "--argjson"):
-			if err := need(2); err != nil {
-				return err
+			if strings.HasSuffix(a.lit, "file") { // --slurpfile NAME FILE
+				if err := ck.checkPath(args[i+2].lit, false); err != nil {
+					return err
+				}
 			}
-			i += 2
-		case opts && (a.lit == "--slurpfile" || a.lit == "--rawfile" || a.lit == "--argfile"):
-			if err := need(2); err != nil {
-				return err
-			}
-			if err := ck.checkPath(args[i+2].lit, false); err != nil {
-				return err
-			}
-			i += 2
-		case opts && a.lit == "--indent":
-			if err := need(1); err != nil {
-				return err
-			}
-			i++
+			i += n
 		case opts && (a.lit == "--args" || a.lit == "--jsonargs"):
 			argsMode = true
 		case opts && strings.HasPrefix(a.lit, "--"):

@@ -40,58 +40,14 @@ var strictWrappers = set("time command builtin exec nohup nice ionice timeout st
 // shells run a command line given with -c.
 var shells = set("sh bash dash zsh ksh ash mksh fish")
 
-// optScan walks a wrapper's options: vals are options that take a value
-// (as the next word or glued, "-n5", "--adjustment=5"); every other word
-// starting with "-" is a flag. It returns the index of the first operand.
-func optScan(args []bashWord, vals []string, stopAtNumber bool, seen func(opt, val string) error) (int, error) {
-	for i := 0; i < len(args); i++ {
-		a := args[i].lit
-		if args[i].dynamic {
-			return i, nil
-		}
-		if a == "--" {
-			return i + 1, nil
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			return i, nil
-		}
-		if stopAtNumber && len(a) > 1 && a[1] >= '0' && a[1] <= '9' {
-			continue // nice -10
-		}
-		name, val, eq := strings.Cut(a, "=")
-		if slices.Contains(vals, name) {
-			if !eq {
-				if i+1 >= len(args) {
-					return 0, fmt.Errorf("%s needs a value", a)
-				}
-				i++
-				val = args[i].lit
-			}
-			if err := seen(name, val); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		if !strings.HasPrefix(a, "--") && len(a) > 2 && slices.Contains(vals, a[:2]) {
-			// a cluster or a glued value: -n5, -oL
-			if err := seen(a[:2], a[2:]); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		if err := seen(a, ""); err != nil {
-			return 0, err
-		}
-	}
-	return len(args), nil
-}
-
 // wrapSpec is how a wrapper or runner reads its own options: vals take a
-// value; the value of one of writes or reads is a file it opens itself, of
-// dirs a directory it runs the command in, of script a command line it
-// runs; procs act on other processes and are refused. skip operands come
-// before the command (timeout's duration, chroot's root, flock's lock
-// file, chrt's priority); number: -10 is an option (nice).
+// value (as the next word or glued, "-n5", "--adjustment=5"), every other
+// word starting with "-" is a flag; the value of one of writes or reads is a
+// file it opens itself, of dirs a directory it runs the command in, of
+// script a command line it runs; procs act on other processes and are
+// refused. skip operands come before the command (timeout's duration,
+// chroot's root, flock's lock file, chrt's priority); number: -10 is an
+// option (nice).
 type wrapSpec struct {
 	vals, writes, reads, dirs, script, procs []string
 	skip                                     int
@@ -102,7 +58,7 @@ type wrapSpec struct {
 // first operand and the options seen.
 func (s wrapSpec) scan(name string, args []bashWord, u *unwrapped) (int, []string, error) {
 	var seen []string
-	i, err := optScan(args, s.vals, s.number, func(o, v string) error {
+	note := func(o, v string) error {
 		seen = append(seen, o)
 		switch {
 		case slices.Contains(s.procs, o):
@@ -117,12 +73,41 @@ func (s wrapSpec) scan(name string, args []bashWord, u *unwrapped) (int, []strin
 			u.script = &bashWord{raw: v, lit: v, glob: -1}
 		}
 		return nil
-	})
-	return i, seen, err
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i].lit
+		switch {
+		case args[i].dynamic:
+			return i, seen, nil
+		case a == "--":
+			return i + 1, seen, nil
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return i, seen, nil
+		case s.number && len(a) > 1 && a[1] >= '0' && a[1] <= '9':
+			continue // nice -10
+		}
+		o, v, eq := strings.Cut(a, "=")
+		switch {
+		case slices.Contains(s.vals, o) && !eq:
+			if i+1 >= len(args) {
+				return 0, seen, fmt.Errorf("%s needs a value", a)
+			}
+			i++
+			v = args[i].lit
+		case slices.Contains(s.vals, o):
+		case !strings.HasPrefix(a, "--") && len(a) > 2 && slices.Contains(s.vals, a[:2]):
+			o, v = a[:2], a[2:] // a cluster or a glued value: -n5, -oL
+		default:
+			o, v = a, ""
+		}
+		if err := note(o, v); err != nil {
+			return 0, seen, err
+		}
+	}
+	return len(args), seen, nil
 }
 
-func words(s string) []string { return strings.Fields(s) }
-
+// wrapSpecs are the wrappers unwrap reads with a spec.
 var wrapSpecs = map[string]wrapSpec{
 	"time":    {vals: words("-o --output -f --format"), writes: words("-o --output")},
 	"command": {}, "builtin": {}, "nohup": {}, "unbuffer": {}, "pkexec": {}, "fakeroot": {}, "caffeinate": {}, "setsid": {},

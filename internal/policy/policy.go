@@ -9,12 +9,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Version is the only policy file version this build understands.
@@ -73,14 +75,11 @@ func (p *Policy) Validate() error {
 			return fmt.Errorf("%w: allow pattern %q: %v", ErrBad, pat, err)
 		}
 	}
-	for _, d := range p.ReadDirs {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: read dir %q is not an absolute path", ErrBad, d)
-		}
-	}
-	for _, d := range p.Protected {
-		if !filepath.IsAbs(d) {
-			return fmt.Errorf("%w: protected path %q is not an absolute path", ErrBad, d)
+	for i, dirs := range [][]string{p.ReadDirs, p.Protected} {
+		for _, d := range dirs {
+			if !filepath.IsAbs(d) {
+				return fmt.Errorf("%w: %s %q is not an absolute path", ErrBad, []string{"read dir", "protected path"}[i], d)
+			}
 		}
 	}
 	if _, err := security.NewProtectedPaths(p.Protect); err != nil {
@@ -211,24 +210,25 @@ var readFields = map[string]string{
 
 // searchTools look under a directory (the "path" input, default the cwd)
 // with a pattern.
-var searchTools = map[string]bool{"Glob": true, "Grep": true, "LS": true}
+var searchTools = set("Glob Grep LS")
 
 // passTools touch neither files nor the network nor a shell, so they are
 // allowed as they are. Agent/Task start a subagent whose own tool calls go
 // through this hook again.
-var passTools = map[string]bool{
-	"TodoWrite": true, "TodoRead": true, "Task": true, "Agent": true,
-	"TaskCreate": true, "TaskGet": true, "TaskList": true, "TaskUpdate": true,
-	"TaskOutput": true, "TaskStop": true, "ExitPlanMode": true, "EnterPlanMode": true,
-	"StructuredOutput": true,
+var passTools = set(`TodoWrite TodoRead Task Agent TaskCreate TaskGet TaskList TaskUpdate TaskOutput TaskStop
+	ExitPlanMode EnterPlanMode StructuredOutput`)
+
+// words are the space-separated words of s.
+func words(s string) []string { return strings.Fields(s) }
+
+// set is the set of the space-separated words in s.
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }
-
-// IsWriteTool reports whether the policy checks tool as a file write.
-func IsWriteTool(tool string) bool { _, ok := pathFields[tool]; return ok }
-
-// WriteToolsMatcher returns the tools whose paths the write policy checks,
-// as a Claude Code hook matcher.
-func WriteToolsMatcher() string { return "Write|Edit|MultiEdit|NotebookEdit" }
 
 // HookMatcher is the PreToolUse matcher the driver installs: every tool goes
 // through the hook, so a tool the policy does not know is denied rather than
@@ -318,38 +318,24 @@ func (p *Policy) scope() (scope, error) {
 // false when it is the workspace itself or outside it.
 func (sc scope) rel(resolved string) (string, bool) {
 	rel, err := filepath.Rel(sc.ws, resolved)
-	if err != nil || rel == "." || !local(rel) {
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
 }
 
+// within reports whether the clean path p is one of dirs or lies under one.
+func within(p string, dirs ...string) bool {
+	return slices.ContainsFunc(dirs, func(d string) bool { return pathx.Within(d, p) })
+}
+
 // readable reports whether resolved may be read: the workspace (itself
 // included) or a read dir.
 func (sc scope) readable(resolved string) bool {
-	if resolved == sc.ws || pathx.Below(sc.ws, resolved) {
-		return true
-	}
-	for _, d := range sc.reads {
-		if resolved == d || pathx.Below(d, resolved) {
-			return true
-		}
-	}
-	return false
+	return within(resolved, sc.ws) || within(resolved, sc.reads...)
 }
 
-func (sc scope) isProtected(resolved string) bool {
-	for _, d := range sc.prot {
-		if resolved == d || pathx.Below(d, resolved) {
-			return true
-		}
-	}
-	return false
-}
-
-func local(rel string) bool {
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+func (sc scope) isProtected(resolved string) bool { return within(resolved, sc.prot...) }
 
 // writeProtected says why a workspace-relative path may not be written:
 // protectedRel, or the protected list of the commit check (Policy.Protect)
@@ -395,17 +381,14 @@ func protectedRel(rel string) string {
 }
 
 // target resolves a tool's path argument, absolute or relative to the
-// hook's absolute cwd, both ways (resolveBoth): the first is the kernel's
+// hook's absolute cwd, both ways (resolveFrom): the first is the kernel's
 // reading.
 func target(cwd, raw string) ([]string, error) {
-	t := raw
-	if !filepath.IsAbs(t) {
-		if cwd == "" || !filepath.IsAbs(cwd) {
-			return nil, errors.New("relative path and no absolute cwd")
-		}
-		t = cwd + string(filepath.Separator) + t
+	if !filepath.IsAbs(raw) && (cwd == "" || !filepath.IsAbs(cwd)) {
+		return nil, errors.New("relative path and no absolute cwd")
 	}
-	return resolveBoth(t)
+	all, _, err := resolveFrom(cwd, raw)
+	return all, err
 }
 
 func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) Decision {
@@ -461,8 +444,7 @@ func (p *Policy) match(rel string) (string, bool) {
 }
 
 func deny(path, format string, a ...any) Decision {
-	reason := strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ")
-	return Decision{Allow: false, Path: path, Reason: "denied: " + reason}
+	return Decision{Allow: false, Path: path, Reason: "denied: " + textx.OneLine(fmt.Sprintf(format, a...))}
 }
 
 // resolvePath resolves the absolute path p the way the kernel does: each
@@ -531,23 +513,29 @@ func walkPath(p string) (resolved string, assumed bool, err error) {
 	return filepath.Join(append([]string{cur}, rest...)...), assumed, nil
 }
 
-// resolveBoth returns where the absolute path p may land: as the kernel
-// resolves it, and as a program that first cleans it lexically (a shell's
-// logical cd, many path libraries) resolves it. The two differ only when a
-// ".." follows a symlink; a check must accept both.
-func resolveBoth(p string) ([]string, error) {
-	phys, err := resolvePath(p)
-	if err != nil {
-		return nil, err
+// resolveFrom returns where the path p, absolute or relative to cwd, may
+// land: as the kernel resolves it, and as a program that first cleans it
+// lexically (a shell's logical cd, many path libraries) resolves it. The two
+// differ only when a ".." follows a symlink; a check must accept both. It
+// also says whether either reading assumes something about components that
+// do not exist yet (walkPath).
+func resolveFrom(cwd, p string) ([]string, bool, error) {
+	t := p
+	if !filepath.IsAbs(t) {
+		t = cwd + string(filepath.Separator) + t
 	}
-	lex, err := resolvePath(filepath.Clean(p))
+	phys, a1, err := walkPath(t)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	lex, a2, err := walkPath(filepath.Clean(t))
+	if err != nil {
+		return nil, false, err
 	}
 	if lex == phys {
-		return []string{phys}, nil
+		return []string{phys}, a1 || a2, nil
 	}
-	return []string{phys, lex}, nil
+	return []string{phys, lex}, a1 || a2, nil
 }
 
 // HookAllowOutput is the JSON the hook prints on stdout when the policy

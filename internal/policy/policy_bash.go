@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zergrush/zerg/internal/pathx"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // BashPolicy says which commands the Bash tool may run. The check works on
@@ -97,22 +97,14 @@ func (b BashPolicy) validate() error {
 // work tree only when no repository hook can run, see gitHooksSafe), and
 // running a repository script with sh or bash (or directly).
 func DefaultBashAllow() []string {
-	return []string{
-		"ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "sed",
-		"grep", "egrep", "fgrep", "find", "file", "stat", "du", "nl", "tac", "rev", "md5sum", "sha256sum",
-		"tree", "xxd", "hexdump", "od", "column", "paste", "fold", "strings", "jq",
-		"echo", "printf", "true", "false", "test", `\[`, "pwd", "date", "id", "whoami", "uname",
-		"basename", "dirname", "realpath", "readlink", "seq", "sleep", "which", "type",
-		"mkdir", "touch", "cp", "mv", "rm", "rmdir", "tee", "chmod",
-		"git status", "git diff", "git log", "git show", "git ls-files", "git rev-parse", "git blame", "git grep",
-		"git describe", "git shortlog", "git show-ref", "git cat-file", "git ls-tree", "git merge-base", "git rev-list",
-		"git name-rev", "git for-each-ref", "git check-ignore", "git check-attr", "git count-objects", "git whatchanged",
-		"git range-diff", "git diff-tree", "git diff-index", "git diff-files", "git version", "git reflog",
-		"git add", "git commit", "git checkout", "git switch", "git restore", "git reset", "git stash", "git rebase",
-		"git merge", "git cherry-pick", "git revert", "git mv", "git rm", "git init", "git clean", "git apply",
-		"git branch", "git tag", "git notes",
-		"sh {script}", "bash {script}", "{script}",
+	out := words(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
+		md5sum sha256sum tree xxd hexdump od column paste fold strings jq echo printf true false test \[ pwd date id
+		whoami uname basename dirname realpath readlink seq sleep which type mkdir touch cp mv rm rmdir tee chmod`)
+	for _, sub := range words(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
+		cherry-pick revert mv rm init clean apply branch tag notes`) {
+		out = append(out, "git "+sub)
 	}
+	return append(out, "sh {script}", "bash {script}", "{script}")
 }
 
 // toolchainRules are the rules a toolchain gets when the task's verification
@@ -204,26 +196,17 @@ func innerWords(words []bashWord) []bashWord {
 }
 
 // shellBuiltins are never programs a rule names.
-var shellBuiltins = map[string]bool{"cd": true, "exit": true, "return": true, "shift": true, ":": true, "wait": true, "read": true}
+var shellBuiltins = set("cd exit return shift : wait read")
 
 // bashDenied are commands never allowed in subprocess mode, whatever the
 // rules say, on top of those that reach outside (reachCommand).
-var bashDenied = map[string]string{}
-
-func init() {
-	for why, names := range map[string][]string{
-		"privilege change":              {"sudo", "su", "doas", "pkexec", "runuser", "setpriv", "chroot", "unshare", "nsenter", "capsh"},
-		"an environment dump or change": {"env", "printenv", "set", "export", "declare", "typeset", "compgen", "unset", "local", "readonly", "shopt", "alias"},
-		"it runs a command the policy cannot see": {"source", ".", "xargs", "watch", "script", "stdbuf", "trap", "coproc",
-			"parallel", "flock", "strace", "ltrace", "valgrind", "perf", "gdb", "chrt", "taskset", "busybox", "toybox",
-			"unbuffer", "fakeroot", "caffeinate"},
-		"it changes the system": {"chown", "chgrp", "mount", "umount", "crontab", "at", "systemctl", "service", "reboot", "shutdown"},
-	} {
-		for _, n := range names {
-			bashDenied[n] = why
-		}
-	}
-}
+var bashDenied = whyOf(map[string]string{
+	"privilege change":              `sudo su doas pkexec runuser setpriv chroot unshare nsenter capsh`,
+	"an environment dump or change": `env printenv set export declare typeset compgen unset local readonly shopt alias`,
+	"it runs a command the policy cannot see": `source . xargs watch script stdbuf trap coproc parallel flock strace
+		ltrace valgrind perf gdb chrt taskset busybox toybox unbuffer fakeroot caffeinate`,
+	"it changes the system": `chown chgrp mount umount crontab at systemctl service reboot shutdown`,
+})
 
 // bashDeniedArgs are arguments that deny a command wherever they appear:
 // git's remote, config and credential commands and its option-borne command
@@ -247,20 +230,14 @@ var bashDeniedPrefixes = map[string][]string{
 // not path-checked and may be computed by a (quoted) command substitution;
 // the directories a pattern lists are still checked, and so are test's file
 // operands. date is not one: date -f FILE prints the lines of FILE.
-var pureCommands = map[string]bool{
-	"echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true, "pwd": true,
-	"id": true, "whoami": true, "uname": true, "basename": true, "dirname": true,
-	"seq": true, "sleep": true, "type": true,
-}
+var pureCommands = set("echo printf true false test [ pwd id whoami uname basename dirname seq sleep type")
 
 // mutatingCommands change files named by their arguments: every argument must
 // resolve inside the workspace (not a read dir) and may not be a glob.
-var mutatingCommands = map[string]bool{
-	"mkdir": true, "touch": true, "cp": true, "mv": true, "rm": true, "rmdir": true, "tee": true, "chmod": true,
-}
+var mutatingCommands = set("mkdir touch cp mv rm rmdir tee chmod")
 
 // globMutating may change files a pattern names: each match is checked.
-var globMutating = map[string]bool{"chmod": true}
+var globMutating = set("chmod")
 
 // dangerousEnv are variables a command prefix may not set: they change what
 // runs (PATH, LD_*, BASH_ENV, …) or where git looks.
@@ -287,7 +264,7 @@ func dangerousEnv(name string) bool {
 // pathListEnv are variables that only add directories to a search path
 // (imports of the worker's own code): allowed when every directory is one
 // the worker may read.
-var pathListEnv = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true}
+var pathListEnv = set("PYTHONPATH NODE_PATH")
 
 // stdBinDirs are where an absolute command name may point.
 var stdBinDirs = []string{"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"}
@@ -328,7 +305,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 		return p.decideBashSandboxed(sc, in.Cwd, cmd, show)
 	}
 	cwd, err := resolvePath(filepath.Clean(in.Cwd))
-	if err != nil || !(cwd == sc.ws || pathx.Below(sc.ws, cwd) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
+	if err != nil || !(within(cwd, sc.ws) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
 		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
 	}
 	cmds, err := parseBash(cmd)
@@ -449,13 +426,7 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 	return j.cdTo(a.lit)
 }
 
-func clipCommand(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return "`" + s + "`"
-}
+func clipCommand(s string) string { return "`" + textx.Clip(textx.OneLine(s), 200) + "`" }
 
 // bashChecker checks parsed commands in order (subprocess mode), from
 // every directory the shell may be in (shellDirs). makesLinks says the command line makes symbolic
@@ -533,7 +504,7 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	if !ck.allowed(name, script, c.words) {
 		return fmt.Errorf("%s is not an allowed command", describe(c.words))
 	}
-	if !script && !defaultProgram(name) && ck.inSharedTmp() {
+	if !script && !defaultPrograms[name] && ck.inSharedTmp() {
 		return fmt.Errorf("%s in a directory of the shared %s: run it in the workspace", name, ck.sc.sharedTmp)
 	}
 	if !script {
@@ -605,10 +576,8 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 		return err
 	}
 	if !strictWrappers[name] && !shells[name] {
-		if len(u.words) > 0 {
-			if err := reachOnly(u.words, depth+1); err != nil {
-				return err
-			}
+		if err := reachOnly(u.words, depth+1); err != nil {
+			return err
 		}
 		if err := reachScript(u.script, depth+1); err != nil {
 			return err
@@ -648,15 +617,11 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 	if len(u.dirs) > 0 {
 		return fmt.Errorf("%s with a directory to run in is not allowed; cd first", name)
 	}
-	for _, f := range u.reads {
-		if err := ck.checkPath(f, false); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.reads, false); err != nil {
+		return err
 	}
-	for _, f := range u.writes {
-		if err := ck.checkPath(f, true); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.writes, true); err != nil {
+		return err
 	}
 	if u.lookup {
 		return nil
@@ -690,10 +655,8 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	if err := ck.rawArgs(own, false); err != nil {
 		return err
 	}
-	for _, f := range u.reads {
-		if err := ck.checkPath(f, false); err != nil {
-			return err
-		}
+	if err := ck.checkPaths(u.reads, false); err != nil {
+		return err
 	}
 	if len(u.words) == 0 {
 		return nil
@@ -704,20 +667,9 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 		}
 		return ck.rawArgs(u.words, false)
 	}
-	ck2 := ck
-	if len(u.dirs) > 0 {
-		c2 := *ck
-		c2.cwds = slices.Clone(ck.cwds)
-		for _, d := range u.dirs {
-			next, err := c2.dirsOf(name+" "+d, d)
-			if err != nil {
-				return err
-			}
-			if err := c2.add(next); err != nil {
-				return err
-			}
-		}
-		ck2 = &c2
+	ck2, err := ck.inDirs(name+" ", u.dirs)
+	if err != nil {
+		return err
 	}
 	words := u.words
 	if !words[0].dynamic && (strings.HasSuffix(words[0].lit, ".py") || strings.HasSuffix(words[0].lit, ".pyw")) && name == "uv" {
@@ -734,7 +686,7 @@ func reachOnly(words []bashWord, depth int) error {
 	if len(words) == 0 || depth > maxBashDepth || words[0].dynamic {
 		return nil
 	}
-	name := programOf(words[0])
+	name := filepath.Base(words[0].lit)
 	args := words[1:]
 	if err := reachCommand(name, args); err != nil {
 		return err
@@ -791,17 +743,12 @@ func describe(words []bashWord) string {
 	if len(words) > 1 && !strings.HasPrefix(words[1].lit, "-") && !words[1].dynamic {
 		s += " " + words[1].lit
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return textx.OneLine(s)
 }
 
-// defaultProgram reports whether name is one of the default commands
-// (DefaultBashAllow): they open only the files they name. Other programs
-// (a toolchain, an interpreter) also read configuration they find in
-// their directory and its parents.
-func defaultProgram(name string) bool {
-	return defaultPrograms[name]
-}
-
+// defaultPrograms are the default commands (DefaultBashAllow): they open
+// only the files they name. Other programs (a toolchain, an interpreter)
+// also read configuration they find in their directory and its parents.
 var defaultPrograms = func() map[string]bool {
 	m := map[string]bool{}
 	for _, r := range DefaultBashAllow() {
@@ -855,6 +802,9 @@ func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool 
 	return false
 }
 
+var gitPlainGlobals = set(`--no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs
+	--icase-pathspecs --no-replace-objects`)
+
 // gitRuleWords drops git's harmless global options, so "git -C sub
 // status" matches the rule "git status".
 func gitRuleWords(words []bashWord) []bashWord {
@@ -864,8 +814,7 @@ func gitRuleWords(words []bashWord) []bashWord {
 		switch a := words[i].lit; {
 		case a == "-C" && i+1 < len(words):
 			i += 2
-		case a == "--no-pager" || a == "-P" || a == "--no-optional-locks" || a == "--literal-pathspecs" ||
-			a == "--glob-pathspecs" || a == "--noglob-pathspecs" || a == "--icase-pathspecs" || a == "--no-replace-objects":
+		case gitPlainGlobals[a]:
 			i++
 		default:
 			return append(out, words[i:]...)
@@ -895,6 +844,8 @@ func (ck *bashChecker) pureArgs(name string, args []bashWord) error {
 	return nil
 }
 
+var testStringOps = set("-n -z = == != < > -eq -ne -lt -le -gt -ge ! ( ) -o -a")
+
 // testArgs checks test's and ['s file operands: every static word that is
 // not an operator is checked as a path (a string compared is harmless
 // there), and a computed word may not stand where a file operand or an
@@ -907,13 +858,6 @@ func (ck *bashChecker) testArgs(name string, args []bashWord) error {
 		return len(s) == 2 && s[0] == '-' && strings.IndexByte("abcdefghkprsuwxGLNOS", s[1]) >= 0
 	}
 	binFileOp := func(s string) bool { return s == "-nt" || s == "-ot" || s == "-ef" }
-	stringOp := func(s string) bool {
-		switch s {
-		case "-n", "-z", "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "!", "(", ")", "-o", "-a":
-			return true
-		}
-		return false
-	}
 	for i, a := range args {
 		if a.dynamic {
 			prevDyn := i > 0 && args[i-1].dynamic
@@ -924,7 +868,7 @@ func (ck *bashChecker) testArgs(name string, args []bashWord) error {
 			}
 			continue
 		}
-		if fileOp(a.lit) || binFileOp(a.lit) || stringOp(a.lit) || a.lit == "-t" {
+		if fileOp(a.lit) || binFileOp(a.lit) || testStringOps[a.lit] || a.lit == "-t" {
 			continue
 		}
 		if a.glob >= 0 {
@@ -1068,33 +1012,22 @@ func (ck *bashChecker) checkAll(cands []string, write bool) error {
 	return nil
 }
 
-// resolveFrom resolves p from cwd both ways (resolveBoth) and says whether
-// either reading assumes something about components that do not exist yet.
-func resolveFrom(cwd, p string) ([]string, bool, error) {
-	t := p
-	if !filepath.IsAbs(t) {
-		t = cwd + string(filepath.Separator) + t
-	}
-	phys, a1, err := walkPath(t)
-	if err != nil {
-		return nil, false, err
-	}
-	lex, a2, err := walkPath(filepath.Clean(t))
-	if err != nil {
-		return nil, false, err
-	}
-	if lex == phys {
-		return []string{phys}, a1 || a2, nil
-	}
-	return []string{phys, lex}, a1 || a2, nil
-}
-
 // checkPath resolves p from every possible cwd: it must be a special device,
 // or inside the workspace (or, when only read, a read dir), and never a
 // protected path. A file written may not have a name starting with "-": a
 // later pattern would hand it to a command as an option.
 func (ck *bashChecker) checkPath(p string, write bool) error {
 	return ck.checkPathFrom(ck.cwds, p, write)
+}
+
+// checkPaths checks each of paths (checkPath).
+func (ck *bashChecker) checkPaths(paths []string, write bool) error {
+	for _, p := range paths {
+		if err := ck.checkPath(p, write); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error {
@@ -1168,20 +1101,8 @@ func (ck *bashChecker) redirect(r bashRedir) error {
 	return nil
 }
 
-func isFD(s string) bool {
-	if s == "-" {
-		return true
-	}
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+// isFD reports whether s names a file descriptor (or "-", closing one).
+func isFD(s string) bool { return s == "-" || s != "" && strings.Trim(s, "0123456789") == "" }
 
 // cdTo: cd must stay inside the workspace (or a scratch directory of the
 // worker's own). Both readings of a ".." after a symlink are kept (bash's
@@ -1203,7 +1124,7 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
 		for _, resolved := range all {
-			if resolved != ck.sc.ws && !pathx.Below(ck.sc.ws, resolved) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
+			if !within(resolved, ck.sc.ws) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
 				return nil, fmt.Errorf("%s leaves the workspace", what)
 			}
 			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {

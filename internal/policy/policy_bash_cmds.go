@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // What some commands do with their arguments beyond reading them: write,
@@ -20,8 +18,8 @@ import (
 // (kinds: optPath by default, optWrite for a command that changes files).
 var specChecks = map[string]func(ck *bashChecker, inv *invocation, kinds []optKind) error{
 	"grep": checkGrep, "egrep": checkGrep, "fgrep": checkGrep,
-	"ls":    checkLs,
-	"chmod": checkChmod,
+	"ls":    noFollowTree("-L", "--dereference"),
+	"chmod": noFollowTree("-L"),
 	"cp":    checkCp,
 	"mv":    checkMv,
 	"ln":    checkLn,
@@ -55,13 +53,14 @@ func init() {
 
 // checkXxd: xxd's options are single words (-c 8, -s 10, -ps); its first
 // operand is read, its second written (xxd -r in out).
+var xxdValues = set("-c -g -l -o -s -n -cols -len -seek -groupsize -name -offset")
+
 func checkXxd(ck *bashChecker, args []bashWord) error {
 	var ops []string
 	for i := 0; i < len(args); i++ {
 		a := args[i].lit
 		switch {
-		case a == "-c" || a == "-g" || a == "-l" || a == "-o" || a == "-s" || a == "-n" || a == "-cols" || a == "-len" ||
-			a == "-seek" || a == "-groupsize" || a == "-name" || a == "-offset":
+		case xxdValues[a]:
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
 		default:
@@ -166,15 +165,21 @@ func (ck *bashChecker) withDirs(name string, inv *invocation) (*bashChecker, err
 			dirs = append(dirs, o.value)
 		}
 	}
+	return ck.inDirs(name+" -C ", dirs)
+}
+
+// inDirs returns the checker for a command that runs in dirs (-C DIR, uv
+// run --directory DIR), named what+DIR in a refusal: they are added to the
+// possible cwds. They accumulate (each relative to the one before): each is
+// resolved from every directory known so far.
+func (ck *bashChecker) inDirs(what string, dirs []string) (*bashChecker, error) {
 	if len(dirs) == 0 {
 		return ck, nil
 	}
 	c := *ck
 	c.cwds = slices.Clone(ck.cwds)
 	for _, d := range dirs {
-		// -C dirs accumulate (each relative to the one before): resolve
-		// each from every directory known so far.
-		next, err := c.dirsOf(name+" -C "+d, d)
+		next, err := c.dirsOf(what+d, d)
 		if err != nil {
 			return nil, err
 		}
@@ -192,18 +197,15 @@ func checkGrep(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	return nil
 }
 
-func checkLs(_ *bashChecker, inv *invocation, _ []optKind) error {
-	if inv.has("-L", "--dereference") && inv.has("-R", "--recursive") {
-		return fmt.Errorf("ls -R with -L is not allowed (%s)", whyFollow)
+// noFollowTree refuses -R with one of follow (-L): the walk would follow
+// symbolic links out of the workspace.
+func noFollowTree(follow ...string) func(*bashChecker, *invocation, []optKind) error {
+	return func(_ *bashChecker, inv *invocation, _ []optKind) error {
+		if inv.has(follow...) && inv.has("-R", "--recursive") {
+			return fmt.Errorf("%s -R with -L is not allowed (%s)", inv.name, whyFollow)
+		}
+		return nil
 	}
-	return nil
-}
-
-func checkChmod(_ *bashChecker, inv *invocation, _ []optKind) error {
-	if inv.has("-L") && inv.has("-R", "--recursive") {
-		return fmt.Errorf("chmod -R with -L is not allowed (%s)", whyFollow)
-	}
-	return nil
 }
 
 // sources returns the operands cp, mv and ln take from (all of them with
@@ -490,7 +492,7 @@ func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
 			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", show)
 		}
 		for _, r := range all {
-			if r != ck.sc.ws && !pathx.Below(ck.sc.ws, r) {
+			if !within(r, ck.sc.ws) {
 				return fmt.Errorf("ln: the link target %s is outside the workspace", show)
 			}
 			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {
@@ -699,23 +701,15 @@ func checkFind(ck *bashChecker, args []bashWord) error {
 }
 
 // findTextTests take one word that is not a path.
-var findTextTests = map[string]bool{
-	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
-	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-type": true, "-xtype": true, "-perm": true,
-	"-size": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true, "-cmin": true,
-	"-user": true, "-group": true, "-uid": true, "-gid": true, "-links": true, "-inum": true, "-maxdepth": true,
-	"-mindepth": true, "-printf": true, "-fstype": true, "-used": true, "-regextype": true, "-context": true,
-}
+var findTextTests = set(`-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type
+	-xtype -perm -size -mtime -mmin -atime -amin -ctime -cmin -user -group -uid -gid -links -inum -maxdepth -mindepth
+	-printf -fstype -used -regextype -context`)
 
 // findPathTests take a file that find reads.
-var findPathTests = map[string]bool{"-samefile": true, "-anewer": true, "-cnewer": true}
+var findPathTests = set("-samefile -anewer -cnewer")
 
 // findExecReaders may run from find -exec: they read the files find passes.
-var findExecReaders = map[string]bool{
-	"grep": true, "egrep": true, "fgrep": true, "cat": true, "head": true, "tail": true, "wc": true, "ls": true,
-	"stat": true, "file": true, "md5sum": true, "sha256sum": true, "du": true, "nl": true, "basename": true,
-	"dirname": true, "echo": true, "printf": true, "test": true, "[": true,
-}
+var findExecReaders = set("grep egrep fgrep cat head tail wc ls stat file md5sum sha256sum du nl basename dirname echo printf test [")
 
 // findExec checks the command of find -exec: a reading command, with {}
 // standing for every start path in turn.
@@ -799,6 +793,9 @@ func checkGofmt(ck *bashChecker, args []bashWord) error {
 	return nil
 }
 
+// jqValues are jq's options that take values (how many).
+var jqValues = map[string]int{"--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "--argfile": 2, "--indent": 1}
+
 // checkJq parses jq's arguments (some options take two words) and checks
 // its filter.
 func checkJq(ck *bashChecker, args []bashWord) error {
@@ -810,33 +807,19 @@ func checkJq(ck *bashChecker, args []bashWord) error {
 	argsMode, opts := false, true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		need := func(n int) error {
+		switch n := jqValues[a.lit]; {
+		case opts && a.lit == "--":
+			opts = false
+		case opts && n > 0:
 			if i+n >= len(args) {
 				return fmt.Errorf("jq %s needs %d values", a.lit, n)
 			}
-			return nil
-		}
-		switch {
-		case opts && a.lit == "--":
-			opts = false
-		case opts && (a.lit == "--arg" || a.lit == "--argjson"):
-			if err := need(2); err != nil {
-				return err
+			if strings.HasSuffix(a.lit, "file") { // --slurpfile NAME FILE
+				if err := ck.checkPath(args[i+2].lit, false); err != nil {
+					return err
+				}
 			}
-			i += 2
-		case opts && (a.lit == "--slurpfile" || a.lit == "--rawfile" || a.lit == "--argfile"):
-			if err := need(2); err != nil {
-				return err
-			}
-			if err := ck.checkPath(args[i+2].lit, false); err != nil {
-				return err
-			}
-			i += 2
-		case opts && a.lit == "--indent":
-			if err := need(1); err != nil {
-				return err
-			}
-			i++
+			i += n
 		case opts && (a.lit == "--args" || a.lit == "--jsonargs"):
 			argsMode = true
 		case opts && strings.HasPrefix(a.lit, "--"):

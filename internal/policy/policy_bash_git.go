@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,21 +25,16 @@ import (
 // (reachCommand and gitDeniedOptions).
 
 // gitReadOnly are the subcommands that change nothing git could hook.
-var gitReadOnly = map[string]bool{
-	"status": true, "diff": true, "log": true, "show": true, "ls-files": true, "rev-parse": true, "blame": true,
-	"grep": true, "describe": true, "shortlog": true, "show-ref": true, "cat-file": true, "ls-tree": true,
-	"merge-base": true, "rev-list": true, "name-rev": true, "for-each-ref": true, "check-ignore": true,
-	"check-attr": true, "count-objects": true, "whatchanged": true, "range-diff": true, "diff-tree": true,
-	"diff-index": true, "diff-files": true, "version": true,
-}
+var gitReadOnly = set(gitReadOnlyCmds)
+
+const gitReadOnlyCmds = `status diff log show ls-files rev-parse blame grep describe shortlog show-ref cat-file
+	ls-tree merge-base rev-list name-rev for-each-ref check-ignore check-attr count-objects whatchanged range-diff
+	diff-tree diff-index diff-files version`
 
 // gitWritesTree are the subcommands that write files of the work tree from
 // the repository, which may hold symbolic links: like ln, they make later
 // paths of the same line unpredictable (see makesLinks).
-var gitWritesTree = map[string]bool{
-	"checkout": true, "switch": true, "restore": true, "reset": true, "stash": true, "rebase": true, "merge": true,
-	"cherry-pick": true, "revert": true, "am": true, "apply": true, "pull": true, "clone": true,
-}
+var gitWritesTree = set("checkout switch restore reset stash rebase merge cherry-pick revert am apply pull clone")
 
 // gitDeniedOptions are options of a subcommand that run a program, open an
 // editor, or take a template from elsewhere.
@@ -174,13 +170,13 @@ func (ck *bashChecker) gitArgs(sub string, rest []bashWord) error {
 				name, val, eq = a.lit, "", false
 				for j := 1; j < len(a.lit); j++ {
 					o := "-" + a.lit[j:j+1]
-					if contains(texts, o) || contains(paths, o) {
+					if slices.Contains(texts, o) || slices.Contains(paths, o) {
 						name, val, eq = o, a.lit[j+1:], j+1 < len(a.lit)
 						break
 					}
 				}
 			}
-			isText, isPath := contains(texts, name), contains(paths, name)
+			isText, isPath := slices.Contains(texts, name), slices.Contains(paths, name)
 			if grepPattern && (name == "-e" || name == "-f") {
 				grepPattern = false
 			}
@@ -238,15 +234,6 @@ func (ck *bashChecker) pathspec(a bashWord) error {
 		return ck.plainWord(a.lit[:a.glob], false)
 	}
 	return ck.plainWord(a.lit, false)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // gitHooksSafe refuses a git command that may change the repository when

@@ -38,11 +38,11 @@ type shortVal struct {
 
 // optSpec describes one command's options.
 type optSpec struct {
-	flags  string             // short options without a value
-	values map[byte]shortVal  // short options with a value
-	deny   map[byte]string    // short options refused, and why
-	long   map[string]longOpt // long options by full name
-	strict bool               // an unknown option is refused (the command is parsed for a reason)
+	flags  string            // short options without a value
+	values map[byte]shortVal // short options with a value
+	deny   map[byte]string   // short options refused, and why
+	long   longOpts
+	strict bool // an unknown option is refused (the command is parsed for a reason)
 }
 
 // parsedOpt is one option as the command sees it.
@@ -192,45 +192,54 @@ func (s *optSpec) parse(cmd string, args []string, globs []bool) (*invocation, e
 	return inv, nil
 }
 
-// Shorthands for the specs below.
-func flagsLong(names ...string) map[string]longOpt {
-	m := map[string]longOpt{}
-	for _, n := range names {
-		m[n] = longOpt{}
+// kindNames are the kinds of option values in the specs below; "text="
+// is text given only glued or after "=" (an optional value).
+var kindNames = map[string]optKind{"flag": optFlag, "text": optText, "path": optPath, "write": optWrite, "dir": optDir}
+
+// longOpts are long options by full name.
+type longOpts map[string]longOpt
+
+// longs makes long options from groups "KIND name …": a flag takes no
+// value, text= an optional one (=VALUE only), the others a required one
+// (=VALUE or the next word).
+func longs(groups ...string) longOpts {
+	m := longOpts{}
+	for _, g := range groups {
+		f := strings.Fields(g)
+		kind, optional := strings.CutSuffix(f[0], "=")
+		lo := longOpt{kind: kindNames[kind], arg: 1}
+		switch {
+		case optional:
+			lo.arg = 2
+		case lo.kind == optFlag:
+			lo.arg = 0
+		}
+		for _, n := range f[1:] {
+			m[n] = lo
+		}
 	}
 	return m
 }
 
-func withLong(m map[string]longOpt, kind optKind, arg int, names ...string) map[string]longOpt {
-	for _, n := range names {
-		m[n] = longOpt{kind: kind, arg: arg}
-	}
-	return m
-}
-
-func denyLong(m map[string]longOpt, why string, names ...string) map[string]longOpt {
-	for _, n := range names {
+// deny adds the long options names, refused for why.
+func (m longOpts) deny(why, names string) longOpts {
+	for _, n := range strings.Fields(names) {
 		m[n] = longOpt{kind: optDeny, arg: 2, why: why}
 	}
 	return m
 }
 
-func vals(kind optKind, letters string) map[byte]shortVal {
+// shorts makes short options with a value from groups "KIND letters".
+func shorts(groups ...string) map[byte]shortVal {
 	m := map[byte]shortVal{}
-	for i := 0; i < len(letters); i++ {
-		m[letters[i]] = shortVal{kind: kind}
-	}
-	return m
-}
-
-func merge(ms ...map[byte]shortVal) map[byte]shortVal {
-	out := map[byte]shortVal{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
+	for _, g := range groups {
+		kind, letters, _ := strings.Cut(g, " ")
+		kind, optional := strings.CutSuffix(kind, "=")
+		for i := 0; i < len(letters); i++ {
+			m[letters[i]] = shortVal{kind: kindNames[kind], optional: optional}
 		}
 	}
-	return out
+	return m
 }
 
 const (
@@ -248,246 +257,211 @@ var cmdSpecs = map[string]*optSpec{}
 func init() {
 	grep := &optSpec{
 		flags:  "abcEFGhHiIlLnoPqrsTUvVwxyzZ0123456789",
-		values: merge(vals(optText, "ABCdDem"), vals(optPath, "f")),
+		values: shorts("path f", "text ABCDdem"),
 		deny:   map[byte]string{'R': whyFollow},
-		long: denyLong(withLong(withLong(withLong(flagsLong("basic-regexp", "byte-offset", "binary", "count", "extended-regexp",
-			"files-with-matches", "files-without-match", "fixed-strings", "help", "ignore-case", "no-ignore-case", "initial-tab",
-			"line-buffered", "line-number", "line-regexp", "no-filename", "no-messages", "null", "null-data", "only-matching",
-			"perl-regexp", "quiet", "recursive", "invert-match", "silent", "text", "version", "with-filename", "word-regexp"),
-			optText, 1, "after-context", "before-context", "context", "binary-files", "devices", "directories", "exclude",
-			"exclude-dir", "include", "label", "max-count", "regexp"),
-			optText, 2, "color", "colour"),
-			optPath, 1, "file", "exclude-from"),
-			whyFollow, "dereference-recursive"),
+		long: longs(`flag basic-regexp binary byte-offset count extended-regexp files-with-matches
+			files-without-match fixed-strings help ignore-case initial-tab invert-match line-buffered line-number
+			line-regexp no-filename no-ignore-case no-messages null null-data only-matching perl-regexp quiet
+			recursive silent text version with-filename word-regexp`, `text after-context before-context
+			binary-files context devices directories exclude exclude-dir include label max-count regexp`,
+			"text= color colour", "path exclude-from file").
+			deny(whyFollow, "dereference-recursive"),
 	}
-	for _, n := range []string{"grep", "egrep", "fgrep"} {
+	for _, n := range words("egrep fgrep grep") {
 		cmdSpecs[n] = grep
 	}
 	cmdSpecs["sort"] = &optSpec{
 		flags:  "bdfgiMhnRrVcCmsuz",
-		values: merge(vals(optText, "ktS"), vals(optWrite, "oT")),
-		long: denyLong(denyLong(withLong(withLong(withLong(withLong(flagsLong("ignore-leading-blanks", "dictionary-order",
-			"ignore-case", "general-numeric-sort", "ignore-nonprinting", "month-sort", "human-numeric-sort", "numeric-sort",
-			"random-sort", "reverse", "version-sort", "debug", "merge", "stable", "unique", "zero-terminated", "help", "version"),
-			optText, 1, "sort", "batch-size", "key", "buffer-size", "field-separator", "parallel"),
-			optText, 2, "check"),
-			optPath, 1, "random-source"),
-			optWrite, 1, "output", "temporary-directory"),
-			whyRuns, "compress-program"),
-			whyNames, "files0-from"),
+		values: shorts("text Skt", "write To"),
+		long: longs(`flag debug dictionary-order general-numeric-sort help human-numeric-sort ignore-case
+			ignore-leading-blanks ignore-nonprinting merge month-sort numeric-sort random-sort reverse stable unique
+			version version-sort zero-terminated`, "text batch-size buffer-size field-separator key parallel sort",
+			"text= check", "path random-source", "write output temporary-directory").
+			deny(whyNames, "files0-from").
+			deny(whyRuns, "compress-program"),
 	}
 	cmdSpecs["wc"] = &optSpec{
 		flags: "cmlLw",
-		long: denyLong(withLong(flagsLong("bytes", "chars", "lines", "max-line-length", "words", "help", "version"),
-			optText, 1, "total"),
-			whyNames, "files0-from"),
+		long: longs("flag bytes chars help lines max-line-length version words", "text total").
+			deny(whyNames, "files0-from"),
 	}
 	cmdSpecs["du"] = &optSpec{
 		flags:  "0abcDhHklmPsSx",
-		values: merge(vals(optText, "Bdt"), vals(optPath, "X")),
+		values: shorts("path X", "text Bdt"),
 		deny:   map[byte]string{'L': whyFollow},
-		long: denyLong(denyLong(withLong(withLong(withLong(flagsLong("null", "all", "apparent-size", "bytes", "total",
-			"dereference-args", "human-readable", "inodes", "si", "count-links", "no-dereference", "separate-dirs", "summarize",
-			"one-file-system", "help", "version"),
-			optText, 1, "block-size", "max-depth", "threshold", "time-style", "exclude"),
-			optText, 2, "time"),
-			optPath, 1, "exclude-from"),
-			whyNames, "files0-from"),
-			whyFollow, "dereference"),
+		long: longs(`flag all apparent-size bytes count-links dereference-args help human-readable inodes
+			no-dereference null one-file-system separate-dirs si summarize total version`,
+			"text block-size exclude max-depth threshold time-style", "text= time", "path exclude-from").
+			deny(whyFollow, "dereference").
+			deny(whyNames, "files0-from"),
 	}
 	cmdSpecs["ls"] = &optSpec{
 		flags:  "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1",
-		values: vals(optText, "ITw"),
-		long: withLong(withLong(flagsLong("all", "almost-all", "author", "escape", "ignore-backups", "directory", "dired",
-			"classify", "file-type", "group-directories-first", "no-group", "human-readable", "si", "dereference-command-line",
-			"dereference-command-line-symlink-to-dir", "inode", "kibibytes", "dereference", "numeric-uid-gid", "literal",
-			"hide-control-chars", "show-control-chars", "quote-name", "reverse", "recursive", "size", "context", "zero", "help",
-			"version"),
-			optText, 1, "block-size", "format", "hide", "ignore", "quoting-style", "sort", "time", "time-style", "tabsize", "width",
-			"indicator-style"),
-			optText, 2, "color", "hyperlink"),
+		values: shorts("text ITw"),
+		long: longs(`flag all almost-all author classify context dereference dereference-command-line
+			dereference-command-line-symlink-to-dir directory dired escape file-type group-directories-first help
+			hide-control-chars human-readable ignore-backups inode kibibytes literal no-group numeric-uid-gid
+			quote-name recursive reverse show-control-chars si size version zero`,
+			"text block-size format hide ignore indicator-style quoting-style sort tabsize time time-style width",
+			"text= color hyperlink"),
 	}
 	cmdSpecs["cut"] = &optSpec{
 		flags:  "nsz",
-		values: vals(optText, "bcdf"),
-		long: withLong(flagsLong("complement", "only-delimited", "zero-terminated", "help", "version"),
-			optText, 1, "bytes", "characters", "delimiter", "fields", "output-delimiter"),
+		values: shorts("text bcdf"),
+		long: longs("flag complement help only-delimited version zero-terminated",
+			"text bytes characters delimiter fields output-delimiter"),
 	}
-	cmdSpecs["tr"] = &optSpec{flags: "cCdst", long: flagsLong("complement", "delete", "squeeze-repeats", "truncate-set1", "help", "version")}
+	cmdSpecs["tr"] = &optSpec{
+		flags: "cCdst",
+		long:  longs("flag complement delete help squeeze-repeats truncate-set1 version"),
+	}
 	cmdSpecs["file"] = &optSpec{
 		flags:  "bcdEhiIklLNnprsSvzZ0",
-		values: merge(vals(optText, "eFP"), vals(optPath, "m")),
-		deny:   map[byte]string{'f': whyNames, 'C': "it writes a magic file"},
-		long: denyLong(withLong(withLong(flagsLong("brief", "checking-printout", "debug", "extension", "keep-going",
-			"list", "dereference", "no-dereference", "no-buffer", "no-pad", "preserve-date", "raw", "special-files",
-			"uncompress", "uncompress-noreport", "mime", "mime-type", "mime-encoding", "apple", "print0", "help", "version"),
-			optText, 1, "exclude", "exclude-quiet", "separator", "parameter"),
-			optPath, 1, "magic-file"),
-			whyNames, "files-from", "compile"),
+		values: shorts("path m", "text FPe"),
+		deny:   map[byte]string{'C': "it writes a magic file", 'f': whyNames},
+		long: longs(`flag apple brief checking-printout debug dereference extension help keep-going list mime
+			mime-encoding mime-type no-buffer no-dereference no-pad preserve-date print0 raw special-files
+			uncompress uncompress-noreport version`, "text exclude exclude-quiet parameter separator",
+			"path magic-file").
+			deny(whyNames, "compile files-from"),
 	}
 	sums := &optSpec{
 		flags: "btwz",
 		deny:  map[byte]string{'c': "it opens the files a checksum list names"},
-		long: denyLong(flagsLong("binary", "tag", "text", "zero", "ignore-missing", "quiet", "status", "strict", "warn",
-			"help", "version"), "it opens the files a checksum list names", "check"),
+		long: longs("flag binary help ignore-missing quiet status strict tag text version warn zero").
+			deny("it opens the files a checksum list names", "check"),
 	}
-	for _, n := range []string{"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum"} {
+	for _, n := range words("b2sum md5sum sha1sum sha224sum sha256sum sha384sum sha512sum") {
 		cmdSpecs[n] = sums
 	}
 	cmdSpecs["date"] = &optSpec{
 		flags:  "Ru",
-		values: merge(vals(optText, "d"), vals(optPath, "fr"), map[byte]shortVal{'I': {kind: optText, optional: true}}),
+		values: shorts("path fr", "text d", "text= I"),
 		deny:   map[byte]string{'s': "it sets the clock"},
-		long: denyLong(withLong(withLong(withLong(flagsLong("debug", "rfc-email", "resolution", "universal", "utc",
-			"help", "version"), optText, 1, "date", "rfc-3339"), optText, 2, "iso-8601"), optPath, 1, "file", "reference"),
-			"it sets the clock", "set"),
+		long: longs("flag debug help resolution rfc-email universal utc version", "text date rfc-3339",
+			"text= iso-8601", "path file reference").
+			deny("it sets the clock", "set"),
 	}
 	cmdSpecs["diff"] = &optSpec{
 		flags:  "abBcdeEfilnNpPqrstTuwyZ0123456789",
-		values: merge(vals(optText, "CDFILSUWx"), vals(optPath, "X")),
-		long: withLong(withLong(withLong(withLong(flagsLong("normal", "brief", "report-identical-files", "ed", "rcs",
-			"side-by-side", "left-column", "suppress-common-lines", "show-c-function", "expand-tabs", "initial-tab",
-			"suppress-blank-empty", "new-file", "unidirectional-new-file", "ignore-file-name-case", "no-ignore-file-name-case",
-			"recursive", "no-dereference", "ignore-case", "ignore-tab-expansion", "ignore-trailing-space",
-			"ignore-space-change", "ignore-all-space", "ignore-blank-lines", "strip-trailing-cr", "text", "minimal",
-			"speed-large-files", "paginate", "help", "version"),
-			optText, 1, "label", "ignore-matching-lines", "exclude", "starting-file", "horizontal-lines", "show-function-line",
-			"width", "tabsize", "ifdef", "line-format", "old-line-format", "new-line-format", "unchanged-line-format",
-			"old-group-format", "new-group-format", "unchanged-group-format", "changed-group-format", "palette"),
-			optText, 2, "context", "unified", "color"),
-			optPath, 1, "exclude-from", "from-file", "to-file"),
-			optText, 1, "GTYPE-group-format", "LTYPE-line-format"),
+		values: shorts("path X", "text CDFILSUWx"),
+		long: longs(`flag brief ed expand-tabs help ignore-all-space ignore-blank-lines ignore-case
+			ignore-file-name-case ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab
+			left-column minimal new-file no-dereference no-ignore-file-name-case normal paginate rcs recursive
+			report-identical-files show-c-function side-by-side speed-large-files strip-trailing-cr
+			suppress-blank-empty suppress-common-lines text unidirectional-new-file version`, `text
+			GTYPE-group-format LTYPE-line-format changed-group-format exclude horizontal-lines ifdef
+			ignore-matching-lines label line-format new-group-format new-line-format old-group-format
+			old-line-format palette show-function-line starting-file tabsize unchanged-group-format
+			unchanged-line-format width`, "text= color context unified", "path exclude-from from-file to-file"),
 	}
 	cmdSpecs["cp"] = &optSpec{
 		strict: true,
 		flags:  "abdfHilLnPprRsTuvxZ",
-		values: merge(vals(optText, "S"), vals(optWrite, "t")),
-		long: withLong(withLong(withLong(flagsLong("archive", "attributes-only", "copy-contents", "debug", "dereference",
-			"force", "interactive", "link", "no-clobber", "no-dereference", "no-target-directory", "one-file-system", "parents",
-			"recursive", "remove-destination", "strip-trailing-slashes", "symbolic-link", "verbose", "keep-directory-symlink",
-			"help", "version"),
-			optText, 1, "no-preserve", "sparse", "suffix"),
-			optText, 2, "backup", "preserve", "reflink", "update", "context"),
-			optWrite, 1, "target-directory"),
+		values: shorts("text S", "write t"),
+		long: longs(`flag archive attributes-only copy-contents debug dereference force help interactive
+			keep-directory-symlink link no-clobber no-dereference no-target-directory one-file-system parents
+			recursive remove-destination strip-trailing-slashes symbolic-link verbose version`,
+			"text no-preserve sparse suffix", "text= backup context preserve reflink update",
+			"write target-directory"),
 	}
 	cmdSpecs["mv"] = &optSpec{
 		strict: true,
 		flags:  "bfinTuvZ",
-		values: merge(vals(optText, "S"), vals(optWrite, "t")),
-		long: withLong(withLong(withLong(flagsLong("force", "interactive", "no-clobber", "no-copy", "no-target-directory",
-			"strip-trailing-slashes", "verbose", "exchange", "help", "version"),
-			optText, 1, "suffix"),
-			optText, 2, "backup", "update", "context"),
-			optWrite, 1, "target-directory"),
+		values: shorts("text S", "write t"),
+		long: longs(`flag exchange force help interactive no-clobber no-copy no-target-directory
+			strip-trailing-slashes verbose version`, "text suffix", "text= backup context update",
+			"write target-directory"),
 	}
 	cmdSpecs["ln"] = &optSpec{
 		strict: true,
 		flags:  "binrsTvLP",
-		values: merge(vals(optText, "S"), vals(optWrite, "t")),
+		values: shorts("text S", "write t"),
 		deny:   map[byte]string{'f': "it re-points an existing link", 'd': "it hard-links directories", 'F': "it hard-links directories"},
-		long: denyLong(denyLong(withLong(withLong(withLong(flagsLong("interactive", "no-dereference", "relative",
-			"symbolic", "no-target-directory", "verbose", "logical", "physical", "help", "version"),
-			optText, 1, "suffix"),
-			optText, 2, "backup"),
-			optWrite, 1, "target-directory"),
-			"it re-points an existing link", "force"),
-			"it hard-links directories", "directory"),
+		long: longs(`flag help interactive logical no-dereference no-target-directory physical relative symbolic
+			verbose version`, "text suffix", "text= backup", "write target-directory").
+			deny("it hard-links directories", "directory").
+			deny("it re-points an existing link", "force"),
 	}
 	cmdSpecs["chmod"] = &optSpec{
 		// Modes such as -w or -rwx look like options: the letters of
 		// modes are flags here, and -R with -L is refused below.
 		flags: "cfvRHLPrwxXstugoa01234567",
-		long: withLong(flagsLong("changes", "silent", "quiet", "verbose", "no-preserve-root", "preserve-root", "recursive",
-			"dereference", "no-dereference", "help", "version"), optPath, 1, "reference"),
+		long: longs(`flag changes dereference help no-dereference no-preserve-root preserve-root quiet recursive
+			silent verbose version`, "path reference"),
 	}
 	cmdSpecs["uniq"] = &optSpec{
 		flags:  "cdDiuz",
-		values: vals(optText, "fsw"),
-		long: withLong(withLong(flagsLong("count", "repeated", "ignore-case", "unique", "zero-terminated", "help", "version"),
-			optText, 1, "skip-fields", "skip-chars", "check-chars"),
-			optText, 2, "all-repeated", "group"),
+		values: shorts("text fsw"),
+		long: longs("flag count help ignore-case repeated unique version zero-terminated",
+			"text check-chars skip-chars skip-fields", "text= all-repeated group"),
 	}
 	cmdSpecs["stat"] = &optSpec{
 		flags:  "Lft",
-		values: vals(optText, "c"),
-		long: withLong(withLong(flagsLong("dereference", "file-system", "terse", "help", "version"),
-			optText, 1, "format", "printf"), optText, 2, "cached"),
+		values: shorts("text c"),
+		long:   longs("flag dereference file-system help terse version", "text format printf", "text= cached"),
 	}
 	cmdSpecs["make"] = &optSpec{
-		flags: "bBdeikLnqrRsStvw",
-		values: merge(vals(optPath, "fIoW"), vals(optDir, "C"), map[byte]shortVal{
-			'j': {kind: optText, optional: true}, 'l': {kind: optText, optional: true}, 'O': {kind: optText, optional: true}}),
-		deny: map[byte]string{'p': whyEnvDump, 'E': whyRuns},
-		long: denyLong(denyLong(withLong(withLong(withLong(withLong(flagsLong("always-make", "environment-overrides",
-			"ignore-errors", "keep-going", "check-symlink-times", "just-print", "dry-run", "recon", "question",
-			"no-builtin-rules", "no-builtin-variables", "silent", "quiet", "no-silent", "no-keep-going", "stop", "touch",
-			"trace", "version", "print-directory", "no-print-directory", "warn-undefined-variables", "help"),
-			optText, 1, "jobs", "load-average", "max-load", "output-sync", "shuffle", "debug"),
-			optPath, 1, "file", "makefile", "include-dir", "old-file", "assume-old", "what-if", "new-file", "assume-new"),
-			optDir, 1, "directory"),
-			optText, 2, "jobserver-style"),
-			whyEnvDump, "print-data-base"),
-			whyRuns, "eval"),
+		flags:  "bBdeikLnqrRsStvw",
+		values: shorts("dir C", "path IWfo", "text= Ojl"),
+		deny:   map[byte]string{'E': whyRuns, 'p': whyEnvDump},
+		long: longs(`flag always-make check-symlink-times dry-run environment-overrides help ignore-errors
+			just-print keep-going no-builtin-rules no-builtin-variables no-keep-going no-print-directory no-silent
+			print-directory question quiet recon silent stop touch trace version warn-undefined-variables`,
+			"text debug jobs load-average max-load output-sync shuffle", "text= jobserver-style",
+			"path assume-new assume-old file include-dir makefile new-file old-file what-if", "dir directory").
+			deny(whyEnvDump, "print-data-base").
+			deny(whyRuns, "eval"),
 	}
 	cmdSpecs["sed"] = &optSpec{
 		strict: true,
 		flags:  "nrEsuzb",
-		values: merge(vals(optText, "el"), map[byte]shortVal{'i': {kind: optText, optional: true}}),
+		values: shorts("text el", "text= i"),
 		deny:   map[byte]string{'f': "its script is in a file this check does not read"},
-		long: denyLong(withLong(withLong(flagsLong("quiet", "silent", "debug", "posix", "regexp-extended", "separate",
-			"sandbox", "unbuffered", "null-data", "zero-terminated", "follow-symlinks", "binary", "help", "version"),
-			optText, 1, "expression", "line-length"),
-			optText, 2, "in-place"),
-			"its script is in a file this check does not read", "file"),
+		long: longs(`flag binary debug follow-symlinks help null-data posix quiet regexp-extended sandbox separate
+			silent unbuffered version zero-terminated`, "text expression line-length", "text= in-place").
+			deny("its script is in a file this check does not read", "file"),
 	}
 	awk := &optSpec{
 		strict: true,
-		values: vals(optText, "Fv"),
+		values: shorts("text Fv"),
 		deny: map[byte]string{'f': "its program is in a file this check does not read", 'E': whyRuns, 'e': "the program must be its first operand",
 			'i': "it loads a source file", 'l': "it loads a shared library", 'd': "it writes a file", 'p': "it writes a file",
 			'o': "it writes a file", 'D': "it starts a debugger", 'W': "mawk's -W options are not checked"},
-		long: denyLong(denyLong(denyLong(withLong(flagsLong("help", "version"), optText, 1, "field-separator", "assign"),
-			"its program is in a file this check does not read", "file", "exec"),
-			"it loads code", "include", "load", "source"),
-			"it writes a file", "dump-variables", "profile", "pretty-print", "debug"),
+		long: longs("flag help version", "text assign field-separator").
+			deny("it loads code", "include load source").
+			deny("it writes a file", "debug dump-variables pretty-print profile").
+			deny("its program is in a file this check does not read", "exec file"),
 	}
-	for _, n := range []string{"awk", "gawk", "mawk", "nawk"} {
+	for _, n := range words("awk gawk mawk nawk") {
 		cmdSpecs[n] = awk
 	}
 	cmdSpecs["tree"] = &optSpec{
 		strict: true,
 		flags:  "adfxqNQpugshDFvtcUrinCAXJS",
-		values: merge(vals(optText, "LPIHT"), vals(optWrite, "o")),
-		deny:   map[byte]string{'l': whyFollow, 'R': "it writes a listing into every directory"},
-		long: denyLong(withLong(withLong(withLong(flagsLong("gitignore", "ignore-case", "matchdirs", "metafirst", "prune",
-			"info", "noreport", "si", "du", "inodes", "device", "dirsfirst", "filesfirst", "nolinks", "fflinks", "help",
-			"version"),
-			optText, 1, "charset", "timefmt", "sort", "filelimit"),
-			optText, 2, "hyperlink"),
-			optPath, 1, "infofile", "hintro", "houtro"),
-			whyNames, "fromfile"),
+		values: shorts("text HILPT", "write o"),
+		deny:   map[byte]string{'R': "it writes a listing into every directory", 'l': whyFollow},
+		long: longs(`flag device dirsfirst du fflinks filesfirst gitignore help ignore-case info inodes matchdirs
+			metafirst nolinks noreport prune si version`, "text charset filelimit sort timefmt", "text= hyperlink",
+			"path hintro houtro infofile").
+			deny(whyNames, "fromfile"),
 	}
 	cmdSpecs["tar"] = &optSpec{
 		strict: true,
 		flags:  "ctvzjJaOpkmx",
-		values: merge(vals(optPath, "fX"), vals(optDir, "C")),
+		values: shorts("dir C", "path Xf"),
 		deny: map[byte]string{'h': whyFollow, 'T': whyNames, 'I': whyRuns, 'F': whyRuns, 'P': "it keeps absolute member names",
 			'L': "it runs a script between volumes", 'M': "it runs a script between volumes", 'r': "it changes an archive in place",
 			'u': "it changes an archive in place", 'A': "it changes an archive in place", 'd': "it compares with files it opens itself"},
-		long: denyLong(withLong(withLong(withLong(withLong(flagsLong("create", "list", "extract", "get", "verbose", "gzip",
-			"gunzip", "bzip2", "xz", "lzip", "lzma", "zstd", "auto-compress", "to-stdout", "preserve-permissions",
-			"same-permissions", "keep-old-files", "skip-old-files", "touch", "numeric-owner", "no-same-owner",
-			"no-same-permissions", "wildcards", "no-wildcards", "anchored", "no-anchored", "no-recursion", "recursion",
-			"totals", "force-local", "help", "version", "show-transformed-names", "ignore-case", "no-ignore-case"),
-			optText, 1, "exclude", "owner", "group", "mode", "mtime", "sort", "transform", "xform", "strip-components",
-			"format", "blocking-factor", "record-size"),
-			optPath, 1, "file", "exclude-from"),
-			optDir, 1, "directory"),
-			optText, 2, "exclude-vcs", "exclude-vcs-ignores"),
-			"it runs a program, follows links, reads names from a file or changes where members land",
-			"to-command", "use-compress-program", "compress-program", "info-script", "new-volume-script", "rsh-command",
-			"checkpoint-action", "dereference", "files-from", "absolute-names", "rmt-command", "index-file",
-			"append", "update", "catenate", "concatenate", "delete", "diff", "compare", "unlink-first", "recursive-unlink",
-			"overwrite", "overwrite-dir", "keep-directory-symlink", "volno-file"),
+		long: longs(`flag anchored auto-compress bzip2 create extract force-local get gunzip gzip help ignore-case
+			keep-old-files list lzip lzma no-anchored no-ignore-case no-recursion no-same-owner no-same-permissions
+			no-wildcards numeric-owner preserve-permissions recursion same-permissions show-transformed-names
+			skip-old-files to-stdout totals touch verbose version wildcards xz zstd`, `text blocking-factor exclude
+			format group mode mtime owner record-size sort strip-components transform xform`,
+			"text= exclude-vcs exclude-vcs-ignores", "path exclude-from file", "dir directory").
+			deny("it runs a program, follows links, reads names from a file or changes where members land", `
+			absolute-names append catenate checkpoint-action compare compress-program concatenate delete dereference
+			diff files-from index-file info-script keep-directory-symlink new-volume-script overwrite overwrite-dir
+			recursive-unlink rmt-command rsh-command to-command unlink-first update use-compress-program volno-file`),
 	}
 }

@@ -21,7 +21,17 @@ import (
 // reachPrograms are programs refused outright, by name (the base name of
 // the command, after wrappers such as time, env, command, sudo or busybox
 // are seen through).
-var reachPrograms = map[string]string{}
+var reachPrograms = whyOf(map[string]string{
+	whyNetwork: `curl wget nc ncat netcat nc.openbsd nc.traditional socat telnet ftp sftp tftp lftp scp ssh sshpass
+		autossh mosh ssh-add ssh-agent ssh-keyscan ssh-copy-id http https xh httpie aria2c axel ab wrk hey gh glab hub
+		tea aws gcloud gsutil bq az kubectl kubectx kubens helm k9s docker docker-compose podman podman-compose
+		nerdctl buildah skopeo crane oc minikube kind k3d terraform tofu pulumi heroku flyctl fly vercel netlify doctl
+		firebase wrangler supabase eksctl ngrok cloudflared tailscale nmap masscan dig nslookup host ping ping6
+		traceroute tracepath mtr whois sendmail mail mailx mutt smbclient ldapsearch psql mysql mariadb redis-cli
+		mongo mongosh cqlsh sqlcmd nats grpcurl websocat wscat`,
+	whyProcs: `ps pgrep pkill kill killall killall5 top htop atop btop glances lsof fuser pstree pidof pidstat pmap
+		pwdx skill snice prtstat`,
+})
 
 const (
 	whyNetwork  = "network access"
@@ -32,27 +42,6 @@ const (
 	whyListener = "it listens on every network interface"
 	whyRemote   = "it reaches the repository's remote"
 )
-
-func init() {
-	for why, names := range map[string][]string{
-		whyNetwork: {"curl", "wget", "nc", "ncat", "netcat", "nc.openbsd", "nc.traditional", "socat", "telnet", "ftp", "sftp",
-			"tftp", "lftp", "scp", "ssh", "sshpass", "autossh", "mosh", "ssh-add", "ssh-agent", "ssh-keyscan", "ssh-copy-id",
-			"http", "https", "xh", "httpie", "aria2c", "axel", "ab", "wrk", "hey",
-			"gh", "glab", "hub", "tea", "aws", "gcloud", "gsutil", "bq", "az", "kubectl", "kubectx", "kubens", "helm", "k9s",
-			"docker", "docker-compose", "podman", "podman-compose", "nerdctl", "buildah", "skopeo", "crane", "oc", "minikube",
-			"kind", "k3d", "terraform", "tofu", "pulumi", "heroku", "flyctl", "fly", "vercel", "netlify", "doctl",
-			"firebase", "wrangler", "supabase", "eksctl", "ngrok", "cloudflared", "tailscale", "nmap", "masscan", "dig",
-			"nslookup", "host", "ping", "ping6", "traceroute", "tracepath", "mtr", "whois", "sendmail", "mail", "mailx",
-			"mutt", "smbclient", "ldapsearch", "psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "cqlsh",
-			"sqlcmd", "nats", "grpcurl", "websocat", "wscat"},
-		whyProcs: {"ps", "pgrep", "pkill", "kill", "killall", "killall5", "top", "htop", "atop", "btop", "glances", "lsof",
-			"fuser", "pstree", "pidof", "pidstat", "pmap", "pwdx", "skill", "snice", "prtstat"},
-	} {
-		for _, n := range names {
-			reachPrograms[n] = why
-		}
-	}
-}
 
 // reachSubcommands are subcommands refused for what they reach (the first
 // operand after the program's own options).
@@ -82,6 +71,18 @@ var reachSubcommands = map[string]map[string]string{
 	"bd":     {"sync": whyRemote, "daemon": whyRemote, "daemons": whyRemote},
 	"mise":   {"trust": whyTrust},
 	"direnv": {"allow": whyTrust, "permit": whyTrust, "grant": whyTrust},
+}
+
+// whyOf maps each name of groups (why: the names, space-separated) to its
+// why.
+func whyOf(groups map[string]string) map[string]string {
+	m := map[string]string{}
+	for why, names := range groups {
+		for _, n := range strings.Fields(names) {
+			m[n] = why
+		}
+	}
+	return m
 }
 
 func publishing(subs ...string) map[string]string {
@@ -394,42 +395,28 @@ func listener(name string, args []bashWord) string {
 // loopback reports whether a bind address (maybe with a port, or a
 // tcp:// URL) is the loopback interface.
 func loopback(v string) bool {
-	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
-	host := v
-	if h, _, ok := splitHostPort(v); ok {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
+	host := bindHost(v)
 	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return host == "localhost" || err == nil && a.IsLoopback()
 }
 
 // anyAddress reports whether a bind address is every interface or another
 // machine's interface: the unspecified address, "*", or an IP address that
 // is not the loopback.
 func anyAddress(v string) bool {
-	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
-	host := v
-	if h, _, ok := splitHostPort(v); ok {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "*" || host == "" || host == "all" {
-		return true
-	}
+	host := bindHost(v)
 	a, err := netip.ParseAddr(host)
-	return err == nil && !a.IsLoopback()
+	return host == "*" || host == "" || host == "all" || err == nil && !a.IsLoopback()
 }
 
-func splitHostPort(v string) (host, port string, ok bool) {
-	i := strings.LastIndexByte(v, ':')
-	if i < 0 || strings.Count(v, ":") > 1 && !strings.HasPrefix(v, "[") {
-		return "", "", false
+// bindHost is the host of a bind address: without a tcp:// or http://
+// scheme, a port, or the brackets of an IPv6 address.
+func bindHost(v string) string {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp://"), "http://")
+	if i := strings.LastIndexByte(v, ':'); i >= 0 && (strings.Count(v, ":") == 1 || strings.HasPrefix(v, "[")) {
+		v = v[:i]
 	}
-	return v[:i], v[i+1:], true
+	return strings.Trim(v, "[]")
 }
 
 // anyInterfaceRE finds the unspecified addresses in a command line's text,

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Sandbox mode: the sandbox is the boundary for commands (docs/sandbox.md),
@@ -31,16 +29,11 @@ var sandboxReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 var sandboxTmpDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
 
 func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
-	cmds, refs, err := parseBashLenient(cmd)
-	for _, r := range refs {
-		if secretVar(r) {
-			return deny("", "Bash %s: it expands $%s, which may hold a credential (%s)", show, r, whyEnv)
-		}
+	cmds, why, err := parseSandboxed(cmd)
+	if why != nil {
+		return deny("", "Bash %s: %v", show, why)
 	}
 	if err != nil {
-		if why := rawReach(cmd); why != "" {
-			return deny("", "Bash %s: %s", show, why)
-		}
 		return Decision{Allow: true, Reason: "Bash " + show + ": not parsed (" + err.Error() + "); the sandbox bounds it"}
 	}
 	start := filepath.Clean(cwd)
@@ -52,6 +45,26 @@ func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
 		return deny("", "Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": nothing in it reaches outside the sandbox"}
+}
+
+// parseSandboxed parses a command line leniently (sandbox mode); no
+// commands when it does not parse (parseErr). why refuses it: it expands a
+// variable that may hold a credential, or it does not parse and its text
+// starts a program that reaches outside (rawReach).
+func parseSandboxed(line string) (cmds []*bashCmd, why, parseErr error) {
+	cmds, refs, err := parseBashLenient(line)
+	for _, r := range refs {
+		if secretVar(r) {
+			return nil, fmt.Errorf("it expands $%s, which may hold a credential (%s)", r, whyEnv), err
+		}
+	}
+	if err != nil {
+		if w := rawReach(line); w != "" {
+			return nil, errors.New(w), err
+		}
+		return nil, nil, err
+	}
+	return cmds, nil, nil
 }
 
 // reachChecker judges parsed commands for what they reach (sandbox mode),
@@ -131,7 +144,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 		u, ok, err = runner(base, args)
 	}
 	if ok && err == nil {
-		return rc.unwrapped(u, args, depth)
+		return rc.unwrapped(u, depth)
 	}
 	if base == "find" {
 		return rc.find(args, depth)
@@ -140,7 +153,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 }
 
 // unwrapped judges what a wrapper or runner runs, and the files it opens.
-func (rc *reachChecker) unwrapped(u unwrapped, args []bashWord, depth int) error {
+func (rc *reachChecker) unwrapped(u unwrapped, depth int) error {
 	for _, f := range append(slices.Clone(u.reads), u.dirs...) {
 		if err := rc.path(f, false); err != nil {
 			return err
@@ -152,17 +165,9 @@ func (rc *reachChecker) unwrapped(u unwrapped, args []bashWord, depth int) error
 		}
 	}
 	if u.script != nil && !u.script.dynamic {
-		cmds, refs, err := parseBashLenient(u.script.lit)
-		for _, r := range refs {
-			if secretVar(r) {
-				return fmt.Errorf("it expands $%s, which may hold a credential (%s)", r, whyEnv)
-			}
-		}
-		if err != nil {
-			if why := rawReach(u.script.lit); why != "" {
-				return errors.New(why)
-			}
-			return nil
+		cmds, why, _ := parseSandboxed(u.script.lit)
+		if why != nil {
+			return why
 		}
 		for _, ic := range cmds {
 			if err := rc.command(ic, depth+1); err != nil {
@@ -264,7 +269,7 @@ func (rc *reachChecker) firstOperand(args []bashWord, given, takes []string) int
 		a := args[i].lit
 		name, _, _ := strings.Cut(a, "=")
 		switch {
-		case slices.Contains(given, name) || slices.Contains(given, safePrefix(a, 2)):
+		case slices.Contains(given, name) || slices.Contains(given, a[:min(2, len(a))]):
 			return -1
 		case a == "--":
 			if i+1 < len(args) {
@@ -279,13 +284,6 @@ func (rc *reachChecker) firstOperand(args []bashWord, given, takes []string) int
 		}
 	}
 	return -1
-}
-
-func safePrefix(s string, n int) string {
-	if len(s) < n {
-		return s
-	}
-	return s[:n]
 }
 
 // gitArgs: git's text options (a commit message, a log pattern) are not
@@ -379,7 +377,7 @@ func (rc *reachChecker) path(p string, write bool) error {
 			t = filepath.Join(cwd, t)
 		}
 		cands := []string{filepath.Clean(t)}
-		if all, err := resolveBoth(t); err == nil {
+		if all, _, err := resolveFrom("", t); err == nil {
 			cands = append(cands, all...)
 		}
 		for _, c := range cands {
@@ -401,33 +399,25 @@ var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/tas
 
 // outside says why the absolute, cleaned path c is out of reach, or "".
 func (rc *reachChecker) outside(c string, write bool) string {
-	under := func(dirs ...string) bool {
-		for _, d := range dirs {
-			if c == d || pathx.Below(d, c) {
-				return true
-			}
-		}
-		return false
-	}
 	switch {
-	case c == rc.sc.ws || pathx.Below(rc.sc.ws, c), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
+	case within(c, rc.sc.ws), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
 		return ""
-	case under("/dev/tcp", "/dev/udp"):
+	case within(c, "/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
 	case !write && (slices.Contains(sandboxProcInfo, c) || procNetRE.MatchString(c)):
 		// The sandbox's own: its CPUs and memory, its network namespace
 		// (only lo). Nothing of another process or of an environment.
 		return ""
-	case under("/proc"):
+	case within(c, "/proc"):
 		return "is in /proc (" + whyProcs + ", or of its environment)"
-	case under("/dev"):
+	case within(c, "/dev"):
 		if strings.HasPrefix(c, "/dev/fd/") || c == "/dev/tty" || strings.HasPrefix(c, "/dev/pts/") {
 			return ""
 		}
 		return "is a device outside the sandbox's"
-	case !write && (under(sandboxReadDirs...) || under(rc.sc.reads...)):
+	case !write && (within(c, sandboxReadDirs...) || within(c, rc.sc.reads...)):
 		return ""
-	case write && under(sandboxReadDirs...):
+	case write && within(c, sandboxReadDirs...):
 		return "is a system directory, read-only in the sandbox"
 	}
 	if strings.Contains(c, "/.claude") {
@@ -464,19 +454,14 @@ func rawReach(text string) string {
 func (sc scope) sandboxTmp(c string) bool {
 	for _, d := range sandboxTmpDirs {
 		rel, err := filepath.Rel(d, c)
-		if err != nil || !local(rel) {
+		if err != nil || !filepath.IsLocal(rel) {
 			continue
 		}
 		if rel == "." {
 			return true
 		}
 		entry := filepath.Join(d, strings.Split(rel, string(filepath.Separator))[0])
-		for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
-			if z == entry || pathx.Below(entry, z) {
-				return false
-			}
-		}
-		return true
+		return !sc.holdsOwn(entry)
 	}
 	return false
 }

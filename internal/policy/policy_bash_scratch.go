@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -49,14 +50,7 @@ func reservedTmpName(name string) bool {
 
 // inScratch reports whether the resolved path is inside (or is) one of the
 // worker's own scratch directories.
-func (sc scope) inScratch(resolved string) bool {
-	for _, d := range sc.scratch {
-		if resolved == d || pathx.Below(d, resolved) {
-			return true
-		}
-	}
-	return false
-}
+func (sc scope) inScratch(resolved string) bool { return within(resolved, sc.scratch...) }
 
 // sharedTmpOK reports whether the resolved path is inside an entry of the
 // shared /tmp that is the worker's own (see the top of this file). An entry
@@ -67,7 +61,7 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || rel == "." || !local(rel) {
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return false
 	}
 	top := strings.Split(rel, string(filepath.Separator))[0]
@@ -75,10 +69,8 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 		return false
 	}
 	entry := filepath.Join(sc.sharedTmp, top)
-	for _, z := range append(append([]string{sc.ws}, sc.reads...), sc.prot...) {
-		if z == entry || pathx.Below(entry, z) {
-			return false
-		}
+	if sc.holdsOwn(entry) {
+		return false
 	}
 	fi, err := os.Lstat(entry)
 	switch {
@@ -92,6 +84,12 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 		return false
 	}
 	return !fi.IsDir() || fi.Mode().Perm()&0o022 == 0
+}
+
+// holdsOwn reports whether the entry of a temporary directory holds the
+// workspace, a read dir or a protected path: zerg's, never scratch.
+func (sc scope) holdsOwn(entry string) bool {
+	return slices.ContainsFunc(append(append([]string{sc.ws}, sc.reads...), sc.prot...), func(z string) bool { return pathx.Within(entry, z) })
 }
 
 // ownDir reports whether the resolved directory may be the shell's working
@@ -110,7 +108,7 @@ func (sc scope) claudeTaskOutput(resolved string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || !local(rel) {
+	if err != nil || !filepath.IsLocal(rel) {
 		return false
 	}
 	return claudeTaskRE.MatchString(filepath.ToSlash(rel))
@@ -123,35 +121,17 @@ var claudeTaskRE = regexp.MustCompile(`^claude-[0-9]+/[^/]+/tasks/[A-Za-z0-9_-]+
 // configuration they find there and in /tmp itself (a Makefile, a
 // package.json, a conftest.py), which anyone may have put there.
 func (ck *bashChecker) inSharedTmp() bool {
-	if ck.sc.sharedTmp == "" {
-		return false
-	}
-	for _, c := range ck.cwds {
-		if (c == ck.sc.sharedTmp || pathx.Below(ck.sc.sharedTmp, c)) && c != ck.sc.ws && !pathx.Below(ck.sc.ws, c) && !ck.sc.inScratch(c) {
-			return true
-		}
-	}
-	return false
+	return ck.sc.sharedTmp != "" && slices.ContainsFunc(ck.cwds, func(c string) bool {
+		return within(c, ck.sc.sharedTmp) && !within(c, ck.sc.ws) && !ck.sc.inScratch(c)
+	})
 }
 
 // tmpRootCommands may run with the shared /tmp itself as the working
 // directory: they only open the files they name (and "." or a pattern
 // there, which would be /tmp itself, is refused as any other path).
-var tmpRootCommands = map[string]bool{
-	"mkdir": true, "rm": true, "rmdir": true, "touch": true, "cp": true, "mv": true, "cat": true, "head": true,
-	"tail": true, "wc": true, "echo": true, "printf": true, "true": true, "false": true, "test": true, "[": true,
-	"sleep": true, "chmod": true, "tee": true, "stat": true, "file": true, "diff": true, "cmp": true,
-}
+var tmpRootCommands = set("mkdir rm rmdir touch cp mv cat head tail wc echo printf true false test [ sleep chmod tee stat file diff cmp")
 
 // inTmpRoot reports whether the shell may be in the shared /tmp itself.
 func (ck *bashChecker) inTmpRoot() bool {
-	if ck.sc.sharedTmp == "" {
-		return false
-	}
-	for _, c := range ck.cwds {
-		if c == ck.sc.sharedTmp {
-			return true
-		}
-	}
-	return false
+	return ck.sc.sharedTmp != "" && slices.Contains(ck.cwds, ck.sc.sharedTmp)
 }

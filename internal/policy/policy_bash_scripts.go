@@ -27,20 +27,26 @@ func checkSedScript(s string) error {
 			i++
 		}
 	}
-	// regexp scans a regular expression delimited by d from i (just after
-	// the opening delimiter) to just after the closing one. GNU sed reads a
-	// bracket expression whole, so a delimiter inside one does not end the
-	// regexp; a bracket holding the delimiter or a backslash is refused so
-	// that no reading of it can differ.
-	regex := func(d byte) error {
+	digits := func() {
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	// regex scans a regular expression delimited by d from i (just after
+	// the opening delimiter) to just after the closing one; with what
+	// "replacement", a replacement or a y set, which has no brackets. GNU
+	// sed reads a bracket expression whole, so a delimiter inside one does
+	// not end the regexp; a bracket holding the delimiter or a backslash is
+	// refused so that no reading of it can differ.
+	regex := func(d byte, what string) error {
 		for i < n {
 			switch c := s[i]; {
 			case c == '\\':
 				i += 2
 				continue
 			case c == '\n':
-				return bad("a newline inside a regular expression")
-			case c == '[':
+				return bad("a newline inside a %s", what)
+			case c == '[' && what != "replacement":
 				j := i + 1
 				if j < n && s[j] == '^' {
 					j++
@@ -68,49 +74,28 @@ func checkSedScript(s string) error {
 			}
 			i++
 		}
-		return bad("an unterminated regular expression")
+		return bad("an unterminated %s", what)
 	}
-	// plain scans a replacement (or a y set) delimited by d, which has no
-	// brackets.
-	plain := func(d byte) error {
-		for i < n {
-			switch c := s[i]; {
-			case c == '\\':
-				i += 2
-				continue
-			case c == '\n':
-				return bad("a newline inside a replacement")
-			case c == d:
-				i++
-				return nil
-			}
-			i++
-		}
-		return bad("an unterminated replacement")
-	}
+	const re, repl = "regular expression", "replacement"
 	address := func() (bool, error) {
 		switch {
 		case i < n && s[i] >= '0' && s[i] <= '9':
-			for i < n && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
+			digits()
 			if i < n && s[i] == '~' {
 				i++
-				for i < n && s[i] >= '0' && s[i] <= '9' {
-					i++
-				}
+				digits()
 			}
 		case i < n && s[i] == '$':
 			i++
 		case i < n && s[i] == '/':
 			i++
-			if err := regex('/'); err != nil {
+			if err := regex('/', re); err != nil {
 				return false, err
 			}
 		case i+1 < n && s[i] == '\\' && s[i+1] != '\n' && s[i+1] != '\\':
 			d := s[i+1]
 			i += 2
-			if err := regex(d); err != nil {
+			if err := regex(d, re); err != nil {
 				return false, err
 			}
 		default:
@@ -145,9 +130,7 @@ func checkSedScript(s string) error {
 				skipBlank()
 				if i < n && (s[i] == '+' || s[i] == '~') {
 					i++
-					for i < n && s[i] >= '0' && s[i] <= '9' {
-						i++
-					}
+					digits()
 				} else if ok, err := address(); err != nil {
 					return err
 				} else if !ok {
@@ -171,9 +154,7 @@ func checkSedScript(s string) error {
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case 'l', 'L', 'q', 'Q':
 			skipBlank()
-			for i < n && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
+			digits()
 		case ':', 'b', 't', 'T':
 			// A label ends at the first character that could end it:
 			// anything after is checked as commands, which is at worst
@@ -206,10 +187,10 @@ func checkSedScript(s string) error {
 			}
 			d := s[i]
 			i++
-			if err := regex(d); err != nil {
+			if err := regex(d, re); err != nil {
 				return err
 			}
-			if err := plain(d); err != nil {
+			if err := regex(d, repl); err != nil {
 				return err
 			}
 			for i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
@@ -224,10 +205,10 @@ func checkSedScript(s string) error {
 			}
 			d := s[i]
 			i++
-			if err := plain(d); err != nil {
+			if err := regex(d, repl); err != nil {
 				return err
 			}
-			if err := plain(d); err != nil {
+			if err := regex(d, repl); err != nil {
 				return err
 			}
 		case 'r', 'R', 'w', 'W':

@@ -83,6 +83,8 @@ type shellWalker struct {
 	vars map[string]string
 	// refs are the names of the variables the line expands (lenient).
 	refs []string
+	// err is the first thing only lenient mode accepts (strict).
+	err error
 }
 
 // parseBash parses a command line into its simple commands, strictly.
@@ -116,28 +118,28 @@ func (w *shellWalker) parse() error {
 	// it would go on there. Strict mode refuses them rather than judge
 	// another line; lenient mode judges the words as parsed.
 	if strings.ContainsAny(w.src, "\x00\r") {
-		if err := w.strict("a NUL byte or a carriage return in the command"); err != nil {
-			return err
-		}
+		w.strict("a NUL byte or a carriage return in the command")
 	}
 	if n := len(w.src) - len(strings.TrimRight(w.src, `\`)); n%2 == 1 {
-		if err := w.strict("trailing backslash"); err != nil {
-			return err
-		}
+		w.strict("trailing backslash")
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(w.src), "")
-	if err != nil {
-		return err
+	if err == nil {
+		err = w.stmts(f.Stmts)
 	}
-	return w.stmts(f.Stmts)
+	if w.err != nil {
+		return w.err // it came first: the walk stops at any other error
+	}
+	return err
 }
 
-// strict refuses what only lenient mode accepts.
-func (w *shellWalker) strict(format string, a ...any) error {
-	if w.lenient {
-		return nil
+// strict refuses what only lenient mode accepts: in strict mode the first
+// such thing is the line's error, which parse returns; the walk goes on as
+// in lenient mode until then.
+func (w *shellWalker) strict(format string, a ...any) {
+	if !w.lenient && w.err == nil {
+		w.err = fmt.Errorf(format, a...)
 	}
-	return fmt.Errorf(format, a...)
 }
 
 func (w *shellWalker) text(n syntax.Node) string {
@@ -252,9 +254,7 @@ func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 		}
 		return w.stmt(x.Stmt, andNext)
 	case *syntax.CaseClause:
-		if err := w.strict("case is not allowed; use if"); err != nil {
-			return err
-		}
+		w.strict("case is not allowed; use if")
 		if _, err := w.word(x.Word); err != nil {
 			return err
 		}
@@ -270,19 +270,13 @@ func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 		}
 		return nil
 	case *syntax.TestClause:
-		if err := w.strict("[[ … ]] is not allowed; use test or ["); err != nil {
-			return err
-		}
+		w.strict("[[ … ]] is not allowed; use test or [")
 		return w.scan(x.X)
 	case *syntax.ArithmCmd:
-		if err := w.strict("arithmetic (( )) is not allowed"); err != nil {
-			return err
-		}
+		w.strict("arithmetic (( )) is not allowed")
 		return w.scan(x.X)
 	case *syntax.LetClause:
-		if err := w.strict("let is not allowed (arithmetic)"); err != nil {
-			return err
-		}
+		w.strict("let is not allowed (arithmetic)")
 		for _, e := range x.Exprs {
 			if err := w.scan(e); err != nil {
 				return err
@@ -291,14 +285,10 @@ func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 		return nil
 	case *syntax.FuncDecl:
 		// Its body's commands are checked where it is defined.
-		if err := w.strict("functions are not allowed"); err != nil {
-			return err
-		}
+		w.strict("functions are not allowed")
 		return w.stmt(x.Body, false)
 	case *syntax.CoprocClause:
-		if err := w.strict("coproc is not allowed"); err != nil {
-			return err
-		}
+		w.strict("coproc is not allowed")
 		return w.stmt(x.Stmt, false)
 	}
 	return fmt.Errorf("unsupported command %T", c)
@@ -313,9 +303,7 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 	var values []string
 	switch l := x.Loop.(type) {
 	case *syntax.CStyleLoop:
-		if err := w.strict("arithmetic for (( )) is not allowed"); err != nil {
-			return err
-		}
+		w.strict("arithmetic for (( )) is not allowed")
 		for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 			if e != nil {
 				if err := w.scan(e); err != nil {
@@ -329,9 +317,7 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 			return fmt.Errorf("for %s: not a variable name", name)
 		}
 		if !l.InPos.IsValid() {
-			if err := w.strict("for %s without a list of words is not allowed", name); err != nil {
-				return err
-			}
+			w.strict("for %s without a list of words is not allowed", name)
 		}
 		var words []bashWord
 		for _, it := range l.Items {
@@ -370,7 +356,12 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		}
 		w.vars = cloneVars(outer)
 		w.vars[name] = v
-		if err := w.stmts(x.Do); err != nil {
+		before := w.err
+		err := w.stmts(x.Do)
+		if before == nil && w.err != nil {
+			w.err = fmt.Errorf("for %s: %v", name, w.err)
+		}
+		if err != nil {
 			return fmt.Errorf("for %s: %v", name, err)
 		}
 	}
@@ -415,9 +406,7 @@ func (w *shellWalker) call(cmd *bashCmd, x *syntax.CallExpr) error {
 // the value after quote removal.
 func (w *shellWalker) assign(a *syntax.Assign) (bashWord, error) {
 	if a.Index != nil || a.Array != nil {
-		if err := w.strict("arrays are not allowed"); err != nil {
-			return bashWord{}, err
-		}
+		w.strict("arrays are not allowed")
 		if a.Index != nil {
 			if err := w.scan(a.Index); err != nil {
 				return bashWord{}, err
@@ -460,9 +449,7 @@ func (w *shellWalker) assign(a *syntax.Assign) (bashWord, error) {
 func (w *shellWalker) redirs(cmd *bashCmd, rs []*syntax.Redirect) error {
 	for _, r := range rs {
 		if r.N != nil && !isFD(r.N.Value) {
-			if err := w.strict("redirection %s%s is not allowed", r.N.Value, r.Op); err != nil {
-				return err
-			}
+			w.strict("redirection %s%s is not allowed", r.N.Value, r.Op)
 		}
 		t, err := w.single(r.Word, true)
 		if err != nil {
@@ -475,9 +462,7 @@ func (w *shellWalker) redirs(cmd *bashCmd, rs []*syntax.Redirect) error {
 			// Like bash, an unquoted delimiter expands the body; a $ or `
 			// in it is refused (strict) even where bash keeps it as text.
 			if !t.quoted && strings.ContainsAny(w.text(r.Hdoc), "$`") {
-				if err := w.strict("expansion in a here-document; quote its delimiter (<<'EOF')"); err != nil {
-					return err
-				}
+				w.strict("expansion in a here-document; quote its delimiter (<<'EOF')")
 				if err := w.scan(r.Hdoc); err != nil {
 					return err
 				}
@@ -508,9 +493,7 @@ func (w *shellWalker) word(x *syntax.Word) ([]bashWord, error) {
 		return []bashWord{bw}, err
 	}
 	if braceRange(cp) {
-		if err := w.strict("a brace range is not allowed; list the words"); err != nil {
-			return nil, err
-		}
+		w.strict("a brace range is not allowed; list the words")
 		bw, err := w.convert(x, false) // lenient: the braces as they are
 		return []bashWord{bw}, err
 	}
@@ -570,25 +553,19 @@ func (w *shellWalker) convert(x *syntax.Word, assignValue bool) (bashWord, error
 		var err error
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if err := w.lit(st, p.Value, i == 0, i == len(parts)-1); err != nil {
-				return st.bw, err
-			}
+			w.lit(st, p.Value, i == 0, i == len(parts)-1)
 			continue
 		case *syntax.SglQuoted:
 			v := p.Value
 			if p.Dollar {
-				if err := w.strict("$'…' quoting is not allowed"); err != nil {
-					return st.bw, err
-				}
+				w.strict("$'…' quoting is not allowed")
 				v, _, _ = expand.Format(&expand.Config{}, v, nil)
 				v, _, _ = strings.Cut(v, "\x00")
 			}
 			st.quotedText(v)
 		case *syntax.DblQuoted:
 			if p.Dollar {
-				if err := w.strict(`$"…" quoting is not allowed`); err != nil {
-					return st.bw, err
-				}
+				w.strict(`$"…" quoting is not allowed`)
 			}
 			st.bw.quoted = true
 			for _, q := range p.Parts {
@@ -659,7 +636,7 @@ func unescapeDouble(s string) string {
 
 // lit lowers unquoted literal text: backslash escapes, pattern characters,
 // a leading ~.
-func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
+func (w *shellWalker) lit(st *wordState, s string, first, last bool) {
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		switch c {
@@ -681,10 +658,7 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 			st.b.WriteByte(c)
 			st.pb.WriteByte(c)
 		case '[':
-			class, n, err := w.bracket(s[j:], last)
-			if err != nil {
-				return err
-			}
+			class, n := w.bracket(s[j:], last)
 			if n == 0 {
 				// no closing ]: bash keeps the [ as it is
 				st.b.WriteByte(c)
@@ -709,7 +683,6 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 		}
 		st.prev = c
 	}
-	return nil
 }
 
 // bracket reads the bracket expression at the start of s ([abc], [!a-z],
@@ -718,7 +691,7 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) error {
 // Quotes, escapes, slashes, nested [ and POSIX classes inside are refused
 // (strict) rather than interpreted; last says no quoted or expanded part
 // follows s in the word, where the ] could be.
-func (w *shellWalker) bracket(s string, last bool) (class string, n int, err error) {
+func (w *shellWalker) bracket(s string, last bool) (class string, n int) {
 	j := 1
 	neg := false
 	if j < len(s) && (s[j] == '!' || s[j] == '^') {
@@ -731,14 +704,16 @@ func (w *shellWalker) bracket(s string, last bool) (class string, n int, err err
 	}
 	for ; j < len(s) && s[j] != ']'; j++ {
 		if strings.IndexByte("\\{}[/$", s[j]) >= 0 {
-			return "", 0, w.strict("a bracket pattern with %q in it", s[j])
+			w.strict("a bracket pattern with %q in it", s[j])
+			return "", 0
 		}
 	}
 	if j >= len(s) {
 		if !last {
-			return "", 0, w.strict("a bracket pattern with a quote or an expansion in it")
+			w.strict("a bracket pattern with a quote or an expansion in it")
+			return "", 0
 		}
-		return "", 0, nil
+		return "", 0
 	}
 	body := s[first:j]
 	var cb strings.Builder
@@ -757,7 +732,7 @@ func (w *shellWalker) bracket(s string, last bool) (class string, n int, err err
 		patLit(&cb, body[k])
 	}
 	cb.WriteByte(']')
-	return cb.String(), j + 1, nil
+	return cb.String(), j + 1
 }
 
 // patLit appends the literal byte c to a pattern, escaped when Match would
@@ -790,21 +765,15 @@ func (w *shellWalker) expansion(st *wordState, p syntax.WordPart, inDouble bool)
 		st.bw.split = st.bw.split || !inDouble
 		return nil
 	case *syntax.ArithmExp:
-		if err := w.strict("arithmetic $(( )) is not allowed"); err != nil {
-			return err
-		}
+		w.strict("arithmetic $(( )) is not allowed")
 		st.bw.dynamic = true
 		return w.scan(p.X)
 	case *syntax.ProcSubst:
-		if err := w.strict("process substitution is not allowed"); err != nil {
-			return err
-		}
+		w.strict("process substitution is not allowed")
 		st.bw.dynamic = true
 		return w.nested(p.Stmts)
 	case *syntax.ExtGlob:
-		if err := w.strict("an extended pattern %s…) is not allowed", p.Op); err != nil {
-			return err
-		}
+		w.strict("an extended pattern %s…) is not allowed", p.Op)
 		if st.bw.glob < 0 {
 			st.bw.glob = st.b.Len()
 		}
@@ -866,9 +835,8 @@ func (w *shellWalker) scan(n syntax.Node) error {
 			err = w.nested(x.Stmts)
 			return false
 		case *syntax.ProcSubst:
-			if err = w.strict("process substitution is not allowed"); err == nil {
-				err = w.nested(x.Stmts)
-			}
+			w.strict("process substitution is not allowed")
+			err = w.nested(x.Stmts)
 			return false
 		case *syntax.ParamExp:
 			if !w.lenient {

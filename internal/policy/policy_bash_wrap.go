@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -30,75 +29,108 @@ type unwrapped struct {
 	// pkg: words[0] names a package to fetch and run (npx, uvx), not a
 	// program on PATH.
 	pkg bool
-	// more: the command gets arguments the line does not show (xargs).
-	more bool
 	// lookup: it only looks the command up (command -v).
 	lookup bool
 }
 
 // strictWrappers are the wrappers subprocess mode looks through and
 // allows: they change how a command runs, not what it reaches.
-var strictWrappers = map[string]bool{
-	"time": true, "command": true, "builtin": true, "exec": true, "nohup": true, "nice": true, "ionice": true,
-	"timeout": true, "stdbuf": true, "setsid": true, "env": true, "eval": true,
-}
+var strictWrappers = set("time command builtin exec nohup nice ionice timeout stdbuf setsid env eval")
 
 // shells run a command line given with -c.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "mksh": true, "fish": true}
+var shells = set("sh bash dash zsh ksh ash mksh fish")
 
-// optScan walks a wrapper's options: vals are options that take a value
-// (as the next word or glued, "-n5", "--adjustment=5"); every other word
-// starting with "-" is a flag. It returns the index of the first operand.
-func optScan(args []bashWord, vals []string, stopAtNumber bool, seen func(opt, val string) error) (int, error) {
+// wrapSpec is how a wrapper or runner reads its own options: vals take a
+// value (as the next word or glued, "-n5", "--adjustment=5"), every other
+// word starting with "-" is a flag; the value of one of writes or reads is a
+// file it opens itself, of dirs a directory it runs the command in, of
+// script a command line it runs; procs act on other processes and are
+// refused. skip operands come before the command (timeout's duration,
+// chroot's root, flock's lock file, chrt's priority); number: -10 is an
+// option (nice).
+type wrapSpec struct {
+	vals, writes, reads, dirs, script, procs []string
+	skip                                     int
+	number                                   bool
+}
+
+// scan reads the options of args into u; it returns the index of the
+// first operand and the options seen.
+func (s wrapSpec) scan(name string, args []bashWord, u *unwrapped) (int, []string, error) {
+	var seen []string
+	note := func(o, v string) error {
+		seen = append(seen, o)
+		switch {
+		case slices.Contains(s.procs, o):
+			return fmt.Errorf("%s %s is not allowed (%s)", name, o, whyProcs)
+		case slices.Contains(s.writes, o):
+			u.writes = append(u.writes, v)
+		case slices.Contains(s.reads, o):
+			u.reads = append(u.reads, v)
+		case slices.Contains(s.dirs, o):
+			u.dirs = append(u.dirs, v)
+		case slices.Contains(s.script, o):
+			u.script = &bashWord{raw: v, lit: v, glob: -1}
+		}
+		return nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i].lit
-		if args[i].dynamic {
-			return i, nil
-		}
-		if a == "--" {
-			return i + 1, nil
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			return i, nil
-		}
-		if stopAtNumber && len(a) > 1 && a[1] >= '0' && a[1] <= '9' {
+		switch {
+		case args[i].dynamic:
+			return i, seen, nil
+		case a == "--":
+			return i + 1, seen, nil
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return i, seen, nil
+		case s.number && len(a) > 1 && a[1] >= '0' && a[1] <= '9':
 			continue // nice -10
 		}
-		name, val, eq := strings.Cut(a, "=")
-		if slices.Contains(vals, name) {
-			if !eq {
-				if i+1 >= len(args) {
-					return 0, fmt.Errorf("%s needs a value", a)
-				}
-				i++
-				val = args[i].lit
+		o, v, eq := strings.Cut(a, "=")
+		switch {
+		case slices.Contains(s.vals, o) && !eq:
+			if i+1 >= len(args) {
+				return 0, seen, fmt.Errorf("%s needs a value", a)
 			}
-			if seen != nil {
-				if err := seen(name, val); err != nil {
-					return 0, err
-				}
-			}
-			continue
+			i++
+			v = args[i].lit
+		case slices.Contains(s.vals, o):
+		case !strings.HasPrefix(a, "--") && len(a) > 2 && slices.Contains(s.vals, a[:2]):
+			o, v = a[:2], a[2:] // a cluster or a glued value: -n5, -oL
+		default:
+			o, v = a, ""
 		}
-		if !strings.HasPrefix(a, "--") && len(a) > 2 {
-			// a cluster or a glued value: -n5, -oL
-			if slices.Contains(vals, a[:2]) {
-				if seen != nil {
-					if err := seen(a[:2], a[2:]); err != nil {
-						return 0, err
-					}
-				}
-				continue
-			}
-		}
-		if seen != nil {
-			if err := seen(a, ""); err != nil {
-				return 0, err
-			}
+		if err := note(o, v); err != nil {
+			return 0, seen, err
 		}
 	}
-	return len(args), nil
+	return len(args), seen, nil
 }
+
+// wrapSpecs are the wrappers unwrap reads with a spec.
+var wrapSpecs = map[string]wrapSpec{
+	"time":    {vals: words("-o --output -f --format"), writes: words("-o --output")},
+	"command": {}, "builtin": {}, "nohup": {}, "unbuffer": {}, "pkexec": {}, "fakeroot": {}, "caffeinate": {}, "setsid": {},
+	"chroot":  {skip: 1},
+	"exec":    {vals: words("-a")},
+	"nice":    {vals: words("-n --adjustment"), number: true},
+	"ionice":  {vals: words("-c -n --class --classdata -p -P -u --pid --pgid --uid"), procs: words("-p -P -u --pid --pgid --uid")},
+	"timeout": {vals: words("-s --signal -k --kill-after"), skip: 1},
+	"stdbuf":  {vals: words("-i -o -e --input --output --error")},
+	"env":     {vals: words("-u --unset -C --chdir -S --split-string"), dirs: words("-C --chdir"), script: words("-S --split-string")},
+	"sudo":    {vals: sudoVals}, "doas": {vals: sudoVals},
+	"xargs": {vals: words("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"),
+		reads: words("-a --arg-file")},
+	"watch":  {vals: words("-n --interval -q --equexit")},
+	"flock":  {vals: words("-w --timeout -E --conflict-exit-code -c --command"), script: words("-c --command"), skip: 1},
+	"strace": traceSpec, "ltrace": traceSpec, "valgrind": traceSpec, "perf": traceSpec, "gdb": traceSpec,
+	"chrt": {procs: words("-p --pid"), skip: 1}, "taskset": {procs: words("-p --pid"), skip: 1},
+}
+
+var (
+	sudoVals  = words("-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from --command-timeout")
+	traceSpec = wrapSpec{vals: words("-o -e -p -s -u -E -P -a -b -I -X -O -S"), procs: words("-p --pid --attach")}
+)
 
 // unwrap returns what the command name args runs when name is a wrapper
 // or a shell given -c; ok is false otherwise.
@@ -110,82 +142,6 @@ func unwrap(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 		return args[i:]
 	}
 	switch name {
-	case "time":
-		i, err := optScan(args, []string{"-o", "--output", "-f", "--format"}, false, func(o, v string) error {
-			if o == "-o" || o == "--output" {
-				u.writes = append(u.writes, v)
-			}
-			return nil
-		})
-		u.words = rest(i)
-		return u, true, err
-	case "command":
-		i, err := optScan(args, nil, false, func(o, _ string) error {
-			if strings.ContainsAny(strings.TrimPrefix(o, "-"), "vV") {
-				u.lookup = true
-			}
-			return nil
-		})
-		if !u.lookup {
-			u.words = rest(i)
-		}
-		return u, true, err
-	case "builtin", "nohup", "unbuffer", "pkexec", "fakeroot", "caffeinate", "setsid", "chroot":
-		i, err := optScan(args, nil, false, nil)
-		if name == "chroot" {
-			i++ // the new root
-		}
-		u.words = rest(i)
-		return u, true, err
-	case "exec":
-		i, err := optScan(args, []string{"-a"}, false, nil)
-		u.words = rest(i)
-		return u, true, err
-	case "nice":
-		i, err := optScan(args, []string{"-n", "--adjustment"}, true, nil)
-		u.words = rest(i)
-		return u, true, err
-	case "ionice":
-		i, err := optScan(args, []string{"-c", "-n", "--class", "--classdata", "-p", "-P", "-u", "--pid", "--pgid", "--uid"}, false, func(o, _ string) error {
-			if slices.Contains([]string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}, o) {
-				return fmt.Errorf("ionice %s is not allowed (%s)", o, whyProcs)
-			}
-			return nil
-		})
-		u.words = rest(i)
-		return u, true, err
-	case "timeout":
-		i, err := optScan(args, []string{"-s", "--signal", "-k", "--kill-after"}, false, nil)
-		if err == nil && i >= len(args) {
-			err = errors.New("timeout needs a duration and a command")
-		}
-		u.words = rest(i + 1)
-		return u, true, err
-	case "stdbuf":
-		i, err := optScan(args, []string{"-i", "-o", "-e", "--input", "--output", "--error"}, false, nil)
-		u.words = rest(i)
-		return u, true, err
-	case "env":
-		i, err := optScan(args, []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, false, func(o, v string) error {
-			switch o {
-			case "-C", "--chdir":
-				u.dirs = append(u.dirs, v)
-			case "-S", "--split-string":
-				w := bashWord{raw: v, lit: v, glob: -1}
-				u.script = &w
-			}
-			return nil
-		})
-		for i < len(args) && !args[i].dynamic && isAssignment(args[i].lit) {
-			u.assigns = append(u.assigns, args[i])
-			i++
-		}
-		u.words = rest(i)
-		return u, true, err
-	case "sudo", "doas":
-		i, err := optScan(args, []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from", "--command-timeout"}, false, nil)
-		u.words = rest(i)
-		return u, true, err
 	case "su", "runuser":
 		for i := 0; i < len(args); i++ {
 			if (args[i].lit == "-c" || args[i].lit == "--command") && i+1 < len(args) {
@@ -202,95 +158,79 @@ func unwrap(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 	case "busybox", "toybox":
 		u.words = args
 		return u, true, nil
-	case "xargs":
-		i, err := optScan(args, []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "--eof", "-I", "-i", "--replace", "-L", "-l", "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}, false, func(o, v string) error {
-			if o == "-a" || o == "--arg-file" {
-				u.reads = append(u.reads, v)
-			}
-			return nil
-		})
-		u.words = rest(i)
-		if len(u.words) == 0 {
-			u.words = []bashWord{{raw: "echo", lit: "echo", glob: -1}}
-		}
-		u.more = true
-		return u, true, err
-	case "watch":
-		exec := false
-		i, err := optScan(args, []string{"-n", "--interval", "-q", "--equexit"}, false, func(o, _ string) error {
-			if o == "-x" || o == "--exec" {
-				exec = true
-			}
-			return nil
-		})
-		if exec {
-			u.words = rest(i)
-		} else {
-			u.script = joinWords(rest(i))
-		}
-		return u, true, err
-	case "flock":
-		i, err := optScan(args, []string{"-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"}, false, func(o, v string) error {
-			if o == "-c" || o == "--command" {
-				w := bashWord{raw: v, lit: v, glob: -1}
-				u.script = &w
-			}
-			return nil
-		})
-		if u.script == nil {
-			u.words = rest(i + 1) // after the lock file
-		}
-		return u, true, err
-	case "strace", "ltrace", "valgrind", "perf", "gdb":
-		i, err := optScan(args, []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-X", "-O", "-S"}, false, func(o, _ string) error {
-			if o == "-p" || o == "--pid" || o == "--attach" {
-				return fmt.Errorf("%s %s is not allowed (%s)", name, o, whyProcs)
-			}
-			return nil
-		})
-		if name == "perf" || name == "gdb" {
-			// perf record CMD, gdb --args CMD
-			for j := i; j < len(args); j++ {
-				if args[j].lit == "--args" || args[j].lit == "record" || args[j].lit == "stat" {
-					i = j + 1
-				}
-			}
-		}
-		u.words = rest(i)
-		return u, true, err
-	case "chrt", "taskset":
-		i, err := optScan(args, nil, false, func(o, _ string) error {
-			if o == "-p" || o == "--pid" {
-				return fmt.Errorf("%s %s is not allowed (%s)", name, o, whyProcs)
-			}
-			return nil
-		})
-		u.words = rest(i + 1) // after the priority or mask
-		return u, true, err
 	case "eval":
 		u.script = joinWords(args)
 		return u, true, nil
 	}
-	if shells[name] {
-		for i := 0; i < len(args); i++ {
-			a := args[i].lit
-			if args[i].dynamic || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
-				return u, false, nil // a script file, or stdin
-			}
-			if a == "-o" || a == "+o" || a == "-O" || a == "+O" {
-				i++
-				continue
-			}
-			if !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
-				if i+1 >= len(args) {
-					return u, true, fmt.Errorf("%s -c without a command", name)
-				}
-				w := args[i+1]
-				u.script = &w
-				return u, true, nil
+	spec, ok := wrapSpecs[name]
+	if !ok {
+		return shellScript(name, args)
+	}
+	i, seen, err := spec.scan(name, args, &u)
+	switch name {
+	case "command":
+		if slices.ContainsFunc(seen, func(o string) bool { return strings.ContainsAny(strings.TrimPrefix(o, "-"), "vV") }) {
+			u.lookup = true
+			return u, true, err
+		}
+	case "timeout":
+		if err == nil && i >= len(args) {
+			err = errors.New("timeout needs a duration and a command")
+		}
+	case "env":
+		for i < len(args) && !args[i].dynamic && isAssignment(args[i].lit) {
+			u.assigns = append(u.assigns, args[i])
+			i++
+		}
+	case "xargs":
+		if u.words = rest(i); len(u.words) == 0 {
+			u.words = []bashWord{{raw: "echo", lit: "echo", glob: -1}}
+		}
+		return u, true, err
+	case "watch":
+		if !slices.Contains(seen, "-x") && !slices.Contains(seen, "--exec") {
+			u.script = joinWords(rest(i))
+			return u, true, err
+		}
+	case "flock":
+		if u.script != nil {
+			return u, true, err
+		}
+	case "perf", "gdb":
+		// perf record CMD, gdb --args CMD
+		for j := i; j < len(args); j++ {
+			if args[j].lit == "--args" || args[j].lit == "record" || args[j].lit == "stat" {
+				i = j + 1
 			}
 		}
+	}
+	u.words = rest(i + spec.skip)
+	return u, true, err
+}
+
+// shellScript returns the command line a shell runs with -c; ok is false
+// when name is no shell or runs a script file or stdin.
+func shellScript(name string, args []bashWord) (u unwrapped, ok bool, err error) {
+	if !shells[name] {
 		return u, false, nil
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i].lit
+		if args[i].dynamic || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+			return u, false, nil // a script file, or stdin
+		}
+		if a == "-o" || a == "+o" || a == "-O" || a == "+O" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+			if i+1 >= len(args) {
+				return u, true, fmt.Errorf("%s -c without a command", name)
+			}
+			w := args[i+1]
+			u.script = &w
+			return u, true, nil
+		}
 	}
 	return u, false, nil
 }
@@ -323,24 +263,11 @@ func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 		sub = args[0].lit
 		after = args[1:]
 	}
-	var vals []string
+	var spec wrapSpec
+	pkg := false
 	switch {
 	case name == "uv" && sub == "run":
-		vals = []string{"--with", "--with-editable", "--with-requirements", "--python", "-p", "--directory", "--project",
-			"--package", "--extra", "--group", "--only-group", "--no-group", "--index", "--default-index", "--index-url",
-			"--extra-index-url", "--find-links", "-f", "--env-file", "--config-file", "--cache-dir", "--color", "-C",
-			"--config-setting", "--refresh-package", "-P", "--upgrade-package", "--reinstall-package", "--exclude-newer",
-			"--prerelease", "--resolution", "--link-mode", "--index-strategy", "--keyring-provider", "--python-preference",
-			"--no-binary-package", "--no-build-package", "--allow-insecure-host", "--no-extra", "--no-editable-package"}
-		i, err := optScan(after, vals, false, func(o, v string) error {
-			switch o {
-			case "--directory", "--project":
-				u.dirs = append(u.dirs, v)
-			case "--env-file", "--with-requirements", "--config-file":
-				u.reads = append(u.reads, v)
-			}
-			return nil
-		})
+		i, _, err := uvRunSpec.scan(name, after, &u)
 		if err != nil {
 			return u, true, err
 		}
@@ -360,40 +287,17 @@ func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 		} else {
 			after = args
 		}
-		i, err := optScan(after, []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p",
-			"--index", "--index-url", "--extra-index-url", "--find-links", "-f", "--cache-dir", "--color"}, false, nil)
-		u.words, u.pkg = after[i:], true
-		return u, true, err
+		spec, pkg = wrapSpec{vals: words("--from --with --with-editable --with-requirements --python -p --index --index-url --extra-index-url --find-links -f --cache-dir --color")}, true
 	case name == "npx" || (name == "npm" && (sub == "exec" || sub == "x")) || name == "bunx" || (name == "bun" && sub == "x") ||
 		((name == "pnpm" || name == "yarn") && sub == "dlx") || (name == "pipx" && sub == "run"):
 		if name == "npx" || name == "bunx" {
 			after = args
 		}
-		i, err := optScan(after, []string{"-p", "--package", "-c", "--call", "--prefix", "--spec"}, false, func(o, v string) error {
-			if o == "-c" || o == "--call" {
-				w := bashWord{raw: v, lit: v, glob: -1}
-				u.script = &w
-			}
-			return nil
-		})
-		if u.script == nil {
-			u.words, u.pkg = after[i:], true
-		}
-		return u, true, err
+		spec, pkg = wrapSpec{vals: words("-p --package -c --call --prefix --spec"), script: words("-c --call")}, true
 	case (name == "poetry" || name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye") && sub == "run",
 		(name == "bundle" || name == "asdf" || name == "pnpm" || name == "yarn") && sub == "exec":
-		i, err := optScan(after, nil, false, nil)
-		u.words = after[i:]
-		return u, true, err
 	case name == "conda" && sub == "run":
-		i, err := optScan(after, []string{"-n", "--name", "-p", "--prefix", "--cwd"}, false, func(o, v string) error {
-			if o == "--cwd" {
-				u.dirs = append(u.dirs, v)
-			}
-			return nil
-		})
-		u.words = after[i:]
-		return u, true, err
+		spec = wrapSpec{vals: words("-n --name -p --prefix --cwd"), dirs: words("--cwd")}
 	case name == "mise" && (sub == "exec" || sub == "x"):
 		for i := 0; i < len(after); i++ {
 			a := after[i].lit
@@ -417,11 +321,22 @@ func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 			}
 		}
 		return u, true, errors.New("mise exec needs -- before the command")
+	default:
+		return u, false, nil
 	}
-	return u, false, nil
+	i, _, err := spec.scan(name, after, &u)
+	if u.script == nil {
+		u.words, u.pkg = after[i:], pkg
+	}
+	return u, true, err
 }
 
-// programOf returns the base name a command word runs.
-func programOf(w bashWord) string {
-	return filepath.Base(w.lit)
+var uvRunSpec = wrapSpec{
+	vals: words(`--with --with-editable --with-requirements --python -p --directory --project --package --extra --group
+		--only-group --no-group --index --default-index --index-url --extra-index-url --find-links -f --env-file
+		--config-file --cache-dir --color -C --config-setting --refresh-package -P --upgrade-package --reinstall-package
+		--exclude-newer --prerelease --resolution --link-mode --index-strategy --keyring-provider --python-preference
+		--no-binary-package --no-build-package --allow-insecure-host --no-extra --no-editable-package`),
+	dirs:  words("--directory --project"),
+	reads: words("--env-file --with-requirements --config-file"),
 }

@@ -11,28 +11,38 @@ import (
 var errNotDir = syscall.ENOTDIR
 
 // decideRead allows Read/NotebookRead only inside the workspace or a read
-// dir, judged after symlinks are resolved (both ways, see resolveBoth), so a
+// dir, judged after symlinks are resolved (both ways, see resolveFrom), so a
 // link in the workspace that points at ~/.ssh/id_rsa is refused.
 func (p *Policy) decideRead(in *HookInput, input map[string]any, field string) Decision {
 	raw, _ := input[field].(string)
 	if raw == "" {
 		return deny("", "%s: no %s in tool_input", in.ToolName, field)
 	}
+	resolved, d := p.readTarget(in, raw)
+	if d != nil {
+		return *d
+	}
+	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": inside the workspace"}
+}
+
+// readTarget resolves the path a read tool names, or denies it when
+// either reading of it is outside the workspace and the read dirs.
+func (p *Policy) readTarget(in *HookInput, raw string) (string, *Decision) {
+	fail := func(d Decision) (string, *Decision) { return "", &d }
 	all, err := target(in.Cwd, raw)
 	if err != nil {
-		return deny(raw, "%s %s: %v", in.ToolName, raw, err)
+		return fail(deny(raw, "%s %s: %v", in.ToolName, raw, err))
 	}
-	resolved := all[0]
 	sc, err := p.scope()
 	if err != nil {
-		return deny(resolved, "%s %s: %v", in.ToolName, raw, err)
+		return fail(deny(all[0], "%s %s: %v", in.ToolName, raw, err))
 	}
 	for _, r := range all {
 		if !sc.readable(r) || sc.isProtected(r) {
-			return deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws)
+			return fail(deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws))
 		}
 	}
-	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": inside the workspace"}
+	return all[0], nil
 }
 
 // decideSearch allows Glob/Grep/LS only under a directory inside the
@@ -52,19 +62,9 @@ func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
 	if dir == "" {
 		return deny("", "%s: no path and no cwd", in.ToolName)
 	}
-	all, err := target(in.Cwd, dir)
-	if err != nil {
-		return deny(dir, "%s %s: %v", in.ToolName, dir, err)
-	}
-	resolved := all[0]
-	sc, err := p.scope()
-	if err != nil {
-		return deny(resolved, "%s %s: %v", in.ToolName, dir, err)
-	}
-	for _, r := range all {
-		if !sc.readable(r) || sc.isProtected(r) {
-			return deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws)
-		}
+	resolved, d := p.readTarget(in, dir)
+	if d != nil {
+		return *d
 	}
 	fields := map[string]bool{"Glob": true, "Grep": false, "LS": false}
 	for _, f := range []string{"pattern", "glob", "ignore"} {

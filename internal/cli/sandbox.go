@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +43,7 @@ func newSandboxInitCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&c.Proxy, sandbox.FlagProxy, "", "unix socket to forward "+sandbox.ProxyAddr+" to")
 	f.StringVar(&c.Lifeline, sandbox.FlagLifeline, "", "FIFO whose writer's end ends the sandbox")
+	f.BoolVar(&c.ReportOOM, sandbox.FlagReportOOM, false, "exit "+strconv.Itoa(sandbox.ExitOutOfMemory)+" when the command failed after an OOM kill in the init's memory cgroup")
 	f.BoolVar(&c.SeccompExec, sandbox.FlagSeccompExec, false, "set the limits and the seccomp filter, then exec the command")
 	f.BoolVar(&c.ExecStep, sandbox.FlagExecStep, false, "start the command through the seccomp step even where ptrace works")
 	f.Int64Var(&c.Limits.MemoryBytes, sandbox.FlagMemory, 0, "RLIMIT_DATA of the command")

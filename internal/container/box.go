@@ -232,7 +232,9 @@ func (b Box) runArgs(s sandbox.Spec, name, envFile, exe string, argv []string) (
 	if err := mount(exe, sandbox.InsideExecutable, true); err != nil {
 		return nil, err
 	}
-	ic := sandbox.InitConfig{Limits: initLimits}
+	// The container's memory cgroup is its own, and gone when the engine
+	// removes it: the init reports an OOM kill in it by its exit code.
+	ic := sandbox.InitConfig{Limits: initLimits, ReportOOM: l.MemoryBytes > 0}
 	if b.Lifeline != "" {
 		if err := mount(b.Lifeline, insideLifeline, true); err != nil {
 			return nil, err

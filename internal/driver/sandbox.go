@@ -341,7 +341,10 @@ func (e *AuditError) Unwrap() error { return e.Err }
 // do so without end. It also records the group's peak.
 func (w *sandboxed) outOfMemory(v *Verdict) {
 	v.MemoryPeak = w.group.MemoryPeak()
-	if w.group.OOMKills() == 0 || v.Class == outcome.Success || v.Class == outcome.Task || v.Reason == outcome.ReasonCancelled {
+	// A container's init reports the kill itself (its cgroup is the
+	// engine's): zerg's own code inside, whose exit the worker cannot make.
+	killed := w.group.OOMKills() > 0 || v.Worker.ExitCode == sandbox.ExitOutOfMemory
+	if !killed || v.Class == outcome.Success || v.Class == outcome.Task || v.Reason == outcome.ReasonCancelled {
 		return
 	}
 	v.Class, v.Reason = outcome.Task, outcome.ReasonOutOfMemory

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +78,10 @@ func RunInit(c InitConfig, argv []string) int {
 		fmt.Fprintln(os.Stderr, StartFailureLine(err))
 		return ExecFailCode(err)
 	}
+	oomBefore := -1
+	if c.ReportOOM {
+		oomBefore = memcgOOMKills()
+	}
 	// A pidfd: a signal that comes after the command was reaped reaches
 	// nothing, not a process that got its PID.
 	cmd := proc.OpenChild(child)
@@ -95,13 +100,47 @@ func RunInit(c InitConfig, argv []string) int {
 		if pid != child {
 			continue
 		}
+		code := -1
 		switch {
 		case ws.Exited():
-			return ws.ExitStatus()
+			code = ws.ExitStatus()
 		case ws.Signaled():
-			return 128 + int(ws.Signal())
+			code = 128 + int(ws.Signal())
+		default:
+			continue
+		}
+		if code != 0 && oomBefore >= 0 && memcgOOMKills() > oomBefore {
+			fmt.Fprintln(os.Stderr, "zerg: the kernel killed a process of this sandbox: its processes together passed the memory limit")
+			return ExitOutOfMemory
+		}
+		return code
+	}
+}
+
+// ExitOutOfMemory is the init's exit code when the command failed after
+// the kernel killed a process of its memory cgroup for passing its limit
+// (InitConfig.ReportOOM).
+const ExitOutOfMemory = 249
+
+// memcgOOMKills is how many processes the kernel has killed in the memory
+// cgroup the init is in (cgroup v2's memory.events, v1's oom_control), -1
+// when it cannot be read. Only a container has its own cgroup at
+// /sys/fs/cgroup: a bubblewrap sandbox sees the host's root cgroup there.
+func memcgOOMKills() int {
+	for _, f := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					return n
+				}
+			}
 		}
 	}
+	return -1
 }
 
 // startCommand starts argv with the seccomp filter and the limits, and

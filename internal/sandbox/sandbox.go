@@ -378,7 +378,12 @@ type InitConfig struct {
 	// takes every process of the sandbox with it. A container's engine
 	// keeps it running without its client, where bwrap's
 	// --die-with-parent would end it.
-	Lifeline    string
+	Lifeline string
+	// ReportOOM makes the init exit with ExitOutOfMemory when the command
+	// failed after the kernel killed a process of its memory cgroup (a
+	// container's own cgroup, which the driver cannot read once the engine
+	// has removed it).
+	ReportOOM   bool
 	SeccompExec bool // be the seccomp step: limits, seccomp, exec
 	// ExecStep makes the init start the command through the seccomp step
 	// even where it could trace it. Command never sets it; it is the path
@@ -391,6 +396,7 @@ type InitConfig struct {
 const (
 	FlagProxy       = "proxy"
 	FlagLifeline    = "lifeline"
+	FlagReportOOM   = "report-oom"
 	FlagSeccompExec = "seccomp-exec"
 	FlagExecStep    = "exec-step"
 	FlagMemory      = "memory-bytes"
@@ -408,6 +414,9 @@ func (c InitConfig) Flags() []string {
 	}
 	if c.Lifeline != "" {
 		f = append(f, "--"+FlagLifeline, c.Lifeline)
+	}
+	if c.ReportOOM {
+		f = append(f, "--"+FlagReportOOM)
 	}
 	if c.SeccompExec {
 		f = append(f, "--"+FlagSeccompExec)

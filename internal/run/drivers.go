@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/zergrush/zerg/internal/cgroup"
@@ -139,6 +140,15 @@ func containerBox(ctx context.Context, opts Options) (*container.Box, error) {
 	img, err := container.ResolveImage(ctx, rt, opts.Root, opts.Config.Container.Image, opts.Progress)
 	if err != nil {
 		return nil, err
+	}
+	p := newProgress(opts.Progress)
+	how := "rootful"
+	if rt.Rootless {
+		how = "rootless"
+	}
+	p.printf("zerg: container mode: %s (%s) runs %s (from %s)", rt.Name, how, img.Ref, img.Source)
+	if len(img.Ignored) > 0 {
+		p.printf("zerg: %s: zerg does not honour %s; workers run in the image as built", img.Source, strings.Join(img.Ignored, ", "))
 	}
 	path, err := rt.ImagePath(ctx, img.Ref)
 	if err != nil {

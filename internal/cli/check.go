@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/config"
+
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
@@ -151,7 +153,7 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 			fmt.Fprintf(w, "  expected  %s: %s fails (exit %d%s) before the feature is written (%.1fs)\n", what, r.Command, r.Exit, diag, r.Seconds)
 		default:
 			for _, p := range r.Problems {
-				fmt.Fprintf(w, "  PROBLEM   %s: %s\n", what, problemLine(p))
+				fmt.Fprintf(w, "  PROBLEM   %s: %s\n", what, problemLine(p, rep.Mode))
 			}
 		}
 	}
@@ -165,8 +167,16 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 	}
 }
 
-// problemLine says what is missing and what to do, in one line.
-func problemLine(p preflight.Problem) string {
+// problemLine says what is missing and what to do, in one line; in
+// container mode the image, not the host, has the tools and modules.
+func problemLine(p preflight.Problem, mode string) string {
+	inImage := mode == config.ModeContainer
+	switch {
+	case p.Kind == preflight.MissingTool && inImage:
+		return fmt.Sprintf("missing tool %s (not in the container's image; add it to the image: its devcontainer's Dockerfile, or container.image) — %s", p.Name, p.Detail)
+	case p.Kind == preflight.MissingModule && inImage:
+		return fmt.Sprintf("missing module %s (neither in the image nor in the caches workers get; add it to the image, or fetch it on this machine into the Go or npm cache) — %s", p.Name, p.Detail)
+	}
 	switch p.Kind {
 	case preflight.MissingModule:
 		return fmt.Sprintf("missing module %s (not in the caches workers get; fetch it on this machine, e.g. go mod download, npm ci, pip install; then check again) — %s", p.Name, p.Detail)

@@ -141,12 +141,12 @@ security:
   # Code's own files (.git*, .zerg/, .claude/, .mcp.json) never open.
   allow_protected: []
 
-# Sandbox mode: hosts a worker may reach besides the model API ("host",
+# Sandbox and container mode: hosts a worker may reach besides the model API ("host",
 # "host:port" or "*.example.com"). Empty: no network at all.
 egress:
   allow: []
 
-# Sandbox mode: what a worker's requests to the model API may ask for. The
+# Sandbox and container mode: what a worker's requests to the model API may ask for. The
 # model must be the task's or the fallback; budget.task_usd and
 # budget.run_usd are enforced here too (docs/gateway.md).
 gateway:
@@ -154,7 +154,7 @@ gateway:
   betas: []           # anthropic-beta features allowed besides the CLI's own
   server_tools: []    # web_search, web_fetch, code_execution, mcp: tools the API runs; their hosts must be in egress.allow
 
-# Sandbox mode: limits of each sandboxed command (0: no limit).
+# Sandbox and container mode: limits of each sandboxed command or container (0: no limit).
 sandbox:
   memory_mb: 4096          # memory of all its processes together (a cgroup, where the machine has one) and of each
   processes: 1024          # its processes together (a cgroup) and those of the worker's user

@@ -79,11 +79,13 @@ func runIn(t *testing.T, b container.Box, s sandbox.Spec, script string) (int, s
 func TestContainerIsolation(t *testing.T) {
 	b, s := boxFor(t)
 	t.Setenv("ZERG_TEST_SECRET", "sk-ant-not-for-workers")
+	t.Setenv("HTTPS_PROXY", "http://user:zerg-test-proxy-password@proxy.invalid:3128")
 	code, out := runIn(t, b, s, `
 id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status
 echo "ifaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 touch /usr/zerg-x 2>/dev/null && echo "root writable"
 env | grep -q ZERG_TEST_SECRET && echo "secret in env"
+env | grep -q zerg-test-proxy-password && echo "proxy credentials in env"
 python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo "unix socket opened"
 touch "$HOME/ok" && echo "workspace writable"
 exit 7`)
@@ -96,7 +98,7 @@ exit 7`)
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range []string{"root writable", "secret in env", "unix socket opened"} {
+	for _, bad := range []string{"root writable", "secret in env", "proxy credentials in env", "unix socket opened"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("%s:\n%s", bad, out)
 		}

@@ -80,7 +80,6 @@ func (b Box) Command(ctx context.Context, s sandbox.Spec, argv ...string) (cmd *
 		return nil, nil, err
 	}
 	cmd = b.Runtime.Command(ctx, args...)
-	cmd.Env = os.Environ() // the client's; the container's is the env file
 	done = func() {
 		defer os.Remove(envFile)
 		if st := cmd.ProcessState; st != nil && st.Exited() {
@@ -146,8 +145,9 @@ func (b Box) runArgs(s sandbox.Spec, name, envFile, exe string, argv []string) (
 		"--entrypoint", sandbox.InsideExecutable,
 	}
 	if b.Runtime.Name == Podman {
-		// The tmpfs below are zerg's, with its sizes.
-		args = append(args, "--read-only-tmpfs=false")
+		// The tmpfs below are zerg's, with its sizes; and podman would
+		// otherwise copy its own proxy variables into the container.
+		args = append(args, "--read-only-tmpfs=false", "--http-proxy=false")
 	}
 	if b.Runtime.Rootless {
 		// The worker is zerg's own user, mapped to itself: what it writes

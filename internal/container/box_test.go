@@ -48,7 +48,7 @@ func TestRunArgsIsolation(t *testing.T) {
 	for _, want := range [][]string{
 		{"--network", "none"}, {"--read-only"}, {"--cap-drop", "ALL"}, {"--security-opt", "no-new-privileges"},
 		{"--user", "1001:1001"}, {"--pull", "never"}, {"--env-file", "/tmp/envfile"}, {"--label", LabelRun + "=/repo/.zerg/runs/f"},
-		{"--memory", "536870912"}, {"--pids-limit", "100"}, {"--ulimit", "nofile=256:256"}, {"--read-only-tmpfs=false"},
+		{"--memory", "536870912"}, {"--pids-limit", "100"}, {"--ulimit", "nofile=256:256"}, {"--read-only-tmpfs=false", "--http-proxy=false"},
 		{"--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777,size=536870912"},
 		{"-v", real(s.Workdir) + ":" + real(s.Workdir) + ":rw"}, {"-v", real(s.Home) + ":" + real(s.Home) + ":rw"},
 		{"-v", real(s.Writable[0]) + ":" + real(s.Writable[0]) + ":rw"}, {"-v", real(s.ReadOnly[0]) + ":" + real(s.ReadOnly[0]) + ":ro"},
@@ -132,5 +132,16 @@ func TestEnvFile(t *testing.T) {
 	}
 	if _, err := writeEnvFile([]string{"A=1\nB=2"}); err == nil {
 		t.Error("a value with a newline was written (it would set another variable)")
+	}
+}
+
+// The engine's client gets what it needs to find its engine, not the API
+// key or anything else of zerg's environment.
+func TestClientEnv(t *testing.T) {
+	got := clientEnv([]string{"PATH=/bin", "ANTHROPIC_API_KEY=sk-ant-x", "XDG_RUNTIME_DIR=/run/user/1", "DOCKER_HOST=unix:///x",
+		"HTTPS_PROXY=http://u:p@proxy", "CONTAINERS_STORAGE_CONF=/s"})
+	want := []string{"PATH=/bin", "XDG_RUNTIME_DIR=/run/user/1", "DOCKER_HOST=unix:///x", "CONTAINERS_STORAGE_CONF=/s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("clientEnv = %q, want %q", got, want)
 	}
 }

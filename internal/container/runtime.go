@@ -35,13 +35,32 @@ type Runtime struct {
 	Rootless bool
 }
 
-// Command is a client command with args. It gets zerg's environment (the
-// client needs XDG_RUNTIME_DIR, DOCKER_HOST and the like), never a
-// container's: what a container sees is in its run arguments.
+// Command is a client command with args. It gets what the client needs
+// of zerg's environment (clientEnv), nothing else: not the API key, and
+// nothing a container could be handed (what a container sees is in its
+// run arguments).
 func (r Runtime) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, r.Binary, args...)
+	cmd.Env = clientEnv(os.Environ())
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// clientEnv keeps the variables an engine's client reads to find its
+// engine, storage and configuration.
+func clientEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH", k == "HOME", k == "USER", k == "LANG", k == "TMPDIR", k == "XDG_RUNTIME_DIR",
+			k == "XDG_CONFIG_HOME", k == "XDG_DATA_HOME", k == "DBUS_SESSION_BUS_ADDRESS",
+			strings.HasPrefix(k, "DOCKER_"), strings.HasPrefix(k, "CONTAINER_"), strings.HasPrefix(k, "CONTAINERS_"),
+			strings.HasPrefix(k, "BUILDAH_"), strings.HasPrefix(k, "PODMAN_"):
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Output runs a client command and returns its standard output; the error

@@ -240,7 +240,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: mode: "tasks" is not available in this version; use sandbox or subprocess or container`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: mode: "tasks" is not available in this version; use sandbox, subprocess or container`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -290,7 +290,7 @@ func TestParseProblems(t *testing.T) {
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
 			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 26, since sandbox mode adds -N for each worker slot; not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
-			[]string{f + `:1: mode: "docker" is not a mode; use sandbox or subprocess or container`}},
+			[]string{f + `:1: mode: "docker" is not a mode; use sandbox, subprocess or container`}},
 		{"bad schedule", "schedule: fast\n",
 			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
 		{"mode container", "workers: 4\n\nmode: container\n", nil},
@@ -306,7 +306,7 @@ func TestParseProblems(t *testing.T) {
 		{"protected path that is no path", "security:\n  protected_paths: [\"./\"]\n",
 			[]string{f + `:2: security.protected_paths[0]: "./" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"mode tasks", "mode: tasks\n",
-			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox or subprocess or container`}},
+			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox, subprocess or container`}},
 		{"schedule dag", "schedule: dag\n",
 			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
@@ -450,7 +450,7 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
 		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
 			[]string{
-				f + `:1: mode: "docker" is not a mode; use sandbox or subprocess or container`,
+				f + `:1: mode: "docker" is not a mode; use sandbox, subprocess or container`,
 				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
 				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
 				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
@@ -503,7 +503,7 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
-		`mode: "tasks" is not available in this version; use sandbox or subprocess or container`,
+		`mode: "tasks" is not available in this version; use sandbox, subprocess or container`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,

@@ -76,9 +76,9 @@ func (c Config) problems() []Problem {
 		case slices.Contains(built, v):
 		case slices.Contains(planned, v):
 			ps = append(ps, Problem{Field: path, Code: CodeNotAvailable,
-				Message: fmt.Sprintf("%s is not available in this version; use %s", quote(v), strings.Join(built, " or "))})
+				Message: fmt.Sprintf("%s is not available in this version; use %s", quote(v), oneOf(built))})
 		default:
-			add(path, "%s is not a %s; use %s", quote(v), what, strings.Join(built, " or "))
+			add(path, "%s is not a %s; use %s", quote(v), what, oneOf(built))
 		}
 	}
 
@@ -445,4 +445,12 @@ func empty(v reflect.Value) bool {
 		return v.Len() == 0
 	}
 	return v.IsZero()
+}
+
+// oneOf lists choices as a sentence does: "a", "a or b", "a, b or c".
+func oneOf(choices []string) string {
+	if len(choices) < 3 {
+		return strings.Join(choices, " or ")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }

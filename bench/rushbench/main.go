@@ -1,11 +1,13 @@
 // Command rushbench measures zerg's orchestration overhead: a synthetic graph
 // of N one-file tasks, run by `zerg rush --rehearse` with the real Claude Code
-// CLI and a scripted model that answers at once, at several worker counts.
+// CLI and a scripted model that answers at once, at several worker counts and
+// in each isolation mode asked for (container mode needs make container-image).
 // Overhead per task is the attempt's time outside the claude process
 // (worktree, verification, diff check, commit) plus its share of the level
 // merges and gates; the report also gives wall time and worker time.
 //
 //	go run ./bench/rushbench -tasks 50 -workers 1,4,8
+//	go run ./bench/rushbench -tasks 12 -workers 4 -modes subprocess,sandbox,container
 package main
 
 import (
@@ -30,14 +32,16 @@ func main() {
 	perLevel := flag.Int("per-level", 10, "tasks per level")
 	workersFlag := flag.String("workers", "1,4,8", "comma-separated worker counts")
 	zerg := flag.String("zerg", "", "zerg binary (default: build one)")
+	modesFlag := flag.String("modes", "sandbox", "comma-separated isolation modes: subprocess, sandbox, container")
+	image := flag.String("image", "localhost/zerg-test:bookworm", "container mode's image (make container-image)")
 	flag.Parse()
-	if err := benchmark(*tasks, *perLevel, *workersFlag, *zerg); err != nil {
+	if err := benchmark(*tasks, *perLevel, *workersFlag, *zerg, strings.Split(*modesFlag, ","), *image); err != nil {
 		fmt.Fprintln(os.Stderr, "rushbench:", err)
 		os.Exit(1)
 	}
 }
 
-func benchmark(n, perLevel int, workersFlag, zerg string) error {
+func benchmark(n, perLevel int, workersFlag, zerg string, modes []string, image string) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -61,61 +65,67 @@ func benchmark(n, perLevel int, workersFlag, zerg string) error {
 		}
 	}
 	fmt.Printf("rushbench: %d tasks, %d per level, real Claude Code CLI, scripted model answering at once\n", n, perLevel)
-	fmt.Printf("%-8s %10s %12s %14s %16s %14s\n", "workers", "wall", "per task", "worker/task", "overhead/task", "merge+gates")
-	for _, w := range strings.Split(workersFlag, ",") {
-		workers, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil {
-			return err
-		}
-		dir := filepath.Join(tmp, fmt.Sprintf("repo-%d", workers))
-		if err := makeProject(dir, n, perLevel); err != nil {
-			return err
-		}
-		start := time.Now()
-		cmd := exec.CommandContext(context.Background(), zerg, "rush", "bench", "--rehearse", "--workers", strconv.Itoa(workers))
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "ZERG_WORKSPACES="+filepath.Join(tmp, "ws"), "NO_COLOR=1")
-		if os.Getenv("ZERG_CLAUDE") == "" {
-			cmd.Env = append(cmd.Env, "ZERG_CLAUDE="+filepath.Join(root, "tools", "claude", "node_modules", ".bin", "claude"))
-		}
-		var se bytes.Buffer
-		cmd.Stderr = &se
-		if out, err := cmd.Output(); err != nil {
-			return fmt.Errorf("zerg rush (%d workers): %v\n%s\n%s", workers, err, out, se.String())
-		}
-		wall := time.Since(start)
-		evs, err := eventlog.Read(filepath.Join(dir, ".zerg", "runs", "bench", "events.jsonl"))
-		if err != nil {
-			return err
-		}
-		var attemptMS, workerMS int64
-		attempts := 0
-		for _, e := range evs {
-			var d run.AttemptFinished
-			if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil {
-				attemptMS += d.DurationMS
-				workerMS += d.WorkerMS
-				attempts++
+	fmt.Printf("%-11s %-8s %10s %12s %14s %16s %14s\n", "mode", "workers", "wall", "per task", "worker/task", "overhead/task", "merge+gates")
+	for _, mode := range modes {
+		for _, w := range strings.Split(workersFlag, ",") {
+			workers, err := strconv.Atoi(strings.TrimSpace(w))
+			if err != nil {
+				return err
 			}
-		}
-		// Merge and gate time: from each level's last attempt_finished to its level_merged.
-		var mergeTime time.Duration
-		var lastFinish time.Time
-		for _, e := range evs {
-			switch e.Type {
-			case run.EvAttemptFinished:
-				lastFinish = e.Time
-			case run.EvLevelMerged:
-				mergeTime += e.Time.Sub(lastFinish)
+			dir := filepath.Join(tmp, fmt.Sprintf("repo-%s-%d", mode, workers))
+			config := "version: 1\nretry:\n  infra_backoff_initial: 1s\nmode: " + mode + "\n"
+			if mode == "container" {
+				config += "container:\n  image: " + image + "\n"
 			}
-		}
-		overhead := time.Duration(attemptMS-workerMS)*time.Millisecond/time.Duration(n) + mergeTime/time.Duration(n)
-		fmt.Printf("%-8d %10s %12s %14s %16s %14s\n", workers, wall.Round(10*time.Millisecond),
-			(wall / time.Duration(n)).Round(time.Millisecond),
-			(time.Duration(workerMS) * time.Millisecond / time.Duration(n)).Round(time.Millisecond),
-			overhead.Round(time.Millisecond), mergeTime.Round(time.Millisecond))
-		if attempts != n {
-			fmt.Printf("         (%d attempts for %d tasks)\n", attempts, n)
+			if err := makeProject(dir, n, perLevel, config); err != nil {
+				return err
+			}
+			start := time.Now()
+			cmd := exec.CommandContext(context.Background(), zerg, "rush", "bench", "--rehearse", "--workers", strconv.Itoa(workers))
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "ZERG_WORKSPACES="+filepath.Join(tmp, "ws"), "NO_COLOR=1")
+			if os.Getenv("ZERG_CLAUDE") == "" {
+				cmd.Env = append(cmd.Env, "ZERG_CLAUDE="+filepath.Join(root, "tools", "claude", "node_modules", ".bin", "claude"))
+			}
+			var se bytes.Buffer
+			cmd.Stderr = &se
+			if out, err := cmd.Output(); err != nil {
+				return fmt.Errorf("zerg rush (%d workers): %v\n%s\n%s", workers, err, out, se.String())
+			}
+			wall := time.Since(start)
+			evs, err := eventlog.Read(filepath.Join(dir, ".zerg", "runs", "bench", "events.jsonl"))
+			if err != nil {
+				return err
+			}
+			var attemptMS, workerMS int64
+			attempts := 0
+			for _, e := range evs {
+				var d run.AttemptFinished
+				if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil {
+					attemptMS += d.DurationMS
+					workerMS += d.WorkerMS
+					attempts++
+				}
+			}
+			// Merge and gate time: from each level's last attempt_finished to its level_merged.
+			var mergeTime time.Duration
+			var lastFinish time.Time
+			for _, e := range evs {
+				switch e.Type {
+				case run.EvAttemptFinished:
+					lastFinish = e.Time
+				case run.EvLevelMerged:
+					mergeTime += e.Time.Sub(lastFinish)
+				}
+			}
+			overhead := time.Duration(attemptMS-workerMS)*time.Millisecond/time.Duration(n) + mergeTime/time.Duration(n)
+			fmt.Printf("%-11s %-8d %10s %12s %14s %16s %14s\n", mode, workers, wall.Round(10*time.Millisecond),
+				(wall / time.Duration(n)).Round(time.Millisecond),
+				(time.Duration(workerMS) * time.Millisecond / time.Duration(n)).Round(time.Millisecond),
+				overhead.Round(time.Millisecond), mergeTime.Round(time.Millisecond))
+			if attempts != n {
+				fmt.Printf("         (%d attempts for %d tasks)\n", attempts, n)
+			}
 		}
 	}
 	return nil
@@ -123,7 +133,7 @@ func benchmark(n, perLevel int, workersFlag, zerg string) error {
 
 // makeProject writes a repository whose graph has n tasks, each creating one
 // file, and a scenario whose model writes it at once.
-func makeProject(dir string, n, perLevel int) error {
+func makeProject(dir string, n, perLevel int, config string) error {
 	spec := filepath.Join(dir, ".zerg", "specs", "bench")
 	if err := os.MkdirAll(spec, 0o755); err != nil {
 		return err
@@ -149,7 +159,7 @@ func makeProject(dir string, n, perLevel int) error {
 		filepath.Join(spec, "task-graph.json"):     g.String(),
 		filepath.Join(spec, "scenario.yaml"):       sc.String(),
 		filepath.Join(dir, ".gitignore"):           ".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n",
-		filepath.Join(dir, ".zerg", "config.yaml"): "version: 1\nretry:\n  infra_backoff_initial: 1s\n",
+		filepath.Join(dir, ".zerg", "config.yaml"): config,
 	}
 	for p, c := range files {
 		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {

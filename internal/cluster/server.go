@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/nats-io/nats-server/v2/server"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -54,6 +55,7 @@ type Server struct {
 	mu     sync.Mutex // guards auth and reloads
 	auth   authFile
 	closed bool
+	lock   *flock.Flock
 }
 
 // authFile is Dir/auth.json. Agents' passwords are kept only as bcrypt
@@ -83,7 +85,26 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: store dir: %w", err)
 	}
-	s := &Server{dir: o.Dir, tlsOn: o.TLS}
+	// One server per store directory. nats-server does not stop a second
+	// server in the same process from opening the same file store.
+	lock := flock.New(filepath.Join(o.Dir, "lock"))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: lock store dir: %w", err)
+	}
+	if !locked {
+		return nil, fmt.Errorf("cluster: store dir %s is in use by another server", o.Dir)
+	}
+	s, err := startServer(o, lock)
+	if err != nil {
+		_ = lock.Unlock()
+		return nil, err
+	}
+	return s, nil
+}
+
+func startServer(o ServerOptions, lock *flock.Flock) (*Server, error) {
+	s := &Server{dir: o.Dir, tlsOn: o.TLS, lock: lock}
 	if err := s.loadAuth(); err != nil {
 		return nil, err
 	}
@@ -126,6 +147,11 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
 		return nil, errors.New("cluster: server not ready for connections within 10s")
+	}
+	if !ns.JetStreamEnabled() {
+		// With logging off, a failed JetStream start would go unnoticed.
+		ns.Shutdown()
+		return nil, fmt.Errorf("cluster: JetStream did not start on %s", opts.StoreDir)
 	}
 	s.ns, s.opts = ns, opts
 	return s, nil
@@ -234,6 +260,7 @@ func (s *Server) Shutdown() {
 	s.mu.Unlock()
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	_ = s.lock.Unlock()
 }
 
 func (s *Server) users() []*server.User {

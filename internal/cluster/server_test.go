@@ -35,6 +35,19 @@ func TestServerStartsQuickly(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("auth.json: %v %v", fi.Mode(), err)
 	}
+	// One server per store dir, also within one process.
+	if s2, err := StartServer(ServerOptions{Dir: dir}); err == nil {
+		s2.Shutdown()
+		t.Fatal("a second server started on the same store dir")
+	} else if !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second server: %v", err)
+	}
+	srv.Shutdown()
+	s3, err := StartServer(ServerOptions{Dir: dir})
+	if err != nil {
+		t.Fatalf("restart after Shutdown: %v", err)
+	}
+	s3.Shutdown()
 }
 
 func TestWrongPasswordRefused(t *testing.T) {

@@ -355,6 +355,21 @@ func TestRestartKeepsQueueAndCredentials(t *testing.T) {
 	if got := srv.Agents(); len(got) != 1 || got[0] != "a" {
 		t.Fatalf("Agents() = %v", got)
 	}
+	// The coordinator ensures the streams again on every start; that
+	// keeps what is queued, and may change settings.
+	_, js := connectJS(t, srv.CoordinatorCreds())
+	changed := testStreams
+	changed.AckWait = 2 * time.Second
+	if err := EnsureStreams(ctx(t), js, changed); err != nil {
+		t.Fatalf("EnsureStreams again: %v", err)
+	}
+	cons, err := js.Consumer(ctx(t), StreamAttempts, AttemptsConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := cons.CachedInfo(); ci.NumPending != 2 || ci.Config.AckWait != 2*time.Second {
+		t.Fatalf("after restart: %d pending, AckWait %v", ci.NumPending, ci.Config.AckWait)
+	}
 	c2, err := ReadCreds(credsPath)
 	if err != nil {
 		t.Fatal(err)

@@ -44,9 +44,11 @@ func agentPermissions(agent string) *server.Permissions {
 			//   The chunks arrive through an ordered ephemeral push
 			//   consumer filtered on $O.<bucket>.C.<nuid>.
 			"$JS.API.CONSUMER.CREATE." + bundles + ".>",
-			//   ...which the client deletes when the object is read.
+			//   ...which the client deletes when the object is read
+			//   (without this, each read left a consumer behind).
 			"$JS.API.CONSUMER.DELETE." + bundles + ".>",
-			//   Flow-control replies of that consumer ($JS.FC.<stream>.>).
+			//   Flow-control replies of that consumer ($JS.FC.<stream>.>);
+			//   without them a read of more than 2 MiB stalls.
 			"$JS.FC." + bundles + ".>",
 
 			// Putting result bundles into the agent's own bucket

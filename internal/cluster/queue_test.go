@@ -15,7 +15,8 @@ func TestEnqueueClaimDone(t *testing.T) {
 	a := r.addAgent(t, "a1")
 	book := NewLeaseBook(testStreams.MaxDeliver)
 
-	base := []byte("base bundle bytes")
+	// Over 2 MiB: reading it needs the chunk consumer's flow control.
+	base := bytes.Repeat([]byte("base bundle "), 3<<18)
 	if err := PutBaseBundle(ctx(t), r.js, "base-t1", bytes.NewReader(base)); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestEnqueueClaimDone(t *testing.T) {
 		t.Fatalf("agent GetBaseBundle: %v", err)
 	}
 	if !bytes.Equal(got.Bytes(), base) {
-		t.Fatalf("base bundle %q", got.Bytes())
+		t.Fatalf("base bundle: %d bytes, want %d", got.Len(), len(base))
 	}
 	out := bytes.Repeat([]byte("result "), 40000) // several chunks
 	name, err := PutResultBundle(ctx(t), a.js, cl.Lease, bytes.NewReader(out))

@@ -111,6 +111,7 @@ func goSum(seed uint64) string {
 // TestCheckCommit: each case commits something on top of a base, and
 // CheckCommit reports exactly the expected problems, read from objects.
 func TestCheckCommit(t *testing.T) {
+	t.Parallel()
 	sc := sharedScanner(t)
 	leaked := fakeAnthropicKey(11) // a key zerg does not know: the rules find it
 	worker := fakeAnthropicKey(12) // the worker's own key: zerg knows it exactly
@@ -323,6 +324,7 @@ func TestCheckCommit(t *testing.T) {
 // TestCheckCommitDiffBlind: the problems of a binary or -diff file do not
 // show in git diff at all, which is why CheckCommit reads objects.
 func TestCheckCommitDiffBlind(t *testing.T) {
+	t.Parallel()
 	leaked := fakeAnthropicKey(21)
 	w := newCheckRepo(t)
 	w.write(".gitattributes", "*.txt -diff\n")
@@ -349,6 +351,7 @@ func TestCheckCommitDiffBlind(t *testing.T) {
 // TestCheckCommitReplaceRefs: a replacement ref that swaps the key's blob
 // for a clean one does not hide it.
 func TestCheckCommitReplaceRefs(t *testing.T) {
+	t.Parallel()
 	leaked := fakeAnthropicKey(22)
 	w := newCheckRepo(t)
 	base := w.commit("base")
@@ -370,6 +373,7 @@ func TestCheckCommitReplaceRefs(t *testing.T) {
 }
 
 func TestCheckCommitErrors(t *testing.T) {
+	t.Parallel()
 	w := newCheckRepo(t)
 	base := w.commit("base")
 	ctx := context.Background()
@@ -456,6 +460,7 @@ func TestResolveLink(t *testing.T) {
 // hidden in a base64 block of a gzip, or nested (a gzip in a zip) is found
 // inside. The control: without unpacking, the rules see none of them.
 func TestCheckCommitCompressed(t *testing.T) {
+	t.Parallel()
 	leaked := fakeAnthropicKey(33)
 	text := []byte("config:\n  api_key: " + leaked + "\n")
 	gz := func(b []byte) []byte {

@@ -62,6 +62,7 @@ func newFileDiff(path, content string) string {
 }
 
 func TestCorpusDetectionRate(t *testing.T) {
+	t.Parallel()
 	s := sharedScanner(t)
 	corpus := secretCorpus(1)
 	if len(corpus) < 20 {
@@ -113,6 +114,7 @@ func TestCorpusDetectionRate(t *testing.T) {
 // draws (an entropy threshold, a character class): Anthropic credentials are
 // detected for every seed.
 func TestCorpusAcrossSeeds(t *testing.T) {
+	t.Parallel()
 	s := sharedScanner(t)
 	for seed := uint64(2); seed < 22; seed++ {
 		for _, c := range secretCorpus(seed) {
@@ -124,6 +126,7 @@ func TestCorpusAcrossSeeds(t *testing.T) {
 }
 
 func TestReportsNeverContainTheSecret(t *testing.T) {
+	t.Parallel()
 	s := sharedScanner(t)
 	for _, c := range secretCorpus(3) {
 		fs := append(s.ScanFile(c.path, []byte(c.content)), s.ScanDiff(newFileDiff(c.path, c.content))...)
@@ -423,6 +426,7 @@ func TestLoadAllowlist(t *testing.T) {
 // TestConcurrentScans runs many scans at once on one scanner (run with -race)
 // and checks each gets the same findings as a scan alone.
 func TestConcurrentScans(t *testing.T) {
+	t.Parallel()
 	s := sharedScanner(t)
 	corpus := secretCorpus(4)
 	want := make([][]Finding, len(corpus))
@@ -478,6 +482,7 @@ func repoFiles(t *testing.T) (root string, files []string) {
 // TestScanTimings logs how long a typical diff takes; the figures go into
 // docs/secrets.md. It asserts only a generous bound, as a hang detector.
 func TestScanTimings(t *testing.T) {
+	t.Parallel()
 	s := sharedScanner(t)
 	root, files := repoFiles(t)
 	// A typical worker diff: ~300 added lines across a few Go files.
@@ -515,6 +520,7 @@ func TestScanTimings(t *testing.T) {
 // and checks that each of our rules earns its place: it detects a kind the
 // defaults miss.
 func TestZergRulesFillGaps(t *testing.T) {
+	t.Parallel()
 	plain, err := newScanner("")
 	if err != nil {
 		t.Fatal(err)

@@ -227,7 +227,7 @@ var (
 func setupCorpus(t *testing.T) ([]corpusSetup, map[string]corpusSession) {
 	t.Helper()
 	corpusOnce.Do(func() {
-		corpusSetups, corpusSessions = makeCorpus(t, filepath.Join(sharedDir, "corpus"))
+		corpusSetups, corpusSessions = makeCorpus(t, filepath.Join(sharedDir(t), "corpus"))
 	})
 	if corpusSetups == nil {
 		t.Fatal("the corpus's workspaces could not be made (see the first test that asked for them)")

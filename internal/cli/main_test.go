@@ -1,24 +1,35 @@
 package cli
 
 import (
-	"fmt"
 	"os"
+	"sync"
 	"testing"
 )
 
 // sharedDir holds what several tests read and none changes (the rules
-// repository, the tool-call corpus's workspaces), made once by the first
-// test that asks; it is removed after the tests.
-var sharedDir string
+// repository, the tool-call corpus's workspaces). It is made by the first
+// test that asks, not in TestMain: this binary also runs as a helper zerg
+// process (TestHelperZergProcess), which exits inside m.Run and would
+// leave it behind. TestMain removes it after the tests.
+var (
+	sharedOnce sync.Once
+	sharedPath string
+	sharedErr  error
+)
+
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	sharedOnce.Do(func() { sharedPath, sharedErr = os.MkdirTemp("", "zerg-cli-test-") })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return sharedPath
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "zerg-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sharedDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	if sharedPath != "" {
+		os.RemoveAll(sharedPath)
+	}
 	os.Exit(code)
 }

@@ -33,7 +33,7 @@ func rulesTestRepo(t *testing.T) (string, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(sharedDir, "rules-upstream")
+		dir := filepath.Join(sharedDir(t), "rules-upstream")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -155,6 +155,7 @@ func TestPipelineCheckOrderWithAFakeDriver(t *testing.T) {
 		{"a failed verification is the task's, on its branch", map[string]string{"greet.go": "package x"}, 1, outcome.ReasonVerificationFailed, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own repository and driver
 			repo, base := testRepo(t)
 			d := &fakeDriver{files: tc.files, verify: tc.verify}
 			dir := t.TempDir()

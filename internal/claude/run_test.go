@@ -124,6 +124,27 @@ func assertGone(t *testing.T, pids ...int) {
 	}
 }
 
+// waitRecorded waits until the run's tracker has recorded every one of
+// pids (it scans the tree every trackInterval) or 30 s have passed; the
+// caller checks what was recorded.
+func waitRecorded(r *Run, pids ...int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		recorded := map[int]bool{}
+		for _, p := range r.PIDs() {
+			recorded[p.PID] = true
+		}
+		all := true
+		for _, pid := range pids {
+			all = all && recorded[pid]
+		}
+		if all {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func waitOutcome(t *testing.T, r *Run, limit time.Duration) Outcome {
 	t.Helper()
 	select {
@@ -137,6 +158,7 @@ func waitOutcome(t *testing.T, r *Run, limit time.Duration) Outcome {
 }
 
 func TestRunStopKillsDetachedTree(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, mode string
 		stop       func(*Run, context.CancelFunc)
@@ -148,6 +170,7 @@ func TestRunStopKillsDetachedTree(t *testing.T) {
 		{"SIGTERM ignored escalates to SIGKILL", "ignore-term", func(r *Run, _ context.CancelFunc) { r.Stop() }, "stopped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFakeRun(t, tc.mode)
 			var mu sync.Mutex
 			var events []Event
@@ -161,7 +184,7 @@ func TestRunStopKillsDetachedTree(t *testing.T) {
 			f.waitReady(t)
 			detached := []int{f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi")}
 			// Let the tracker record the tree.
-			time.Sleep(3 * trackInterval)
+			waitRecorded(r, append(detached, r.PID())...)
 			recorded := map[int]bool{}
 			for _, p := range r.PIDs() {
 				recorded[p.PID] = true
@@ -194,6 +217,7 @@ func TestRunStopKillsDetachedTree(t *testing.T) {
 }
 
 func TestRunNormalExitSweepsLeftovers(t *testing.T) {
+	t.Parallel()
 	f := newFakeRun(t, "exit")
 	r, err := Start(context.Background(), f.spec)
 	if err != nil {
@@ -212,6 +236,7 @@ func TestRunNormalExitSweepsLeftovers(t *testing.T) {
 }
 
 func TestRunWatchdog(t *testing.T) {
+	t.Parallel()
 	f := newFakeRun(t, "silent")
 	f.spec.IdleTimeout = 1500 * time.Millisecond
 	start := time.Now()
@@ -230,6 +255,7 @@ func TestRunWatchdog(t *testing.T) {
 }
 
 func TestRunProcessEnvAndArgv(t *testing.T) {
+	t.Parallel()
 	f := newFakeRun(t, "exit")
 	r, err := Start(context.Background(), f.spec)
 	if err != nil {
@@ -280,13 +306,14 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestKillRecorded(t *testing.T) {
+	t.Parallel()
 	f := newFakeRun(t, "hang")
 	r, err := Start(context.Background(), f.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.waitReady(t)
-	time.Sleep(3 * trackInterval)
+	waitRecorded(r, f.pid(t, "setsid"), f.pid(t, "nohup"), f.pid(t, "envi"), r.PID())
 	// A coordinator that restarted knows only the records.
 	killed := KillRecorded(r.Marker(), r.PIDs(), time.Second)
 	if len(killed) < 4 {
@@ -309,6 +336,7 @@ func TestKillRecorded(t *testing.T) {
 // workdir its command line names. One started in another directory is not
 // the run's and stays.
 func TestKillRecordedFindsAnOrphanedSandbox(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash to start a process under the name bwrap")

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/config"
@@ -214,7 +215,28 @@ type corpusSetup struct {
 	calls               []corpusCall
 }
 
+var (
+	corpusOnce     sync.Once
+	corpusSetups   []corpusSetup
+	corpusSessions map[string]corpusSession
+)
+
+// setupCorpus returns the sessions' workspaces and graphs, made once for
+// the package's tests (under sharedDir): replaying only reads them, apart
+// from each mode's attempt directory, and callers must not change them.
 func setupCorpus(t *testing.T) ([]corpusSetup, map[string]corpusSession) {
+	t.Helper()
+	corpusOnce.Do(func() {
+		corpusSetups, corpusSessions = makeCorpus(t, filepath.Join(sharedDir(t), "corpus"))
+	})
+	if corpusSetups == nil {
+		t.Fatal("the corpus's workspaces could not be made (see the first test that asked for them)")
+	}
+	return corpusSetups, corpusSessions
+}
+
+// makeCorpus makes a workspace and a graph for every session under root.
+func makeCorpus(t *testing.T, root string) ([]corpusSetup, map[string]corpusSession) {
 	t.Helper()
 	sessions, calls := loadCorpus(t)
 	bySession := map[string][]corpusCall{}
@@ -224,7 +246,6 @@ func setupCorpus(t *testing.T) ([]corpusSetup, map[string]corpusSession) {
 		}
 		bySession[c.Session] = append(bySession[c.Session], c)
 	}
-	root := t.TempDir()
 	var out []corpusSetup
 	for _, key := range slices.Sorted(maps.Keys(sessions)) {
 		s := sessions[key]

@@ -9,39 +9,53 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
-// rulesTestRepo makes a git repository from the rules snapshot kept in
-// internal/security/testdata (see its SOURCE.md) and returns its path and
-// commit.
+var (
+	rulesRepoOnce   sync.Once
+	rulesRepoDir    string
+	rulesRepoCommit string
+)
+
+// rulesTestRepo returns a git repository made from the rules snapshot kept
+// in internal/security/testdata (see its SOURCE.md) and its commit. It is
+// made once for the package's tests (under sharedDir); fetching only reads
+// it, and callers must not change it.
 func rulesTestRepo(t *testing.T) (string, string) {
 	t.Helper()
-	archive, err := filepath.Abs(filepath.Join("..", "security", "testdata", "secure-coding-rules", "rules.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "upstream")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("tar", "-xzf", archive, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpack the rules snapshot: %v\n%s", err, out)
-	}
-	g := gitx.New(dir)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "snapshot"}} {
-		if _, err := g.Run(context.Background(), args...); err != nil {
+	rulesRepoOnce.Do(func() {
+		archive, err := filepath.Abs(filepath.Join("..", "security", "testdata", "secure-coding-rules", "rules.tar.gz"))
+		if err != nil {
 			t.Fatal(err)
 		}
+		dir := filepath.Join(sharedDir(t), "rules-upstream")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("tar", "-xzf", archive, "-C", dir).CombinedOutput(); err != nil {
+			t.Fatalf("unpack the rules snapshot: %v\n%s", err, out)
+		}
+		g := gitx.New(dir)
+		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "snapshot"}} {
+			if _, err := g.Run(context.Background(), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commit, err := g.RevParse(context.Background(), "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rulesRepoDir, rulesRepoCommit = dir, commit
+	})
+	if rulesRepoDir == "" {
+		t.Fatal("the shared rules repository could not be made (see the first test that asked for it)")
 	}
-	commit, err := g.RevParse(context.Background(), "HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, commit
+	return rulesRepoDir, rulesRepoCommit
 }
 
 // projectRepo makes an empty git repository with a config pinning the rules

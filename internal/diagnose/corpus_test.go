@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -111,6 +112,27 @@ func samples(cs []corpusSample) []Sample {
 	return out
 }
 
+var (
+	trainingOnce  sync.Once
+	trainingSet   []corpusSample
+	trainingFeats [][]string
+)
+
+// trainingSplit is the corpus's training split and its features, computed
+// once for the package: the features' regular expressions are most of the
+// cost of training, and two tests train on the split.
+func trainingSplit(t *testing.T) ([]corpusSample, [][]string) {
+	t.Helper()
+	trainingOnce.Do(func() {
+		train, _ := split(loadCorpus(t))
+		trainingSet, trainingFeats = train, featuresOf(samples(train))
+	})
+	if trainingSet == nil {
+		t.Fatal("the training split could not be loaded (see the first test that asked for it)")
+	}
+	return trainingSet, trainingFeats
+}
+
 // The corpus is as big and as varied as the design asks.
 func TestCorpusSize(t *testing.T) {
 	all := loadCorpus(t)
@@ -143,8 +165,8 @@ func TestCorpusSize(t *testing.T) {
 // The shipped model is the one the training split gives.
 func TestModelIsTheCorpus(t *testing.T) {
 	t.Parallel()
-	train, _ := split(loadCorpus(t))
-	m := Train(samples(train))
+	train, feats := trainingSplit(t)
+	m := trainOn(samples(train), feats)
 	got, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -239,9 +261,8 @@ func TestAccuracy(t *testing.T) {
 // stays unseen.
 func TestCrossValidated(t *testing.T) {
 	t.Parallel()
-	train, _ := split(loadCorpus(t))
+	train, feats := trainingSplit(t)
 	all := samples(train)
-	feats := featuresOf(all)
 	top1, top3 := 0, 0
 	var misses []string
 	for k := range folds {

@@ -51,8 +51,11 @@ const keyOn, keyOff = 2, 0.25
 // Train estimates a model from labelled samples: the priors, the
 // likelihoods, and the temperature (by k-fold cross-validation on the
 // samples themselves).
-func Train(samples []Sample) *Model {
-	feats := featuresOf(samples)
+func Train(samples []Sample) *Model { return trainOn(samples, featuresOf(samples)) }
+
+// trainOn is Train on the samples' features, featuresOf(samples): the
+// tests compute them once for the model and the cross-validation.
+func trainOn(samples []Sample, feats [][]string) *Model {
 	m := fit(samples, feats)
 	m.Temperature = fitTemperature(samples, feats)
 	return m

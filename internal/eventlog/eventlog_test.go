@@ -273,9 +273,11 @@ func TestAppendShrinksPayloads(t *testing.T) {
 		Changed []string `json:"changed"`
 		Detail  string   `json:"detail"`
 	}
+	// Paths enough for a line over maxLine, which no reader would take
+	// back unshrunk (16 MiB).
 	var big payload
-	for i := range 200_000 {
-		big.Changed = append(big.Changed, fmt.Sprintf("dir/%0250d", i)) // 50 MiB of paths
+	for i := range maxLine/250 + 1 {
+		big.Changed = append(big.Changed, fmt.Sprintf("dir/%0250d", i))
 	}
 	big.Detail = strings.Repeat("d", 5<<20)
 	e, err := l.AppendData("attempt_finished", "t", 1, big)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestBranches(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, _ := r.RevParse(ctx, "HEAD")
@@ -39,6 +40,7 @@ func TestBranches(t *testing.T) {
 }
 
 func TestBranchesMergedIntoAndContaining(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, _ := r.RevParse(ctx, "HEAD")
@@ -86,6 +88,7 @@ func TestBranchesMergedIntoAndContaining(t *testing.T) {
 }
 
 func TestHasTrackedChanges(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, "untracked.txt"), "x\n")
@@ -108,6 +111,7 @@ func TestHasTrackedChanges(t *testing.T) {
 }
 
 func TestFastForward(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, _ := r.RevParse(ctx, "HEAD")
@@ -155,6 +159,7 @@ func TestFastForward(t *testing.T) {
 }
 
 func TestPruneWorktrees(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	ws := filepath.Join(t.TempDir(), "ws")

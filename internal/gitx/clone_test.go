@@ -12,6 +12,7 @@ import (
 // repository; its work comes back through a bundle and a quarantine as a
 // commit zerg makes.
 func TestCloneCommitQuarantineImport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	repo := newRepo(t)
 	base, _ := repo.RevParse(ctx, "HEAD")

@@ -41,6 +41,7 @@ func hostileDiffConfig(t *testing.T, r *Runner) string {
 // TestStagedPatchApplies: the patch of the index replays onto the base with
 // git apply, binary files included, whatever the diff config says.
 func TestStagedPatchApplies(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, _ := r.RevParse(ctx, "HEAD")
@@ -76,6 +77,7 @@ func TestStagedPatchApplies(t *testing.T) {
 // TestWorkingDiff: tracked changes of the working tree against base, no
 // context lines, a renamed file whole, plain format.
 func TestWorkingDiff(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, "old.txt"), "moved line\n")
@@ -111,6 +113,7 @@ func TestWorkingDiff(t *testing.T) {
 // TestStagedDiff: what the next commit adds; deleted files left out, a pure
 // move adds nothing.
 func TestStagedDiff(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, "gone.txt"), "deleted content\n")
@@ -146,6 +149,7 @@ func TestStagedDiff(t *testing.T) {
 }
 
 func TestUntrackedFiles(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, ".gitignore"), "*.log\n")
@@ -171,6 +175,7 @@ func TestUntrackedFiles(t *testing.T) {
 }
 
 func TestFileAt(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, _ := r.RevParse(ctx, "HEAD")

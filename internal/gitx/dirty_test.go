@@ -11,6 +11,7 @@ import (
 // TestDirtyFiles lists every file that differs from HEAD, each one (not an
 // untracked directory), odd names as they are, ignored files left out.
 func TestDirtyFiles(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	dir := r.Dir
 	ctx := context.Background()

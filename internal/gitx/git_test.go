@@ -47,6 +47,7 @@ func write(t *testing.T, path, content string) {
 // TestHooksNeverRun: a repository's hooks (in .git/hooks or a configured
 // hooksPath) do not run for zerg's commits and merges.
 func TestHooksNeverRun(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	marker := filepath.Join(t.TempDir(), "hook-ran")
@@ -104,6 +105,7 @@ func TestInheritedGitEnvIgnored(t *testing.T) {
 }
 
 func TestValidateRef(t *testing.T) {
+	t.Parallel()
 	good := []string{"zerg/auth/integration", "zerg/f/T-001/1", "main", "a.b_c-d"}
 	bad := []string{"", "-x", "--upload-pack=evil", "a..b", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\b`, "a/", "/a", "a.lock", "a/.b", "a//b", "a@{1}", "@", "a.", "x\x01"}
 	for _, n := range good {
@@ -125,6 +127,7 @@ func TestValidateRef(t *testing.T) {
 // TestWorktreeCommitMerge walks one attempt: worktree, change, diff, commit
 // with a trailer, merge into an integration branch in its own worktree.
 func TestWorktreeCommitMerge(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base, err := r.RevParse(ctx, "HEAD")
@@ -196,6 +199,7 @@ func TestWorktreeCommitMerge(t *testing.T) {
 
 // TestDirtyWorktreeNeverRemoved: uncommitted work survives cleanup.
 func TestDirtyWorktreeNeverRemoved(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	ws := filepath.Join(t.TempDir(), "ws")
@@ -215,6 +219,7 @@ func TestDirtyWorktreeNeverRemoved(t *testing.T) {
 // TestMergeConflictAborted: a conflicting merge names the paths and leaves the
 // merge workspace clean.
 func TestMergeConflictAborted(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	for _, b := range []string{"x", "y"} {
@@ -249,6 +254,7 @@ func TestMergeConflictAborted(t *testing.T) {
 }
 
 func TestErrorKeepsStderr(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	_, err := r.Run(context.Background(), "rev-parse", "--verify", "no-such-ref")
 	var ge *Error
@@ -258,6 +264,7 @@ func TestErrorKeepsStderr(t *testing.T) {
 }
 
 func TestIsAncestorAndWorktrees(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := New(dir)
 	ctx := context.Background()
@@ -307,6 +314,7 @@ func TestIsAncestorAndWorktrees(t *testing.T) {
 
 // HooksDir sees the user's core.hooksPath, which every other call overrides.
 func TestHooksDirSeesCoreHooksPath(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ctx := context.Background()
 	dir, err := HooksDir(ctx, repo.Dir)

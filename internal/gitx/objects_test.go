@@ -9,6 +9,7 @@ import (
 )
 
 func TestTreeEntriesAndReadBlobs(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, "rules", "a.md"), "# a\n")

@@ -11,6 +11,7 @@ import (
 // TestChangedEntries: every kind of entry git can record between two
 // commits comes back with its new mode and object, whatever the path holds.
 func TestChangedEntries(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	write(t, filepath.Join(r.Dir, "gone.txt"), "bye\n")
@@ -98,6 +99,7 @@ func TestChangedEntries(t *testing.T) {
 // ref can add) does not change what the tree comparison, the object sizes
 // or a NoReplace runner's blob reads report.
 func TestReplaceRefsIgnored(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base := strings.TrimSpace(mustRun(t, r.Runner, "rev-parse", "HEAD"))
@@ -149,6 +151,7 @@ func hashObject(t *testing.T, r *Runner, content string) string {
 }
 
 func TestObjectInfos(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	head := strings.TrimSpace(mustRun(t, r.Runner, "rev-parse", "HEAD"))

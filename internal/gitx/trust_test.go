@@ -34,6 +34,7 @@ func chownTree(t *testing.T, dir string, keep string) {
 // (dubious ownership) unless zerg trusts that exact path, and then only while
 // its .git file is still zerg's. Hooks still never run.
 func TestTrustedWorkspace(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root to change file owners (CI runs as root)")
 	}

@@ -54,6 +54,7 @@ func writeLines(t *testing.T, path string, lines []string) {
 }
 
 func TestAuditRecordAndVerify(t *testing.T) {
+	t.Parallel()
 	path := writeAudit(t, 3)
 	a, err := OpenAudit(path)
 	if err != nil {
@@ -113,6 +114,7 @@ func TestAuditMissingLogIsEmpty(t *testing.T) {
 // TestAuditTampering: every kind of edit to the log or its anchor is reported
 // with the first bad line.
 func TestAuditTampering(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		tamper func(lines []string) []string
@@ -193,6 +195,7 @@ func TestAuditTampering(t *testing.T) {
 }
 
 func TestAuditAnchorTampering(t *testing.T) {
+	t.Parallel()
 	t.Run("anchor removed", func(t *testing.T) {
 		path := writeAudit(t, 3)
 		if err := os.Remove(AnchorPath(path)); err != nil {
@@ -244,6 +247,7 @@ func TestAuditAnchorTampering(t *testing.T) {
 // TestAuditCrashBetweenAppendAndAnchor: an entry written without its anchor
 // update (the one crash window) verifies, and the next Record repairs it.
 func TestAuditCrashBetweenAppendAndAnchor(t *testing.T) {
+	t.Parallel()
 	path := writeAudit(t, 3)
 	anchor, _ := os.ReadFile(AnchorPath(path))
 	a, _ := OpenAudit(path)
@@ -266,6 +270,7 @@ func TestAuditCrashBetweenAppendAndAnchor(t *testing.T) {
 }
 
 func TestAuditConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	// Two *Audit values act like two processes (each Record takes the file
 	// lock on its own descriptor); goroutines share each of them.
@@ -320,6 +325,7 @@ func TestAuditHelperProcess(t *testing.T) {
 }
 
 func TestAuditConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	const procs, each = 4, 15
 	var cmds []*exec.Cmd
@@ -384,6 +390,7 @@ func TestAuditLockWait(t *testing.T) {
 // TestAuditPrivate: the log, its lock and its anchor are 0600, also after
 // a Record on files an older zerg left 0644.
 func TestAuditPrivate(t *testing.T) {
+	t.Parallel()
 	path := writeAudit(t, 1)
 	files := []string{path, path + ".lock", AnchorPath(path)}
 	check := func(when string) {
@@ -417,6 +424,7 @@ func TestAuditPrivate(t *testing.T) {
 // A temporary anchor a killed writer left behind is removed by the next
 // Record, so a crash leaves nothing in the user's .zerg/.
 func TestRecordRemovesAStaleAnchorTemp(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	a, err := OpenAudit(path)
 	if err != nil {

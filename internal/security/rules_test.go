@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -63,7 +62,13 @@ func copyTree(t testing.TB, src, dst string) {
 // own, and none changes them. Tests that change a cache get their own copy
 // of the shared fetch; the tests of FetchRules itself still fetch.
 var (
-	sharedRulesDir string // made by TestMain, removed after the tests
+	// The directory of both is made by the first test that asks, not in
+	// TestMain: this binary also runs as an audit helper
+	// (TestAuditHelperProcess), which exits inside m.Run and would leave
+	// it behind. TestMain removes it after the tests.
+	sharedOnce sync.Once
+	sharedPath string
+	sharedErr  error
 
 	upstreamOnce   sync.Once
 	upstreamDir    string
@@ -74,15 +79,20 @@ var (
 	pristineMan  Manifest
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "zerg-security-rules-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+func sharedRulesDir(t testing.TB) string {
+	t.Helper()
+	sharedOnce.Do(func() { sharedPath, sharedErr = os.MkdirTemp("", "zerg-security-rules-") })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
 	}
-	sharedRulesDir = dir
+	return sharedPath
+}
+
+func TestMain(m *testing.M) {
 	code := m.Run()
-	os.RemoveAll(dir)
+	if sharedPath != "" {
+		os.RemoveAll(sharedPath)
+	}
 	os.Exit(code)
 }
 
@@ -93,7 +103,7 @@ func TestMain(m *testing.M) {
 func rulesRepo(t testing.TB) (string, string) {
 	t.Helper()
 	upstreamOnce.Do(func() {
-		dir := filepath.Join(sharedRulesDir, "upstream")
+		dir := filepath.Join(sharedRulesDir(t), "upstream")
 		copyTree(t, rulesSnapshot(t), dir)
 		g := gitx.New(dir)
 		ctx := context.Background()
@@ -141,7 +151,7 @@ func fetchSnapshot(t *testing.T) (dest string, m Manifest) {
 	_, commit := rulesRepo(t)
 	pristineOnce.Do(func() {
 		d, man := fetchFresh(t)
-		keep := RulesCacheDir(filepath.Join(sharedRulesDir, "pristine"), commit)
+		keep := RulesCacheDir(filepath.Join(sharedRulesDir(t), "pristine"), commit)
 		copyTree(t, d, keep)
 		pristineDest, pristineMan = keep, man
 	})

@@ -1,12 +1,15 @@
 package rush
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -71,8 +74,38 @@ func TestRushInTheDevcontainersImage(t *testing.T) {
 		}
 	}
 
+	// What a dead coordinator could leave: containers labelled with the
+	// run's directory. zerg stop removes them, and only them.
+	runDir := filepath.Join(p.dir, ".zerg", "runs", "demo")
+	leftover := startLabelled(t, runDir)
+	other := startLabelled(t, runDir+"-other")
+	s := p.zerg("stop", "demo")
+	if s.code != 0 || !strings.Contains(s.stdout, "removed 1 leftover container(s)") {
+		t.Errorf("zerg stop: exit %d\n%s%s", s.code, s.stdout, s.stderr)
+	}
+	if exec.Command("podman", "container", "exists", leftover).Run() == nil {
+		t.Error("zerg stop left the run's container")
+	}
+	if exec.Command("podman", "container", "exists", other).Run() != nil {
+		t.Error("zerg stop removed a container of another run")
+	}
+
 	control := project("sandbox")
 	if r := control.zerg("rush", "demo", "--rehearse"); r.code == 0 {
 		t.Errorf("control: the gate passed on the host, so it proves nothing about the image\n%s", r.stdout)
 	}
+}
+
+// startLabelled starts a container that sleeps, labelled as run's, and
+// returns its name; the test removes it in the end.
+func startLabelled(t *testing.T, run string) string {
+	t.Helper()
+	name := fmt.Sprintf("zerg-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	out, err := exec.Command("podman", "run", "-d", "--name", name, "--label", container.LabelRun+"="+run,
+		"--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096", testImage, "sleep", "600").CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman run: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("podman", "rm", "-f", "--ignore", "--time", "0", name).Run() })
+	return name
 }

@@ -25,8 +25,9 @@ func newStopCmd(a *app) *cobra.Command {
 		Long: `Ask the run's coordinator to stop (SIGTERM): it stops its workers, keeps their
 work on their attempt branches, records the stop and exits. If it has not exited
 within --wait, it is killed, and so are the worker processes its log recorded
-(only those: processes zerg did not start are never touched). Continue the run
-later with zerg rush FEATURE --resume.`,
+(only those: processes zerg did not start are never touched) and the containers
+labelled as the run's (container mode). Continue the run later with
+zerg rush FEATURE --resume.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -34,7 +34,8 @@ func newCheckCmd(a *app) *cobra.Command {
 		Long: `Runs each distinct verification command of the feature's task graph and each
 quality gate once on the base (the integration branch when a run exists, else
 the checked-out commit), in the isolation workers get (sandbox mode: a private
-clone, a worker user, no network, the toolchains' caches), and says for each:
+clone, a worker user, no network, the toolchains' caches; container mode: the
+same in a container of the project's image), and says for each:
 
   pass         it already passes
   expected     it fails, as it should before the feature is written
@@ -60,7 +61,7 @@ Exit status: 0 no environment problem, 1 at least one, 2 bad input.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox or subprocess (default from config)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container or subprocess (default from config)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (docs/json.md)")
 	fl.BoolVar(&f.strict, "strict", false, "a verification that cannot fail is a problem too (exit 1)")

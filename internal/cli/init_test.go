@@ -4,18 +4,19 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/security"
@@ -156,6 +157,19 @@ func TestInitSlashCommandsCallRealCommands(t *testing.T) {
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(details, want) {
 		t.Fatalf("installed /zerg: commands %v, details %v; the tree has %v", got, details, want)
 	}
+	// Every /zerg:NAME has its /z:NAME; /z:st stands for /zerg:status.
+	var shortcuts []string
+	for p := range files {
+		if name, ok := strings.CutPrefix(p, slash.AliasDir+"/"); ok {
+			shortcuts = append(shortcuts, strings.TrimSuffix(name, ".md"))
+		}
+	}
+	sort.Strings(shortcuts)
+	wantShort := append([]string{"st"}, want...)
+	sort.Strings(wantShort)
+	if !reflect.DeepEqual(shortcuts, wantShort) {
+		t.Errorf("installed /z: shortcuts %v, want %v", shortcuts, wantShort)
+	}
 	for _, a := range slash.Aliases {
 		has := installed[slash.AliasDir+"/"+a.Name+".md"]
 		c, _, err := tree.Find([]string{a.Command})
@@ -175,12 +189,13 @@ func TestInitSlashCommandsCallRealCommands(t *testing.T) {
 		}
 		invs := slash.Invocations(string(b))
 		checked += len(invs)
-		// A command file runs its own command.
+		// A command file runs its own command, with the user's words
+		// (/zerg:plan adds --from with the idea the session wrote).
 		if name, ok := strings.CutPrefix(p, slash.CommandsDir+"/"); ok {
 			self := "zerg " + strings.TrimSuffix(name, ".md") + " $ARGUMENTS"
 			found := false
 			for _, inv := range invs {
-				found = found || inv.Text == self
+				found = found || inv.Text == self || strings.HasPrefix(inv.Text, self+" ")
 			}
 			if !found {
 				t.Errorf("%s does not run `%s`", p, self)
@@ -193,8 +208,43 @@ func TestInitSlashCommandsCallRealCommands(t *testing.T) {
 	if checked < 3*len(want) {
 		t.Fatalf("only %d zerg invocations checked in %d files", checked, len(files))
 	}
-	if rush := string(files[slash.CommandsDir+"/rush.md"]); !strings.Contains(rush, "allowed-tools: Bash(zerg rush:*), Bash(zerg status:*)\n") {
+	if rush := string(files[slash.CommandsDir+"/rush.md"]); !strings.Contains(rush, "allowed-tools: Bash(zerg rush:*), Bash(zerg status:*), Read(.claude/zerg/rush.md)\n") {
 		t.Errorf("rush.md does not pre-approve exactly the commands it runs:\n%s", rush)
+	}
+	plan := string(files[slash.CommandsDir+"/plan.md"])
+	if !strings.Contains(plan, "allowed-tools: Bash(zerg plan:*), Edit(.zerg/specs/*/idea.md), Read(.zerg/specs/*/idea.md), Read(.claude/zerg/plan.md)\n") ||
+		!strings.Contains(plan, "`zerg plan $ARGUMENTS --from .zerg/specs/FEATURE/idea.md`") {
+		t.Errorf("plan.md does not write the idea and plan from it:\n%s", plan)
+	}
+
+	// Control for the allowed-tools check: each installed command file with
+	// one of its rules removed is caught (what the instructions ask for is
+	// no longer allowed), and so is one with a rule its instructions never
+	// use.
+	removed := 0
+	for p, b := range files {
+		if !strings.HasPrefix(p, ".claude/commands/") {
+			continue
+		}
+		text := string(b)
+		i := strings.Index(text, "\nallowed-tools: ")
+		line, _, _ := strings.Cut(text[i+1:], "\n")
+		rules := strings.Split(strings.TrimPrefix(line, "allowed-tools: "), ", ")
+		for k := range rules {
+			less := slices.Delete(slices.Clone(rules), k, k+1)
+			cut := strings.Replace(text, line, "allowed-tools: "+strings.Join(less, ", "), 1)
+			if probs := slash.CheckFile(tree, p, []byte(cut), installed); len(probs) == 0 {
+				t.Errorf("%s without %s: the check finds nothing", p, rules[k])
+			}
+			removed++
+		}
+		more := strings.Replace(text, line, line+", Bash(zerg cleanup:*)", 1)
+		if !strings.Contains(p, "cleanup") && len(slash.CheckFile(tree, p, []byte(more), installed)) == 0 {
+			t.Errorf("%s with Bash(zerg cleanup:*): the check finds nothing", p)
+		}
+	}
+	if removed < 2*len(want) {
+		t.Fatalf("only %d rules removed in the control", removed)
 	}
 
 	// Controls: the same checker catches a made-up flag, a misspelt
@@ -233,19 +283,9 @@ func TestInitSlashCommandsCallRealCommands(t *testing.T) {
 			}
 		}
 	}
-	if cores := len(want) + countAliases(tree); caught != cores {
+	if cores := len(want) + len(slash.AliasesOf(tree)); caught != cores {
 		t.Fatalf("a made-up flag in the template was caught in %d files, want %d", caught, cores)
 	}
-}
-
-func countAliases(tree *cobra.Command) int {
-	n := 0
-	for _, a := range slash.Aliases {
-		if c, _, err := tree.Find([]string{a.Command}); err == nil && c != tree {
-			n++
-		}
-	}
-	return n
 }
 
 type fileState struct {
@@ -428,5 +468,120 @@ func TestInitConfigNotesDevcontainer(t *testing.T) {
 				t.Fatal("mode is not sandbox")
 			}
 		})
+	}
+}
+
+// modesMissing returns the isolation modes a text that compares where
+// workers run (it names --mode, subprocess mode or a git worktree) leaves
+// out.
+func modesMissing(text string) []string {
+	if !strings.Contains(text, "--mode") && !strings.Contains(text, "git worktree") && !strings.Contains(text, config.ModeSubprocess) {
+		return nil
+	}
+	var missing []string
+	for _, m := range config.Modes {
+		if !strings.Contains(text, m) {
+			missing = append(missing, m)
+		}
+	}
+	return missing
+}
+
+// TestInitSlashDetailsNameEveryMode: a details file that says where workers
+// run names every mode zerg has (config.Modes), so none still describes a
+// git worktree as the only isolation. The control is the rush help as it
+// was before container mode was named in it.
+func TestInitSlashDetailsNameEveryMode(t *testing.T) {
+	r := slashRepo(t)
+	runInitAt(t, r.dir)
+	n := 0
+	for p, b := range slashFiles(t, r.dir) {
+		if !strings.HasPrefix(p, slash.DetailsDir+"/") {
+			continue
+		}
+		if missing := modesMissing(string(b)); len(missing) > 0 {
+			t.Errorf("%s says where workers run but does not name %v", p, missing)
+		}
+		if modesMissing(string(b)) == nil && strings.Contains(string(b), "--mode") {
+			n++
+		}
+	}
+	if n < 2 { // rush and check take --mode
+		t.Fatalf("only %d details files name --mode", n)
+	}
+	old := "N real Claude Code workers at once, each in its own\ngit worktree outside your working tree\n" +
+		"| `--mode string` | isolation: sandbox or subprocess (default from config) |"
+	if missing := modesMissing(old); !slices.Equal(missing, []string{config.ModeContainer}) {
+		t.Fatalf("control: the old rush help is missing %v, want [container]", missing)
+	}
+}
+
+// TestInitSlashUpdatesTheFilesOfAnOlderZerg: files the zerg before /z:NAME,
+// the session-side /zerg:plan and container mode wrote
+// (testdata/slash-before-modes, as that zerg wrote them, with its manifest)
+// are updated by this zerg init when untouched; the one the user edited is
+// kept; the new shortcuts are created; a second init changes nothing.
+func TestInitSlashUpdatesTheFilesOfAnOlderZerg(t *testing.T) {
+	r := slashRepo(t)
+	old := map[string]string{
+		slash.CommandsDir + "/plan.md":   "plan.md",
+		slash.AliasDir + "/plan.md":      "z-plan.md",
+		slash.DetailsDir + "/rush.md":    "rush-details.md",
+		slash.CommandsDir + "/status.md": "status.md",
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(r.dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	hashes := map[string]string{}
+	for dst, src := range old {
+		b, err := os.ReadFile(filepath.Join("testdata", "slash-before-modes", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.write(dst, string(b))
+		s := sha256.Sum256(b)
+		hashes[dst] = fmt.Sprintf("sha256:%x", s)
+	}
+	m, _ := json.Marshal(map[string]any{"note": "written by an older zerg", "files": hashes})
+	r.write(slash.ManifestPath, string(m))
+	if b := read(slash.CommandsDir + "/plan.md"); !strings.Contains(b, "allowed-tools: Bash(zerg plan:*)\n") {
+		t.Fatalf("the fixture is not the old plan.md:\n%s", b)
+	}
+	edited := strings.Replace(read(slash.CommandsDir+"/status.md"), "in a few lines", "in one line", 1)
+	r.write(slash.CommandsDir+"/status.md", edited)
+
+	out := runInitAt(t, r.dir)
+	for _, want := range []string{
+		"updated  .claude/commands/zerg/plan.md (zerg's new version; you had not edited it)",
+		"updated  .claude/commands/z/plan.md (zerg's new version; you had not edited it)",
+		"updated  .claude/zerg/rush.md (zerg's new version; you had not edited it)",
+		"kept     .claude/commands/zerg/status.md (you edited it; zerg's new version is not written over your edits)",
+		"updated  .zerg/slash-commands.json",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init does not say %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`created  \.claude/commands/z/ \(\d+ shortcuts: .*\bstatus\b`).MatchString(out) {
+		t.Errorf("the new /z: shortcuts are not created:\n%s", out)
+	}
+	if got := read(slash.CommandsDir + "/status.md"); got != edited {
+		t.Errorf("the edited status.md was changed:\n%s", got)
+	}
+	for p, want := range map[string]string{
+		slash.CommandsDir + "/plan.md": "Edit(.zerg/specs/*/idea.md)",
+		slash.AliasDir + "/plan.md":    "`zerg plan $ARGUMENTS --from .zerg/specs/FEATURE/idea.md`",
+		slash.DetailsDir + "/rush.md":  "in a container",
+	} {
+		if got := read(p); !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q after the update:\n%s", p, want, got)
+		}
+	}
+	if again := runInitAt(t, r.dir); strings.Contains(again, "updated") || strings.Contains(again, "created") {
+		t.Errorf("a second init changed files:\n%s", again)
 	}
 }

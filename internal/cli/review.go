@@ -34,6 +34,7 @@ unless --force.
 A failing required gate and a secret are blocking; a failing optional gate
 is major. Gates run in the isolation of the run's own gates: in sandbox mode
 in a sandbox of a worker user with the toolchains and no network, in
+container mode in a container of the project's image with no network, in
 subprocess mode as the worker user. --rehearse plays the model from the scenario, matching the prompt's
 first line "Review FEATURE:".
 

@@ -47,9 +47,12 @@ func newRushCmd(a *app) *cobra.Command {
 		Use:   "rush FEATURE",
 		Short: "Run the feature's task graph with parallel Claude Code workers",
 		Long: `Run a feature's task graph: N real Claude Code workers at once, each in its own
-git worktree outside your working tree; every level's work is verified, checked
-for file ownership, committed by zerg, merged into zerg/<feature>/integration and
-put through the quality gates before the next level starts. Your own branches and
+workspace outside your working tree (--mode, default the config's mode): a
+private clone in a bubblewrap sandbox (sandbox), a private clone in a container
+of the project's image (container), or a git worktree (subprocess). Every
+level's work is verified, checked for file ownership, committed by zerg, merged
+into zerg/<feature>/integration and put through the quality gates before the
+next level starts. Your own branches and
 working tree are never touched.
 
 --rehearse runs everything for real except the model: a scripted Messages API
@@ -84,7 +87,7 @@ feature.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml; a resume keeps the run's)")
-	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox or subprocess (default from config)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container or subprocess (default from config)")
 	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
 	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (levels, workers, models, budgets) and change nothing")

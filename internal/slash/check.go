@@ -255,8 +255,10 @@ var (
 
 // CheckFile checks everything one installed file tells Claude to use: every
 // `zerg ...` line (CheckInvocation), every Bash(zerg ...) rule of
-// allowed-tools (a real command), and every /zerg:, /z: and .claude/zerg/
-// reference (a file that is installed: installed holds their paths).
+// allowed-tools (a real command), the allowed-tools against what the
+// instructions use (CheckAllowedTools), and every /zerg:, /z: and
+// .claude/zerg/ reference (a file that is installed: installed holds their
+// paths).
 func CheckFile(root *cobra.Command, path string, content []byte, installed map[string]bool) []Problem {
 	var out []Problem
 	text := string(content)
@@ -273,6 +275,7 @@ func CheckFile(root *cobra.Command, path string, content []byte, installed map[s
 			}
 		}
 	}
+	out = append(out, CheckAllowedTools(path, text)...)
 	for _, inv := range Invocations(body) {
 		if err := CheckInvocation(root, inv.Text); err != nil {
 			out = append(out, Problem{path, inv.Line + offset, inv.Text, err.Error()})
@@ -320,4 +323,162 @@ func checkRule(root *cobra.Command, rule string) error {
 func firstLine(err error) error {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return errors.New(msg)
+}
+
+// ToolUse is one thing a command file's instructions tell Claude to do with
+// a tool: run a zerg command line (Bash), write a file (Write) or read one
+// (Read).
+type ToolUse struct {
+	Line      int    // 1-based line in the text it was found in
+	Tool, Arg string // "Bash", "zerg rush $ARGUMENTS"; "Write", ".zerg/specs/FEATURE/idea.md"
+}
+
+var readRef = regexp.MustCompile("\\bRead `([^`\n]+)`")
+
+// ToolUses returns what markdown instructions tell Claude to use, the way the
+// templates write it: every `zerg ...` line (Invocations) is a Bash use; on a
+// line that says "the Write tool", every code span holding a path is a file
+// written; "Read `PATH`" is a file read.
+func ToolUses(text string) []ToolUse {
+	var out []ToolUse
+	for _, inv := range Invocations(text) {
+		out = append(out, ToolUse{inv.Line, "Bash", inv.Text})
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "the Write tool") {
+			for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
+				s := strings.TrimSpace(m[1])
+				if strings.Contains(s, "/") && !strings.ContainsAny(s, " \t") {
+					out = append(out, ToolUse{i + 1, "Write", s})
+				}
+			}
+		}
+		for _, m := range readRef.FindAllStringSubmatch(line, -1) {
+			out = append(out, ToolUse{i + 1, "Read", strings.TrimSpace(m[1])})
+		}
+	}
+	return out
+}
+
+// AllowedTools returns the rules of a frontmatter's allowed-tools line, as
+// written ("Bash(zerg rush:*)"), split at the commas between rules.
+func AllowedTools(front string) (rules []string, line int) {
+	for i, l := range strings.Split(front, "\n") {
+		v, ok := strings.CutPrefix(l, "allowed-tools:")
+		if !ok {
+			continue
+		}
+		depth, start := 0, 0
+		v = strings.TrimSpace(v)
+		for j, r := range v {
+			switch r {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ',':
+				if depth == 0 {
+					rules = append(rules, strings.TrimSpace(v[start:j]))
+					start = j + 1
+				}
+			}
+		}
+		if rest := strings.TrimSpace(v[start:]); rest != "" {
+			rules = append(rules, rest)
+		}
+		return rules, i + 1
+	}
+	return nil, 0
+}
+
+// ruleCovers reports whether one allowed-tools rule lets Claude do u, by
+// Claude Code's rules: Bash(PREFIX:*) any command line starting with PREFIX;
+// Edit(GLOB) writing and editing a path GLOB matches (relative to the
+// session's directory; * one segment, ** any); Read(GLOB) reading one. A
+// placeholder segment of u's path (FEATURE) stands for any name.
+func ruleCovers(rule string, u ToolUse) bool {
+	tool, spec, ok := strings.Cut(strings.TrimSuffix(rule, ")"), "(")
+	if !ok {
+		return false // a bare tool name is never a rule the templates write
+	}
+	switch {
+	case tool == "Bash" && u.Tool == "Bash":
+		prefix, ok := strings.CutSuffix(spec, ":*")
+		if !ok {
+			return spec == u.Arg
+		}
+		return u.Arg == prefix || strings.HasPrefix(u.Arg, prefix+" ")
+	case tool == "Edit" && u.Tool == "Write", tool == "Read" && u.Tool == "Read":
+		segs := strings.Split(u.Arg, "/")
+		for i, s := range segs {
+			if placeholder(s) {
+				segs[i] = "any-name"
+			}
+		}
+		return globRegexp(spec).MatchString(strings.Join(segs, "/"))
+	}
+	return false
+}
+
+func globRegexp(glob string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		switch {
+		case strings.HasPrefix(glob[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case glob[i] == '*':
+			b.WriteString("[^/]*")
+		case glob[i] == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// CheckAllowedTools checks a command file's allowed-tools against its
+// instructions both ways: everything the body tells Claude to use
+// (ToolUses) is allowed by a rule, and every rule allows something the body
+// uses, so a command is pre-approved for what it needs and nothing more.
+// Lines are the file's.
+func CheckAllowedTools(path, text string) []Problem {
+	front, body := splitFrontmatter(text)
+	if front == "" {
+		return nil
+	}
+	offset := strings.Count(text[:len(text)-len(body)], "\n")
+	rules, line := AllowedTools(front)
+	line++ // the "---" line
+	uses := ToolUses(body)
+	var out []Problem
+	for _, u := range uses {
+		ok := false
+		for _, r := range rules {
+			ok = ok || ruleCovers(r, u)
+		}
+		if !ok {
+			what := "running it"
+			switch u.Tool {
+			case "Write":
+				what = "writing it"
+			case "Read":
+				what = "reading it"
+			}
+			out = append(out, Problem{path, u.Line + offset, u.Arg, "the instructions ask for " + what + " but no allowed-tools rule allows it"})
+		}
+	}
+	for _, r := range rules {
+		used := false
+		for _, u := range uses {
+			used = used || ruleCovers(r, u)
+		}
+		if !used {
+			out = append(out, Problem{path, line, r, "allowed-tools grants what the instructions never ask for"})
+		}
+	}
+	return out
 }

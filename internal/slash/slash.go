@@ -4,7 +4,7 @@
 // Layout (paths relative to the repository root):
 //
 //	.claude/commands/zerg/NAME.md  /zerg:NAME, one per user-facing zerg command
-//	.claude/commands/z/ALIAS.md    /z:ALIAS, a few short aliases (Aliases)
+//	.claude/commands/z/NAME.md     /z:NAME, the same command, shorter; also /z:st (Aliases)
 //	.claude/zerg/NAME.md           the details a command reads only when needed
 //
 // Claude Code turns every .md file under .claude/commands, at any depth, into
@@ -39,15 +39,29 @@ const (
 // Alias is one /z: shortcut: /z:Name does what /zerg:Command does.
 type Alias struct{ Name, Command string }
 
-// Aliases are the /z: shortcuts. Kept small on purpose: the commands used
-// again and again during a run. An alias is installed only while its command
-// exists in the tree.
+// Aliases are the /z: shortcuts besides /z:NAME, which every /zerg:NAME
+// has (AliasesOf). An alias is installed only while its command exists in
+// the tree.
 var Aliases = []Alias{
 	{"st", "status"},
-	{"rush", "rush"},
-	{"logs", "logs"},
-	{"stop", "stop"},
-	{"plan", "plan"},
+}
+
+// AliasesOf returns every /z: shortcut installed for the tree under root:
+// /z:NAME for each command of Commands, then Aliases whose command exists
+// and whose name no command takes.
+func AliasesOf(root *cobra.Command) []Alias {
+	var out []Alias
+	has := map[string]bool{}
+	for _, c := range Commands(root) {
+		out = append(out, Alias{c.Name(), c.Name()})
+		has[c.Name()] = true
+	}
+	for _, a := range Aliases {
+		if has[a.Command] && !has[a.Name] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // excluded are commands of the tree that get no slash command: cobra's own
@@ -234,13 +248,15 @@ func newRenderer(opt Options) (*renderer, error) {
 		"cell": func(s string) string {
 			return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
 		},
-		"note": func(kind, name string) (string, error) {
-			nt := r.tmpl.Lookup(name + "/" + kind)
+		// note renders the per-command note NAME/KIND of notes.md.tmpl
+		// with the page's data, or nothing when the command has none.
+		"note": func(kind string, p page) (string, error) {
+			nt := r.tmpl.Lookup(p.Name + "/" + kind)
 			if nt == nil {
 				return "", nil
 			}
 			var b bytes.Buffer
-			if err := nt.Execute(&b, nil); err != nil {
+			if err := nt.Execute(&b, p); err != nil {
 				return "", err
 			}
 			return strings.TrimSpace(b.String()), nil
@@ -305,8 +321,9 @@ func Render(root *cobra.Command, opt Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	aliases := AliasesOf(root)
 	aliasesOf := map[string][]string{}
-	for _, a := range Aliases {
+	for _, a := range aliases {
 		aliasesOf[a.Command] = append(aliasesOf[a.Command], "/z:"+a.Name)
 	}
 	var files []File
@@ -338,7 +355,7 @@ func Render(root *cobra.Command, opt Options) ([]File, error) {
 			File{Path: CommandsDir + "/" + d.Name + ".md", Content: core, Command: d.Name},
 			File{Path: p.Details, Content: details, Command: d.Name})
 	}
-	for _, a := range Aliases {
+	for _, a := range aliases {
 		p, ok := pages[a.Command]
 		if !ok {
 			continue
@@ -355,9 +372,12 @@ func Render(root *cobra.Command, opt Options) ([]File, error) {
 	return files, nil
 }
 
-// allowedTools pre-approves, while the command runs, exactly the zerg
-// commands its body tells Claude to run (Bash(zerg rush:*), …); anything
-// else asks the user as usual.
+// allowedTools pre-approves, while the command runs, exactly what its body
+// tells Claude to use (ToolUses): the zerg commands it runs
+// (Bash(zerg rush:*)), the files it writes (Edit(.zerg/specs/*/idea.md):
+// Claude Code matches Write by Edit path rules, not by Write(...) ones) and
+// the files it reads (Read(.claude/zerg/rush.md)). Anything else asks the
+// user as usual.
 func (r *renderer) allowedTools(p page) (string, error) {
 	p.AllowedTools = "Bash(zerg " + p.Name + ":*)" // a placeholder for the first pass
 	body, err := r.exec("command.md.tmpl", p)
@@ -366,19 +386,47 @@ func (r *renderer) allowedTools(p page) (string, error) {
 	}
 	_, text := splitFrontmatter(string(body))
 	seen := map[string]bool{}
-	var tools []string
-	for _, inv := range Invocations(text) {
-		f := strings.Fields(inv.Text)
-		if len(f) < 2 || seen[f[1]] {
+	var bash, files []string
+	for _, u := range ToolUses(text) {
+		var rule string
+		switch u.Tool {
+		case "Bash":
+			f := strings.Fields(u.Arg)
+			if len(f) < 2 {
+				continue
+			}
+			rule = "Bash(zerg " + f[1] + ":*)"
+		case "Write":
+			rule = "Edit(" + pathGlob(u.Arg) + ")"
+		case "Read":
+			rule = "Read(" + pathGlob(u.Arg) + ")"
+		}
+		if seen[rule] {
 			continue
 		}
-		seen[f[1]] = true
-		tools = append(tools, "Bash(zerg "+f[1]+":*)")
+		seen[rule] = true
+		if u.Tool == "Bash" {
+			bash = append(bash, rule)
+		} else {
+			files = append(files, rule)
+		}
 	}
-	if len(tools) == 0 {
+	if len(bash) == 0 {
 		return "", fmt.Errorf("render %s: its body runs no zerg command", p.Slash)
 	}
-	return strings.Join(tools, ", "), nil
+	return strings.Join(append(bash, files...), ", "), nil
+}
+
+// pathGlob turns a path the instructions name into the pattern of its
+// permission rule: a placeholder segment (FEATURE) matches any one segment.
+func pathGlob(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if placeholder(s) {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // TemplateText returns an embedded template's text ("command.md.tmpl",

@@ -111,8 +111,9 @@ func TestRenderChecks(t *testing.T) {
 	for _, f := range files {
 		paths = append(paths, f.Path)
 	}
-	want := ".claude/commands/z/rush.md .claude/commands/z/st.md " +
-		".claude/commands/z/stop.md " +
+	// Every /zerg:NAME has its /z:NAME, and /z:st stands for /z:status.
+	want := ".claude/commands/z/graph.md .claude/commands/z/merge.md .claude/commands/z/rush.md .claude/commands/z/st.md " +
+		".claude/commands/z/status.md .claude/commands/z/stop.md " +
 		".claude/commands/zerg/graph.md .claude/commands/zerg/merge.md .claude/commands/zerg/rush.md .claude/commands/zerg/status.md .claude/commands/zerg/stop.md " +
 		".claude/zerg/graph.md .claude/zerg/merge.md .claude/zerg/rush.md .claude/zerg/status.md .claude/zerg/stop.md"
 	if got := strings.Join(paths, " "); got != want {
@@ -124,11 +125,11 @@ func TestRenderChecks(t *testing.T) {
 			t.Errorf("%s", p)
 		}
 	}
-	rush := string(files[5].Content)
-	if files[5].Path != CommandsDir+"/rush.md" {
-		t.Fatal(files[5].Path)
+	rush := string(files[8].Content)
+	if files[8].Path != CommandsDir+"/rush.md" {
+		t.Fatal(files[8].Path)
 	}
-	for _, s := range []string{"allowed-tools: Bash(zerg rush:*)\n", "argument-hint: \"FEATURE [flags]\"\n", "Run `zerg rush $ARGUMENTS`", ".claude/zerg/rush.md"} {
+	for _, s := range []string{"allowed-tools: Bash(zerg rush:*), Read(.claude/zerg/rush.md)\n", "argument-hint: \"FEATURE [flags]\"\n", "Run `zerg rush $ARGUMENTS`", ".claude/zerg/rush.md"} {
 		if !strings.Contains(rush, s) {
 			t.Errorf("rush.md lacks %q:\n%s", s, rush)
 		}
@@ -270,5 +271,57 @@ func TestInstallRefusesAManifestNamingOtherFiles(t *testing.T) {
 	write(CommandsDir + "/gone.md")
 	if _, err := Install(root, nil); err != nil {
 		t.Fatalf("control: a manifest naming a file zerg installs is refused: %v", err)
+	}
+}
+
+// The allowed tools of a command file are checked against its instructions
+// both ways. The control is the same file with one rule removed, one added,
+// or one in a form Claude Code does not match: each is caught.
+func TestCheckAllowedTools(t *testing.T) {
+	body := "Ask, then with the Write tool write `.zerg/specs/FEATURE/idea.md`.\n" +
+		"Run `zerg plan $ARGUMENTS --from .zerg/specs/FEATURE/idea.md` with the Bash tool, then `zerg status --json`.\n" +
+		"Read `.claude/zerg/plan.md` only when needed.\n"
+	file := func(rules string) string {
+		return "---\ndescription: x\nallowed-tools: " + rules + "\n---\n" + body
+	}
+	good := "Bash(zerg plan:*), Bash(zerg status:*), Edit(.zerg/specs/*/idea.md), Read(.claude/zerg/plan.md)"
+	if probs := CheckAllowedTools("plan.md", file(good)); len(probs) != 0 {
+		t.Fatalf("the right rules: %v", probs)
+	}
+	if probs := CheckAllowedTools("plan.md", file("Bash(zerg plan:*), Bash(zerg status:*), Edit(.zerg/**), Read(.claude/zerg/*.md)")); len(probs) != 0 {
+		t.Fatalf("wider globs still cover the uses: %v", probs)
+	}
+	bad := map[string]string{
+		"Bash(zerg status:*), Edit(.zerg/specs/*/idea.md), Read(.claude/zerg/plan.md)": "zerg plan $ARGUMENTS --from .zerg/specs/FEATURE/idea.md`: the instructions ask for running it",
+		"Bash(zerg plan:*), Bash(zerg status:*), Read(.claude/zerg/plan.md)":           ".zerg/specs/FEATURE/idea.md`: the instructions ask for writing it",
+		"Bash(zerg plan:*), Bash(zerg status:*), Edit(.zerg/specs/*/idea.md)":          ".claude/zerg/plan.md`: the instructions ask for reading it",
+		good + ", Bash(zerg rush:*)": "Bash(zerg rush:*)`: allowed-tools grants what the instructions never ask for",
+		good + ", Bash":              "`Bash`: allowed-tools grants",
+		"Bash(zerg plan:*), Bash(zerg status:*), Write(.zerg/specs/*/idea.md), Read(.claude/zerg/plan.md)":                "the instructions ask for writing it",
+		"Bash(zerg plan:*), Bash(zerg status:*), Edit(.zerg/specs/*/requirements.md), Read(.claude/zerg/plan.md)":         "the instructions ask for writing it",
+		"Bash(zerg plan:*), Bash(zerg status:*), Edit(.zerg/specs/*/idea.md), Edit(.zerg/**), Read(.claude/zerg/plan.md)": "", // both cover the write: not unused
+	}
+	for rules, want := range bad {
+		var msgs []string
+		for _, p := range CheckAllowedTools("plan.md", file(rules)) {
+			msgs = append(msgs, p.String())
+		}
+		all := strings.Join(msgs, "\n")
+		switch {
+		case want == "" && all != "":
+			t.Errorf("%s: %s", rules, all)
+		case want != "" && !strings.Contains(all, want):
+			t.Errorf("%s: got\n%s\nwant a problem containing %q", rules, all, want)
+		}
+	}
+}
+
+func TestAliasesOf(t *testing.T) {
+	var got []string
+	for _, a := range AliasesOf(testTree()) {
+		got = append(got, a.Name+"="+a.Command)
+	}
+	if want := "graph=graph merge=merge rush=rush status=status stop=stop st=status"; strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
 	}
 }

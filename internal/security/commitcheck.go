@@ -107,8 +107,9 @@ func DefaultProtected() []string {
 		".drone.yml", ".woodpecker.yml", ".woodpecker/**", "Jenkinsfile",
 		// Hooks run on the user's next commit.
 		".husky/**", ".githooks/**", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
-		// Editors that run tasks when the folder opens.
-		".vscode/tasks.json", ".devcontainer/**",
+		// Editors that run tasks when the folder opens; the devcontainer,
+		// whose Dockerfile container mode builds on the host.
+		".vscode/tasks.json", ".devcontainer/**", ".devcontainer.json",
 	}
 }
 

@@ -13,7 +13,8 @@ func TestDefaultProtectedMatches(t *testing.T) {
 		".mcp.json": true, ".github": true, ".github/workflows": true, ".github/workflows/ci.yml": true,
 		".gitlab-ci.yml": true, ".husky/pre-commit": true, ".pre-commit-config.yaml": true, "x/.git/hooks/pre-commit": true,
 		".gitignore": false, ".github/ISSUE_TEMPLATE/bug.md": false, "docs/zerg.md": false, "src/claude.go": false,
-		"README.md": false, ".gitkeep": false, "zerg/config.yaml": false,
+		".devcontainer.json": true, ".devcontainer/Dockerfile": true,
+		"README.md": false, ".gitkeep": false, "zerg/config.yaml": false, "sub/.devcontainer.json": false,
 	} {
 		if _, got := c.Match(p); got != want {
 			t.Errorf("Match(%q) = %v, want %v", p, got, want)

@@ -52,7 +52,10 @@ type Coordinator struct {
 	paths   Paths
 	// rehearsal and scenario: the mode the run is in (recorded at start).
 	rehearsal bool
-	scenario  string
+	// credential says which model-API credential the workers use, for the
+	// run's first line (never its value).
+	credential string
+	scenario   string
 	// resume is the plan Open made for a resume (nil for a new run).
 	resume *resumePlan
 	// setup lists what Open found to tidy before the first write.
@@ -122,7 +125,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 		return c.state, err
 	}
 	levels := graphLevels(c.graph)
-	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal)
+	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal, c.credential)
 	if c.projection != nil {
 		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {

@@ -148,6 +148,14 @@ func TestSubscriptionToken(t *testing.T) {
 		t.Errorf("the first line does not name the credential (or shows it): %q", first)
 	}
 
+	// Prices do not apply: the report and zerg cost say so.
+	if !strings.Contains(iso.r.stdout, "subscription: usage, not dollars") {
+		t.Errorf("the rush's report does not say the dollars are usage:\n%s", iso.r.stdout)
+	}
+	if c := iso.p.zergEnv(iso.p.env(), "cost", "demo"); c.code != 0 || !strings.Contains(c.stdout, "subscription: usage, not dollars") {
+		t.Errorf("zerg cost: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+
 	// Every request the API answered carried the real token as the CLI
 	// sends a subscription token; none was refused.
 	reqs := iso.srv.Requests()

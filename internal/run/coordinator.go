@@ -54,8 +54,9 @@ type Coordinator struct {
 	rehearsal bool
 	// credential says which model-API credential the workers use, for the
 	// run's first line (never its value).
-	credential string
-	scenario   string
+	credential   string
+	subscription bool
+	scenario     string
 	// resume is the plan Open made for a resume (nil for a new run).
 	resume *resumePlan
 	// setup lists what Open found to tidy before the first write.
@@ -183,6 +184,7 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
+		Subscription: c.subscription,
 	}); err != nil {
 		return err
 	}

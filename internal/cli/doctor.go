@@ -253,6 +253,8 @@ func printDoctor(a *app, rep doctorReport) {
 	}
 	if rep.Credential == "no credential" {
 		line("--", "credential", fmt.Sprintf("none: set ANTHROPIC_API_KEY, or %s from claude setup-token (an API key wins when both are set; --rehearse needs neither)", claude.EnvOAuthToken))
+	} else if strings.Contains(rep.Credential, " wins ") {
+		line("ok", "credential", rep.Credential)
 	} else {
 		line("ok", "credential", rep.Credential+" (an API key wins over a subscription token when both are set)")
 	}

@@ -205,7 +205,7 @@ var checks = []check{
 
 func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit string, res *Result) (*verdict, error) {
 	problems, err := security.CheckCommit(ctx, q.Runner, in.Base, commit, security.CommitCheckOptions{
-		Scanner: in.Scanner, Secrets: nonEmpty(string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken)), Protected: in.Protected,
+		Scanner: in.Scanner, Secrets: in.Worker.API.Secrets(), Protected: in.Protected,
 		MaxFileBytes: in.MaxFileBytes, Allowlist: baseAllowlist(ctx, in.Repo.Runner, in.Base),
 		Opened: func(p string) bool { return in.Opening.Opens(p) && in.Task.NamesPath(p) },
 	})
@@ -356,10 +356,10 @@ func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.In
 const maxStreamRecord = 256 << 20
 
 // redactor removes the credentials zerg knows from what it writes down:
-// the worker's key and token (the real ones: a driver with a gateway
+// the worker's key and tokens (the real ones: a driver with a gateway
 // gives the worker a placeholder).
 func (in Input) redactor() *security.Redactor {
-	return security.NewRedactor(string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken))
+	return security.NewRedactor(in.Worker.API.Secrets()...)
 }
 
 // record writes one security decision to the audit log, if there is one. A
@@ -443,7 +443,7 @@ func verificationFailed(command string, exit int, output string) string {
 // so the secret reaches neither the run's log nor the audit log.
 func (in Input) safePath(p string) string {
 	secret := in.Scanner != nil && len(in.Scanner.ScanFile("path", []byte(p))) > 0
-	for _, k := range []string{string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken)} {
+	for _, k := range in.Worker.API.Secrets() {
 		secret = secret || security.ContainsKey([]byte(p), security.KeyForms(k))
 	}
 	if secret {
@@ -456,7 +456,7 @@ func (in Input) safePath(p string) string {
 // never with a secret the scanner or the key forms find in it.
 func (in Input) screenToolInput(input json.RawMessage) json.RawMessage {
 	secret := in.Scanner != nil && len(in.Scanner.ScanFile("tool input", input)) > 0
-	for _, k := range []string{string(in.Worker.API.APIKey), string(in.Worker.API.AuthToken)} {
+	for _, k := range in.Worker.API.Secrets() {
 		secret = secret || security.ContainsKey(input, security.KeyForms(k))
 	}
 	if secret {

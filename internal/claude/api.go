@@ -30,6 +30,14 @@ const (
 	EnvBaseURL   = "ANTHROPIC_BASE_URL"
 	EnvAPIKey    = "ANTHROPIC_API_KEY"
 	EnvAuthToken = "ANTHROPIC_AUTH_TOKEN"
+	// EnvOAuthToken is a subscription's (Pro/Max) sign-in, as `claude
+	// setup-token` prints it. With it the CLI 2.1.197 sends
+	// "Authorization: Bearer <token>", no x-api-key, and adds the beta
+	// OAuthBeta to anthropic-beta (measured: docs/configuration.md).
+	EnvOAuthToken = "CLAUDE_CODE_OAUTH_TOKEN"
+	// OAuthBeta is the anthropic-beta value the CLI sends with an OAuth
+	// token.
+	OAuthBeta = "oauth-2025-04-20"
 )
 
 // APISettings is how a worker reaches the Messages API. The key and token
@@ -38,6 +46,10 @@ type APISettings struct {
 	BaseURL   string // ANTHROPIC_BASE_URL; empty = the CLI's default endpoint
 	APIKey    Secret // ANTHROPIC_API_KEY, sent as x-api-key
 	AuthToken Secret // ANTHROPIC_AUTH_TOKEN, sent as Authorization: Bearer
+	// OAuthToken is a subscription token (CLAUDE_CODE_OAUTH_TOKEN), sent as
+	// Authorization: Bearer with the beta OAuthBeta. The CLI ignores it
+	// when an API key is set.
+	OAuthToken Secret
 }
 
 // APIFromEnv reads the API settings from the process environment.
@@ -45,9 +57,10 @@ func APIFromEnv() APISettings { return apiFromGetenv(os.Getenv) }
 
 func apiFromGetenv(getenv func(string) string) APISettings {
 	return APISettings{
-		BaseURL:   getenv(EnvBaseURL),
-		APIKey:    Secret(getenv(EnvAPIKey)),
-		AuthToken: Secret(getenv(EnvAuthToken)),
+		BaseURL:    getenv(EnvBaseURL),
+		APIKey:     Secret(getenv(EnvAPIKey)),
+		AuthToken:  Secret(getenv(EnvAuthToken)),
+		OAuthToken: Secret(getenv(EnvOAuthToken)),
 	}
 }
 
@@ -62,6 +75,9 @@ func (a APISettings) Merge(b APISettings) APISettings {
 	}
 	if a.AuthToken == "" {
 		a.AuthToken = b.AuthToken
+	}
+	if a.OAuthToken == "" {
+		a.OAuthToken = b.OAuthToken
 	}
 	return a
 }
@@ -79,11 +95,33 @@ func (a APISettings) String() string {
 	b.WriteString(present(a.APIKey))
 	b.WriteString(" auth_token=")
 	b.WriteString(present(a.AuthToken))
+	b.WriteString(" oauth_token=")
+	b.WriteString(present(a.OAuthToken))
 	return b.String()
 }
 
 // GoString is String, so %#v cannot leak either.
 func (a APISettings) GoString() string { return "claude.APISettings{" + a.String() + "}" }
+
+// Secrets are the credentials' values that are set.
+func (a APISettings) Secrets() []string {
+	var out []string
+	for _, s := range []Secret{a.APIKey, a.AuthToken, a.OAuthToken} {
+		if s != "" {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+// HasCredential reports whether any credential is set.
+func (a APISettings) HasCredential() bool { return len(a.Secrets()) > 0 }
+
+// Subscription reports whether the session signs in with a subscription
+// token alone: the one the CLI uses when no API key is set.
+func (a APISettings) Subscription() bool {
+	return a.OAuthToken != "" && a.APIKey == "" && a.AuthToken == ""
+}
 
 func present(s Secret) string {
 	if s == "" {
@@ -94,7 +132,7 @@ func present(s Secret) string {
 
 // redact replaces every occurrence of the settings' secrets in text.
 func (a APISettings) redact(text string) string {
-	for _, s := range []Secret{a.APIKey, a.AuthToken} {
+	for _, s := range []Secret{a.APIKey, a.AuthToken, a.OAuthToken} {
 		// Very short values would redact ordinary words; they are not real keys.
 		if len(s) >= 8 {
 			text = strings.ReplaceAll(text, string(s), redacted)

@@ -198,7 +198,7 @@ var PromptEnv = map[string]string{
 }
 
 // ownedEnv are variables only the driver sets.
-var ownedEnv = []string{"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker, EnvAPIKey, EnvAuthToken, EnvBaseURL}
+var ownedEnv = []string{"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", EnvRunMarker, EnvAPIKey, EnvAuthToken, EnvOAuthToken, EnvBaseURL}
 
 // ErrBadSpec marks a spec that cannot be launched.
 var ErrBadSpec = errors.New("bad worker spec")
@@ -472,6 +472,9 @@ func (s Spec) env(getenv func(string) string, marker string) []string {
 	}
 	if s.API.AuthToken != "" {
 		m[EnvAuthToken] = string(s.API.AuthToken)
+	}
+	if s.API.OAuthToken != "" {
+		m[EnvOAuthToken] = string(s.API.OAuthToken)
 	}
 	if s.RunAs != nil {
 		// The worker's own git calls (git status, git diff) would refuse the

@@ -220,7 +220,7 @@ func TestEnvAllowlist(t *testing.T) {
 	s.API = APISettings{}
 	n, _ = s.normalize()
 	m = envMap(n.env(getenv, "m"))
-	for _, k := range []string{EnvAPIKey, EnvAuthToken, EnvBaseURL, "API_TIMEOUT_MS"} {
+	for _, k := range []string{EnvAPIKey, EnvAuthToken, EnvOAuthToken, EnvBaseURL, "API_TIMEOUT_MS"} {
 		if _, ok := m[k]; ok {
 			t.Errorf("%s set without being configured", k)
 		}
@@ -391,6 +391,43 @@ func TestAPISettingsFromEnvAndMerge(t *testing.T) {
 	m := cfg.Merge(a)
 	if m.BaseURL != "http://cfg" || m.APIKey != "env-key" {
 		t.Fatalf("merge: base %q key set %v", m.BaseURL, m.APIKey != "")
+	}
+}
+
+// A subscription token reaches the worker as CLAUDE_CODE_OAUTH_TOKEN, and
+// only when the spec holds one: the parent's own is never inherited.
+func TestOAuthTokenEnv(t *testing.T) {
+	getenv := func(k string) string {
+		if k == EnvOAuthToken {
+			return "the-parents-token"
+		}
+		return ""
+	}
+	s := baseSpec(t)
+	s.API = APISettings{OAuthToken: "sk-ant-oat01-SECRET-worker-token"}
+	n, err := s.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := envMap(n.env(getenv, "m"))
+	if m[EnvOAuthToken] != "sk-ant-oat01-SECRET-worker-token" || m[EnvAPIKey] != "" {
+		t.Errorf("env: %s=%q %s=%q", EnvOAuthToken, m[EnvOAuthToken], EnvAPIKey, m[EnvAPIKey])
+	}
+	s.API = APISettings{APIKey: "k"}
+	n, _ = s.normalize()
+	if v, ok := envMap(n.env(getenv, "m"))[EnvOAuthToken]; ok {
+		t.Errorf("the parent's token was inherited: %q", v)
+	}
+	a := APISettings{OAuthToken: "sk-ant-oat01-SECRET-worker-token"}
+	if !a.Subscription() || !a.HasCredential() || strings.Contains(a.String(), "SECRET") || !strings.Contains(a.String(), "oauth_token=[redacted]") {
+		t.Errorf("%s: subscription %v", a, a.Subscription())
+	}
+	if got := a.redact("x sk-ant-oat01-SECRET-worker-token y"); strings.Contains(got, "SECRET") {
+		t.Errorf("redact: %q", got)
+	}
+	a.APIKey = "k"
+	if a.Subscription() {
+		t.Error("an API key as well is no subscription run")
 	}
 }
 

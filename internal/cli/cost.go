@@ -52,6 +52,9 @@ has one run. docs/cost.md explains the projection.`,
 
 func printCost(w io.Writer, r run.CostReport) {
 	fmt.Fprintf(w, "Cost of %s\n", r.Feature)
+	if r.Subscription {
+		fmt.Fprintln(w, "subscription: usage, not dollars (the workers used a subscription token; COST is the usage at API prices)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(l run.CostLine, first, second string) {
 		proj := "-\t-"

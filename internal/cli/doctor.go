@@ -42,6 +42,10 @@ type doctorReport struct {
 	// Mode is the configured mode (sandbox when there is no config).
 	Mode string `json:"mode"`
 	Root bool   `json:"root"`
+	// Credential is the model-API credential a real run would use and the
+	// variable it comes from ("API key from ANTHROPIC_API_KEY",
+	// "subscription token from CLAUDE_CODE_OAUTH_TOKEN"), never its value.
+	Credential string `json:"credential"`
 }
 
 // containerCheck says whether container mode works here: the engine
@@ -106,6 +110,7 @@ type doctorDeps struct {
 	cgroups   func() cgroupCheck
 	isRoot    func() bool
 	configBin func(a *app) string
+	getenv    func(string) string // nil: os.Getenv
 }
 
 var defaultDoctorDeps = doctorDeps{
@@ -180,9 +185,17 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if d.cgroups != nil {
 		rep.Cgroups = d.cgroups()
 	}
-	rep.Mode = config.Default().Mode
+	cfgNow := config.Default()
 	if cfg := nearestConfig(a); cfg != nil {
-		rep.Mode = cfg.Mode
+		cfgNow = *cfg
+	}
+	rep.Mode = cfgNow.Mode
+	getenv := d.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if api, err := apiFromGetenv(cfgNow, false, getenv); err == nil {
+		rep.Credential = credentialNote(cfgNow, api, getenv)
 	}
 	if d.container != nil {
 		rep.Container = d.container(ctx, a)
@@ -237,6 +250,13 @@ func printDoctor(a *app, rep doctorReport) {
 			text += ", the pinned version"
 		}
 		line(status, "claude", text)
+	}
+	if rep.Credential == "no credential" {
+		line("--", "credential", fmt.Sprintf("none: set ANTHROPIC_API_KEY, or %s from claude setup-token (an API key wins when both are set; --rehearse needs neither)", claude.EnvOAuthToken))
+	} else if strings.Contains(rep.Credential, " wins ") {
+		line("ok", "credential", rep.Credential)
+	} else {
+		line("ok", "credential", rep.Credential+" (an API key wins over a subscription token when both are set)")
 	}
 	if rep.Git.Found {
 		line("ok", "git", rep.Git.Version)

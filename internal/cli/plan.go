@@ -154,7 +154,7 @@ func runInteractive(ctx context.Context, a *app, m *journey.Claude, s journey.Se
 	// The person's own session on their terminal, with their HOME (and its
 	// login): it runs as they do, unlike the sessions zerg runs unattended.
 	sp.RunAs = nil
-	if sp.API.APIKey == "" && sp.API.AuthToken == "" {
+	if !sp.API.HasCredential() {
 		sp.API = claude.APIFromEnv()
 	}
 	cmd, err := claude.Interactive(ctx, sp)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -82,13 +83,21 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 	if api.AuthToken != "" {
 		req.Header.Set("Authorization", "Bearer "+string(api.AuthToken))
 	}
+	if api.Subscription() {
+		// As the CLI sends a subscription token (docs/configuration.md).
+		req.Header.Set("Authorization", "Bearer "+string(api.OAuthToken))
+		req.Header.Set("anthropic-beta", claude.OAuthBeta+",token-counting-2024-11-01")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		var msg string
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg = fmt.Sprintf("no answer within %s", probeTimeout)
 		} else {
-			msg = strings.ReplaceAll(err.Error(), string(api.APIKey), "***")
+			msg = err.Error()
+			for _, k := range api.Secrets() {
+				msg = strings.ReplaceAll(msg, k, "***")
+			}
 		}
 		return usageErrorf("the model API at %s (%s) cannot be reached: %s; fix %s, or rehearse offline with --rehearse", base, setting, msg, setting)
 	}
@@ -99,7 +108,7 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 			Error struct{ Type, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
-		return usageErrorf("the model API at %s refused the key in %s (%d %s: %s); set a valid key there (or ANTHROPIC_AUTH_TOKEN)",
+		return usageErrorf("the model API at %s refused the key in %s (%d %s: %s); set a valid key or token there",
 			base, keySetting(api, cfg), resp.StatusCode, e.Error.Type, clipText(e.Error.Message, 200))
 	}
 	return nil
@@ -107,10 +116,8 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 
 // keySetting names where the key came from.
 func keySetting(api claude.APISettings, cfg config.Config) string {
-	if api.APIKey != "" {
-		return cfg.Claude.APIKeyEnv
-	}
-	return "ANTHROPIC_AUTH_TOKEN"
+	_, name := credentialSource(cfg, api, os.Getenv)
+	return name
 }
 
 func clipText(s string, n int) string {

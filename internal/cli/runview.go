@@ -45,6 +45,9 @@ func (a *app) printReport(v run.View) {
 	if v.CostUSD > 0 {
 		fmt.Fprintf(w, ", $%.4f", v.CostUSD)
 	}
+	if v.Subscription {
+		fmt.Fprint(w, " (subscription: usage, not dollars)")
+	}
 	fmt.Fprintln(w)
 	a.printLevels(v)
 	a.printTaskProblems(v)

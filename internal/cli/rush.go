@@ -228,6 +228,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		if err := probeEndpoint(ctx, worker.API, cfg); err != nil {
 			return err
 		}
+		r.SetCredential(credentialNote(cfg, worker.API, os.Getenv), worker.API.Subscription())
 	}
 	// The launch gate: before anything is written or any model is asked
 	// (the endpoint's probe counts tokens, which is free).

@@ -53,18 +53,75 @@ func workerUserForRoot(ctx context.Context, cfg config.Config) (*security.Worker
 }
 
 // apiFromConfig is the real API a session talks to: the environment's
-// settings, the config's base URL, and the key from the variable the config
-// names. needKey: having neither a key nor a token is bad input.
+// settings, the config's base URL, the key from the variable the config
+// names and the subscription token from the one it names for that. An API
+// key (or ANTHROPIC_AUTH_TOKEN) wins over a subscription token, as the CLI
+// itself does; the token is then dropped, so no session holds both.
+// needKey: having no credential is bad input.
 func apiFromConfig(cfg config.Config, needKey bool) (claude.APISettings, error) {
-	api := claude.APIFromEnv()
+	return apiFromGetenv(cfg, needKey, os.Getenv)
+}
+
+func apiFromGetenv(cfg config.Config, needKey bool, getenv func(string) string) (claude.APISettings, error) {
+	api := claude.APISettings{BaseURL: getenv(claude.EnvBaseURL), APIKey: claude.Secret(getenv(claude.EnvAPIKey)),
+		AuthToken: claude.Secret(getenv(claude.EnvAuthToken))}
 	if cfg.Claude.BaseURL != "" {
 		api.BaseURL = cfg.Claude.BaseURL
 	}
-	if k := os.Getenv(cfg.Claude.APIKeyEnv); k != "" {
+	if k := getenv(cfg.Claude.APIKeyEnv); k != "" {
 		api.APIKey = claude.Secret(k)
 	}
-	if needKey && api.APIKey == "" && api.AuthToken == "" {
-		return api, usageErrorf("no API key: set %s (or ANTHROPIC_AUTH_TOKEN), or rehearse offline with --rehearse", cfg.Claude.APIKeyEnv)
+	if api.APIKey == "" && api.AuthToken == "" {
+		api.OAuthToken = claude.Secret(getenv(oauthTokenEnv(cfg)))
+	}
+	if needKey && !api.HasCredential() {
+		return api, usageErrorf("no API key or subscription token: set %s (or %s, from claude setup-token), or rehearse offline with --rehearse",
+			cfg.Claude.APIKeyEnv, oauthTokenEnv(cfg))
 	}
 	return api, nil
+}
+
+// oauthTokenEnv is the variable the subscription token is read from.
+func oauthTokenEnv(cfg config.Config) string {
+	if cfg.Claude.OAuthTokenEnv == "" {
+		return claude.EnvOAuthToken
+	}
+	return cfg.Claude.OAuthTokenEnv
+}
+
+// credentialLine says which credential a session uses and where it came
+// from, never its value: "API key from ANTHROPIC_API_KEY", "subscription
+// token from CLAUDE_CODE_OAUTH_TOKEN".
+func credentialLine(cfg config.Config, api claude.APISettings, getenv func(string) string) string {
+	kind, name := credentialSource(cfg, api, getenv)
+	if name == "" {
+		return kind
+	}
+	return kind + " from " + name
+}
+
+// credentialSource is the kind of credential a session uses and the
+// variable it came from (in the order apiFromConfig prefers them).
+func credentialSource(cfg config.Config, api claude.APISettings, getenv func(string) string) (kind, name string) {
+	switch {
+	case api.APIKey != "" && getenv(cfg.Claude.APIKeyEnv) == "":
+		return "API key", claude.EnvAPIKey
+	case api.APIKey != "":
+		return "API key", cfg.Claude.APIKeyEnv
+	case api.AuthToken != "":
+		return "auth token", claude.EnvAuthToken
+	case api.OAuthToken != "":
+		return "subscription token", oauthTokenEnv(cfg)
+	}
+	return "no credential", ""
+}
+
+// credentialNote is credentialLine, plus the subscription token an API key
+// overrides when both are set.
+func credentialNote(cfg config.Config, api claude.APISettings, getenv func(string) string) string {
+	line := credentialLine(cfg, api, getenv)
+	if !api.Subscription() && api.HasCredential() && getenv(oauthTokenEnv(cfg)) != "" {
+		line += " (it wins over the subscription token in " + oauthTokenEnv(cfg) + ")"
+	}
+	return line
 }

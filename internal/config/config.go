@@ -79,6 +79,10 @@ type Claude struct {
 	// APIKeyEnv is the NAME of the environment variable holding the API key.
 	// The key itself never appears in the config (it would end up in git).
 	APIKeyEnv string `yaml:"api_key_env"`
+	// OAuthTokenEnv is the NAME of the environment variable holding a
+	// subscription (Pro/Max) token, as `claude setup-token` prints it. An
+	// API key, when set too, wins.
+	OAuthTokenEnv string `yaml:"oauth_token_env"`
 }
 
 // Models names the models workers use: an alias (haiku, sonnet, opus) or a
@@ -362,8 +366,9 @@ func Default() Config {
 		Mode:     ModeSandbox,
 		Schedule: "level",
 		Claude: Claude{
-			Path:      "",
-			APIKeyEnv: "ANTHROPIC_API_KEY",
+			Path:          "",
+			APIKeyEnv:     "ANTHROPIC_API_KEY",
+			OAuthTokenEnv: "CLAUDE_CODE_OAUTH_TOKEN",
 		},
 		Models: Models{Implement: "sonnet", Simple: "haiku"},
 		Budget: Budget{TaskUSD: 3, MaxTurns: 50, OnExceed: OnExceedFinish, ConfirmAboveUSD: 25, MaxWorkersWithoutConfirm: 16},

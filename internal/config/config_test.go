@@ -359,6 +359,8 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: claude.base_url: "localhost:8080" is not an http(s) URL; write it like https://api.anthropic.com or leave it empty`}},
 		{"api key value instead of name", "claude:\n  api_key_env: sk-ant-api03-SECRET\n",
 			[]string{f + `:2: claude.api_key_env: must be the NAME of an environment variable (like ANTHROPIC_API_KEY), never the key itself`}},
+		{"oauth token value instead of name", "claude:\n  oauth_token_env: sk-ant-oat01-SECRET\n",
+			[]string{f + `:2: claude.oauth_token_env: must be the NAME of an environment variable (like CLAUDE_CODE_OAUTH_TOKEN), never the token itself`}},
 		{"empty model", "models:\n  implement: \"\"\n",
 			[]string{f + `:2: models.implement: "" is not a model; use haiku, sonnet, opus or a model id like claude-sonnet-5`}},
 		{"bad fallback", "models:\n  fallback: \"two words\"\n",

@@ -54,6 +54,10 @@ claude:
   # NAME of the environment variable that holds the API key. Never put the
   # key itself here: this file is committed.
   api_key_env: ANTHROPIC_API_KEY
+  # NAME of the environment variable that holds a subscription (Pro/Max)
+  # token from "claude setup-token". Used when no API key is set: an API
+  # key wins when both are.
+  oauth_token_env: CLAUDE_CODE_OAUTH_TOKEN
 
 # Models: an alias (haiku, sonnet, opus) or a full model id.
 # A task's own "model" in the task graph wins.

@@ -103,6 +103,9 @@ func (c Config) problems() []Problem {
 		// Never echo the value: the usual mistake is pasting the key itself.
 		add("claude.api_key_env", "must be the NAME of an environment variable (like ANTHROPIC_API_KEY), never the key itself")
 	}
+	if !envNameRE.MatchString(c.Claude.OAuthTokenEnv) {
+		add("claude.oauth_token_env", "must be the NAME of an environment variable (like CLAUDE_CODE_OAUTH_TOKEN), never the token itself")
+	}
 
 	// models
 	if !modelRE.MatchString(c.Models.Implement) {

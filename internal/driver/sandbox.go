@@ -49,11 +49,12 @@ type Sandbox struct {
 	// variables they need (PATH first).
 	Tools  func(buildCache string) (shared, private, env []string)
 	Limits sandbox.Limits
-	// Upstream, APIKey and AuthToken are the real Messages API and its
-	// credentials: only the gateway holds them.
+	// Upstream, APIKey, AuthToken and OAuthToken are the real Messages API
+	// and its credentials: only the gateway holds them.
 	Upstream     string
 	APIKey       string
 	AuthToken    string
+	OAuthToken   string
 	Allow        []string // egress allowlist (egress.allow)
 	MaxFileBytes int64
 	// Gateway is the policy of every model-API request (the caps, the
@@ -113,11 +114,23 @@ func (d *Sandbox) ReapLeftovers(ctx context.Context) int {
 	return 0
 }
 
-// placeholderKey is what the sandbox holds instead of the API key.
+// placeholderKey is what the sandbox holds instead of the API key (or the
+// subscription token).
 const placeholderKey = "sk-ant-zerg-sandbox-placeholder"
 
 // sandboxProxy is the forwarder's address inside the sandbox.
 const sandboxProxy = "http://127.0.0.1:3128"
+
+// placeholderAPI is the sandbox's API settings: the gateway, and a
+// placeholder in the shape of the real credential, so the CLI inside sends
+// what it would send with the real one (with a subscription token: a
+// bearer and the OAuth beta) and the gateway only swaps the value.
+func (d *Sandbox) placeholderAPI() claude.APISettings {
+	if d.APIKey == "" && d.AuthToken == "" && d.OAuthToken != "" {
+		return claude.APISettings{BaseURL: sandboxProxy, OAuthToken: placeholderKey}
+	}
+	return claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
+}
 
 func (d *Sandbox) Prepare(ctx context.Context, a Attempt) (Workspace, error) {
 	w, err := d.open(ctx, a.WorkerDir, fmt.Sprintf("%s-%d", a.Task, a.Number))
@@ -241,7 +254,7 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	policy := d.Gateway
 	policy.Models, policy.TaskUSD = a.Models, a.TaskUSD
 	gw, err := gateway.Start(gateway.Config{
-		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, Placeholder: placeholderKey,
+		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
 		Allow: d.Allow, Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
 		Peer: &gateway.Peer{UID: w.user.UID, GID: w.user.GID},
 	}, sock)
@@ -267,7 +280,7 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	// (node_modules linked from another checkout) would not resolve: start
 	// the resolved files.
 	sp.Binary, sp.Hook.ZergBinary = resolved(sp.Binary), resolved(sp.Hook.ZergBinary)
-	sp.API = claude.APISettings{BaseURL: sandboxProxy, APIKey: placeholderKey}
+	sp.API = d.placeholderAPI()
 	sp.SetEnv = withEnv(withEnv(sp.SetEnv, envMap(w.env)), map[string]string{"HTTP_PROXY": sandboxProxy, "HTTPS_PROXY": sandboxProxy,
 		"http_proxy": sandboxProxy, "https_proxy": sandboxProxy, "NO_PROXY": "", "no_proxy": ""})
 	spec := w.spec(filepath.Join(sp.AttemptDir, "home"),

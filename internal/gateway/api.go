@@ -97,6 +97,9 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 			if g.cfg.AuthToken != "" {
 				h.Set("Authorization", "Bearer "+g.cfg.AuthToken)
 			}
+			if g.cfg.OAuthToken != "" {
+				injectOAuth(h, g.cfg.OAuthToken)
+			}
 		},
 		Transport:     g.apiTr,
 		FlushInterval: -1,
@@ -131,6 +134,39 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	}
 	rp.ServeHTTP(sw, r)
 	sw.finish()
+}
+
+// OAuthBeta is the anthropic-beta value the CLI sends with a subscription
+// token (claude.OAuthBeta); the API refuses a subscription token without it.
+const OAuthBeta = "oauth-2025-04-20"
+
+// injectOAuth sets a subscription token on an outgoing request the way the
+// CLI 2.1.197 sends one (measured against a local server): "Authorization:
+// Bearer <token>", no x-api-key, and OAuthBeta among the anthropic-beta
+// values, added when the request lacks it (a worker that held a placeholder
+// API key); the request's other betas are kept as they are.
+func injectOAuth(h http.Header, token string) {
+	h.Del("X-Api-Key")
+	h.Set("Authorization", "Bearer "+token)
+	vals := h.Values("Anthropic-Beta")
+	for _, v := range vals {
+		for _, b := range strings.Split(v, ",") {
+			if strings.TrimSpace(b) == OAuthBeta {
+				return
+			}
+		}
+	}
+	if len(vals) == 0 {
+		h.Set("Anthropic-Beta", OAuthBeta)
+		return
+	}
+	// After the CLI's own first beta, where the CLI puts it.
+	first, rest, _ := strings.Cut(vals[0], ",")
+	joined := first + "," + OAuthBeta
+	if rest != "" {
+		joined += "," + rest
+	}
+	h["Anthropic-Beta"] = append([]string{joined}, vals[1:]...)
 }
 
 // readRequestBody reads a request body of at most MaxRequestBody bytes.

@@ -92,6 +92,11 @@ type Config struct {
 	// AuthToken is alternatively an OAuth/bearer token, injected as
 	// Authorization: Bearer. With both set, both are sent, as the CLI does.
 	AuthToken string
+	// OAuthToken is a subscription token (CLAUDE_CODE_OAUTH_TOKEN), used
+	// when neither APIKey nor AuthToken is set (an API key wins, as in the
+	// CLI). It is injected as the CLI 2.1.197 sends it: Authorization:
+	// Bearer, no x-api-key, and OAuthBeta in anthropic-beta.
+	OAuthToken string
 	// Placeholder is the key the sandbox holds; requests carrying anything
 	// else as x-api-key (or as a bearer token) are still forwarded with the
 	// real credential but counted in Stats.ForeignKeys.
@@ -325,8 +330,11 @@ func newGateway(cfg Config, h hooks) (*Gateway, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("upstream %q is not an http(s) base URL without credentials, query or fragment", cfg.Upstream)
 	}
-	if cfg.APIKey == "" && cfg.AuthToken == "" {
-		return nil, errors.New("neither an API key nor an auth token to inject")
+	if cfg.APIKey == "" && cfg.AuthToken == "" && cfg.OAuthToken == "" {
+		return nil, errors.New("neither an API key nor a token to inject")
+	}
+	if cfg.APIKey != "" || cfg.AuthToken != "" {
+		cfg.OAuthToken = "" // the key wins; the token is never sent
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("timeout %s is negative", cfg.Timeout)
@@ -336,7 +344,7 @@ func newGateway(cfg Config, h hooks) (*Gateway, error) {
 	if g.timeout == 0 {
 		g.timeout = 10 * time.Minute
 	}
-	for _, s := range []string{cfg.APIKey, cfg.AuthToken} {
+	for _, s := range []string{cfg.APIKey, cfg.AuthToken, cfg.OAuthToken} {
 		if len(s) >= minSecretLen {
 			g.secrets = append(g.secrets, []byte(s))
 		}

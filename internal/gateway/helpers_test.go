@@ -134,7 +134,7 @@ func startGW(t *testing.T, cfg Config, fn *fakeNet) (*Gateway, string) {
 	if len(sock) > 107 {
 		t.Fatalf("socket path %s too long for sun_path; shorten the test name", sock)
 	}
-	if cfg.APIKey == "" && cfg.AuthToken == "" {
+	if cfg.APIKey == "" && cfg.AuthToken == "" && cfg.OAuthToken == "" {
 		cfg.APIKey = realKey
 	}
 	if cfg.Placeholder == "" {

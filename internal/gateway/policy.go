@@ -38,6 +38,7 @@ var DefaultBetas = []string{
 	"context-1m-2025-08-07",
 	"context-management-2025-06-27",
 	"effort-2025-11-24",
+	"extended-cache-ttl-2025-04-11", // with a subscription token (measured)
 	"fallback-credit-2026-06-01",
 	"interleaved-thinking-2025-05-14",
 	"mid-conversation-system-2026-04-07",

@@ -23,7 +23,12 @@ type Scenario struct {
 	// APIKey, when set, is the only credential the scripted API takes (as
 	// x-api-key or a bearer token): any other request is answered 401
 	// authentication_error, as the real API answers a wrong key.
-	APIKey     string   `yaml:"api_key"`
+	APIKey string `yaml:"api_key"`
+	// OAuthToken, when set, is a subscription token the scripted API takes
+	// only in the shape the CLI sends one: "Authorization: Bearer <token>",
+	// no x-api-key, and the beta oauth-2025-04-20 in anthropic-beta. With
+	// APIKey also set, either credential is taken.
+	OAuthToken string   `yaml:"oauth_token"`
 	Seed       int64    `yaml:"seed"`
 	Title      string   `yaml:"title"`
 	Classifier string   `yaml:"classifier"`

@@ -30,20 +30,23 @@ type Request struct {
 	Headers       http.Header `json:"headers"`
 	APIKey        bool        `json:"api_key"`
 	Authorization bool        `json:"authorization"`
-	BodyBytes     int         `json:"body_bytes"`
-	TokenEstimate int         `json:"token_estimate"`
-	Kind          string      `json:"kind"`
-	Model         string      `json:"model,omitempty"`
-	Stream        bool        `json:"stream"`
-	Tools         int         `json:"tools"`
-	Prompt        string      `json:"prompt,omitempty"`
-	Task          string      `json:"task,omitempty"`
-	Turn          int         `json:"turn,omitempty"`
-	Attempt       int         `json:"attempt,omitempty"`
-	Status        int         `json:"status"`
-	Answer        string      `json:"answer,omitempty"`
-	Fault         string      `json:"fault,omitempty"`
-	FaultID       string      `json:"fault_id,omitempty"`
+	// OAuth: the request carried the scenario's oauth_token as the CLI
+	// sends a subscription token (bearer, oauth beta, no x-api-key).
+	OAuth         bool   `json:"oauth,omitempty"`
+	BodyBytes     int    `json:"body_bytes"`
+	TokenEstimate int    `json:"token_estimate"`
+	Kind          string `json:"kind"`
+	Model         string `json:"model,omitempty"`
+	Stream        bool   `json:"stream"`
+	Tools         int    `json:"tools"`
+	Prompt        string `json:"prompt,omitempty"`
+	Task          string `json:"task,omitempty"`
+	Turn          int    `json:"turn,omitempty"`
+	Attempt       int    `json:"attempt,omitempty"`
+	Status        int    `json:"status"`
+	Answer        string `json:"answer,omitempty"`
+	Fault         string `json:"fault,omitempty"`
+	FaultID       string `json:"fault_id,omitempty"`
 
 	committed bool
 }
@@ -257,8 +260,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if k := s.sc.APIKey; k != "" && r.Header.Get("X-Api-Key") != k && r.Header.Get("Authorization") != "Bearer "+k {
-		s.writeError(w, rec, http.StatusUnauthorized, "authentication_error", "invalid x-api-key", nil)
+	rec.OAuth = s.sc.OAuthToken != "" && oauthShaped(r.Header, s.sc.OAuthToken)
+	if msg := s.refusedCredential(r.Header, rec.OAuth); msg != "" {
+		s.writeError(w, rec, http.StatusUnauthorized, "authentication_error", msg, nil)
 		return
 	}
 	switch {
@@ -600,4 +604,41 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// oauthBeta is the anthropic-beta value the CLI sends with a subscription
+// token.
+const oauthBeta = "oauth-2025-04-20"
+
+// oauthShaped reports whether h carries token as the CLI 2.1.197 sends a
+// subscription token: a bearer, the oauth beta, and no x-api-key.
+func oauthShaped(h http.Header, token string) bool {
+	if len(h.Values("Authorization")) != 1 || h.Get("Authorization") != "Bearer "+token || len(h.Values("X-Api-Key")) != 0 {
+		return false
+	}
+	for _, v := range h.Values("Anthropic-Beta") {
+		for _, b := range strings.Split(v, ",") {
+			if strings.TrimSpace(b) == oauthBeta {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refusedCredential is why the scenario's credentials refuse a request
+// ("" when they take it, or when the scenario sets none).
+func (s *Server) refusedCredential(h http.Header, oauth bool) string {
+	key, token := s.sc.APIKey, s.sc.OAuthToken
+	switch {
+	case key == "" && token == "":
+		return ""
+	case key != "" && (h.Get("X-Api-Key") == key || h.Get("Authorization") == "Bearer "+key):
+		return ""
+	case token != "" && oauth:
+		return ""
+	case token != "":
+		return "invalid bearer token (want the subscription token as Authorization: Bearer, with the beta " + oauthBeta + " and no x-api-key)"
+	}
+	return "invalid x-api-key"
 }

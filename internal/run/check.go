@@ -225,7 +225,7 @@ func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd check
 	res.Exit, res.Seconds, res.DurationMS = code, took.Seconds(), took.Milliseconds()
 	res.Verdict, res.Problems, res.Diagnosis = preflight.Diagnose(code, out, facts)
 	if code != 0 {
-		res.Output = lastLines(security.NewRedactor(string(worker.API.APIKey), string(worker.API.AuthToken)).RedactString(out), 20)
+		res.Output = lastLines(security.NewRedactor(worker.API.Secrets()...).RedactString(out), 20)
 	}
 	return res
 }

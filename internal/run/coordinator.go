@@ -52,7 +52,11 @@ type Coordinator struct {
 	paths   Paths
 	// rehearsal and scenario: the mode the run is in (recorded at start).
 	rehearsal bool
-	scenario  string
+	// credential says which model-API credential the workers use, for the
+	// run's first line (never its value).
+	credential   string
+	subscription bool
+	scenario     string
 	// resume is the plan Open made for a resume (nil for a new run).
 	resume *resumePlan
 	// setup lists what Open found to tidy before the first write.
@@ -122,7 +126,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 		return c.state, err
 	}
 	levels := graphLevels(c.graph)
-	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal)
+	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal, c.credential)
 	if c.projection != nil {
 		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
@@ -180,6 +184,7 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
+		Subscription: c.subscription,
 	}); err != nil {
 		return err
 	}

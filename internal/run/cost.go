@@ -32,6 +32,9 @@ type CostReport struct {
 	// Untracked counts attempts whose event carries a cost but no token
 	// split (logs of an older zerg): their tokens are missing above.
 	Untracked int `json:"untracked_attempts,omitempty"`
+	// Subscription: the run's workers used a subscription token; cost_usd
+	// is the usage at API prices, not what was paid.
+	Subscription bool `json:"subscription,omitempty"`
 }
 
 // Cost sums every attempt_finished of a run's log by task, level and model,
@@ -45,6 +48,7 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 	if proj != nil {
 		r.Basis = proj.Basis
 	}
+	r.Subscription = st.Started != nil && st.Started.Subscription
 	tasks := map[string]*CostLine{}
 	var order []string
 	line := func(id string) *CostLine {

@@ -40,6 +40,9 @@ type RunStarted struct {
 	// API by accident.
 	Rehearsal bool   `json:"rehearsal,omitempty"`
 	Scenario  string `json:"scenario,omitempty"`
+	// Subscription: the workers signed in with a subscription token, so
+	// the dollars are what the usage would cost at API prices, not a bill.
+	Subscription bool `json:"subscription,omitempty"`
 }
 
 // RunResumed: a coordinator took the run over after a stop or a crash.

@@ -165,6 +165,14 @@ func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, 
 // which scenario ("" for the default).
 func (r *Run) Rehearsal() (bool, string) { return r.c.rehearsal, r.c.scenario }
 
+// SetCredential names the credential the workers use ("API key from
+// ANTHROPIC_API_KEY"; never its value) for the run's first line;
+// subscription says it is a subscription token, whose usage the run's
+// reports do not present as dollars spent.
+func (r *Run) SetCredential(desc string, subscription bool) {
+	r.c.credential, r.c.subscription = desc, subscription
+}
+
 // Execute runs the run with workers launched from the template and closes
 // it. The returned view is the run's final state; the error is an *Error
 // (NotDelivered, Interrupted, Fatal, …) or zerg's own failure.

@@ -35,10 +35,12 @@ func (p *progress) printf(format string, a ...any) {
 	fmt.Fprintln(p.w, term.Clean(fmt.Sprintf(format, a...)))
 }
 
-func (p *progress) start(feature string, tasks, levels, workers int, rehearsal bool) {
+func (p *progress) start(feature string, tasks, levels, workers int, rehearsal bool, credential string) {
 	mode := ""
 	if rehearsal {
 		mode = " (rehearsal: scripted model)"
+	} else if credential != "" {
+		mode = ", " + credential
 	}
 	p.printf("zerg: %s: %d tasks in %d levels, %d workers%s → %s", feature, tasks, levels, workers, mode, IntegrationBranch(feature))
 }

@@ -35,6 +35,7 @@ type View struct {
 	ResumeAfter       string          `json:"resume_after,omitempty"`
 	Rehearsal         bool            `json:"rehearsal"`
 	Scenario          string          `json:"scenario,omitempty"`
+	Subscription      bool            `json:"subscription,omitempty"`
 	Workers           int             `json:"workers"`
 	Base              string          `json:"base,omitempty"`
 	BaseRef           string          `json:"base_ref,omitempty"`
@@ -145,6 +146,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	}
 	if s := st.Started; s != nil {
 		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
+		v.Subscription = s.Subscription
 	}
 	switch {
 	case st.Started == nil:

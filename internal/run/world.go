@@ -190,7 +190,7 @@ func recordEnv(audit *security.Audit, opts Options) error {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if claude.InheritedEnv(name) || slices.Contains(pass, name) ||
-			name == claude.EnvAPIKey || name == claude.EnvAuthToken || name == claude.EnvBaseURL {
+			name == claude.EnvAPIKey || name == claude.EnvAuthToken || name == claude.EnvOAuthToken || name == claude.EnvBaseURL {
 			continue
 		}
 		dropped = append(dropped, name)

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// A run whose workers used a subscription token says so wherever it shows
+// dollars; a run with an API key does not.
+func TestSubscriptionCostWording(t *testing.T) {
+	const word = "subscription: usage, not dollars"
+	for _, sub := range []bool{true, false} {
+		start, err := eventlog.NewEvent(run.EvRunStarted, "", 0, run.RunStarted{Feature: "f", Workers: 1, Subscription: sub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := eventlog.NewEvent(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{CostUSD: 0.25, Model: "sonnet"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run.Cost("f", []eventlog.Event{start, done})
+		var b strings.Builder
+		printCost(&b, r)
+		if r.Subscription != sub || strings.Contains(b.String(), word) != sub {
+			t.Errorf("subscription %v: report %v\n%s", sub, r.Subscription, b.String())
+		}
+		b.Reset()
+		newApp(&b, &b).printReport(run.View{Feature: "f", State: run.RunDelivered, CostUSD: 0.25, Subscription: sub})
+		if strings.Contains(b.String(), word) != sub {
+			t.Errorf("subscription %v: rush report\n%s", sub, b.String())
+		}
+	}
+}

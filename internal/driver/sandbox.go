@@ -403,9 +403,10 @@ func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base strin
 	bundle := filepath.Join(outDir, "result.bundle")
 	git := "git -c core.hooksPath=/dev/null -c user.name=zerg -c user.email=zerg@localhost -c commit.gpgSign=false"
 	// Every process of the worker has ended (its sandbox or container is
-	// gone), so an index lock is a leftover: of a snapshot or a worker's git
-	// a killed coordinator cut short, which would fail the commit for good.
-	script := fmt.Sprintf("rm -f .git/index.lock 2>/dev/null; %s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
+	// gone), so a git lock is a leftover (index, HEAD, a ref): of a snapshot
+	// or a worker's git that a killed coordinator cut short, which would fail
+	// the commit for good. find does not follow a .git that is a link.
+	script := fmt.Sprintf("find .git -name '*.lock' -type f -delete 2>/dev/null; %s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
 		git, git, git, shellQuote(bundle), base)
 	spec := w.spec(home, []string{outDir}, "")
 	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec, Boundary: w.d.boundary()}.Run(ctx)

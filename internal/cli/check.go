@@ -61,7 +61,7 @@ Exit status: 0 no environment problem, 1 at least one, 2 bad input.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container or subprocess (default from config)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container, subprocess or tasks (default from config)")
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON (docs/json.md)")
 	fl.BoolVar(&f.strict, "strict", false, "a verification that cannot fail is a problem too (exit 1)")

@@ -69,6 +69,8 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 		return usageErrorf("hook check needs --graph FILE (the task graph)")
 	case f.task == "":
 		return usageErrorf("hook check needs --task ID (a task of the graph)")
+	case f.mode == config.ModeTasks:
+		return usageErrorf("--mode tasks: tasks mode's workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); use --mode sandbox, container or subprocess")
 	case f.mode != "" && !slices.Contains(config.Modes, f.mode):
 		return usageErrorf("--mode %s: use --mode sandbox, container or subprocess", f.mode)
 	}
@@ -98,6 +100,9 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	mode := f.mode
 	if mode == "" {
 		mode = cfg.Mode
+	}
+	if mode == config.ModeTasks {
+		return usageErrorf("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
 	}
 	attemptDir, err := os.MkdirTemp("", "zerg-hook-check-")
 	if err != nil {

@@ -154,6 +154,9 @@ func TestHookCheckMatchesPreToolUse(t *testing.T) {
 		hookCall("TodoWrite", map[string]any{"todos": []any{}}, ws),
 	}
 	for _, mode := range config.Modes {
+		if mode == config.ModeTasks {
+			continue // no worker hook: the session's own (TestHookCheckUsageErrors)
+		}
 		att := filepath.Join(t.TempDir(), "attempt")
 		if err := os.Mkdir(att, 0o700); err != nil {
 			t.Fatal(err)

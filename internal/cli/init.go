@@ -24,7 +24,7 @@ func init() { register(newInitCmd) }
 // gitignoreEntries are the paths zerg writes that must never be committed:
 // run state (event logs, attempts, worker config dirs) and re-creatable
 // caches such as the fetched security rules.
-var gitignoreEntries = []string{".zerg/runs/", ".zerg/cache/", ".zerg/audit.jsonl*"}
+var gitignoreEntries = []string{".zerg/runs/", ".zerg/cache/", ".zerg/tasks/", ".zerg/audit.jsonl*"}
 
 // initReport is what init did, per path relative to the repository root.
 type initReport struct {

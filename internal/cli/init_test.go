@@ -56,7 +56,7 @@ func TestUpdateGitignoreKeepsCRLF(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	want := "bin/\r\nobj/\r\n" + gitignoreHeader + "\r\n.zerg/runs/\r\n.zerg/cache/\r\n.zerg/audit.jsonl*\r\n"
+	want := "bin/\r\nobj/\r\n" + gitignoreHeader + "\r\n.zerg/runs/\r\n.zerg/cache/\r\n.zerg/tasks/\r\n.zerg/audit.jsonl*\r\n"
 	if string(got) != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
@@ -208,7 +208,7 @@ func TestInitSlashCommandsCallRealCommands(t *testing.T) {
 	if checked < 3*len(want) {
 		t.Fatalf("only %d zerg invocations checked in %d files", checked, len(files))
 	}
-	if rush := string(files[slash.CommandsDir+"/rush.md"]); !strings.Contains(rush, "allowed-tools: Bash(zerg rush:*), Bash(zerg status:*), Read(.claude/zerg/rush.md)\n") {
+	if rush := string(files[slash.CommandsDir+"/rush.md"]); !strings.Contains(rush, "allowed-tools: Bash(zerg rush:*), Bash(zerg status:*), Bash(zerg tasks:*), Edit(.zerg/tasks/*/*/**), Agent, Read(.claude/zerg/rush.md)\n") {
 		t.Errorf("rush.md does not pre-approve exactly the commands it runs:\n%s", rush)
 	}
 	plan := string(files[slash.CommandsDir+"/plan.md"])
@@ -511,8 +511,8 @@ func TestInitSlashDetailsNameEveryMode(t *testing.T) {
 	}
 	old := "N real Claude Code workers at once, each in its own\ngit worktree outside your working tree\n" +
 		"| `--mode string` | isolation: sandbox or subprocess (default from config) |"
-	if missing := modesMissing(old); !slices.Equal(missing, []string{config.ModeContainer}) {
-		t.Fatalf("control: the old rush help is missing %v, want [container]", missing)
+	if missing := modesMissing(old); !slices.Equal(missing, []string{config.ModeContainer, config.ModeTasks}) {
+		t.Fatalf("control: the old rush help is missing %v, want [container tasks]", missing)
 	}
 }
 

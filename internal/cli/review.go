@@ -35,8 +35,9 @@ A failing required gate and a secret are blocking; a failing optional gate
 is major. Gates run in the isolation of the run's own gates: in sandbox mode
 in a sandbox of a worker user with the toolchains and no network, in
 container mode in a container of the project's image with no network, in
-subprocess mode as the worker user. --rehearse plays the model from the scenario, matching the prompt's
-first line "Review FEATURE:".
+subprocess mode as the worker user, in tasks mode as you. --rehearse plays
+the model from the scenario, matching the prompt's first line "Review
+FEATURE:".
 
 Exit status: 0 no blocking finding, 1 a blocking finding (or the review
 session failed: nothing written), 2 bad input (nothing written).`,

@@ -49,7 +49,10 @@ func newRushCmd(a *app) *cobra.Command {
 		Long: `Run a feature's task graph: N real Claude Code workers at once, each in its own
 workspace outside your working tree (--mode, default the config's mode): a
 private clone in a bubblewrap sandbox (sandbox), a private clone in a container
-of the project's image (container), or a git worktree (subprocess). Every
+of the project's image (container), a git worktree (subprocess), or a private
+clone that a Task subagent of your own Claude Code session works in (tasks:
+run it as /zerg:rush FEATURE --mode tasks inside the session; zerg tasks next
+starts this coordinator). Every
 level's work is verified, checked for file ownership, committed by zerg, merged
 into zerg/<feature>/integration and put through the quality gates before the
 next level starts. Your own branches and
@@ -87,7 +90,7 @@ feature.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml; a resume keeps the run's)")
-	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container or subprocess (default from config)")
+	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container, subprocess or tasks (default from config)")
 	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
 	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (levels, workers, models, budgets) and change nothing")
@@ -196,14 +199,22 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if f.dryRun {
 		return printPlan(a, f.graph, feature, cfg, max(workers, 1), f.rehearse, paths, f.asJSON)
 	}
-	loc, err := claude.Locate(cfg.Claude.Path)
-	if err != nil {
-		return usageErrorf("%v", err)
+	// In tasks mode the user's Claude Code session runs the workers with
+	// its own binary and credentials: zerg starts no CLI and asks no API.
+	tasksMode := cfg.Mode == config.ModeTasks
+	if tasksMode && f.rehearse {
+		return usageErrorf("--rehearse and --mode tasks cannot be combined: in tasks mode your Claude Code session is the model; point it at zerg mockapi serve to rehearse")
 	}
-	// The binary every worker runs must run: a broken one would fail every
-	// attempt as an infrastructure fault, retried for minutes.
-	if err := probeBinary(ctx, loc, cfg); err != nil {
-		return err
+	var loc claude.Location
+	if !tasksMode {
+		if loc, err = claude.Locate(cfg.Claude.Path); err != nil {
+			return usageErrorf("%v", err)
+		}
+		// The binary every worker runs must run: a broken one would fail
+		// every attempt as an infrastructure fault, retried for minutes.
+		if err := probeBinary(ctx, loc, cfg); err != nil {
+			return err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -218,7 +229,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
 	rehearsal, scenario := r.Rehearsal()
-	if !rehearsal {
+	if !rehearsal && !tasksMode {
 		// The endpoint and the key, tried once before any launch: a wrong
 		// base URL or a refused key is the run's fault, named here, not
 		// every worker's, found attempt by attempt.

@@ -16,7 +16,7 @@ import (
 // config's own mode was checked when it loaded.
 func applyModeFlag(cfg *config.Config, mode string) error {
 	if !slices.Contains(config.Modes, mode) {
-		return usageErrorf("--mode %s: use --mode sandbox, --mode container or --mode subprocess", mode)
+		return usageErrorf("--mode %s: use --mode sandbox, --mode container, --mode subprocess or --mode tasks", mode)
 	}
 	cfg.Mode = mode
 	return nil

@@ -20,13 +20,14 @@ const (
 	ModeSandbox    = "sandbox"
 	ModeSubprocess = "subprocess"
 	ModeContainer  = "container"
+	ModeTasks      = "tasks"
 )
 
 var (
-	Modes     = []string{ModeSandbox, ModeSubprocess, ModeContainer}
+	Modes     = []string{ModeSandbox, ModeSubprocess, ModeContainer, ModeTasks}
 	Schedules = []string{"level"}
 
-	plannedModes     = []string{"tasks"}
+	plannedModes     = []string{}
 	plannedSchedules = []string{"dag"}
 )
 
@@ -60,6 +61,7 @@ type Config struct {
 	Gateway       Gateway       `yaml:"gateway"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
 	Container     Container     `yaml:"container"`
+	Tasks         Tasks         `yaml:"tasks"`
 	Disk          Disk          `yaml:"disk"`
 	Toolchains    Toolchains    `yaml:"toolchains"`
 	Caches        Caches        `yaml:"caches"`
@@ -280,6 +282,14 @@ type Container struct {
 	Image string `yaml:"image"`
 }
 
+// Tasks is tasks mode, where the user's own Claude Code session runs the
+// workers as Task subagents (docs/modes.md).
+type Tasks struct {
+	// Lease is how long a handed-out task waits for `zerg tasks done`
+	// before its attempt fails as stalled and the task is handed out again.
+	Lease time.Duration `yaml:"lease"`
+}
+
 // Toolchains says which of the repository's toolchains zerg equips workers,
 // their verification and the gates with (docs/toolchains.md).
 type Toolchains struct {
@@ -386,6 +396,7 @@ func Default() Config {
 		Gates:        []Gate{},
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Container:    Container{Runtime: "auto"},
+		Tasks:        Tasks{Lease: 30 * time.Minute},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
 		Egress:       Egress{Allow: []string{}},

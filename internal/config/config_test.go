@@ -232,7 +232,7 @@ func TestAliasesResolve(t *testing.T) {
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte("workers: 2\nmode: tasks\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("workers: 2\nschedule: dag\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
@@ -240,7 +240,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: mode: "tasks" is not available in this version; use sandbox, subprocess or container`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: schedule: "dag" is not available in this version; use level`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -260,7 +260,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -290,7 +290,7 @@ func TestParseProblems(t *testing.T) {
 		{"worker user bad name", "security:\n  worker_user: Bad User\n",
 			[]string{f + `:2: security.worker_user: "Bad User" is not a user name; use lower-case letters, digits, _ and - (at most 26, since sandbox mode adds -N for each worker slot; not starting with a digit or -), e.g. zerg-worker`}},
 		{"bad mode", "mode: docker\n",
-			[]string{f + `:1: mode: "docker" is not a mode; use sandbox, subprocess or container`}},
+			[]string{f + `:1: mode: "docker" is not a mode; use sandbox, subprocess, container or tasks`}},
 		{"bad schedule", "schedule: fast\n",
 			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
 		{"mode container", "workers: 4\n\nmode: container\n", nil},
@@ -305,8 +305,8 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: security.protected_paths[0]: "/etc/passwd" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"protected path that is no path", "security:\n  protected_paths: [\"./\"]\n",
 			[]string{f + `:2: security.protected_paths[0]: "./" is not a repository-relative glob; write one like deploy/** or Makefile`}},
-		{"mode tasks", "mode: tasks\n",
-			[]string{f + `:1: mode: "tasks" is not available in this version; use sandbox, subprocess or container`}},
+		{"mode tasks", "mode: tasks\ntasks:\n  lease: 0s\n",
+			[]string{f + `:3: tasks.lease: 0s must be longer than 0; write it like 60s`}},
 		{"schedule dag", "schedule: dag\n",
 			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
@@ -437,7 +437,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",
@@ -452,7 +452,7 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: invalid YAML: only one YAML document is allowed; remove the '---' separator and what follows; fix the syntax (indent with spaces, quote values containing ': ' or '#')`}},
 		{"every problem, in file order", "mode: docker\nbreaker:\n  cooldown: abc\nwrokers: 5\nbackpressure:\n  yellow: 0.9\n",
 			[]string{
-				f + `:1: mode: "docker" is not a mode; use sandbox, subprocess or container`,
+				f + `:1: mode: "docker" is not a mode; use sandbox, subprocess, container or tasks`,
 				f + `:3: breaker.cooldown: "abc" is not a duration; write it like 60s, 5m or 1h30m`,
 				f + `:4: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`,
 				f + `:6: backpressure.yellow: 0.9 must be below backpressure.red (0.5)`,
@@ -492,7 +492,7 @@ func TestParseProblems(t *testing.T) {
 func TestValidateInMemory(t *testing.T) {
 	c := Default()
 	c.Workers = 100
-	c.Mode = "tasks"
+	c.Schedule = "dag"
 	c.Budget.RunUSD = 100
 	c.Egress.Allow = []string{"proxy.golang.org"}
 	c.Breaker.Cooldown = 0
@@ -505,7 +505,7 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
-		`mode: "tasks" is not available in this version; use sandbox, subprocess or container`,
+		`schedule: "dag" is not available in this version; use level`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -637,7 +637,6 @@ func TestProblemCodes(t *testing.T) {
 		"workers: 0\n":                      CodeBadValue,
 		"budget:\n  task_usd: .inf\n":       CodeBadValue,
 		"mode: docker\n":                    CodeBadValue,
-		"mode: tasks\n":                     CodeNotAvailable,
 		"schedule: dag\n":                   CodeNotAvailable,
 		"budget:\n  run_usd: -100\n":        CodeBadValue,
 		"egress:\n  allow: [\"x y\"]\n":     CodeBadValue,

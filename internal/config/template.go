@@ -39,7 +39,10 @@ workers: 4
 # container: the same, in a container of the project's own image (its
 # devcontainer, or container.image) with podman or docker (docs/container.md).
 # subprocess: a process group, a worktree and a policy hook only; weaker (see
-# docs/security.md). zerg never falls back from one to the other by itself.
+# docs/security.md). tasks: your own Claude Code session runs the workers as
+# Task subagents (/zerg:rush FEATURE --mode tasks); no OS isolation, the
+# commit checks are the boundary (docs/modes.md). zerg never falls back from
+# one to the other by itself.
 mode: sandbox
 # level: run a whole level, merge it, then the next. The only schedule in
 # this version.
@@ -172,6 +175,11 @@ sandbox:
 container:
   runtime: auto   # auto (podman, then docker), podman or docker
   image: ""       # an image the engine has; empty: the repository's devcontainer
+
+# Tasks mode: how long a handed-out task waits for zerg tasks done before it
+# is handed out again (docs/modes.md).
+tasks:
+  lease: 30m
 
 # The disk zerg's records and the workspaces live on.
 disk:

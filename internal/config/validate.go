@@ -236,6 +236,7 @@ func (c Config) problems() []Problem {
 	if img := c.Container.Image; img != "" && (strings.TrimSpace(img) != img || strings.HasPrefix(img, "-") || strings.ContainsAny(img, " \t\n")) {
 		add("container.image", "%s is not an image reference; write one like localhost/myproject:dev, or leave it empty for the repository's devcontainer", quote(img))
 	}
+	positive("tasks.lease", c.Tasks.Lease)
 	intRange("disk.min_free_mb", c.Disk.MinFreeMB, 0, 1<<30)
 	intRange("disk.workspace_mb", c.Disk.WorkspaceMB, 0, 1<<30)
 	for i, g := range c.Security.ProtectedPaths {

@@ -42,6 +42,10 @@ func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spe
 			runAs = opts.RunAs
 		}
 		return &driver.Subprocess{Repo: repo, RunAs: runAs, Lanes: paths.Workspaces}, nil, nil
+	case config.ModeTasks:
+		// The session's subagents are the workers, with the session's own
+		// rights: zerg's commands run as zerg does (docs/modes.md).
+		return &driver.Tasks{Repo: repo, Board: paths.Board, Lanes: paths.State, Lease: opts.Config.Tasks.Lease}, nil, nil
 	default:
 		return nil, nil, &Error{Kind: BadInput, Feature: opts.Feature, Err: fmt.Errorf("mode %q has no driver in this version", opts.Config.Mode)}
 	}
@@ -75,6 +79,8 @@ func driverReady(ctx context.Context, opts *Options) error {
 				"container mode cannot run here: %w; fix that (zerg doctor says more) or set another mode in .zerg/config.yaml (docs/container.md)", err)}
 		}
 		opts.box = box
+		return nil
+	case config.ModeTasks:
 		return nil
 	default:
 		if opts.RunAs == nil && os.Geteuid() == 0 {

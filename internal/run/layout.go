@@ -23,6 +23,7 @@ type Paths struct {
 	RunDir      string // .zerg/runs/<feature>
 	Events      string // events.jsonl
 	Coordinator string // coordinator.json: the live coordinator's pid, for zerg stop
+	Board       string // tasks mode's leases and reports (driver.Tasks)
 	Workspaces  string // <cache>/zerg/worktrees/<repo>-<hash>/<feature>: outside the working tree (docs/workspaces.md)
 	Merge       string // the merge workspace
 	State       string // workers' private state dirs (HOME, CLAUDE_CONFIG_DIR, tmp), beside the workspaces
@@ -61,6 +62,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 		RunDir:      run,
 		Events:      filepath.Join(run, "events.jsonl"),
 		Coordinator: filepath.Join(run, "coordinator.json"),
+		Board:       filepath.Join(run, "tasks"),
 		Workspaces:  ws,
 		Merge:       filepath.Join(ws, "_merge"),
 		State:       filepath.Join(ws, "_state"),
@@ -120,6 +122,14 @@ func WorkspaceRoot() (string, error) {
 		return "", fmt.Errorf("no place for workspaces (%v); set ZERG_WORKSPACES to a directory", err)
 	}
 	return filepath.Join(cache, "zerg", "worktrees"), nil
+}
+
+// TasksWorkspaces is where tasks mode puts a feature's workspaces: inside
+// the repository (under .zerg, which zerg init ignores), because the
+// session's subagents work there with file tools that reach the project's
+// directory and not a cache elsewhere.
+func TasksWorkspaces(root, feature string) string {
+	return filepath.Join(root, ".zerg", "tasks", feature)
 }
 
 // IntegrationBranch is the deliverable's branch name.

@@ -68,6 +68,9 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if err != nil {
 		return fail(Setup, "%v", err)
 	}
+	if opts.Config.Mode == config.ModeTasks {
+		paths.Workspaces = TasksWorkspaces(opts.Root, opts.Feature)
+	}
 	if opts.GraphFile == "" {
 		opts.GraphFile = paths.Graph
 	}

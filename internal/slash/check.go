@@ -338,7 +338,8 @@ var readRef = regexp.MustCompile("\\bRead `([^`\n]+)`")
 // ToolUses returns what markdown instructions tell Claude to use, the way the
 // templates write it: every `zerg ...` line (Invocations) is a Bash use; on a
 // line that says "the Write tool", every code span holding a path is a file
-// written; "Read `PATH`" is a file read.
+// written; "Read `PATH`" is a file read; a line that says "the Agent tool"
+// starts subagents.
 func ToolUses(text string) []ToolUse {
 	var out []ToolUse
 	for _, inv := range Invocations(text) {
@@ -352,6 +353,9 @@ func ToolUses(text string) []ToolUse {
 					out = append(out, ToolUse{i + 1, "Write", s})
 				}
 			}
+		}
+		if strings.Contains(line, "the Agent tool") {
+			out = append(out, ToolUse{i + 1, "Agent", ""})
 		}
 		for _, m := range readRef.FindAllStringSubmatch(line, -1) {
 			out = append(out, ToolUse{i + 1, "Read", strings.TrimSpace(m[1])})
@@ -392,14 +396,17 @@ func AllowedTools(front string) (rules []string, line int) {
 }
 
 // ruleCovers reports whether one allowed-tools rule lets Claude do u, by
-// Claude Code's rules: Bash(PREFIX:*) any command line starting with PREFIX;
+// Claude Code's rules: Agent starting subagents; Bash(PREFIX:*) any command
+// line starting with PREFIX;
 // Edit(GLOB) writing and editing a path GLOB matches (relative to the
 // session's directory; * one segment, ** any); Read(GLOB) reading one. A
 // placeholder segment of u's path (FEATURE) stands for any name.
 func ruleCovers(rule string, u ToolUse) bool {
 	tool, spec, ok := strings.Cut(strings.TrimSuffix(rule, ")"), "(")
 	if !ok {
-		return false // a bare tool name is never a rule the templates write
+		// A bare tool name grants the whole tool: the templates write one
+		// only for the Agent tool, which takes no argument to narrow.
+		return rule == "Agent" && u.Tool == "Agent"
 	}
 	switch {
 	case tool == "Bash" && u.Tool == "Bash":

@@ -375,9 +375,9 @@ func Render(root *cobra.Command, opt Options) ([]File, error) {
 // allowedTools pre-approves, while the command runs, exactly what its body
 // tells Claude to use (ToolUses): the zerg commands it runs
 // (Bash(zerg rush:*)), the files it writes (Edit(.zerg/specs/*/idea.md):
-// Claude Code matches Write by Edit path rules, not by Write(...) ones) and
-// the files it reads (Read(.claude/zerg/rush.md)). Anything else asks the
-// user as usual.
+// Claude Code matches Write by Edit path rules, not by Write(...) ones), the
+// files it reads (Read(.claude/zerg/rush.md)) and the Agent tool where it
+// starts subagents (tasks mode). Anything else asks the user as usual.
 func (r *renderer) allowedTools(p page) (string, error) {
 	p.AllowedTools = "Bash(zerg " + p.Name + ":*)" // a placeholder for the first pass
 	body, err := r.exec("command.md.tmpl", p)
@@ -400,6 +400,8 @@ func (r *renderer) allowedTools(p page) (string, error) {
 			rule = "Edit(" + pathGlob(u.Arg) + ")"
 		case "Read":
 			rule = "Read(" + pathGlob(u.Arg) + ")"
+		case "Agent":
+			rule = "Agent"
 		}
 		if seen[rule] {
 			continue

@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/textx"
+)
+
+func init() { register(newTasksCmd) }
+
+// The protocol of tasks mode (docs/modes.md): the user's Claude Code
+// session asks zerg tasks next for the tasks ready now, runs each as a Task
+// subagent in the workspace zerg prepared, and reports each back with zerg
+// tasks done; a coordinator (zerg rush --mode tasks, started by zerg tasks
+// next) does everything else as in every mode.
+
+// handedSuffix marks a lease zerg tasks next has printed: <task>.handed
+// holds its ID, so that the next call hands out only what is new.
+const handedSuffix = ".handed"
+
+func newTasksCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tasks",
+		Short: "Tasks mode: hand the ready tasks to this Claude Code session and take their results back",
+		Long: `Tasks mode runs a feature's workers as Task subagents of your own Claude Code
+session (/zerg:rush FEATURE --mode tasks) while zerg stays the coordinator:
+it prepares each task's workspace (a private clone under .zerg/tasks), checks
+and commits each result exactly as in every mode (sandbox, container,
+subprocess), and merges each level through the gates.
+
+  zerg tasks next FEATURE    the tasks ready now, each with its lease, workspace,
+                             model and prompt (starts the coordinator if none runs)
+  zerg tasks done FEATURE TASK --lease L
+                             the subagent finished: zerg verifies, checks and
+                             commits its workspace, and says what became of it
+
+A lease that is not reported within tasks.lease fails its attempt, and the
+task is handed out again with a new lease. docs/modes.md says what tasks
+mode does and does not isolate.`,
+	}
+	cmd.AddCommand(newTasksNextCmd(a), newTasksDoneCmd(a))
+	return cmd
+}
+
+// nextReport is what zerg tasks next prints (--json).
+type nextReport struct {
+	Feature string `json:"feature"`
+	// State is the run's state (run.View.State): running while there is
+	// work, then delivered or not_delivered.
+	State string         `json:"state"`
+	Tasks []driver.Lease `json:"tasks"`
+	// Working are leases handed out earlier and not reported yet.
+	Working []workingLease `json:"working"`
+	// Failed are the tasks that failed for good (state not_delivered).
+	Failed []string `json:"failed,omitempty"`
+	Next   string   `json:"next"`
+}
+
+type workingLease struct {
+	Task    string    `json:"task"`
+	Lease   string    `json:"lease"`
+	Expires time.Time `json:"expires"`
+}
+
+func newTasksNextCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "next FEATURE",
+		Short: "Print the tasks ready now, each with its lease, workspace and prompt",
+		Long: `Print the tasks of FEATURE that are ready now and not handed out before, each
+with its lease, its workspace (a private clone of the level's base under
+.zerg/tasks/FEATURE), its model and its prompt. Start one Task subagent per task
+with that prompt, then report each with zerg tasks done.
+
+When no coordinator runs the feature, zerg tasks next starts one in the
+background (zerg rush FEATURE --mode tasks, or --resume for a run that exists;
+its output goes to .zerg/runs/FEATURE/tasks-rush.log). When nothing is ready
+(a level is merging, subagents are still working) it waits up to --wait for
+new tasks, then prints what is still being worked on. When the run has ended
+it prints its state: delivered, or not_delivered with the failed tasks.
+
+Exit status: 0 tasks handed out, nothing ready yet, or delivered; 1 not
+delivered or the coordinator could not start; 2 bad input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTasksNext(cmd.Context(), a, args[0], wait, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().DurationVar(&wait, "wait", 100*time.Second, "how long to wait for new tasks (under the Bash tool's 2-minute limit by default)")
+	return cmd
+}
+
+func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duration, asJSON bool) error {
+	r, err := a.resolveRun(ctx, feature)
+	if err != nil {
+		return err
+	}
+	if wait < 0 {
+		return usageErrorf("--wait %s: give a duration of 0 or more, like 100s", wait)
+	}
+	deadline := time.Now().Add(wait)
+	var started *exec.Cmd
+	exited := make(chan error, 1)
+	for {
+		v, err := inspectRun(r.paths)
+		if err != nil {
+			return err
+		}
+		if !v.Coordinator.Alive {
+			switch {
+			case v.State == run.RunDelivered:
+				return printNext(a, asJSON, nextReport{Feature: feature, State: string(v.State),
+					Next: fmt.Sprintf("the work is on %s; zerg review %s, then zerg merge %s --into BRANCH", v.IntegrationBranch, feature, feature)})
+			case v.State == run.RunNotDelivered && !hasWork(v):
+				rep := nextReport{Feature: feature, State: string(v.State), Failed: failedTasks(v),
+					Next: fmt.Sprintf("zerg status %s says why; after zerg retry %s TASK, zerg tasks next %s continues", feature, feature, feature)}
+				if err := printNext(a, asJSON, rep); err != nil {
+					return err
+				}
+				return silent(ExitFailed)
+			}
+			if started == nil {
+				if started, err = startTasksCoordinator(r, v.State != run.RunNotStarted); err != nil {
+					return err
+				}
+				go func() { exited <- started.Wait() }()
+			}
+		}
+		select {
+		case err := <-exited:
+			// It ended before handing anything out: a bad graph, a
+			// failing check, a run that ended at once.
+			if v2, ierr := inspectRun(r.paths); ierr == nil && (v2.State == run.RunDelivered || v2.State == run.RunNotDelivered) && !hasWork(v2) {
+				started, exited = nil, make(chan error, 1)
+				continue
+			}
+			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the coordinator of %s ended (%v): %s", feature, err, logTail(tasksRushLog(r.paths), 5))}
+		default:
+		}
+		if v.Coordinator.Alive {
+			leases, err := driver.OpenLeases(r.paths.Board)
+			if err != nil {
+				return err
+			}
+			var fresh []driver.Lease
+			var working []workingLease
+			for _, l := range leases {
+				if l.Coordinator != v.Coordinator.PID {
+					continue // left by a coordinator that died
+				}
+				if handedOut(r.paths.Board, l) {
+					working = append(working, workingLease{Task: l.Task, Lease: l.ID, Expires: l.Expires})
+					continue
+				}
+				fresh = append(fresh, l)
+			}
+			if len(fresh) > 0 || !time.Now().Before(deadline) {
+				for _, l := range fresh {
+					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.ID+"\n")); err != nil {
+						return err
+					}
+				}
+				rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: fresh, Working: working}
+				switch {
+				case len(fresh) > 0:
+					rep.Next = fmt.Sprintf("start one Task subagent per task with its prompt (and model), then zerg tasks done %s TASK --lease LEASE for each", feature)
+				case len(working) > 0:
+					rep.Next = fmt.Sprintf("report each finished subagent with zerg tasks done %s TASK --lease LEASE; then zerg tasks next %s", feature, feature)
+				default:
+					rep.Next = fmt.Sprintf("nothing is ready yet (a level is being checked or merged); run zerg tasks next %s again", feature)
+				}
+				return printNext(a, asJSON, rep)
+			}
+		} else if !time.Now().Before(deadline) && started == nil {
+			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no coordinator runs %s", feature)}
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// hasWork reports whether a run that ended has tasks to run again (zerg
+// retry requeued one since).
+func hasWork(v run.View) bool {
+	return slices.ContainsFunc(v.Tasks, func(t run.TaskView) bool { return t.Status == run.StatusPending })
+}
+
+func failedTasks(v run.View) []string {
+	var out []string
+	for _, t := range v.Tasks {
+		if t.Status == run.StatusFailed {
+			out = append(out, t.ID)
+		}
+	}
+	return out
+}
+
+func handedOut(board string, l driver.Lease) bool {
+	b, err := os.ReadFile(filepath.Join(board, l.Task+handedSuffix))
+	return err == nil && strings.TrimSpace(string(b)) == l.ID
+}
+
+// inspectRun is the run's view; a run with no log yet is not started.
+func inspectRun(p run.Paths) (run.View, error) {
+	v, _, err := run.Inspect(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return run.View{Feature: p.Feature, State: run.RunNotStarted}, nil
+	}
+	return v, err
+}
+
+func tasksRushLog(p run.Paths) string { return filepath.Join(p.RunDir, "tasks-rush.log") }
+
+// startTasksCoordinator starts zerg rush FEATURE --mode tasks in a session
+// of its own, detached from the caller (a Bash tool call ends long before
+// the run), its output in the run's directory.
+func startTasksCoordinator(r *runTarget, resume bool) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if err := fsx.PrivateDir(r.paths.RunDir); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(tasksRushLog(r.paths), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	args := []string{"rush", r.feature, "--mode", "tasks", "--yes"}
+	if resume {
+		args = append(args, "--resume")
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Dir = r.root
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the coordinator of %s: %w", r.feature, err)
+	}
+	return cmd, nil
+}
+
+// logTail is the last n lines of a file, on one line.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no output)"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return textx.Clip(strings.Join(lines, " | "), 1000)
+}
+
+func printNext(a *app, asJSON bool, rep nextReport) error {
+	if rep.Tasks == nil {
+		rep.Tasks = []driver.Lease{}
+	}
+	if rep.Working == nil {
+		rep.Working = []workingLease{}
+	}
+	if asJSON {
+		return printJSON(a.stdout, rep)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "%s: %s\n", rep.Feature, rep.State)
+	for _, l := range rep.Tasks {
+		fmt.Fprintf(w, "\n## %s (lease %s, model %s, until %s)\nworkspace: %s\n\n%s\n", l.Task, l.ID, orDash(l.Model), l.Expires.Local().Format("15:04:05"), l.Workspace, l.Prompt)
+	}
+	for _, l := range rep.Working {
+		fmt.Fprintf(w, "working: %s (lease %s, until %s)\n", l.Task, l.Lease, l.Expires.Local().Format("15:04:05"))
+	}
+	if len(rep.Failed) > 0 {
+		fmt.Fprintf(w, "failed: %s\n", strings.Join(rep.Failed, ", "))
+	}
+	fmt.Fprintf(w, "next: %s\n", rep.Next)
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// doneReport is what zerg tasks done prints (--json).
+type doneReport struct {
+	Feature string `json:"feature"`
+	Task    string `json:"task"`
+	Lease   string `json:"lease"`
+	// Status is the task's status once zerg took the result: committed
+	// (or merged), retry_wait (handed out again), failed, or verifying
+	// when --wait ran out first.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Commit string `json:"commit,omitempty"`
+}
+
+func newTasksDoneCmd(a *app) *cobra.Command {
+	var lease string
+	var asJSON bool
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "done FEATURE TASK --lease LEASE",
+		Short: "Report a subagent's task finished: zerg verifies, checks and commits its workspace",
+		Long: `Report that the subagent of TASK finished its work in the workspace of lease
+LEASE. zerg then takes the workspace through exactly the checks of every mode
+(the verification command, secrets in every file, protected paths, file
+ownership, an empty change) and commits it, and prints what became of it:
+committed, or why not and whether the task is handed out again.
+
+Exit status: 0 committed (or still being checked when --wait ran out), 1 the
+result was refused, 2 the lease is not open (expired and handed out again, or
+reported already) or another bad input.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTasksDone(cmd.Context(), a, args[0], args[1], lease, wait, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&lease, "lease", "", "the task's lease, as zerg tasks next printed it (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().DurationVar(&wait, "wait", 100*time.Second, "how long to wait for zerg's checks")
+	_ = cmd.MarkFlagRequired("lease")
+	return cmd
+}
+
+func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait time.Duration, asJSON bool) error {
+	r, err := a.resolveRun(ctx, feature)
+	if err != nil {
+		return err
+	}
+	if err := r.checkTasks([]string{task}); err != nil {
+		return err
+	}
+	v, _, err := r.inspect()
+	if err != nil {
+		return err
+	}
+	if !v.Coordinator.Alive {
+		return usageErrorf("no coordinator runs %s, so lease %s is not open; zerg tasks next %s resumes the run and hands the task out again", feature, lease, feature)
+	}
+	leases, err := driver.OpenLeases(r.paths.Board)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Task == task && l.Coordinator == v.Coordinator.PID })
+	if i < 0 || leases[i].ID != lease {
+		now := "task " + task + " has no open lease"
+		if i >= 0 {
+			now = "its open lease is " + leases[i].ID
+		}
+		return usageErrorf("lease %s of %s is not open (%s): it expired and the task was handed out again, or it was reported already; zerg tasks next %s shows what is open", lease, task, now, feature)
+	}
+	attemptN := leases[i].Attempt
+	if err := driver.Report(r.paths.Board, task, lease); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		fin, err := attemptFinished(r.paths.Events, task, attemptN)
+		if err != nil {
+			return err
+		}
+		if fin != nil || !time.Now().Before(deadline) {
+			rep := doneReport{Feature: feature, Task: task, Lease: lease, Status: string(run.StatusVerifying)}
+			refused := false
+			if fin != nil {
+				rep.Status, rep.Commit = string(run.StatusCommitted), fin.Commit
+				if fin.Class != outcome.Success {
+					refused = true
+					rep.Reason, rep.Detail = fin.Reason, fin.Detail
+					// What the coordinator made of the failure: a retry
+					// (handed out again) or the task's end.
+					rep.Status = string(run.StatusRetryWait)
+					if v, _, err := r.inspect(); err == nil {
+						if t := taskView(v, task); t != nil && t.Status == run.StatusFailed {
+							rep.Status = string(run.StatusFailed)
+						}
+					}
+				}
+			}
+			if err := printDone(a, asJSON, rep); err != nil {
+				return err
+			}
+			if refused {
+				return silent(ExitFailed)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// attemptFinished is the log's record of how attempt n of task ended, nil
+// while it has none.
+func attemptFinished(events, task string, n int) (*run.AttemptFinished, error) {
+	evs, err := eventlog.Read(events)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range slices.Backward(evs) {
+		if e.Type == run.EvAttemptFinished && e.Task == task && e.Attempt == n {
+			var f run.AttemptFinished
+			if err := e.Decode(&f); err != nil {
+				return nil, err
+			}
+			return &f, nil
+		}
+	}
+	return nil, nil
+}
+
+func taskView(v run.View, id string) *run.TaskView {
+	for i := range v.Tasks {
+		if v.Tasks[i].ID == id {
+			return &v.Tasks[i]
+		}
+	}
+	return nil
+}
+
+func printDone(a *app, asJSON bool, rep doneReport) error {
+	if asJSON {
+		return printJSON(a.stdout, rep)
+	}
+	w := a.stdout
+	switch run.Status(rep.Status) {
+	case run.StatusCommitted, run.StatusMerged:
+		fmt.Fprintf(w, "%s: %s as %s\n", rep.Task, rep.Status, shortID(rep.Commit))
+	case run.StatusVerifying:
+		fmt.Fprintf(w, "%s: still being checked; zerg status %s shows the result\n", rep.Task, rep.Feature)
+	case run.StatusRetryWait:
+		fmt.Fprintf(w, "%s: refused (%s): %s; zerg tasks next %s hands it out again\n", rep.Task, rep.Reason, rep.Detail, rep.Feature)
+	default:
+		fmt.Fprintf(w, "%s: %s (%s): %s\n", rep.Task, rep.Status, rep.Reason, rep.Detail)
+	}
+	return nil
+}

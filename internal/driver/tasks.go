@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,11 +92,7 @@ func OpenLeases(board string) ([]Lease, error) {
 		}
 	}
 	// Issued order, so that a session starts the oldest first.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Issued.Before(out[j-1].Issued); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b Lease) int { return a.Issued.Compare(b.Issued) })
 	return out, nil
 }
 

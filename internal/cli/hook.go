@@ -26,7 +26,7 @@ func newHookCmd(a *app) *cobra.Command {
 		Short:  "Claude Code hooks run by workers, and a check of what they decide",
 		Hidden: true,
 	}
-	cmd.AddCommand(newPreToolUseCmd(a, hookStdin), newHookCheckCmd(a, hookStdin))
+	cmd.AddCommand(newPreToolUseCmd(a, hookStdin), newHookCheckCmd(a, hookStdin), newTasksHookCmd(a, hookStdin))
 	return cmd
 }
 

@@ -72,6 +72,7 @@ func initSteps() []initStep {
 		{name: "specs", check: checkSpecsDir, apply: makeSpecsDir},
 		{name: "gitignore", check: checkGitignore, apply: updateGitignore},
 		slashStep(),
+		tasksHookStep(),
 		precommitStep(),
 	}
 }

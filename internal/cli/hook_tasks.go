@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// The hook tasks mode's subagents go through. Claude Code's PreToolUse
+// input names no subagent (agent_id appears only in SubagentStart and
+// SubagentStop), so the hook tells subagents apart by the only thing it
+// can: the workspace a file tool writes in. A write inside a tasks-mode
+// workspace must be to a file of that workspace's task, under an open
+// lease; anything else is not tasks mode's business and is allowed (the
+// session's own permission rules apply). Commands (Bash) cannot be told
+// apart: there the commit checks are the boundary (docs/modes.md).
+
+// tasksHookCommand is what zerg init installs in .claude/settings.json.
+const tasksHookCommand = "zerg hook tasks-pre-tool-use"
+
+func newTasksHookCmd(a *app, stdin io.Reader) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tasks-pre-tool-use",
+		Short: "Keep a tasks-mode subagent's file tools to its own workspace's owned files (exit 2 denies)",
+		Long: `Reads Claude Code's PreToolUse hook JSON on stdin. A Write, Edit, MultiEdit or
+NotebookEdit of a path inside a tasks-mode workspace (.zerg/tasks/FEATURE/LEASE/)
+is allowed only while that lease is open and only for a file its task owns;
+every other call is allowed (exit 0). zerg init installs it in
+.claude/settings.json.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = hookDenied(a, fmt.Sprintf("denied: internal error: %v", r))
+				}
+			}()
+			in, err := policy.ReadHookInput(stdin)
+			if err != nil {
+				return hookDenied(a, "denied: zerg hook: "+err.Error())
+			}
+			if why := tasksWriteProblem(*in); why != "" {
+				return hookDenied(a, why)
+			}
+			return nil
+		},
+	}
+}
+
+// tasksWriteProblem is why a file tool's call may not write where it
+// would, "" when it may (or the call is none of tasks mode's business).
+func tasksWriteProblem(in policy.HookInput) string {
+	switch in.ToolName {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+	default:
+		return ""
+	}
+	var args struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+	}
+	if err := json.Unmarshal(in.ToolInput, &args); err != nil {
+		return "denied: zerg hook: the tool's input does not parse: " + err.Error()
+	}
+	p := args.FilePath
+	if p == "" {
+		p = args.NotebookPath
+	}
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(in.Cwd, p)
+	}
+	p = filepath.ToSlash(filepath.Clean(p))
+	const marker = "/.zerg/tasks/"
+	i := strings.LastIndex(p, marker)
+	if i < 0 {
+		return ""
+	}
+	root, rest := p[:i], p[i+len(marker):]
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) < 3 || parts[2] == "" {
+		return fmt.Sprintf("denied: %s is not a file in a task's workspace (.zerg/tasks/FEATURE/LEASE/FILE)", p)
+	}
+	feature, lease, rel := parts[0], parts[1], parts[2]
+	if spec.FeatureNameProblem(feature) != "" {
+		return fmt.Sprintf("denied: %s is not a file in a task's workspace", p)
+	}
+	leases, err := driver.OpenLeases(filepath.Join(filepath.FromSlash(root), ".zerg", "runs", feature, "tasks"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "denied: zerg hook: read the leases: " + err.Error()
+	}
+	at := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.ID == lease })
+	if at < 0 {
+		return fmt.Sprintf("denied: lease %s of %s is not open (reported, expired or handed out again): write only in the workspace of a task handed to you", lease, feature)
+	}
+	l := leases[at]
+	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+		return fmt.Sprintf("denied: %s is the workspace's git directory, which is zerg's", rel)
+	}
+	for _, e := range l.Owns {
+		if spec.EntryOwns(e, rel) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("denied: task %s owns only %s; %s is not its file, and a change to it would fail the task at commit", l.Task, strings.Join(l.Owns, ", "), rel)
+}
+
+// tasksHookSettings is the hook entry zerg init adds to .claude/settings.json.
+func tasksHookSettings() map[string]any {
+	return map[string]any{
+		"matcher": "Write|Edit|MultiEdit|NotebookEdit",
+		"hooks":   []any{map[string]any{"type": "command", "command": tasksHookCommand}},
+	}
+}
+
+const claudeSettings = ".claude/settings.json"
+
+// tasksHookStep installs the hook in the project's Claude Code settings,
+// keeping everything else the file holds.
+func tasksHookStep() initStep {
+	return initStep{name: "tasks hook", check: func(env *initEnv) error {
+		_, err := readClaudeSettings(env.abs(claudeSettings))
+		return err
+	}, apply: func(env *initEnv, r *initReport) error {
+		path := env.abs(claudeSettings)
+		settings, err := readClaudeSettings(path)
+		if err != nil {
+			return err
+		}
+		exists := settings != nil
+		if settings == nil {
+			settings = map[string]any{}
+		}
+		hooks, _ := settings["hooks"].(map[string]any)
+		if hooks == nil {
+			hooks = map[string]any{}
+		}
+		pre, _ := hooks["PreToolUse"].([]any)
+		for _, m := range pre {
+			if b, _ := json.Marshal(m); strings.Contains(string(b), tasksHookCommand) {
+				r.add(&r.Existing, "exists", claudeSettings, "tasks mode's hook present")
+				return nil
+			}
+		}
+		hooks["PreToolUse"] = append(pre, tasksHookSettings())
+		settings["hooks"] = hooks
+		b, err := json.MarshalIndent(settings, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		if exists {
+			r.add(&r.Updated, "updated", claudeSettings, "tasks mode's hook added")
+		} else {
+			r.add(&r.Created, "created", claudeSettings, "tasks mode's hook")
+		}
+		return nil
+	}}
+}
+
+// readClaudeSettings is the settings file as JSON, nil when there is none;
+// one that does not parse is the user's to fix, and init writes nothing.
+func readClaudeSettings(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return nil, usageErrorf("%s is not a JSON object (%v); fix it and run zerg init again", claudeSettings, err)
+	}
+	return m, nil
+}

@@ -86,6 +86,8 @@ type State struct {
 	Concurrency  int
 	PausedUntil  string
 	Pauses       int
+	// ResetWait is the last wait for a usage limit's reset (reset_wait).
+	ResetWait *ResetWait
 }
 
 // NewState is the state of a log with no events.
@@ -409,6 +411,11 @@ func (s *State) apply(e eventlog.Event) {
 		if e.Decode(&d) == nil {
 			s.PausedUntil = d.Until
 			s.Pauses++
+		}
+	case EvResetWait:
+		var d ResetWait
+		if e.Decode(&d) == nil {
+			s.ResetWait = &d
 		}
 	case EvRunFinished:
 		var d RunFinished

@@ -58,7 +58,13 @@ func usageLimitWorld(t *testing.T, wait bool) *world {
 	reset := w.clock.Now().Add(20 * time.Second).Format(time.RFC3339)
 	w.att.script["A"] = []scripted{{class: outcome.Account, reason: outcome.ReasonUsageLimit,
 		detail: "the API answered 429: You have reached your specified API usage limits.", reset: reset}}
-	w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: make(chan struct{})}}
+	// B is stopped for the wait at once; were it not, it would succeed
+	// after a while, and its single attempt would fail the tests below
+	// rather than hang them.
+	hold := make(chan struct{})
+	timer := time.AfterFunc(3*time.Second, func() { close(hold) })
+	t.Cleanup(func() { timer.Stop() })
+	w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 	w.att.together = 2
 	return w
 }

@@ -202,4 +202,7 @@ func TestInterruptDuringTheResetWait(t *testing.T) {
 	}
 	st, err = w.resume(context.Background())
 	assertDelivered(t, w, st, err)
+	if st.ResetWait != nil {
+		t.Errorf("the resumed run still records the wait its stopped coordinator began: %+v", st.ResetWait)
+	}
 }

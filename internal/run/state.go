@@ -265,7 +265,8 @@ func (s *State) apply(e eventlog.Event) {
 			s.Workers = d.Workers
 		}
 		s.Resumes++
-		s.Finished, s.Stopped, s.FailedLevel = nil, nil, nil
+		// A wait for a reset ended with the coordinator that waited.
+		s.Finished, s.Stopped, s.FailedLevel, s.ResetWait = nil, nil, nil, nil
 		s.moveAll(e.Type, StatusPending)
 	case EvGraphChanged:
 		var d GraphChanged

@@ -115,7 +115,7 @@ func explainRun(e *run.Error) (int, string) {
 		return with(ExitInterrupted, "continue with zerg rush %s --resume", f)
 	case run.Account:
 		if e.ResumeAfter != "" {
-			return with(ExitFailed, "the limit resets %s; committed work is kept: continue then with zerg rush %s --resume", e.ResumeAfter, f)
+			return with(ExitFailed, "the limit resets %s; committed work is kept: continue then with zerg rush %s --resume (--wait-for-reset waits for a usage limit's reset by itself, up to retry.wait_for_reset_max)", e.ResumeAfter, f)
 		}
 		return with(ExitFailed, "add credit or fix the key or limit in the Anthropic Console; committed work is kept: continue with zerg rush %s --resume", f)
 	case run.Budget:

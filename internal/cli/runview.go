@@ -154,6 +154,16 @@ func (a *app) printStatus(v run.View) {
 	} else if v.BreakerOpens > 0 || v.RateLimitPauses > 0 {
 		fmt.Fprintf(w, "resilience: breaker opened %d time(s), %d rate-limit pause(s)\n", v.BreakerOpens, v.RateLimitPauses)
 	}
+	if rw := v.ResetWait; rw != nil {
+		line := fmt.Sprintf("waiting for the %s to reset (%s was refused): launching resumes by itself", strings.ReplaceAll(term.Clean(rw.Reason), "_", " "), term.Clean(rw.Task))
+		if until, err := time.Parse(time.RFC3339, rw.Until); err == nil {
+			line += fmt.Sprintf(" at %s", seenAt(until))
+			if left := time.Until(until); left > 0 {
+				line += fmt.Sprintf(" (in %s)", left.Round(time.Second))
+			}
+		}
+		fmt.Fprintf(w, "%s; zerg stop %s ends the wait (resume later with zerg rush %s --resume)\n", line, v.Feature, v.Feature)
+	}
 	if v.GraphChanged {
 		fmt.Fprintf(w, "the task graph changed since the run recorded it; zerg rush %s --resume applies the change or says why it cannot\n", v.Feature)
 	}

@@ -39,6 +39,8 @@ type rushFlags struct {
 	graph    string
 	asJSON   bool
 	yes      bool
+	// waitForReset overrides retry.wait_for_reset when given.
+	waitForReset bool
 }
 
 func newRushCmd(a *app) *cobra.Command {
@@ -73,7 +75,11 @@ docs/cost.md). Above budget.confirm_above_usd (the projection's high figure) or
 budget.max_workers_without_confirm workers at once, rush asks y/N on a terminal
 and refuses without one unless --yes. budget.run_usd stops the launching before
 it would be passed; an account refusal (credit, usage limit, key) stops it at
-once; both end the run resumable, committed work kept.
+once; both end the run resumable, committed work kept. With --wait-for-reset
+(retry.wait_for_reset), a usage limit that says when it resets is waited out
+instead: the run shows the time, waits (at most retry.wait_for_reset_max,
+default 6h), then runs the refused tasks again by itself; Ctrl-C during the
+wait stops the run resumable.
 
 Exit status: 0 delivered, 1 not delivered (the report names the tasks, or the
 budget or account that stopped it), 2 bad input or launch not confirmed (nothing
@@ -99,6 +105,7 @@ feature.`,
 	fl.StringVar(&f.graph, "graph", "", "task graph file (default .zerg/specs/FEATURE/task-graph.json)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the final report (with --dry-run: the plan) as JSON (docs/json.md)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "start without asking, even above budget.confirm_above_usd or budget.max_workers_without_confirm")
+	fl.BoolVar(&f.waitForReset, "wait-for-reset", false, "on a usage limit with a reset time, wait for the reset and go on (default: retry.wait_for_reset)")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
 }
@@ -154,6 +161,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		if err := applyModeFlag(&cfg, f.mode); err != nil {
 			return err
 		}
+	}
+	if set("wait-for-reset") {
+		cfg.Retry.WaitForReset = f.waitForReset
 	}
 	if set("schedule") && f.schedule != "level" {
 		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)

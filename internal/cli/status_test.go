@@ -355,3 +355,23 @@ func TestWatchWaitsForTheRun(t *testing.T) {
 		t.Errorf("status of no run: exit %d %q", c, errs)
 	}
 }
+
+// TestStatusShowsTheResetWait: a run waiting for a usage limit's reset
+// says so, with when launching resumes and how to end the wait.
+func TestStatusShowsTheResetWait(t *testing.T) {
+	until := time.Now().Add(20 * time.Second).Truncate(time.Second)
+	v := run.View{Feature: "demo", State: run.RunRunning, ResetWait: &run.ResetWait{Task: "L1-docs", Reason: "usage_limit",
+		Reset: until.Add(-time.Second).UTC().Format(time.RFC3339), Until: until.UTC().Format(time.RFC3339)}}
+	var out bytes.Buffer
+	(&app{stdout: &out, stderr: io.Discard}).printStatus(v)
+	want := "waiting for the usage limit to reset (L1-docs was refused): launching resumes by itself at " + until.Local().Format(time.TimeOnly)
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "zerg stop demo ends the wait") {
+		t.Errorf("status lacks %q:\n%s", want, out.String())
+	}
+	v.ResetWait = nil
+	out.Reset()
+	(&app{stdout: &out, stderr: io.Discard}).printStatus(v)
+	if strings.Contains(out.String(), "waiting for") {
+		t.Errorf("status shows a wait the view does not have:\n%s", out.String())
+	}
+}

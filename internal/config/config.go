@@ -145,7 +145,18 @@ type Retry struct {
 	InfraBackoffInitial time.Duration `yaml:"infra_backoff_initial"`
 	InfraBackoffMax     time.Duration `yaml:"infra_backoff_max"`
 	InfraMaxAttempts    int           `yaml:"infra_max_attempts"`
+	// WaitForReset: an account's usage limit that says when it resets
+	// pauses the run until then, and the run goes on by itself, instead
+	// of ending resumable. zerg rush --wait-for-reset sets it.
+	WaitForReset bool `yaml:"wait_for_reset"`
+	// WaitForResetMax: a reset further ahead than this is not waited for
+	// (the run ends resumable as without WaitForReset).
+	WaitForResetMax time.Duration `yaml:"wait_for_reset_max"`
 }
+
+// MaxWaitForReset bounds retry.wait_for_reset_max: a week, the longest
+// usage window a subscription has.
+const MaxWaitForReset = 7 * 24 * time.Hour
 
 // Breaker is the circuit breaker on consecutive infra failures.
 type Breaker struct {
@@ -387,6 +398,7 @@ func Default() Config {
 			InfraBackoffInitial: 5 * time.Second,
 			InfraBackoffMax:     5 * time.Minute,
 			InfraMaxAttempts:    8,
+			WaitForResetMax:     6 * time.Hour,
 		},
 		Breaker:      Breaker{Failures: 5, Cooldown: 60 * time.Second},
 		Backpressure: Backpressure{Window: 20, MinSamples: 5, Yellow: 0.2, Red: 0.5},

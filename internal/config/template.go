@@ -86,6 +86,8 @@ retry:
   infra_backoff_initial: 5s     # first wait after an infra failure (rate limit, 5xx, stall, crash)
   infra_backoff_max: 5m         # the wait doubles up to this
   infra_max_attempts: 8         # infra attempts per task before it fails; these do not use task_retries
+  wait_for_reset: false         # a usage limit with a reset time: wait for it and go on (zerg rush --wait-for-reset)
+  wait_for_reset_max: 6h        # ... unless the reset is further ahead than this (the run then ends resumable)
 
 # Circuit breaker: after this many consecutive infra failures, no launches
 # for the cooldown, then one probe.

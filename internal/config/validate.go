@@ -142,6 +142,10 @@ func (c Config) problems() []Problem {
 		add("retry.infra_backoff_initial", "%s is longer than retry.infra_backoff_max (%s); make it shorter", fmtDur(c.Retry.InfraBackoffInitial), fmtDur(c.Retry.InfraBackoffMax))
 	}
 	intRange("retry.infra_max_attempts", c.Retry.InfraMaxAttempts, 1, maxInfraTries)
+	positive("retry.wait_for_reset_max", c.Retry.WaitForResetMax)
+	if c.Retry.WaitForResetMax > MaxWaitForReset {
+		add("retry.wait_for_reset_max", "%s is longer than a week (168h); a limit that far ahead is not waited for in a running process: use at most 168h and resume the run later", fmtDur(c.Retry.WaitForResetMax))
+	}
 
 	// breaker
 	intRange("breaker.failures", c.Breaker.Failures, 1, 1000)

@@ -264,6 +264,13 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, rec *Request, e *
 		if e.ShouldRetry != nil {
 			h.Set("x-should-retry", strconv.FormatBool(*e.ShouldRetry))
 		}
+		if e.ResetIn != 0 {
+			// Whole seconds, rounded up: the reset is never before now+reset_in.
+			at := time.Now().Add(time.Duration(e.ResetIn)).Add(time.Second - 1).Truncate(time.Second)
+			for _, k := range ResetHeaders {
+				h.Set(k, at.UTC().Format(time.RFC3339))
+			}
+		}
 		for k, v := range e.Headers {
 			h.Set(k, v)
 		}

@@ -62,6 +62,29 @@ func TestHTTPFaults(t *testing.T) {
 	}
 }
 
+// reset_in: the reset headers say the moment of the answer plus reset_in,
+// in whole seconds rounded up, so a test can script a limit that resets
+// soon; a header the fault names itself wins.
+func TestResetIn(t *testing.T) {
+	_, url := faultServer(t, `{http: 429, reset_in: 20s, headers: {anthropic-ratelimit-tokens-reset: "2030-01-01T00:00:00Z"}}`)
+	before := time.Now()
+	resp := post(t, url, "s", newConvo("p").body(true))
+	after := time.Now()
+	if resp.StatusCode != 429 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	at, err := time.Parse(time.RFC3339, resp.Header.Get("anthropic-ratelimit-requests-reset"))
+	if err != nil {
+		t.Fatalf("requests-reset: %v", err)
+	}
+	if lo, hi := before.Add(20*time.Second).Truncate(time.Second), after.Add(21*time.Second); at.Before(lo) || at.After(hi) {
+		t.Errorf("reset %s, want between %s and %s", at, lo, hi)
+	}
+	if got := resp.Header.Get("anthropic-ratelimit-tokens-reset"); got != "2030-01-01T00:00:00Z" {
+		t.Errorf("tokens-reset %q: the fault's own header must win", got)
+	}
+}
+
 func TestMalformedFaults(t *testing.T) {
 	for _, kind := range []string{"garbage", "bad_json", "no_message_start", "truncated", "error_event"} {
 		t.Run(kind, func(t *testing.T) {

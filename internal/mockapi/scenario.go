@@ -111,13 +111,17 @@ type Effect struct {
 	Message     string `yaml:"message"`
 	ShouldRetry *bool  `yaml:"should_retry"`
 	// Headers are sent with an http fault (e.g. anthropic-ratelimit-*-reset).
-	Headers   map[string]string `yaml:"headers"`
-	Malformed string            `yaml:"malformed"`
-	Stall     string            `yaml:"stall"`
-	Duration  Duration          `yaml:"duration"`
-	Drop      string            `yaml:"drop"`
-	Stop      string            `yaml:"stop"`
-	Delay     Duration          `yaml:"delay"`
+	Headers map[string]string `yaml:"headers"`
+	// ResetIn fills the API's reset headers (ResetHeaders) with the moment
+	// the answer is sent plus this, in RFC 3339: a usage limit that resets
+	// soon, which a fixed time in headers cannot script.
+	ResetIn   Duration `yaml:"reset_in"`
+	Malformed string   `yaml:"malformed"`
+	Stall     string   `yaml:"stall"`
+	Duration  Duration `yaml:"duration"`
+	Drop      string   `yaml:"drop"`
+	Stop      string   `yaml:"stop"`
+	Delay     Duration `yaml:"delay"`
 }
 
 // Duration accepts a Go duration string ("1.5s") or a number of seconds.
@@ -154,6 +158,10 @@ const (
 	KindHead        = "head"
 	KindOther       = "other"
 )
+
+// ResetHeaders are the headers a fault's reset_in fills: the ones the
+// Messages API sends with a limit's reset time.
+var ResetHeaders = []string{"anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset"}
 
 var (
 	malformedKinds = []string{"garbage", "bad_json", "no_message_start", "truncated", "error_event"}
@@ -429,8 +437,8 @@ func (e *Effect) validate(where string) error {
 	if n := e.count(); n != 1 {
 		return fmt.Errorf("%s: %d effects in one fault; give exactly one of http, malformed, stall, drop, stop, delay", where, n)
 	}
-	if e.HTTP == 0 && (e.RetryAfter != nil || e.ErrorType != "" || e.Message != "" || e.ShouldRetry != nil || len(e.Headers) > 0) {
-		return fmt.Errorf("%s: retry_after, error_type, message, should_retry and headers only go with http", where)
+	if e.HTTP == 0 && (e.RetryAfter != nil || e.ErrorType != "" || e.Message != "" || e.ShouldRetry != nil || len(e.Headers) > 0 || e.ResetIn != 0) {
+		return fmt.Errorf("%s: retry_after, error_type, message, should_retry, headers and reset_in only go with http", where)
 	}
 	if e.Stall == "" && e.Duration != 0 {
 		return fmt.Errorf("%s.duration: only goes with stall; use delay for a slow but normal answer", where)

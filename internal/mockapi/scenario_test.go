@@ -35,6 +35,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"bad rate", "faults: [{rate: 30, http: 500}]", "faults[0].rate: 30 is not a probability"},
 		{"bad kind", "faults: [{kinds: [mian], http: 500}]", `faults[0].kinds: "mian" is not a request kind`},
 		{"retry_after without http", "faults: [{stop: refusal, retry_after: 1}]", "only go with http"},
+		{"reset_in without http", "faults: [{stop: refusal, reset_in: 20s}]", "only go with http"},
 		{"duration without stall", "faults: [{http: 500, duration: 1s}]", "faults[0].duration: only goes with stall"},
 		{"bad duration", "faults: [{stall: after_headers, duration: soon}]", `bad duration "soon"`},
 		{"turn out of range", "tasks: [{name: a, match: x, turns: [{text: a}], faults: [{turn: 3, http: 500}]}]", `tasks[0] ("a").faults[0].turn: 3 is outside the script's turns 1..1`},

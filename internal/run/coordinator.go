@@ -81,6 +81,11 @@ type Coordinator struct {
 	// on; reserved holds the projected cost of each attempt in flight.
 	halt     *Error
 	reserved map[string]float64
+	// waitUntil is when launching resumes after a usage limit's reset
+	// (retry.wait_for_reset), zero while no reset is waited for; cancels
+	// stop each attempt in flight, by task, for such a wait (reset.go).
+	waitUntil time.Time
+	cancels   map[string]context.CancelCauseFunc
 	// faults correlates failures across attempts (correlate.go).
 	faults faults
 }
@@ -161,6 +166,9 @@ func (c *Coordinator) prepare() {
 	}
 	if c.reserved == nil {
 		c.reserved = map[string]float64{}
+	}
+	if c.cancels == nil {
+		c.cancels = map[string]context.CancelCauseFunc{}
 	}
 }
 
@@ -326,6 +334,10 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		if c.halted() != nil {
 			return false, nil
 		}
+		// A wait for a usage limit's reset holds every launch.
+		if err := c.awaitReset(ctx); err != nil {
+			return false, err
+		}
 		probe, err := c.gov.Acquire(ctx)
 		if err != nil {
 			return false, err
@@ -378,25 +390,43 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		// An account refusal recorded since the check above stops this
 		// start too: every request of it would be refused. (A budget stop
-		// does not: this attempt's cost was reserved before it.)
+		// does not: this attempt's cost was reserved before it.) A wait
+		// for a reset begun since holds it back until the reset.
+		actx, acancel := context.WithCancelCause(ctx)
 		c.launch.Lock()
 		if h := c.halted(); h != nil && h.Kind == Account {
 			c.launch.Unlock()
+			acancel(nil)
 			c.gov.Release(probe, Outcome{})
 			c.unreserve(t.ID)
 			return false, nil
 		}
+		if c.waiting() {
+			c.launch.Unlock()
+			acancel(nil)
+			c.gov.Release(probe, Outcome{})
+			c.unreserve(t.ID)
+			continue
+		}
+		c.mu.Lock()
+		c.cancels[t.ID] = acancel
+		c.mu.Unlock()
 		err = c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir})
 		c.launch.Unlock()
 		if err != nil {
+			c.dropCancel(t.ID, acancel)
 			c.gov.Release(probe, Outcome{})
 			c.unreserve(t.ID)
 			return false, err
 		}
 		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: c.d.Clock.Now()} })
 		c.progress.attemptStart(t.ID, n, probe)
-		res, err := c.d.Attempter.Attempt(ctx, req)
+		res, err := c.d.Attempter.Attempt(actx, req)
 		c.dropLive(t.ID)
+		// Stopped for a reset wait, not by the run: the task is not at fault
+		// and runs again after the reset.
+		stoppedForReset := errors.Is(context.Cause(actx), errResetWait) && ctx.Err() == nil
+		c.dropCancel(t.ID, acancel)
 		if err != nil {
 			// zerg's own failure (git, disk): the attempt is closed in the log
 			// so that no task is left running, and the run stops with it.
@@ -409,18 +439,30 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			}
 			return false, fmt.Errorf("%s attempt %d: %w", t.ID, n, err)
 		}
+		if stoppedForReset && res.Reason == outcome.ReasonCancelled {
+			res.Detail = errResetWait.Error()
+		}
 		c.gov.Release(probe, governorOutcome(res.Class, res.Reason, res.RetryAfter))
 		environmental(&res)
 		fin := finishedEvent(res, req.Model)
-		// An account refusal stops launching before it is recorded, so no
-		// other task's attempt starts after it in the log.
+		// An account refusal stops launching (or, for a usage limit's
+		// reset, holds it) before it is recorded, so no other task's
+		// attempt starts after it in the log.
+		var reset ResetDecision
+		announce := false
 		c.launch.Lock()
 		if res.Class == outcome.Account && ctx.Err() == nil {
+			reset = DecideReset(c.cfg.Retry, res.Reason, res.Reset, c.d.Clock.Now())
 			c.mu.Lock()
-			if c.halt == nil {
+			if c.halt != nil {
+				reset.Wait = false // stopped already: nothing to wait for
+			} else if !reset.Wait {
 				c.halt = accountStop(c.feature, t.ID, res)
 			}
 			c.mu.Unlock()
+			if reset.Wait {
+				announce = c.waitForReset(t.ID, reset.Until)
+			}
 		}
 		err = c.emit(EvAttemptFinished, t.ID, n, fin)
 		c.launch.Unlock()
@@ -430,6 +472,10 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		if over := c.overBudget(); over != nil {
 			c.stopLaunching(over, c.cfg.Budget.OnExceed == config.OnExceedCancel)
+		}
+		if stoppedForReset && res.Reason == outcome.ReasonCancelled {
+			c.progress.stoppedForReset(t.ID, n)
+			continue
 		}
 		c.mu.Lock()
 		everybody := c.faults.note(c.feature, t.ID, res)
@@ -457,7 +503,19 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		case ActStopLaunch:
 			// Every request of every worker would be refused the same way:
 			// the running ones are stopped, nothing new starts, committed
-			// work stays, and the task has not failed.
+			// work stays, and the task has not failed. A usage limit's
+			// reset is waited for when asked: then the task runs again.
+			if reset.Wait && c.halted() == nil {
+				if announce {
+					if err := c.announceReset(t.ID, res, reset.Until); err != nil {
+						return false, err
+					}
+				}
+				continue
+			}
+			if reset.WhyNot != "" {
+				c.progress.note("%s: not waiting for the reset: %s", t.ID, reset.WhyNot)
+			}
 			c.progress.account(t.ID, res.Reason, res.Detail, res.Reset)
 			c.stopLaunching(accountStop(c.feature, t.ID, res), true)
 			return false, context.Cause(ctx)
@@ -602,6 +660,14 @@ func (c *Coordinator) setLive(task string, f func(*liveAttempt)) {
 	l := c.live[task]
 	f(&l)
 	c.live[task] = l
+}
+
+// dropCancel forgets a finished attempt's cancel and releases its context.
+func (c *Coordinator) dropCancel(task string, cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	delete(c.cancels, task)
+	c.mu.Unlock()
+	cancel(nil)
 }
 
 func (c *Coordinator) dropLive(task string) {

@@ -89,6 +89,7 @@ type scripted struct {
 	err    error         // zerg's own failure
 	hold   chan struct{} // block until closed (or the context ends)
 	diag   *diagnose.Hypothesis
+	reset  string // an account refusal's reset time
 }
 
 var pass = scripted{class: outcome.Success, reason: "completed"}
@@ -167,7 +168,7 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		r.OnVerify()
 	}
 	res := attempt.Result{Class: o.class, Reason: o.reason, Detail: o.detail,
-		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag}
+		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag, Reset: o.reset}
 	res.Worker.CostUSD = 0.01
 	if f.cost != nil {
 		res.Worker.CostUSD = f.cost(r)

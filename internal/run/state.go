@@ -86,6 +86,8 @@ type State struct {
 	Concurrency  int
 	PausedUntil  string
 	Pauses       int
+	// ResetWait is the last wait for a usage limit's reset (reset_wait).
+	ResetWait *ResetWait
 }
 
 // NewState is the state of a log with no events.
@@ -263,7 +265,8 @@ func (s *State) apply(e eventlog.Event) {
 			s.Workers = d.Workers
 		}
 		s.Resumes++
-		s.Finished, s.Stopped, s.FailedLevel = nil, nil, nil
+		// A wait for a reset ended with the coordinator that waited.
+		s.Finished, s.Stopped, s.FailedLevel, s.ResetWait = nil, nil, nil, nil
 		s.moveAll(e.Type, StatusPending)
 	case EvGraphChanged:
 		var d GraphChanged
@@ -409,6 +412,11 @@ func (s *State) apply(e eventlog.Event) {
 		if e.Decode(&d) == nil {
 			s.PausedUntil = d.Until
 			s.Pauses++
+		}
+	case EvResetWait:
+		var d ResetWait
+		if e.Decode(&d) == nil {
+			s.ResetWait = &d
 		}
 	case EvRunFinished:
 		var d RunFinished

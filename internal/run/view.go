@@ -54,6 +54,9 @@ type View struct {
 	RateLimitPauses   int             `json:"rate_limit_pauses"`
 	// Governor is the launch governor right now (only while the coordinator runs).
 	Governor *Snapshot `json:"governor,omitempty"`
+	// ResetWait: the running run waits for an account's usage limit to
+	// reset (retry.wait_for_reset) and launches again from its Until.
+	ResetWait *ResetWait `json:"reset_wait,omitempty"`
 	// GraphChanged: the feature's task graph differs from the one the run
 	// works on; a resume applies the change (or says why it cannot).
 	GraphChanged bool `json:"graph_changed,omitempty"`
@@ -166,6 +169,14 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	if lv.Alive && lv.Live != nil {
 		gov := lv.Live.Governor
 		v.Governor = &gov
+	}
+	if w := st.ResetWait; w != nil && v.State == RunRunning {
+		// Waiting while nothing happened since the reset time: the next
+		// launch after it is logged later.
+		if until, err := time.Parse(time.RFC3339, w.Until); err == nil && !st.LastEvent.After(until) {
+			rw := *w
+			v.ResetWait = &rw
+		}
 	}
 	if pathsGraph != nil && g != nil && graphHash(pathsGraph) != graphHash(g) {
 		v.GraphChanged = true

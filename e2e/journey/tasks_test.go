@@ -39,8 +39,10 @@ security_rules:
 // gives them). The scripted model cannot read what zerg prints, so the
 // session's turns follow the one order the protocol allows: zerg tasks next
 // blocks until there is something new to hand out. T2's first subagent
-// writes a file its task does not own; T3's first lease is never reported
-// (its subagent is never started) and expires.
+// tries to write a file its task does not own: zerg's hook denies the
+// Write, and the same file written through Bash (which a user's permission
+// rule allows and no hook can attribute) fails the attempt at commit. T3's
+// first lease is never reported (its subagent is never started) and expires.
 const tasksScenario = `tasks:
   - name: session
     match: "this session runs the workers as subagents"
@@ -81,6 +83,7 @@ const tasksScenario = `tasks:
       - tools:
           - {name: Write, input: {file_path: .zerg/tasks/tf/T2-1/b.txt, content: "two\n"}}
           - {name: Write, input: {file_path: .zerg/tasks/tf/T2-1/notes.txt, content: "not T2's file\n"}}
+      - tools: [{name: Bash, input: {command: "printf 'not T2s file' > .zerg/tasks/tf/T2-1/notes.txt", description: "write notes"}}]
       - text: "Wrote b.txt and notes."
   - name: t3-again
     match: "Task T3: three, again."
@@ -122,6 +125,19 @@ func tasksModeThroughClaude(t *testing.T, dropEdit bool) {
 			t.Fatal(err)
 		}
 	}
+	// A user who lets Claude run printf: the hook cannot tell whose
+	// command it is, so the commit checks must catch what it writes.
+	settingsFile := filepath.Join(p.dir, ".claude", "settings.json")
+	var settings map[string]any
+	if err := json.Unmarshal([]byte(p.read(settingsFile)), &settings); err != nil {
+		t.Fatalf("zerg init's %s: %v", settingsFile, err)
+	}
+	settings["permissions"] = map[string]any{"allow": []string{"Bash(printf:*)"}}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(".claude/settings.json", string(b))
 	write(".zerg/config.yaml", tasksConfig)
 	write(".zerg/specs/tf/task-graph.json", tasksGraph)
 	write(".zerg/specs/tf/scenario.yaml", tasksScenario)
@@ -158,10 +174,13 @@ func tasksModeThroughClaude(t *testing.T, dropEdit bool) {
 		}
 		return
 	}
+	// No permission was refused; the hook's denial of T2's write reaches
+	// the subagent as the tool's error (below).
 	if d := denials(t, events); len(d) > 0 {
 		t.Fatalf("the session's tools were denied: %v\ntool results:\n%s", d, results)
 	}
 	for _, want := range []string{
+		"task T2 owns only b.txt; notes.txt is not its file", // the hook
 		"T1: committed as",
 		"T2: refused (ownership)",      // the first subagent of T2 wrote notes.txt
 		"lease T3-1 of T3 is not open", // expired, handed out again as T3-2

@@ -85,9 +85,11 @@ func newInitCmd(a *app) *cobra.Command {
 		Long: `Sets up zerg at the root of the current git repository: writes
 .zerg/config.yaml with every option at its default, creates .zerg/specs/,
 adds zerg's run state to .gitignore, and installs the Claude Code slash
-commands (/zerg:NAME for every zerg command, /z: shortcuts) in .claude/.
-Running it again changes nothing; an existing config is checked, never
-overwritten, and a slash command file you edited is kept.`,
+commands (/zerg:NAME for every zerg command, /z: shortcuts) in .claude/,
+and tasks mode's PreToolUse hook in .claude/settings.json (docs/modes.md;
+your settings are kept). Running it again changes nothing; an existing
+config is checked, never overwritten, and a slash command file you edited is
+kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runInit(cmd.Context(), a, cmd.Root(), asJSON)

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/policy"
+)
+
+// TestTasksHookDecisions: inside a tasks-mode workspace a file tool may
+// write only its task's files, only under an open lease, never the
+// workspace's .git; outside the workspaces the hook says nothing. The
+// control closes the lease: the same owned write is then denied.
+func TestTasksHookDecisions(t *testing.T) {
+	root := t.TempDir()
+	board := filepath.Join(root, ".zerg", "runs", "f", "tasks")
+	if err := os.MkdirAll(board, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lease := driver.Lease{Task: "T1", Attempt: 1, ID: "T1-1", Owns: []string{"a.txt", "src/"}, Issued: time.Now()}
+	b, _ := json.Marshal(lease)
+	leaseFile := filepath.Join(board, "T1"+driver.LeaseSuffix)
+	if err := os.WriteFile(leaseFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, ".zerg", "tasks", "f", "T1-1")
+	call := func(tool, path string) policy.HookInput {
+		in, _ := json.Marshal(map[string]string{"file_path": path, "command": path})
+		return policy.HookInput{ToolName: tool, ToolInput: in, Cwd: root}
+	}
+	for _, tc := range []struct {
+		tool, path, deny string
+	}{
+		{"Write", filepath.Join(ws, "a.txt"), ""},
+		{"Edit", ".zerg/tasks/f/T1-1/src/x/y.go", ""},
+		{"Write", filepath.Join(ws, "b.txt"), "task T1 owns only a.txt, src/; b.txt is not its file"},
+		{"Write", filepath.Join(ws, "src/../b.txt"), "b.txt is not its file"},
+		{"Write", filepath.Join(ws, ".git/hooks/pre-commit"), "the workspace's git directory"},
+		{"Write", filepath.Join(root, ".zerg/tasks/f/T2-1/a.txt"), "lease T2-1 of f is not open"},
+		{"Write", filepath.Join(root, ".zerg/tasks/f/T1-1"), "is not a file in a task's workspace"},
+		{"Write", filepath.Join(root, "README.md"), ""}, // not tasks mode's business
+		{"Bash", "echo > " + filepath.Join(ws, "b.txt"), ""},
+	} {
+		got := tasksWriteProblem(call(tc.tool, tc.path))
+		if (tc.deny == "") != (got == "") || !strings.Contains(got, tc.deny) {
+			t.Errorf("%s %s: %q, want %q", tc.tool, tc.path, got, tc.deny)
+		}
+	}
+	if err := os.Remove(leaseFile); err != nil {
+		t.Fatal(err)
+	}
+	if got := tasksWriteProblem(call("Write", filepath.Join(ws, "a.txt"))); !strings.Contains(got, "lease T1-1 of f is not open") {
+		t.Fatalf("control: a write under a closed lease: %q", got)
+	}
+}

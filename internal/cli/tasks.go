@@ -148,7 +148,10 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 		case err := <-exited:
 			// It ended before handing anything out: a bad graph, a
 			// failing check, a run that ended at once.
-			if v2, ierr := inspectRun(r.paths); ierr == nil && (v2.State == run.RunDelivered || v2.State == run.RunNotDelivered) && !hasWork(v2) {
+			// Or another zerg tasks next started one first (this one then
+			// found the run locked): follow that one.
+			if v2, ierr := inspectRun(r.paths); ierr == nil && (v2.Coordinator.Alive ||
+				(v2.State == run.RunDelivered || v2.State == run.RunNotDelivered) && !hasWork(v2)) {
 				started, exited = nil, make(chan error, 1)
 				continue
 			}

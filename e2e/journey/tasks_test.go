@@ -20,10 +20,12 @@ const tasksGraph = `{"feature": "tf", "tasks": [
 `
 
 // tasksConfig: a short lease so that an unreported task comes back within
-// the test, and a gate every level's merge goes through.
+// the test (long enough that T3's first lease outlives the session's first
+// four turns on a loaded machine: the scripted session cannot adapt to an
+// earlier expiry), and a gate every level's merge goes through.
 const tasksConfig = `mode: tasks
 tasks:
-  lease: 12s
+  lease: 20s
 retry:
   infra_backoff_initial: 2s
 gates:

@@ -175,7 +175,11 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 				}
 				fresh = append(fresh, l)
 			}
-			if len(fresh) > 0 || !time.Now().Before(deadline) {
+			// A level's attempts post their leases one by one, each once its
+			// clone is made: hand out the level together, so that one message
+			// of the session starts all its subagents.
+			settled := len(fresh) > 0 && launching(v, leases) == 0
+			if settled || !time.Now().Before(deadline) {
 				for _, l := range fresh {
 					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.ID+"\n")); err != nil {
 						return err
@@ -201,6 +205,34 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// launching counts the tasks whose lease is still to come: an attempt
+// started (its workspace being made) without an open lease, and, while
+// worker slots are free, tasks ready to start.
+func launching(v run.View, leases []driver.Lease) int {
+	open := map[string]bool{}
+	for _, l := range leases {
+		if l.Coordinator == v.Coordinator.PID {
+			open[l.Task] = true
+		}
+	}
+	n, running, ready := 0, 0, 0
+	for _, t := range v.Tasks {
+		switch t.Status {
+		case run.StatusRunning:
+			running++
+			if !open[t.ID] {
+				n++
+			}
+		case run.StatusReady:
+			ready++
+		}
+	}
+	if free := v.Workers - running; free > 0 {
+		n += min(free, ready)
+	}
+	return n
 }
 
 // hasWork reports whether a run that ended has tasks to run again (zerg

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -61,8 +63,9 @@ mode does and does not isolate.`,
 // nextReport is what zerg tasks next prints (--json).
 type nextReport struct {
 	Feature string `json:"feature"`
-	// State is the run's state (run.View.State): running while there is
-	// work, then delivered or not_delivered.
+	// State is the run's state (run.View.State): starting while the
+	// coordinator checks the environment, running while there is work,
+	// then delivered or not_delivered.
 	State string         `json:"state"`
 	Tasks []driver.Lease `json:"tasks"`
 	// Working are leases handed out earlier and not reported yet.
@@ -137,11 +140,16 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 				}
 				return silent(ExitFailed)
 			}
-			if started == nil {
+			starting := started != nil || startingCoordinator(r.paths)
+			if !starting {
 				if started, err = startTasksCoordinator(r, v.State != run.RunNotStarted); err != nil {
 					return err
 				}
 				go func() { exited <- started.Wait() }()
+			} else if !time.Now().Before(deadline) {
+				// Still checking the environment before its first launch.
+				return printNext(a, asJSON, nextReport{Feature: feature, State: "starting",
+					Next: fmt.Sprintf("the coordinator is starting (its output: %s); run zerg tasks next %s again", tasksRushLog(r.paths), feature)})
 			}
 		}
 		select {
@@ -196,8 +204,6 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 				}
 				return printNext(a, asJSON, rep)
 			}
-		} else if !time.Now().Before(deadline) && started == nil {
-			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no coordinator runs %s", feature)}
 		}
 		select {
 		case <-ctx.Done():
@@ -294,7 +300,27 @@ func startTasksCoordinator(r *runTarget, resume bool) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the coordinator of %s: %w", r.feature, err)
 	}
+	// Until it holds the run's log (after its environment check), the
+	// next zerg tasks next knows it from this record and starts no other.
+	if st, err := proc.ReadStat(cmd.Process.Pid); err == nil {
+		if b, err := json.Marshal(st.ID()); err == nil {
+			_ = fsx.WritePrivate(tasksRushRecord(r.paths), b)
+		}
+	}
 	return cmd, nil
+}
+
+func tasksRushRecord(p run.Paths) string { return filepath.Join(p.RunDir, "tasks-rush.json") }
+
+// startingCoordinator reports whether the coordinator an earlier zerg tasks
+// next started is still alive.
+func startingCoordinator(p run.Paths) bool {
+	b, err := os.ReadFile(tasksRushRecord(p))
+	if err != nil {
+		return false
+	}
+	var id proc.ID
+	return json.Unmarshal(b, &id) == nil && id.PID > 0 && id.Alive()
 }
 
 // logTail is the last n lines of a file, on one line.

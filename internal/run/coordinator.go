@@ -192,7 +192,7 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
-		Subscription: c.subscription,
+		Subscription: c.subscription, Mode: c.cfg.Mode,
 	}); err != nil {
 		return err
 	}

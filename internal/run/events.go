@@ -43,6 +43,11 @@ type RunStarted struct {
 	// Subscription: the workers signed in with a subscription token, so
 	// the dollars are what the usage would cost at API prices, not a bill.
 	Subscription bool `json:"subscription,omitempty"`
+	// Mode is the config's mode the run started in. A resume may switch
+	// between the modes zerg starts workers in, but not into or out of
+	// tasks mode, where the user's session runs them and the workspaces
+	// live elsewhere.
+	Mode string `json:"mode,omitempty"`
 }
 
 // RunResumed: a coordinator took the run over after a stop or a crash.

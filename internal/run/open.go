@@ -114,6 +114,9 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 				Err: fmt.Errorf("branch %s already exists, but there is no run of %s", IntegrationBranch(opts.Feature), opts.Feature)}
 		}
 	default: // resume
+		if err := resumeTasksMode(st.Started, opts.Config.Mode); err != nil {
+			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
+		}
 		reh, sc, note, err := resumeMode(st.Started, opts.Rehearsal, opts.Scenario)
 		if err != nil {
 			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
@@ -162,6 +165,19 @@ func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, 
 		return true, rec.Scenario, "", nil
 	}
 	return rehearse, scenario, "", nil
+}
+
+// resumeTasksMode refuses to resume a run across tasks mode's border: a
+// run the user's session worked is not taken over by workers zerg starts
+// with its own key (nor the other way round) because a config says so.
+func resumeTasksMode(rec *RunStarted, mode string) error {
+	if rec == nil || rec.Mode == "" || (rec.Mode == config.ModeTasks) == (mode == config.ModeTasks) {
+		return nil
+	}
+	if rec.Mode == config.ModeTasks {
+		return fmt.Errorf("%s runs in tasks mode: continue it from your Claude Code session with /zerg:rush %s --mode tasks (zerg tasks next %s)", rec.Feature, rec.Feature, rec.Feature)
+	}
+	return fmt.Errorf("%s runs in %s mode, not tasks mode: continue it with zerg rush %s --resume", rec.Feature, rec.Mode, rec.Feature)
 }
 
 // Rehearsal reports whether the run talks to the scripted model, and with

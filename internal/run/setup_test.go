@@ -93,3 +93,24 @@ func TestPlanSetupForANewRun(t *testing.T) {
 		t.Errorf("resume: %+v %v", p, err)
 	}
 }
+
+// TestResumeTasksMode: a run resumes in another mode zerg starts workers in,
+// but not across tasks mode's border, either way; runs recorded before the
+// mode was recorded resume as before.
+func TestResumeTasksMode(t *testing.T) {
+	for _, tc := range []struct {
+		rec, mode string
+		refused   bool
+	}{
+		{"sandbox", "container", false},
+		{"tasks", "tasks", false},
+		{"", "tasks", false},
+		{"tasks", "sandbox", true},
+		{"subprocess", "tasks", true},
+	} {
+		err := resumeTasksMode(&RunStarted{Feature: "f", Mode: tc.rec}, tc.mode)
+		if (err != nil) != tc.refused {
+			t.Errorf("started in %q, resumed in %q: %v", tc.rec, tc.mode, err)
+		}
+	}
+}

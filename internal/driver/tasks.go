@@ -47,6 +47,10 @@ type Lease struct {
 	ID        string `json:"lease"`
 	Workspace string `json:"workspace"`
 	Model     string `json:"model,omitempty"`
+	// AgentModel is Model as the Agent tool takes it (an alias: haiku,
+	// sonnet or opus), "" when it names none of them: the subagent then
+	// runs on the session's model.
+	AgentModel string `json:"agent_model,omitempty"`
 	// Owns are the task's own paths, for the session's hook.
 	Owns    []string  `json:"owns"`
 	Prompt  string    `json:"prompt"`
@@ -154,7 +158,7 @@ func (w *handed) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	_ = os.Remove(w.reportFile())
 	now := time.Now().UTC()
 	l := Lease{Task: w.a.Task, Attempt: w.a.Number, ID: LeaseID(w.a.Task, w.a.Number), Workspace: w.dir,
-		Model: sp.Model, Owns: nonNilStrings(sp.Hook.AllowedPaths), Prompt: TaskPrompt(w.dir, sp.Prompt),
+		Model: sp.Model, AgentModel: AgentModel(sp.Model), Owns: nonNilStrings(sp.Hook.AllowedPaths), Prompt: TaskPrompt(w.dir, sp.Prompt),
 		Issued: now, Expires: now.Add(w.d.Lease), Coordinator: os.Getpid()}
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
@@ -186,6 +190,18 @@ func (w *handed) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		case <-tick.C:
 		}
 	}
+}
+
+// AgentModel is the Agent tool's alias for model: the family a model id
+// or alias names, "" for none it knows.
+func AgentModel(model string) string {
+	m := strings.ToLower(model)
+	for _, family := range []string{"opus", "sonnet", "haiku"} {
+		if strings.Contains(m, family) {
+			return family
+		}
+	}
+	return ""
 }
 
 // TaskPrompt is the prompt a subagent gets: where its workspace is, then

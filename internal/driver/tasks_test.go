@@ -55,7 +55,7 @@ func TestTasksLaunchTakesItsOwnReport(t *testing.T) {
 	if v.Class != outcome.Success || v.Reason != outcome.ReasonCompleted {
 		t.Fatalf("verdict %+v, want success", v)
 	}
-	if seen.ID != "T1-2" || seen.Model != "haiku" || len(seen.Owns) != 1 || seen.Coordinator != os.Getpid() ||
+	if seen.ID != "T1-2" || seen.Model != "haiku" || seen.AgentModel != "haiku" || len(seen.Owns) != 1 || seen.Coordinator != os.Getpid() ||
 		!strings.Contains(seen.Prompt, "Your workspace is /repo/.zerg/tasks/f/T1-2") || !strings.HasSuffix(seen.Prompt, "Task T1: one") {
 		t.Fatalf("lease %+v", seen)
 	}
@@ -81,5 +81,13 @@ func TestTasksLaunchStopsWithTheRun(t *testing.T) {
 	v := launchHanded(t, ctx, time.Hour, func(string, Lease) { cancel() })
 	if v.Class != outcome.Infra || v.Reason != outcome.ReasonStopped {
 		t.Fatalf("verdict %+v, want stopped", v)
+	}
+}
+
+func TestAgentModel(t *testing.T) {
+	for in, want := range map[string]string{"haiku": "haiku", "claude-sonnet-4-5": "sonnet", "claude-opus-4-8": "opus", "sonnet[1m]": "sonnet", "my-proxy-model": "", "": ""} {
+		if got := AgentModel(in); got != want {
+			t.Errorf("AgentModel(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -27,6 +27,9 @@ func agentPermissions(agent string) *server.Permissions {
 
 			// Outcomes, on the agent's own subject only.
 			SubjectResults + "." + agent + ".>",
+			// The API tunnel (tunnel.go): requests on the agent's own
+			// subject only; the coordinator answers on its inbox.
+			SubjectAPI + "." + agent + ".>",
 
 			// The heartbeat: a KV put is a JetStream publish on
 			// $KV.<bucket>.<key>; the agent's key is its name. The agent

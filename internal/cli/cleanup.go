@@ -140,14 +140,19 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 	// left only when its work could not be committed (zerg refused it, or
 	// could not read it): zerg handed it back to you and wrote down why
 	// beside it. It holds work nowhere else, so zerg deletes none of it.
+	// Tasks mode's are private clones too, inside the repository.
 	keptClones := 0
-	if entries, err := os.ReadDir(t.paths.Workspaces); err == nil {
-		registered := map[string]bool{}
-		for _, w := range worktrees {
-			registered[filepath.Clean(w.Path)] = true
+	registered := map[string]bool{}
+	for _, w := range worktrees {
+		registered[filepath.Clean(w.Path)] = true
+	}
+	for _, root := range []string{t.paths.Workspaces, run.TasksWorkspaces(t.root, t.feature)} {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			continue
 		}
 		for _, e := range entries {
-			p := filepath.Join(t.paths.Workspaces, e.Name())
+			p := filepath.Join(root, e.Name())
 			if !e.IsDir() || strings.HasPrefix(e.Name(), "_") || registered[p] {
 				if strings.HasSuffix(e.Name(), driver.KeptSuffix) && !o.dryRun {
 					// A record of a workspace that is gone.
@@ -164,7 +169,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		}
 	}
 	if keptClones > 0 {
-		failures = append(failures, fmt.Sprintf("%d sandboxed workspace(s) kept because they hold work zerg did not commit", keptClones))
+		failures = append(failures, fmt.Sprintf("%d private workspace(s) (sandbox, container or tasks mode) kept because they hold work zerg did not commit", keptClones))
 	}
 	if n := len(unsaved); n > 0 {
 		failures = append(failures, fmt.Sprintf("%d workspace(s) kept because they hold uncommitted work", n))
@@ -188,6 +193,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		if os.Remove(t.paths.Workspaces) == nil {
 			_ = os.Remove(filepath.Dir(t.paths.Workspaces))
 		}
+		_ = os.Remove(run.TasksWorkspaces(t.root, t.feature))
 	}
 
 	// What --all must not throw away: the log while a workspace may still

@@ -44,6 +44,48 @@ type attemptFig struct {
 	// VerifySeconds: from attempt_verifying to attempt_finished: the
 	// verification command, the ownership check and zerg's commit.
 	VerifySeconds float64 `json:"verify_seconds"`
+	// The attempt's phases as zerg recorded them: the workspace, the
+	// launch (the CLI and what the driver does around it), the
+	// verification command in its isolation, the snapshot, checks and
+	// commit.
+	PrepareSeconds float64 `json:"prepare_seconds"`
+	LaunchSeconds  float64 `json:"launch_seconds"`
+	VerifyCmdSecs  float64 `json:"verify_command_seconds"`
+	CommitSeconds  float64 `json:"commit_seconds"`
+	// OwnSeconds is zerg's own time in the attempt: the phases less the
+	// CLI's own time and less the verification command as it ran by hand
+	// (what the isolation adds to it stays zerg's).
+	OwnSeconds float64 `json:"own_seconds"`
+	// VerifyOverSeconds is what the verification took beyond the same
+	// command by hand: the isolation it runs in.
+	VerifyOverSeconds float64 `json:"verify_over_seconds"`
+}
+
+// ownSeconds fills each attempt's OwnSeconds from its phases and the task's
+// verification as it ran by hand, and returns their mean over the attempts
+// that recorded phases (0 when none did).
+func ownSeconds(attempts []attemptFig, byHand []timed) float64 {
+	verifyByHand := map[string]float64{}
+	for _, f := range byHand {
+		if task, ok := strings.CutSuffix(f.What, " verification"); ok {
+			verifyByHand[task] = f.Seconds
+		}
+	}
+	sum, n := 0.0, 0
+	for i := range attempts {
+		a := &attempts[i]
+		if a.LaunchSeconds == 0 {
+			continue
+		}
+		a.VerifyOverSeconds = max(a.VerifyCmdSecs-verifyByHand[a.Task], 0)
+		a.OwnSeconds = a.PrepareSeconds + max(a.LaunchSeconds-a.WorkerSeconds, 0) + a.VerifyOverSeconds + a.CommitSeconds
+		sum += a.OwnSeconds
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 // levelFig: a level's merge and gates, from its last attempt to its verdict.
@@ -128,7 +170,10 @@ type result struct {
 	// verifications and gates by hand, not the tests run while writing.
 	ChecksSeconds float64 `json:"checks_seconds"`
 	ChecksRatio   float64 `json:"checks_ratio"`
-	Dir           string  `json:"dir,omitempty"` // kept with -keep
+	// OwnSecondsMean is zerg's own time per attempt (attemptFig.OwnSeconds),
+	// averaged over the attempts that recorded their phases.
+	OwnSecondsMean float64 `json:"own_seconds_per_attempt"`
+	Dir            string  `json:"dir,omitempty"` // kept with -keep
 	// Zerg: the commit zerg was built from, "+ uncommitted changes" when the
 	// working tree had some; empty for a binary given with -zerg.
 	Zerg string `json:"zerg,omitempty"`
@@ -424,6 +469,10 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 			}
 			if v, ok := verifying[k]; ok {
 				a.VerifySeconds = e.Time.Sub(v).Seconds()
+			}
+			if p := d.Phases; p != nil {
+				a.PrepareSeconds, a.LaunchSeconds = float64(p.Prepare)/1000, float64(p.Launch)/1000
+				a.VerifyCmdSecs, a.CommitSeconds = float64(p.Verify)/1000, float64(p.Commit)/1000
 			}
 			f.Attempts = append(f.Attempts, a)
 			lastFinish = e.Time

@@ -121,6 +121,7 @@ func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []stri
 	if r.ChecksSeconds > 0 {
 		r.ChecksRatio = r.Rush.Seconds / r.ChecksSeconds
 	}
+	r.OwnSecondsMean = ownSeconds(r.Rush.Attempts, r.ByHand)
 	fmt.Fprintln(log, "realproject: the project's suite on the integration branch")
 	if r.Suite, err = checkIntegration(ctx, p, repo, dir); err != nil {
 		return r, err
@@ -157,6 +158,10 @@ func (r *result) print(w io.Writer) {
 	line("rush: actual cost", fmt.Sprintf("$%.4f  (the attempts in the log; a rehearsal's scripted usage at the CLI's prices)", r.Rush.ActualUSD))
 	for _, a := range r.Rush.Attempts {
 		v := fmt.Sprintf("%s  worker %s, verify+commit %s, %s", secs(a.Seconds), secs(a.WorkerSeconds), secs(a.VerifySeconds), a.Class)
+		if a.LaunchSeconds > 0 {
+			v += fmt.Sprintf("; zerg's own %s (workspace %s, launch beyond the CLI %s, verification beyond the command %s, commit %s)",
+				secs(a.OwnSeconds), secs(a.PrepareSeconds), secs(a.LaunchSeconds-a.WorkerSeconds), secs(a.VerifyOverSeconds), secs(a.CommitSeconds))
+		}
 		if a.Reason != "" && a.Class != "success" {
 			v += " (" + a.Reason + ")"
 		}
@@ -211,6 +216,9 @@ func (r *result) print(w io.Writer) {
 	note := ""
 	if !r.ok() {
 		note = "  (not delivered: the rush's time is that of a failed run)"
+	}
+	if r.OwnSecondsMean > 0 {
+		fmt.Fprintf(w, "zerg's own seconds per attempt = %.2f  (workspace, launch beyond the CLI, verification beyond the command, commit)\n", r.OwnSecondsMean)
 	}
 	fmt.Fprintf(w, "ratio rush/checks-only = %.1f\n", r.ChecksRatio)
 	fmt.Fprintf(w, "ratio rush/by-hand = %.1f%s\n", r.Ratio, note)

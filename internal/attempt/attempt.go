@@ -122,6 +122,18 @@ type Result struct {
 	// engine's top hypothesis on the verification's output, or the pattern
 	// of zerg's own verdict (an ownership check, the commit scan, the API).
 	Diagnosis *diagnose.Hypothesis
+	// Phases are where the attempt's time went.
+	Phases Phases
+}
+
+// Phases are the wall times of an attempt's steps: making the workspace,
+// the launch (the worker's CLI plus what the driver does around it: the
+// gateway, the sandbox), the verification (the command in the
+// workspace's isolation) and the commit (snapshot, checks and zerg's
+// commit). What the launch takes beyond the CLI's own time and the
+// others are zerg's overhead; docs/benchmarks.md measures them.
+type Phases struct {
+	Prepare, Launch, Verify, Commit time.Duration
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what

@@ -32,7 +32,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 	if err := fsx.PrivateDir(in.Dir); err != nil {
 		return Result{}, err
 	}
+	prepareStart := time.Now()
 	ws, err := in.Driver.Prepare(ctx, in.driverAttempt())
+	prepared := time.Since(prepareStart)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{Class: outcome.Infra, Reason: outcome.ReasonCancelled, Detail: "the run was stopped"}, nil
@@ -45,7 +47,9 @@ func run(ctx context.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 	var retryAfter atomic.Int64
+	launchStart := time.Now()
 	v, err := ws.Launch(ctx, in.workerSpec(prompt), in.starter(&retryAfter))
+	launched := time.Since(launchStart)
 	var audit *driver.AuditError
 	if errors.As(err, &audit) {
 		return in.auditFailed(ws, Result{Worker: v.Worker}, audit.Err), nil
@@ -54,7 +58,8 @@ func run(ctx context.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Worker: v.Worker, Class: v.Class, Reason: v.Reason, Detail: v.Detail, Reset: v.Reset,
-		MemoryPeak: v.MemoryPeak, RetryAfter: time.Duration(retryAfter.Load())}
+		MemoryPeak: v.MemoryPeak, RetryAfter: time.Duration(retryAfter.Load()),
+		Phases: Phases{Prepare: prepared, Launch: launched}}
 	if ctx.Err() != nil {
 		// Stopped by the coordinator: keep the work, let the caller decide.
 		res.Class, res.Reason, res.Detail = outcome.Infra, outcome.ReasonCancelled, "the run was stopped"
@@ -90,7 +95,9 @@ func finish(ctx context.Context, in Input, ws driver.Workspace, res Result) (Res
 		if in.OnVerify != nil {
 			in.OnVerify()
 		}
+		verifyStart := time.Now()
 		res.VerifyExit, res.VerifyOutput = in.verify(ctx, ws)
+		res.Phases.Verify = time.Since(verifyStart)
 		if res.VerifyExit != 0 {
 			res.Class, res.Reason = outcome.Task, outcome.ReasonVerificationFailed
 			res.Detail = verificationFailed(in.Task.Verification.Command, res.VerifyExit, res.VerifyOutput)
@@ -102,7 +109,16 @@ func finish(ctx context.Context, in Input, ws driver.Workspace, res Result) (Res
 	if err := diskwatch.Tripped(ctx); err != nil {
 		return in.diskFailed(ctx, ws, res, err), nil
 	}
+	commitStart := time.Now()
+	out, err := commitResult(ctx, in, ws, res)
+	out.Phases.Commit = time.Since(commitStart)
+	return out, err
+}
 
+// commitResult takes the workspace's content as one commit, applies the
+// checks and commits it (or a failed attempt's work) on the attempt's
+// branch.
+func commitResult(ctx context.Context, in Input, ws driver.Workspace, res Result) (Result, error) {
 	// What the worker produced, as one commit in a quarantine: anything
 	// that goes wrong from here is the worker's doing (a broken .git, a
 	// forged bundle, a secret): its task fails, the run goes on.

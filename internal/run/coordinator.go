@@ -712,6 +712,10 @@ func finishedEvent(res attempt.Result, model string) AttemptFinished {
 	if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
 		fin.Usage = &u
 	}
+	if p := res.Phases; p != (attempt.Phases{}) {
+		fin.Phases = &PhasesMS{Prepare: p.Prepare.Milliseconds(), Launch: p.Launch.Milliseconds(),
+			Verify: p.Verify.Milliseconds(), Commit: p.Commit.Milliseconds()}
+	}
 	for i, ch := range res.Changes {
 		if i == MaxChangedListed {
 			fin.ChangedOmitted = len(res.Changes) - i

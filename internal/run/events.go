@@ -50,6 +50,14 @@ type RunStarted struct {
 	Mode string `json:"mode,omitempty"`
 }
 
+// PhasesMS are an attempt's phases (attempt.Phases) in milliseconds.
+type PhasesMS struct {
+	Prepare int64 `json:"prepare_ms"`
+	Launch  int64 `json:"launch_ms"`
+	Verify  int64 `json:"verify_ms"`
+	Commit  int64 `json:"commit_ms"`
+}
+
 // RunResumed: a coordinator took the run over after a stop or a crash.
 type RunResumed struct {
 	Workers int `json:"workers"`
@@ -127,7 +135,10 @@ type AttemptFinished struct {
 	Turns      int    `json:"turns,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 	WorkerMS   int64  `json:"worker_ms,omitempty"` // time inside the claude process
-	VerifyExit int    `json:"verify_exit,omitempty"`
+	// Phases are where the attempt's time went (attempt.Phases), in
+	// milliseconds; absent in logs from before they were recorded.
+	Phases     *PhasesMS `json:"phases,omitempty"`
+	VerifyExit int       `json:"verify_exit,omitempty"`
 	// MemoryPeakMB is the most memory the attempt's processes used
 	// together (sandbox mode with a cgroup), 0 when unknown.
 	MemoryPeakMB int64 `json:"memory_peak_mb,omitempty"`

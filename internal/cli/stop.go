@@ -84,7 +84,7 @@ zerg rush FEATURE --resume.`,
 				fmt.Fprintf(a.stdout, "removed %d leftover container(s)\n", removed)
 			}
 			if pid > 0 || killed > 0 || removed > 0 || v.State == run.RunDead {
-				fmt.Fprintf(a.stdout, "stopped; continue with zerg rush %s --resume\n", t.feature)
+				fmt.Fprintf(a.stdout, "stopped; continue with %s\n", resumeCommand(st, t.feature))
 			}
 			return nil
 		},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -239,6 +240,16 @@ func launching(v run.View, leases []driver.Lease) int {
 		n += min(free, ready)
 	}
 	return n
+}
+
+// resumeCommand is how a stopped run of feature continues: zerg tasks next
+// for a run in tasks mode (a resume does not cross into another mode),
+// zerg rush --resume for the others.
+func resumeCommand(st *run.State, feature string) string {
+	if st != nil && st.Started != nil && st.Started.Mode == config.ModeTasks {
+		return fmt.Sprintf("zerg tasks next %s (or /zerg:rush %s --mode tasks in your Claude Code session)", feature, feature)
+	}
+	return fmt.Sprintf("zerg rush %s --resume", feature)
 }
 
 // hasWork reports whether a run that ended has tasks to run again (zerg

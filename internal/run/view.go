@@ -94,12 +94,12 @@ type TaskView struct {
 	Branch        string  `json:"branch,omitempty"`
 	CostUSD       float64 `json:"cost_usd"`
 	Tokens        int64   `json:"tokens"`
-	// EstimateMinutes is the graph's estimate_minutes (0 without one) and
+	// EstimateMS is the graph's estimate_minutes (0 without one) and
 	// WorkerMS the time its finished attempts took: together they scale
 	// the estimates of the tasks left into an ETA.
-	EstimateMinutes float64      `json:"estimate_minutes,omitempty"`
-	WorkerMS        int64        `json:"worker_ms,omitempty"`
-	Running         *RunningView `json:"running,omitempty"`
+	EstimateMS int64        `json:"estimate_ms,omitempty"`
+	WorkerMS   int64        `json:"worker_ms,omitempty"`
+	Running    *RunningView `json:"running,omitempty"`
 	// Abandoned is an attempt the log leaves open while nothing runs it:
 	// its coordinator died (or the view is its own last word). Nothing
 	// counts its time any more; --resume reaps it and runs the task again.
@@ -192,12 +192,12 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	// Every task of the graph, then any the log names that the graph lacks.
 	var ids []string
 	levelOf := map[string]int{}
-	estimate := map[string]float64{}
+	estimate := map[string]int64{}
 	if g != nil {
 		for _, t := range g.Tasks {
 			ids = append(ids, t.ID)
 			levelOf[t.ID] = t.Level
-			estimate[t.ID] = t.EstimateMinutes
+			estimate[t.ID] = int64(t.EstimateMinutes * 60_000)
 		}
 	}
 	for _, id := range st.Order {
@@ -210,7 +210,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		ts := st.Task(id)
 		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
 			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
-			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMinutes: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds()}
+			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds()}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
 		} else {

@@ -31,8 +31,9 @@ func TestBar(t *testing.T) {
 // TestColumnsLineUpStyledCells: a coloured cell takes the cells it shows,
 // not the bytes of its colour codes (the misaligned status columns).
 func TestColumnsLineUpStyledCells(t *testing.T) {
-	red := "\x1b[31mfailed\x1b[0m"
-	rows := Columns([][]string{{"TASK", "STATUS", "COST"}, {"a", red, "$1"}, {"long-task", "ok", "$2"}}, 80)
+	// The coloured cell is narrower than its column, so it is padded.
+	red := "\x1b[31mok\x1b[0m"
+	rows := Columns([][]string{{"TASK", "STATUS", "COST"}, {"a", red, "$1"}, {"long-task", "running", "$2"}}, 80)
 	col := -1
 	for _, r := range rows {
 		plain := lipgloss.NewStyle().Render(stripANSI(r))

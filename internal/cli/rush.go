@@ -82,6 +82,13 @@ instead: the run shows the time, waits (at most retry.wait_for_reset_max,
 default 6h), then runs the refused tasks again by itself; Ctrl-C during the
 wait stops the run resumable.
 
+On a terminal (stdin and stdout) the rush shows a live view instead of its
+progress lines (docs/tui.md): levels with progress bars and an ETA, one row per
+running worker, failures with their diagnosis, the breaker, backpressure and
+rate limits. l opens the selected task's log; q closes the view and the run
+goes on printing its lines; Ctrl-C (or s, then y) stops the run, resumable.
+--plain or ZERG_NO_TUI=1 prints the lines on a terminal too.
+
 Exit status: 0 delivered, 1 not delivered (the report names the tasks, or the
 budget or account that stopped it), 2 bad input or launch not confirmed (nothing
 written), 3 interrupted (continue with --resume), 4 another zerg is running this

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap podman container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux podman container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
 
 all: build
 
@@ -39,6 +39,20 @@ bwrap:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }; \
 	  else \
 	    echo "bubblewrap (bwrap) is missing; zerg's sandbox mode needs it: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)"; \
+	    exit 1; \
+	  fi; }
+
+# The live view's end-to-end tests (e2e/rush/tui_test.go) drive the real
+# binary in a tmux pane, a real terminal. Installed when missing and we can
+# (root, apt-get), like bwrap.
+tmux:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install tmux"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; }; \
+	  else \
+	    echo "tmux is missing; the live view's tests need it: sudo apt-get install tmux (Fedora: sudo dnf install tmux)"; \
 	    exit 1; \
 	  fi; }
 
@@ -77,7 +91,7 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # package is too close for it. Container mode's tests need podman and the
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers.
-test: claude bwrap container-image fmt-check vet
+test: claude bwrap tmux container-image fmt-check vet
 	ZERG_E2E_CONTAINER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/

@@ -62,8 +62,11 @@ type Progress struct {
 	Events    int
 	// Turns counts distinct main-loop API messages seen so far; the final
 	// number is Outcome.NumTurns.
-	Turns           int
-	ToolCalls       map[string]int
+	Turns     int
+	ToolCalls map[string]int
+	// LastTool is the name of the latest tool call: what a live view shows
+	// a worker doing.
+	LastTool        string
 	APIRetries      int
 	LastRetryStatus int
 	LastRetryError  string
@@ -160,6 +163,7 @@ func (s *state) observeAssistant(a *AssistantEvent) {
 	for _, b := range m.Content {
 		if b.Type == "tool_use" {
 			s.p.ToolCalls[b.Name]++
+			s.p.LastTool = b.Name
 		}
 		if !s.p.TokensFinal {
 			n := len(b.Text) + len(b.Thinking) + len(b.Input)

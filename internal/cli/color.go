@@ -13,6 +13,13 @@ func colorEnabled(w io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
+	_, ok := terminalFile(w)
+	return ok
+}
+
+// terminalFile is the terminal under w (through the wrappers that
+// survivePipes adds), if w writes to one.
+func terminalFile(w io.Writer) (*os.File, bool) {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
@@ -21,7 +28,7 @@ func colorEnabled(w io.Writer) bool {
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return f, ok && term.IsTerminal(int(f.Fd()))
 }
 
 const (

@@ -39,6 +39,7 @@ type rushFlags struct {
 	graph    string
 	asJSON   bool
 	yes      bool
+	plain    bool
 	// waitForReset overrides retry.wait_for_reset when given.
 	waitForReset bool
 }
@@ -81,6 +82,13 @@ instead: the run shows the time, waits (at most retry.wait_for_reset_max,
 default 6h), then runs the refused tasks again by itself; Ctrl-C during the
 wait stops the run resumable.
 
+On a terminal (stdin and stdout) the rush shows a live view instead of its
+progress lines (docs/tui.md): levels with progress bars and an ETA, one row per
+running worker, failures with their diagnosis, the breaker, backpressure and
+rate limits. l opens the selected task's log; q closes the view and the run
+goes on printing its lines; Ctrl-C (or s, then y) stops the run, resumable.
+--plain or ZERG_NO_TUI=1 prints the lines on a terminal too.
+
 Exit status: 0 delivered, 1 not delivered (the report names the tasks, or the
 budget or account that stopped it), 2 bad input or launch not confirmed (nothing
 written), 3 interrupted (continue with --resume), 4 another zerg is running this
@@ -106,6 +114,7 @@ feature.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print the final report (with --dry-run: the plan) as JSON (docs/json.md)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "start without asking, even above budget.confirm_above_usd or budget.max_workers_without_confirm")
 	fl.BoolVar(&f.waitForReset, "wait-for-reset", false, "on a usage limit with a reset time, wait for the reset and go on (default: retry.wait_for_reset)")
+	fl.BoolVar(&f.plain, "plain", false, "print progress lines instead of the live view on a terminal (also ZERG_NO_TUI=1)")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
 }
@@ -230,8 +239,18 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return err
 	}
+	// On a terminal the live view shows the run; the progress lines wait
+	// in liveLines, printed as before until the view starts and after it
+	// ends. --json keeps stdout for the report.
+	var lines *liveLines
+	var progress io.Writer = a.stderr
+	liveTerm := a.liveTerminal(f.plain)
+	if liveTerm != nil && !f.asJSON {
+		lines = newLiveLines(a.stderr)
+		progress = lines
+	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
-		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: a.stderr}
+		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: progress}
 	// Everything is checked before anything is written.
 	r, err := run.Open(ctx, opts)
 	if err != nil {
@@ -294,7 +313,12 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err := claude.EnableSubreaper(); err != nil {
 		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)
 	}
-	v, err := r.Execute(ctx, worker)
+	var v *run.View
+	if lines != nil {
+		v, err = a.executeLive(ctx, r, worker, paths, lines, liveTerm)
+	} else {
+		v, err = r.Execute(ctx, worker)
+	}
 	if v != nil {
 		if f.asJSON {
 			if jerr := printViewJSON(a.stdout, *v); jerr != nil {

@@ -14,7 +14,7 @@ import (
 func init() { register(newStatusCmd) }
 
 func newStatusCmd(a *app) *cobra.Command {
-	var asJSON, watch bool
+	var asJSON, watch, plain bool
 	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "status [FEATURE]",
@@ -23,9 +23,14 @@ func newStatusCmd(a *app) *cobra.Command {
 task (pending and blocked ones too) with its status and attempts, each level, the
 gates, what failed and why, the cost so far, and whether the coordinator is alive
 (it is exactly as long as it holds the run's log). It only reads; it works while
-the run is going and after it ended. --watch redraws until the run is no longer
-running; started before the run, it waits for the run to start. FEATURE may be
-left out when the repository has one run.`,
+the run is going and after it ended. --watch follows the run until it is no
+longer running; started before the run, it waits for the run to start. On a
+terminal --watch is a live view (docs/tui.md): levels with progress bars and an
+ETA, one row per running worker, failures with their diagnosis, the breaker,
+backpressure and rate limits; l opens the selected task's log, s stops the run
+(after y), q or Ctrl-C quits the watch and leaves the run going. --plain (or
+ZERG_NO_TUI=1), --json or no terminal redraws plain text every --interval.
+FEATURE may be left out when the repository has one run.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -36,6 +41,9 @@ left out when the repository has one run.`,
 				t, err := a.waitForRun(cmd.Context(), firstArg(args), interval)
 				if err != nil || t == nil {
 					return err // nil: interrupted while waiting (exit 3)
+				}
+				if tty := a.liveTerminal(plain); tty != nil && !asJSON {
+					return a.watchLive(cmd.Context(), t, tty)
 				}
 				return a.watchStatus(cmd.Context(), t, interval, asJSON)
 			}
@@ -56,7 +64,8 @@ left out when the repository has one run.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON (docs/json.md)")
 	cmd.Flags().BoolVarP(&watch, "watch", "W", false, "redraw until the run is no longer running")
-	cmd.Flags().DurationVar(&interval, "interval", time.Second, "redraw interval for --watch")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "redraw interval for --watch (plain)")
+	cmd.Flags().BoolVar(&plain, "plain", false, "with --watch on a terminal: redraw plain text instead of the live view (also ZERG_NO_TUI=1)")
 	return cmd
 }
 

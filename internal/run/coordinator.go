@@ -380,7 +380,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		req.OnProgress = func(p claude.Progress) {
 			c.setLive(t.ID, func(l *liveAttempt) {
-				l.LastEvent, l.Turns, l.ToolCalls, l.Tokens = p.LastEvent, p.Turns, p.ToolCalls, p.Tokens.Total()
+				l.LastEvent, l.Turns, l.ToolCalls, l.LastTool, l.Tokens = p.LastEvent, p.Turns, p.ToolCalls, p.LastTool, p.Tokens.Total()
 			})
 		}
 		req.OnVerify = func() {
@@ -684,6 +684,7 @@ type liveAttempt struct {
 	LastEvent time.Time      `json:"last_event,omitzero"`
 	Turns     int            `json:"turns"`
 	ToolCalls map[string]int `json:"tool_calls,omitempty"`
+	LastTool  string         `json:"last_tool,omitempty"`
 	Tokens    int64          `json:"tokens"`
 }
 

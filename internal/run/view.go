@@ -82,19 +82,24 @@ type LevelView struct {
 
 // TaskView is one task of the graph.
 type TaskView struct {
-	ID            string       `json:"id"`
-	Level         int          `json:"level"`
-	Status        Status       `json:"status"`
-	Attempts      int          `json:"attempts"`
-	TaskFailures  int          `json:"task_failures"`
-	InfraFailures int          `json:"infra_failures"`
-	Reason        string       `json:"reason,omitempty"`
-	Detail        string       `json:"detail,omitempty"`
-	Commit        string       `json:"commit,omitempty"`
-	Branch        string       `json:"branch,omitempty"`
-	CostUSD       float64      `json:"cost_usd"`
-	Tokens        int64        `json:"tokens"`
-	Running       *RunningView `json:"running,omitempty"`
+	ID            string  `json:"id"`
+	Level         int     `json:"level"`
+	Status        Status  `json:"status"`
+	Attempts      int     `json:"attempts"`
+	TaskFailures  int     `json:"task_failures"`
+	InfraFailures int     `json:"infra_failures"`
+	Reason        string  `json:"reason,omitempty"`
+	Detail        string  `json:"detail,omitempty"`
+	Commit        string  `json:"commit,omitempty"`
+	Branch        string  `json:"branch,omitempty"`
+	CostUSD       float64 `json:"cost_usd"`
+	Tokens        int64   `json:"tokens"`
+	// EstimateMS is the graph's estimate_minutes (0 without one) and
+	// WorkerMS the time its finished attempts took: together they scale
+	// the estimates of the tasks left into an ETA.
+	EstimateMS int64        `json:"estimate_ms,omitempty"`
+	WorkerMS   int64        `json:"worker_ms,omitempty"`
+	Running    *RunningView `json:"running,omitempty"`
 	// Abandoned is an attempt the log leaves open while nothing runs it:
 	// its coordinator died (or the view is its own last word). Nothing
 	// counts its time any more; --resume reaps it and runs the task again.
@@ -122,6 +127,8 @@ type RunningView struct {
 	LastEvent time.Time `json:"last_event,omitzero"`
 	Turns     int       `json:"turns"`
 	Tokens    int64     `json:"tokens"`
+	// LastTool is the worker's latest tool call (Bash, Edit, …).
+	LastTool string `json:"last_tool,omitempty"`
 }
 
 // Liveness is what a reader knows of the coordinator beyond the log.
@@ -185,10 +192,12 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	// Every task of the graph, then any the log names that the graph lacks.
 	var ids []string
 	levelOf := map[string]int{}
+	estimate := map[string]int64{}
 	if g != nil {
 		for _, t := range g.Tasks {
 			ids = append(ids, t.ID)
 			levelOf[t.ID] = t.Level
+			estimate[t.ID] = int64(t.EstimateMinutes * 60_000)
 		}
 	}
 	for _, id := range st.Order {
@@ -201,7 +210,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		ts := st.Task(id)
 		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
 			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
-			CostUSD: ts.CostUSD, Tokens: ts.Tokens}
+			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds()}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
 		} else {
@@ -225,7 +234,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 			}
 			if lv.Live != nil {
 				if la, ok := lv.Live.Running[id]; ok && la.Attempt == ts.Open.Number {
-					rv.LastEvent, rv.Turns, rv.Tokens = la.LastEvent.UTC(), la.Turns, la.Tokens
+					rv.LastEvent, rv.Turns, rv.Tokens, rv.LastTool = la.LastEvent.UTC(), la.Turns, la.Tokens, la.LastTool
 				}
 			}
 			tv.Running = rv

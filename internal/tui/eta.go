@@ -1,0 +1,111 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/zergrush/zerg/internal/run"
+)
+
+// ETA estimates the time left of a run from the graph's estimates scaled by
+// the run's actual times: the tasks finished so far took scale times their
+// estimates, so the tasks left are expected to as well. Without estimates
+// (a graph without estimate_minutes), every task is expected to take the
+// mean time of those finished. Levels run one after another and the tasks
+// of a level side by side on at most workers workers, so a level takes the
+// longer of its longest task and its work spread over the workers. ok is
+// false while nothing gives a measure (no task finished, no estimates).
+func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
+	var doneEst, doneMS, doneN int64
+	anyEstimate := false
+	for _, t := range v.Tasks {
+		if t.EstimateMS > 0 {
+			anyEstimate = true
+		}
+		if t.WorkerMS > 0 && finished(t.Status) {
+			doneMS += t.WorkerMS
+			doneEst += t.EstimateMS
+			doneN++
+		}
+	}
+	// expect is how long a task is expected to take in all.
+	var expect func(t run.TaskView) time.Duration
+	switch {
+	case anyEstimate && doneEst > 0:
+		scale := float64(doneMS) / float64(doneEst)
+		expect = func(t run.TaskView) time.Duration {
+			return time.Duration(float64(t.EstimateMS)*scale) * time.Millisecond
+		}
+	case anyEstimate:
+		// Nothing finished yet: the estimates as they stand.
+		expect = func(t run.TaskView) time.Duration { return time.Duration(t.EstimateMS) * time.Millisecond }
+	case doneN > 0:
+		mean := time.Duration(doneMS/doneN) * time.Millisecond
+		expect = func(run.TaskView) time.Duration { return mean }
+	default:
+		return 0, false
+	}
+	workers := max(v.Workers, 1)
+	byLevel := map[int][]time.Duration{}
+	var levels []int
+	for _, t := range v.Tasks {
+		if finished(t.Status) || t.Status == run.StatusFailed || t.Status == run.StatusBlocked || t.Status == run.StatusCancelled {
+			continue // done, or will not run in this run
+		}
+		rem := expect(t)
+		if t.Running != nil {
+			// A task past its expected time is nearly done, as far as
+			// anyone can tell: a tenth of its expectation is left.
+			rem = max(rem-now.Sub(t.Running.Started), rem/10)
+		}
+		if _, seen := byLevel[t.Level]; !seen {
+			levels = append(levels, t.Level)
+		}
+		byLevel[t.Level] = append(byLevel[t.Level], rem)
+	}
+	for _, l := range levels {
+		left += levelTime(byLevel[l], workers)
+	}
+	return left, true
+}
+
+// levelTime is the time a level's remaining tasks take on workers workers:
+// the longer of its longest task and its total work divided among them.
+func levelTime(rem []time.Duration, workers int) time.Duration {
+	var sum, longest time.Duration
+	for _, r := range rem {
+		sum += r
+		longest = max(longest, r)
+	}
+	return max(longest, sum/time.Duration(min(workers, max(len(rem), 1))))
+}
+
+// finished: the task's work is done (committed waits only for its level's
+// merge).
+func finished(s run.Status) bool { return s == run.StatusMerged || s == run.StatusCommitted }
+
+// LevelFraction is how much of a level is done: its finished tasks over all.
+func LevelFraction(l run.LevelView, tasks []run.TaskView) float64 {
+	if l.State == "merged" {
+		return 1
+	}
+	if len(l.Tasks) == 0 {
+		return 0
+	}
+	done := 0
+	for _, t := range tasks {
+		if t.Level == l.Level && finished(t.Status) {
+			done++
+		}
+	}
+	return float64(done) / float64(len(l.Tasks))
+}
+
+// RunFraction is how much of the run is done: merged tasks over all.
+func RunFraction(v run.View) (done, total int) {
+	for _, t := range v.Tasks {
+		if t.Status == run.StatusMerged {
+			done++
+		}
+	}
+	return done, len(v.Tasks)
+}

@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/run"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func task(id string, level int, st run.Status, estMin float64, workerS int64) run.TaskView {
+	return run.TaskView{ID: id, Level: level, Status: st, EstimateMS: int64(estMin * 60_000), WorkerMS: workerS * 1000}
+}
+
+func TestETA(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		v     run.View
+		want  time.Duration
+		known bool
+	}{
+		{"nothing to measure by", run.View{Workers: 2, Tasks: []run.TaskView{task("a", 1, run.StatusPending, 0, 0)}}, 0, false},
+		{"estimates as they stand before anything finished", run.View{Workers: 2, Tasks: []run.TaskView{
+			task("a", 1, run.StatusPending, 2, 0), task("b", 1, run.StatusPending, 2, 0), task("c", 2, run.StatusPending, 1, 0)}},
+			3 * time.Minute, true},
+		// a took 1 minute against an estimate of 2: everything takes half.
+		{"scaled by the actual times", run.View{Workers: 2, Tasks: []run.TaskView{
+			task("a", 1, run.StatusMerged, 2, 60), task("b", 2, run.StatusPending, 4, 0), task("c", 2, run.StatusPending, 4, 0)}},
+			2 * time.Minute, true},
+		// One worker: level 2's two tasks one after the other.
+		{"work spread over the workers", run.View{Workers: 1, Tasks: []run.TaskView{
+			task("a", 1, run.StatusMerged, 2, 60), task("b", 2, run.StatusPending, 4, 0), task("c", 2, run.StatusPending, 4, 0)}},
+			4 * time.Minute, true},
+		{"no estimates: the mean finished time", run.View{Workers: 4, Tasks: []run.TaskView{
+			task("a", 1, run.StatusMerged, 0, 30), task("b", 1, run.StatusCommitted, 0, 90), task("c", 2, run.StatusPending, 0, 0)}},
+			time.Minute, true},
+		{"failed and blocked tasks do not run", run.View{Workers: 2, Tasks: []run.TaskView{
+			task("a", 1, run.StatusFailed, 2, 60), task("b", 2, run.StatusBlocked, 4, 0)}},
+			0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := ETA(c.v, t0)
+			if ok != c.known || got != c.want {
+				t.Errorf("ETA = %s, %v; want %s, %v", got, ok, c.want, c.known)
+			}
+		})
+	}
+}
+
+// TestETARunningTask: a running task has its elapsed time off its
+// expectation, and one past it has a tenth left, not a negative time.
+func TestETARunningTask(t *testing.T) {
+	v := run.View{Workers: 1, Tasks: []run.TaskView{task("a", 1, run.StatusRunning, 2, 0)}}
+	v.Tasks[0].Running = &run.RunningView{Attempt: 1, Started: t0.Add(-30 * time.Second)}
+	if got, _ := ETA(v, t0); got != 90*time.Second {
+		t.Errorf("ETA = %s, want 1m30s", got)
+	}
+	v.Tasks[0].Running.Started = t0.Add(-10 * time.Minute)
+	if got, _ := ETA(v, t0); got != 12*time.Second {
+		t.Errorf("overdue: ETA = %s, want 12s", got)
+	}
+}
+
+func TestLevelFraction(t *testing.T) {
+	tasks := []run.TaskView{task("a", 1, run.StatusMerged, 0, 0), task("b", 1, run.StatusCommitted, 0, 0),
+		task("c", 1, run.StatusRunning, 0, 0), task("d", 1, run.StatusPending, 0, 0)}
+	l := run.LevelView{Level: 1, State: "running", Tasks: []string{"a", "b", "c", "d"}}
+	if f := LevelFraction(l, tasks); f != 0.5 {
+		t.Errorf("fraction %v, want 0.5", f)
+	}
+	l.State = "merged"
+	if f := LevelFraction(l, tasks); f != 1 {
+		t.Errorf("merged level: %v, want 1", f)
+	}
+}

@@ -10,6 +10,12 @@ window.zergUpdates = 0;
 
 const $main = () => document.getElementById("main");
 
+// put replaces the page's content; like el, it flattens lists and drops
+// empty parts (replaceChildren would print them as "null").
+function put(...kids) {
+  $main().replaceChildren(...kids.flat(2).filter((k) => k !== undefined && k !== null && k !== false));
+}
+
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -61,7 +67,16 @@ function follow(feature) {
   const live = document.getElementById("live");
   stream = new EventSource("/api/runs/" + enc(feature) + "/stream");
   stream.onopen = () => { live.textContent = "● live"; live.className = "on"; };
-  stream.onerror = () => { live.textContent = "○ reconnecting"; live.className = ""; };
+  stream.onerror = () => {
+    live.textContent = "○ reconnecting"; live.className = "";
+    // A refused stream (no such run yet: zerg dashboard FEATURE started
+    // before the rush) is closed for good by the browser: open it again.
+    if (stream.readyState === EventSource.CLOSED) {
+      const f = streamFeature;
+      streamFeature = null;
+      setTimeout(() => { if (route().feature === f && streamFeature === null) { follow(f); show(); } }, 1000);
+    }
+  };
   stream.addEventListener("view", (ev) => {
     const snap = JSON.parse(ev.data);
     if (snap.error) { live.textContent = "○ " + snap.error; return; }
@@ -105,7 +120,7 @@ async function show() {
     } else if (r.page === "task") await showTask(r);
     else if (r.page === "cost") await showCost(r);
   } catch (e) {
-    $main().replaceChildren(el("p", { class: "error" }, String(e.message || e)));
+    put(el("p", { class: "error" }, String(e.message || e)));
   }
 }
 
@@ -118,7 +133,7 @@ async function showRuns() {
     el("td", { class: "num" }, s.merged + " / " + s.tasks),
     el("td", { class: "num" }, usd(s.cost_usd)),
     el("td", { class: "error" }, s.error || "")));
-  $main().replaceChildren(el("h1", {}, "Runs of this repository"),
+  put(el("h1", {}, "Runs of this repository"),
     runs.length ? el("table", { id: "runs" }, el("tr", {}, el("th", {}, "feature"), el("th", {}, "state"),
       el("th", { class: "num" }, "merged"), el("th", { class: "num" }, "cost"), el("th", {}, "")), rows)
       : el("p", { class: "muted" }, "No run yet: start one with zerg rush FEATURE."));
@@ -149,7 +164,7 @@ function drawRun(snap) {
       el("td", {}, l.tasks.join(", ")), el("td", {}, (l.head || "").slice(0, 10) + (l.reason ? " " + l.reason : "")))));
   const gates = v.gates.length ? el("table", {}, v.gates.map((g) => el("tr", {}, Object.entries(g).map(([k, x]) => el("td", {}, k + ": " + (typeof x === "object" ? JSON.stringify(x) : x))))))
     : el("p", { class: "muted" }, "No gate has run yet.");
-  $main().replaceChildren(
+  put(
     el("h1", {}, v.feature + " ", el("span", { class: "state " + v.state, id: "state" }, v.state),
       v.rehearsal ? el("span", { class: "muted" }, " rehearsal") : null),
     el("p", { class: "muted" }, (v.reason ? v.reason + " · " : "") + dur(v.duration_ms) + " · " + usd(v.cost_usd) +
@@ -204,7 +219,7 @@ async function showTask(r) {
     el("h3", {}, "Diff"), a.diff ? diffView(a.diff) : el("p", { class: "muted" }, "no diff recorded"),
     el("h3", {}, "Verification output"), a.verify ? el("pre", { class: "verify" }, a.verify) : el("p", { class: "muted" }, "none recorded"),
     a.truncated ? el("p", { class: "muted" }, "(long records are cut; zerg logs shows them whole)") : null));
-  $main().replaceChildren(
+  put(
     el("h1", {}, t.id + " ", el("span", { class: "state " + t.status, id: "task-status" }, t.status)),
     p.title ? el("p", {}, p.title) : null,
     el("p", { class: "muted" }, "level " + t.level + " · " + t.attempts + " attempt(s) · " + usd(t.cost_usd) +
@@ -221,7 +236,7 @@ async function showCost(r) {
     el("td", { class: "num" }, usd(l.cost_usd)), el("td", { class: "num" }, l.projected ? usd(l.projected.expected_usd) : "–"));
   const table = (title, lines) => [el("h2", {}, title), el("table", {}, el("tr", {}, ["", "model", "attempts", "actual", "projected"].map((h) => el("th", {}, h))), lines.map(row))];
   const stamp = Date.now(); // a fresh chart after each change
-  $main().replaceChildren(
+  put(
     el("h1", {}, "Cost of " + rep.feature),
     el("p", { id: "cost-total" }, "actual " + usd(rep.total.cost_usd) + (rep.total.projected ? " against " + usd(rep.total.projected.expected_usd) + " expected (range " + usd(rep.total.projected.low_usd) + "–" + usd(rep.total.projected.high_usd) + ")" : " (no projection recorded)")),
     el("div", { class: "charts" }, c.charts.map((name) => el("img", { alt: name + " chart", src: "/api/runs/" + enc(r.feature) + "/cost/" + name + ".svg?v=" + stamp }))),

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux podman container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
 
 all: build
 
@@ -73,6 +73,20 @@ podman:
 	    exit 1; \
 	  fi; }
 
+# The dashboard's browser tests (e2e/dashboard) drive headless Chromium,
+# the Debian package. Installed when missing and we can (root, apt-get),
+# like bwrap; make test then requires it (ZERG_E2E_BROWSER=required).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install chromium"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }; \
+	  else \
+	    echo "chromium is missing; the dashboard's browser tests need it: sudo apt-get install chromium"; \
+	    exit 1; \
+	  fi; }
+
 # The image container mode's end-to-end tests run workers in
 # (localhost/zerg-test:bookworm), built from Debian packages only; skipped
 # when the engine has it with the same recipe (scripts/container-image.sh).
@@ -90,9 +104,10 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # parallel where they share nothing: go test's default 10 minutes per
 # package is too close for it. Container mode's tests need podman and the
 # test image, and fail (not skip) without them here; then the isolated
-# suites of e2e/rush run again in containers.
-test: claude bwrap tmux container-image fmt-check vet
-	ZERG_E2E_CONTAINER=required $(GO) test -count=1 -timeout 30m ./...
+# suites of e2e/rush run again in containers. The dashboard's browser tests
+# need Chromium and fail (not skip) without it here too.
+test: claude bwrap tmux chromium container-image fmt-check vet
+	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -15,6 +18,7 @@ func init() { register(newCostCmd) }
 
 func newCostCmd(a *app) *cobra.Command {
 	var asJSON bool
+	var format, output, chart string
 	cmd := &cobra.Command{
 		Use:   "cost [FEATURE]",
 		Short: "Show what a run spent, per task, level and model, against its projection",
@@ -22,10 +26,28 @@ func newCostCmd(a *app) *cobra.Command {
 the input, output, cache-read and cache-write tokens and the dollars, next to the
 projection the run recorded when it started (low, expected, high). The total is
 the sum of the attempts in the log. FEATURE may be left out when the repository
-has one run. docs/cost.md explains the projection.`,
+has one run. docs/cost.md explains the projection.
+
+--format svg or png draws the cost as charts instead, without a browser: per
+task, level and model (actual next to projected) and the spending over time
+against the projection, tiled in one image, or only the one --chart names
+(tasks, levels, models, time). It goes to stdout or to --output.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			pf, err := pictureFormat(format, "svg", "png")
+			if err != nil {
+				return err
+			}
+			if pf != "" && asJSON {
+				return usageErrorf("--json and --format %s: choose one", format)
+			}
+			if (output != "" || chart != "") && pf == "" {
+				return usageErrorf("--output and --chart are for a chart: add --format svg or png")
+			}
+			if chart != "" && !slices.Contains(picture.Charts(), chart) {
+				return usageErrorf("--chart %s: give one of %s", chart, joinOr(picture.Charts()))
+			}
 			feature := ""
 			if len(args) == 1 {
 				feature = args[0]
@@ -39,6 +61,13 @@ has one run. docs/cost.md explains the projection.`,
 				return usageErrorf("no run of %s (%v); start one with zerg rush %s", t.feature, err, t.feature)
 			}
 			r := run.Cost(t.feature, evs)
+			if pf != "" {
+				b, err := costPicture(r, picture.SpendOf(evs), chart, pf)
+				if err != nil {
+					return err
+				}
+				return a.writePicture(output, pf, b)
+			}
 			if asJSON {
 				return printJSON(a.stdout, r)
 			}
@@ -47,6 +76,9 @@ has one run. docs/cost.md explains the projection.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/json.md)")
+	cmd.Flags().StringVar(&format, "format", "text", "text (the table), or a chart: svg or png")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the chart to this file instead of stdout")
+	cmd.Flags().StringVar(&chart, "chart", "", "draw only this chart: tasks, levels, models or time")
 	return cmd
 }
 
@@ -87,4 +119,19 @@ func printCost(w io.Writer, r run.CostReport) {
 	if r.Untracked > 0 {
 		fmt.Fprintf(w, "%d attempt(s) were recorded without a token split; their dollars are counted, their tokens are not\n", r.Untracked)
 	}
+}
+
+// costPicture draws a run's cost: the four charts tiled, or the one named.
+func costPicture(r run.CostReport, s picture.Spend, chart string, f picture.Format) ([]byte, error) {
+	var b bytes.Buffer
+	if chart == "" {
+		err := picture.WriteCostImage(&b, r, s, f)
+		return b.Bytes(), err
+	}
+	p, err := picture.CostChart(chart, r, s)
+	if err != nil {
+		return nil, err
+	}
+	err = picture.WriteChart(&b, p, f)
+	return b.Bytes(), err
 }

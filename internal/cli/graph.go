@@ -95,18 +95,33 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 func newGraphShowCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var workers int
+	var format, output string
 	cmd := &cobra.Command{
 		Use:   "show [FILE|FEATURE]",
 		Short: "Show levels, tasks, owned files, dependencies and the critical path",
 		Long: `Show a valid task graph as a table per level: each task's estimate, dependencies
 and owned files (create/modify), with the critical path marked (*) and the
 theoretical lower bound of the makespan for the config's workers (or
---workers), as zerg rush would run it.`,
+--workers), as zerg rush would run it.
+
+--format dot, svg or png draws the graph instead, as zerg dashboard does
+(levels as columns, dependencies as edges, the critical path marked), for docs
+and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeFeatures,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("workers") && (workers < 1 || workers > 1024) {
 				return usageErrorf("--workers %d: give a number of workers from 1 to 1024", workers)
+			}
+			pf, err := pictureFormat(format, "dot", "svg", "png")
+			if err != nil {
+				return err
+			}
+			if pf != "" && asJSON {
+				return usageErrorf("--json and --format %s: choose one", format)
+			}
+			if output != "" && pf == "" {
+				return usageErrorf("--output is for a picture: add --format dot, svg or png")
 			}
 			file, err := a.resolveGraph(args)
 			if err != nil {
@@ -123,6 +138,13 @@ theoretical lower bound of the makespan for the config's workers (or
 				a.printIssues(file, r)
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors); fix it, or run 'zerg graph relevel' for level problems", file, len(r.Errors))}
 			}
+			if pf != "" {
+				b, err := graphPicture(r.Graph, pf)
+				if err != nil {
+					return err
+				}
+				return a.writePicture(output, pf, b)
+			}
 			an := spec.Analyze(r.Graph, workers)
 			if asJSON {
 				return printJSON(a.stdout, showJSON(file, r.Graph, an))
@@ -133,6 +155,8 @@ theoretical lower bound of the makespan for the config's workers (or
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print levels, tasks and the analysis as JSON")
 	cmd.Flags().IntVarP(&workers, "workers", "w", 0, "number of workers for the makespan lower bound (default: workers in .zerg/config.yaml)")
+	cmd.Flags().StringVar(&format, "format", "text", "text (the table), or a picture: dot, svg or png")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the picture to this file instead of stdout")
 	return cmd
 }
 

@@ -1,0 +1,247 @@
+// zerg dashboard: vanilla JS, no build, no network beyond this server.
+// Every string from a run goes into the page as text (textContent), never
+// as HTML; the graph is the server's own SVG, whose texts it escaped.
+"use strict";
+
+// Set once when the page loads: a test reads it back after a live update
+// to prove the page was not reloaded.
+window.zergLoadedAt = window.zergLoadedAt || Date.now();
+window.zergUpdates = 0;
+
+const $main = () => document.getElementById("main");
+
+// put replaces the page's content; like el, it flattens lists and drops
+// empty parts (replaceChildren would print them as "null").
+function put(...kids) {
+  $main().replaceChildren(...kids.flat(2).filter((k) => k !== undefined && k !== null && k !== false));
+}
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("data-")) e.setAttribute(k, v);
+    else if (k === "href" || k === "src" || k === "id" || k === "title" || k === "alt") e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const k of kids.flat()) {
+    if (k === undefined || k === null || k === false) continue;
+    e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  }
+  return e;
+}
+
+async function getJSON(path) {
+  const r = await fetch(path, { credentials: "same-origin" });
+  if (!r.ok) throw new Error(path + ": " + r.status + " " + (await r.text()));
+  return r.json();
+}
+
+const usd = (v) => "$" + (v || 0).toFixed(4);
+const dur = (ms) => {
+  if (!ms) return "0s";
+  const s = Math.round(ms / 1000);
+  return s < 90 ? s + "s" : Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
+};
+const enc = encodeURIComponent;
+
+// The route is the hash: #/ (runs), #/run/F, #/run/F/task/T, #/run/F/cost.
+function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  if (parts[0] === "run" && parts[1]) {
+    if (parts[2] === "task" && parts[3]) return { page: "task", feature: parts[1], task: parts[3] };
+    if (parts[2] === "cost") return { page: "cost", feature: parts[1] };
+    return { page: "run", feature: parts[1] };
+  }
+  return { page: "runs" };
+}
+
+// One event stream per run shown; it stays open across that run's pages.
+let stream = null, streamFeature = null, last = null;
+
+function follow(feature) {
+  if (streamFeature === feature) return;
+  if (stream) stream.close();
+  streamFeature = feature; last = null;
+  const live = document.getElementById("live");
+  stream = new EventSource("/api/runs/" + enc(feature) + "/stream");
+  stream.onopen = () => { live.textContent = "● live"; live.className = "on"; };
+  stream.onerror = () => {
+    live.textContent = "○ reconnecting"; live.className = "";
+    // A refused stream (no such run yet: zerg dashboard FEATURE started
+    // before the rush) is closed for good by the browser: open it again.
+    if (stream.readyState === EventSource.CLOSED) {
+      const f = streamFeature;
+      streamFeature = null;
+      setTimeout(() => { if (route().feature === f && streamFeature === null) { follow(f); show(); } }, 1000);
+    }
+  };
+  stream.addEventListener("view", (ev) => {
+    const snap = JSON.parse(ev.data);
+    if (snap.error) { live.textContent = "○ " + snap.error; return; }
+    const prev = last;
+    last = snap;
+    window.zergUpdates++;
+    window.zergView = snap.view;
+    const r = route();
+    if (r.feature !== feature) return;
+    if (r.page === "run") drawRun(snap);
+    else if (r.page === "task" && changed(prev, snap, r.task)) showTask(r);
+    else if (r.page === "cost" && (!prev || prev.view.cost_usd !== snap.view.cost_usd)) showCost(r);
+  });
+}
+
+// changed: the task's part of the view moved (status, attempts, running).
+function changed(prev, snap, id) {
+  if (!prev) return false; // the page was just drawn from a fresh fetch
+  const pick = (s) => JSON.stringify(s.view.tasks.find((t) => t.id === id) || null);
+  return pick(prev) !== pick(snap);
+}
+
+function nav(r) {
+  const n = document.getElementById("nav");
+  n.replaceChildren();
+  if (!r.feature) return;
+  const link = (href, text, here) => el("a", { href, class: here ? "here" : "" }, text);
+  n.append(link("#/run/" + enc(r.feature), r.feature, r.page === "run"),
+    link("#/run/" + enc(r.feature) + "/cost", "cost", r.page === "cost"));
+}
+
+async function show() {
+  const r = route();
+  nav(r);
+  try {
+    if (r.page === "runs") return await showRuns();
+    follow(r.feature);
+    if (r.page === "run") {
+      if (last) drawRun(last);
+      else drawRun(await getJSON("/api/runs/" + enc(r.feature)));
+    } else if (r.page === "task") await showTask(r);
+    else if (r.page === "cost") await showCost(r);
+  } catch (e) {
+    put(el("p", { class: "error" }, String(e.message || e)));
+  }
+}
+
+async function showRuns() {
+  const runs = await getJSON("/api/runs");
+  if (runs.length === 1) { location.hash = "#/run/" + enc(runs[0].feature); return; }
+  const rows = runs.map((s) => el("tr", {},
+    el("td", {}, el("a", { href: "#/run/" + enc(s.feature) }, s.feature)),
+    el("td", {}, el("span", { class: "state " + (s.state || "") }, s.state || "?")),
+    el("td", { class: "num" }, s.merged + " / " + s.tasks),
+    el("td", { class: "num" }, usd(s.cost_usd)),
+    el("td", { class: "error" }, s.error || "")));
+  put(el("h1", {}, "Runs of this repository"),
+    runs.length ? el("table", { id: "runs" }, el("tr", {}, el("th", {}, "feature"), el("th", {}, "state"),
+      el("th", { class: "num" }, "merged"), el("th", { class: "num" }, "cost"), el("th", {}, "")), rows)
+      : el("p", { class: "muted" }, "No run yet: start one with zerg rush FEATURE."));
+}
+
+function drawRun(snap) {
+  const v = snap.view;
+  const counts = {};
+  for (const t of v.tasks) counts[t.status] = (counts[t.status] || 0) + 1;
+  const graph = el("div", { class: "graph", id: "graph" });
+  graph.innerHTML = snap.graph_svg; // the server's SVG: every text in it is escaped
+  graph.addEventListener("click", (ev) => {
+    const g = ev.target.closest("g.task");
+    if (g) location.hash = "#/run/" + enc(v.feature) + "/task/" + enc(g.dataset.task);
+  });
+  const running = v.tasks.filter((t) => t.running);
+  const workers = running.length
+    ? el("table", { id: "workers" }, el("tr", {}, ["task", "attempt", "status", "for", "turns", "tokens", "pid"].map((h) => el("th", {}, h))),
+      running.map((t) => el("tr", {},
+        el("td", {}, el("a", { href: "#/run/" + enc(v.feature) + "/task/" + enc(t.id) }, t.id)),
+        el("td", { class: "num" }, t.running.attempt), el("td", {}, t.status),
+        el("td", { class: "num" }, dur(Date.now() - Date.parse(t.running.started))),
+        el("td", { class: "num" }, t.running.turns), el("td", { class: "num" }, t.running.tokens),
+        el("td", { class: "num" }, t.running.pid || ""))))
+    : el("p", { class: "muted", id: "workers" }, v.state === "running" ? "No worker is running right now." : "No worker is running: the run is " + v.state + ".");
+  const levels = el("table", {}, el("tr", {}, el("th", {}, "level"), el("th", {}, "state"), el("th", {}, "tasks"), el("th", {}, "head")),
+    v.levels.map((l) => el("tr", {}, el("td", {}, l.level), el("td", {}, el("span", { class: "state " + l.state }, l.state)),
+      el("td", {}, l.tasks.join(", ")), el("td", {}, (l.head || "").slice(0, 10) + (l.reason ? " " + l.reason : "")))));
+  const gates = v.gates.length ? el("table", {}, v.gates.map((g) => el("tr", {}, Object.entries(g).map(([k, x]) => el("td", {}, k + ": " + (typeof x === "object" ? JSON.stringify(x) : x))))))
+    : el("p", { class: "muted" }, "No gate has run yet.");
+  put(
+    el("h1", {}, v.feature + " ", el("span", { class: "state " + v.state, id: "state" }, v.state),
+      v.rehearsal ? el("span", { class: "muted" }, " rehearsal") : null),
+    el("p", { class: "muted" }, (v.reason ? v.reason + " · " : "") + dur(v.duration_ms) + " · " + usd(v.cost_usd) +
+      (v.subscription ? " (usage at API prices)" : "") + " · " + v.workers + " workers · coordinator " + (v.coordinator.alive ? "alive" : "not running")),
+    el("div", { class: "counts", id: "counts", "data-total": v.tasks.length },
+      el("span", { class: "count", "data-status": "total" }, "tasks", el("b", {}, v.tasks.length)),
+      Object.keys(counts).sort().map((s) => el("span", { class: "count", "data-status": s }, s, el("b", {}, counts[s])))),
+    el("h2", {}, "Task graph"),
+    el("div", { class: "legend" }, snap.legend.map((x) => el("span", {}, el("i", { style: "" }), x.status)),
+      el("span", { class: "crit" }, el("i", {}), "critical path")),
+    graph,
+    el("h2", {}, "Workers"), workers,
+    el("h2", {}, "Levels"), levels,
+    el("h2", {}, "Gates"), gates);
+  // Legend swatches: colours set through the DOM (the CSP forbids inline style attributes).
+  document.querySelectorAll(".legend span:not(.crit) i").forEach((i, n) => { i.style.background = snap.legend[n].colour; });
+}
+
+function diffView(text) {
+  const pre = el("pre", { class: "diff" });
+  for (const line of text.split("\n")) {
+    let c = "";
+    if (line.startsWith("diff --git") || line.startsWith("+++") || line.startsWith("---")) c = "file";
+    else if (line.startsWith("@@")) c = "hunk";
+    else if (line.startsWith("+")) c = "add";
+    else if (line.startsWith("-")) c = "del";
+    pre.append(el("span", { class: c }, line + "\n"));
+  }
+  return pre;
+}
+
+function diagnosisView(h) {
+  return el("div", { class: "diagnosis" },
+    el("b", {}, "Diagnosis: " + h.pattern), " (" + Math.round(100 * h.confidence) + "% sure, " + h.class + ")",
+    (h.evidence || []).length ? el("ul", {}, h.evidence.map((e) => el("li", {}, el("code", {}, e)))) : null,
+    el("div", {}, "Fix: " + h.fix));
+}
+
+async function showTask(r) {
+  const p = await getJSON("/api/runs/" + enc(r.feature) + "/tasks/" + enc(r.task));
+  const t = p.task;
+  const attempts = p.attempts.slice().reverse().map((a) => el("section", { class: "attempt", "data-attempt": a.number },
+    el("h2", {}, "Attempt " + a.number + " ", el("span", { class: "state " + (a.class === "success" ? "merged" : a.class ? "failed" : "running") }, a.class || "running")),
+    a.reason ? el("p", {}, a.reason + (a.detail ? ": " + a.detail : "")) : null,
+    el("p", { class: "muted" }, dur(a.duration_ms) + " · " + usd(a.cost_usd) + (a.changed ? " · changed " + a.changed.join(", ") : "")),
+    a.diagnosis ? diagnosisView(a.diagnosis) : null,
+    el("h3", {}, "Tool calls (" + a.tool_calls.length + ")"),
+    a.tool_calls.length ? el("table", { class: "calls" }, a.tool_calls.map((c) => el("tr", { class: "call" + (c.error ? " error" : "") },
+      el("td", {}, c.name), el("td", { class: "input" }, c.input), el("td", { class: "input" }, c.result || ""))))
+      : el("p", { class: "muted" }, "none recorded"),
+    (a.said || []).length ? el("details", {}, el("summary", {}, "What the worker said"), el("ul", {}, a.said.map((s) => el("li", {}, s)))) : null,
+    el("h3", {}, "Diff"), a.diff ? diffView(a.diff) : el("p", { class: "muted" }, "no diff recorded"),
+    el("h3", {}, "Verification output"), a.verify ? el("pre", { class: "verify" }, a.verify) : el("p", { class: "muted" }, "none recorded"),
+    a.truncated ? el("p", { class: "muted" }, "(long records are cut; zerg logs shows them whole)") : null));
+  put(
+    el("h1", {}, t.id + " ", el("span", { class: "state " + t.status, id: "task-status" }, t.status)),
+    p.title ? el("p", {}, p.title) : null,
+    el("p", { class: "muted" }, "level " + t.level + " · " + t.attempts + " attempt(s) · " + usd(t.cost_usd) +
+      (p.dependencies.length ? " · depends on " + p.dependencies.join(", ") : "") + (t.commit ? " · commit " + t.commit.slice(0, 10) : "")),
+    t.diagnosis ? diagnosisView(t.diagnosis) : null,
+    t.detail ? el("pre", {}, t.detail) : null,
+    attempts.length ? attempts : el("p", { class: "muted" }, "No attempt yet."));
+}
+
+async function showCost(r) {
+  const c = await getJSON("/api/runs/" + enc(r.feature) + "/cost");
+  const rep = c.report;
+  const row = (l) => el("tr", {}, el("td", {}, l.name), el("td", {}, l.model || ""), el("td", { class: "num" }, l.attempts),
+    el("td", { class: "num" }, usd(l.cost_usd)), el("td", { class: "num" }, l.projected ? usd(l.projected.expected_usd) : "–"));
+  const table = (title, lines) => [el("h2", {}, title), el("table", {}, el("tr", {}, ["", "model", "attempts", "actual", "projected"].map((h) => el("th", {}, h))), lines.map(row))];
+  const stamp = Date.now(); // a fresh chart after each change
+  put(
+    el("h1", {}, "Cost of " + rep.feature),
+    el("p", { id: "cost-total" }, "actual " + usd(rep.total.cost_usd) + (rep.total.projected ? " against " + usd(rep.total.projected.expected_usd) + " expected (range " + usd(rep.total.projected.low_usd) + "–" + usd(rep.total.projected.high_usd) + ")" : " (no projection recorded)")),
+    el("div", { class: "charts" }, c.charts.map((name) => el("img", { alt: name + " chart", src: "/api/runs/" + enc(r.feature) + "/cost/" + name + ".svg?v=" + stamp }))),
+    table("Per task", rep.tasks), table("Per level", rep.levels), table("Per model", rep.models));
+}
+
+window.addEventListener("hashchange", show);
+show();

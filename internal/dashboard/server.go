@@ -1,0 +1,146 @@
+package dashboard
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/run"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configure a dashboard.
+type Options struct {
+	Root  string // the repository's top level
+	Token string // required on every request
+	// Poll is how often an event stream stats the log (default 250ms);
+	// Refresh how often it re-reads it regardless (default 2s).
+	Poll, Refresh time.Duration
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	src           *source
+	poll, refresh time.Duration
+	done          chan struct{}
+	handler       http.Handler
+}
+
+// New builds a dashboard for the repository at o.Root.
+func New(o Options) (*Server, error) {
+	if o.Token == "" {
+		return nil, errors.New("dashboard: no token")
+	}
+	s := &Server{src: &source{root: o.Root, paths: map[string]run.Paths{}}, poll: o.Poll, refresh: o.Refresh,
+		done: make(chan struct{})}
+	if s.poll <= 0 {
+		s.poll = 250 * time.Millisecond
+	}
+	if s.refresh <= 0 {
+		s.refresh = 2 * time.Second
+	}
+	static, _ := fs.Sub(assets, "assets")
+	mux := http.NewServeMux()
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "index.html")
+	})
+	mux.HandleFunc("GET /api/runs", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, s.src.summaries(r.Context()))
+	})
+	mux.HandleFunc("GET /api/runs/{feature}", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
+		snap, err := snapshot(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, snap)
+	}))
+	mux.HandleFunc("GET /api/runs/{feature}/stream", s.withRun(s.stream))
+	mux.HandleFunc("GET /api/runs/{feature}/tasks/{task}", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
+		page, ok, err := taskPage(p, r.PathValue("task"))
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		case !ok:
+			http.Error(w, "no such task in this run", http.StatusNotFound)
+		default:
+			writeJSON(w, page)
+		}
+	}))
+	mux.HandleFunc("GET /api/runs/{feature}/cost", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
+		page, err := costPage(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, page)
+	}))
+	mux.HandleFunc("GET /api/runs/{feature}/cost/{chart}", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
+		name, ok := strings.CutSuffix(r.PathValue("chart"), ".svg")
+		if !ok {
+			http.Error(w, "charts are .svg", http.StatusNotFound)
+			return
+		}
+		b, err := costChart(p, name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(b)
+	}))
+	s.handler = requireToken(o.Token, headers(mux))
+	return s, nil
+}
+
+// ServeHTTP serves the dashboard.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Close ends the event streams, so a server shuts down without waiting on
+// them.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+// withRun resolves {feature} to a run of the repository (404 otherwise).
+func (s *Server) withRun(h func(http.ResponseWriter, *http.Request, run.Paths)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.src.pathsOf(r.Context(), r.PathValue("feature"))
+		if err != nil {
+			http.Error(w, "no such run in this repository", http.StatusNotFound)
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+// headers: nothing from elsewhere (the page loads only its own assets,
+// no CDN), no framing, no caching of a run's data.
+func headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	enc.Encode(v)
+}

@@ -1,0 +1,194 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/run"
+)
+
+const token = "0123456789abcdef0123456789abcdef"
+
+// fixture is a git repository with a run log of feature "demo" (started,
+// nothing else yet), the log left open for the test to append to, and
+// a dashboard served over it.
+type fixture struct {
+	paths run.Paths
+	log   *eventlog.Log
+	srv   *httptest.Server
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("ZERG_WORKSPACES", t.TempDir())
+	if out, err := exec.Command("git", "init", "-q", "-b", "main", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	p, err := run.PathsFor(context.Background(), root, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := eventlog.Open(p.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{Feature: "demo", Integration: run.IntegrationBranch("demo")}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Root: root, Token: token, Poll: 10 * time.Millisecond, Refresh: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+	return &fixture{paths: p, log: log, srv: srv}
+}
+
+// start starts level 1 with task T1 and T1's first attempt.
+func (f *fixture) start(t *testing.T) {
+	t.Helper()
+	if _, err := f.log.AppendData(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Tasks: []string{"T1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.log.AppendData(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) get(t *testing.T, path string, cookie *http.Cookie) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// The token: refused without it or with a wrong one, on every path; with
+// it in the URL the page loads and sets the cookie the page's own
+// requests carry.
+func TestTokenRequired(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/", "/assets/app.js", "/api/runs", "/api/runs/demo/stream", "/?t=wrong", "/?t=" + token[:31]} {
+		if got := f.get(t, path, nil).StatusCode; got != http.StatusForbidden {
+			t.Errorf("%s without the token: %d, want 403", path, got)
+		}
+	}
+	resp := f.get(t, "/?t="+token, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the token: %d", resp.StatusCode)
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == cookieName {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie %+v", cookie)
+	}
+	if got := f.get(t, "/api/runs", cookie).StatusCode; got != http.StatusOK {
+		t.Errorf("with the cookie: %d", got)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("CSP %q", csp)
+	}
+}
+
+// Only runs of the repository and tasks of the run are read: anything
+// else, a path that tries to climb out included, is a 404.
+func TestUnknownRunAndTask(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/api/runs/other", "/api/runs/demo/tasks/nope", "/api/runs/demo/tasks/..%2F..%2Fevents.jsonl", "/api/runs/..%2Fruns/cost", "/api/runs/demo/cost/nope.svg"} {
+		if got := f.get(t, path+"?t="+token, nil).StatusCode; got != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, got)
+		}
+	}
+}
+
+// The stream sends the view at once, then again when the log changes: an
+// attempt started shows the task running, without the page asking.
+func TestStreamFollowsTheLog(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/runs/demo/stream?t="+token, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func() Snapshot {
+		t.Helper()
+		for lines.Scan() {
+			if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				var s Snapshot
+				if err := json.Unmarshal([]byte(d), &s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+		}
+		t.Fatalf("stream ended: %v", lines.Err())
+		return Snapshot{}
+	}
+	first := next()
+	if first.View.Feature != "demo" || !strings.Contains(first.Graph, "<svg") {
+		t.Fatalf("first snapshot %+v", first.View)
+	}
+	f.start(t)
+	second := next()
+	if len(second.View.Tasks) != 1 || second.View.Tasks[0].Status != run.StatusRunning {
+		t.Fatalf("after attempt_started: %+v", second.View.Tasks)
+	}
+	if !strings.Contains(second.Graph, `data-task="T1" data-status="running"`) {
+		t.Errorf("the graph does not show T1 running:\n%s", second.Graph)
+	}
+}
+
+// The task page reads the attempt's records; what a worker wrote stays
+// data (JSON strings), and a record is cut at its bound.
+func TestTaskPageReadsRecords(t *testing.T) {
+	f := newFixture(t)
+	f.start(t)
+	dir := f.paths.AttemptDir("T1", 1)
+	os.MkdirAll(dir, 0o700)
+	stream := `{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"tu1","name":"Write","input":{"file_path":"<b>x</b>"}}]}}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"denied","is_error":true}]}}
+`
+	os.WriteFile(filepath.Join(dir, "stream.jsonl"), []byte(stream), 0o600)
+	os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("diff --git a/x b/x\n+<script>\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "verify.log"), []byte(strings.Repeat("v", maxVerify+10)+"END"), 0o600)
+	page, ok, err := taskPage(f.paths, "T1")
+	if err != nil || !ok || len(page.Attempts) != 1 {
+		t.Fatalf("%v %v %+v", ok, err, page)
+	}
+	a := page.Attempts[0]
+	if len(a.ToolCalls) != 1 || a.ToolCalls[0].Name != "Write" || !a.ToolCalls[0].Error || a.ToolCalls[0].Result != "denied" {
+		t.Errorf("tool calls %+v", a.ToolCalls)
+	}
+	if !strings.Contains(a.Diff, "+<script>") || !strings.HasSuffix(a.Verify, "END") || !a.Truncated || len(a.Verify) != maxVerify {
+		t.Errorf("diff %q, verify len %d, truncated %v", a.Diff, len(a.Verify), a.Truncated)
+	}
+}

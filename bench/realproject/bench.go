@@ -154,18 +154,21 @@ type suiteFig struct {
 
 // result is the benchmark's report.
 type result struct {
-	Lang          string   `json:"lang"`
-	Project       string   `json:"project"`
-	Source        string   `json:"source"`
-	Feature       string   `json:"feature"`
-	Tasks         int      `json:"tasks"`
-	Levels        int      `json:"levels"`
-	FetchSeconds  float64  `json:"fetch_seconds"`
-	ByHand        []timed  `json:"by_hand"`
-	ByHandSeconds float64  `json:"by_hand_seconds"`
-	Rush          rushFig  `json:"rush"`
-	Suite         suiteFig `json:"suite"`
-	Ratio         float64  `json:"ratio"`
+	Lang         string  `json:"lang"`
+	Project      string  `json:"project"`
+	Source       string  `json:"source"`
+	Feature      string  `json:"feature"`
+	Tasks        int     `json:"tasks"`
+	Levels       int     `json:"levels"`
+	FetchSeconds float64 `json:"fetch_seconds"`
+	// CheckFirstSeconds is zerg check run before the rush (-check-first),
+	// outside the rush's time.
+	CheckFirstSeconds float64  `json:"check_first_seconds,omitempty"`
+	ByHand            []timed  `json:"by_hand"`
+	ByHandSeconds     float64  `json:"by_hand_seconds"`
+	Rush              rushFig  `json:"rush"`
+	Suite             suiteFig `json:"suite"`
+	Ratio             float64  `json:"ratio"`
 	// ChecksSeconds and ChecksRatio: the narrower baseline, only the
 	// verifications and gates by hand, not the tests run while writing.
 	ChecksSeconds float64 `json:"checks_seconds"`
@@ -358,6 +361,19 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// check runs `zerg check FEATURE` in repo with the rush's environment.
+func check(ctx context.Context, p *project, t tools, repo, dir string) (float64, error) {
+	cmd := exec.CommandContext(ctx, t.zerg, "check", p.feature)
+	cmd.Dir = repo
+	cmd.Env = environ("ZERG_CLAUDE="+t.claude, "ZERG_WORKSPACES="+filepath.Join(dir, "ws"), "NO_COLOR=1")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("zerg check %s: %v\n%s", p.feature, err, tail(string(out), 20))
+	}
+	return time.Since(start).Seconds(), nil
 }
 
 // rush runs `zerg rush FEATURE --rehearse` in repo: the scripted model, the

@@ -36,6 +36,7 @@ func main() {
 	zergBin := flag.String("zerg", "", "zerg binary (default: build one from this repository)")
 	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
 	rushFlags := flag.String("rush-flags", "", "extra flags for zerg rush, space-separated (e.g. --no-check), to compare a product option")
+	checkFirst := flag.Bool("check-first", false, "run zerg check (untimed) before the rush, as a user who checks first does")
 	flag.Parse()
 	var p *project
 	switch *lang {
@@ -49,7 +50,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	r, err := benchmark(ctx, p, *zergBin, strings.Fields(*rushFlags), *keep, os.Stderr)
+	r, err := benchmark(ctx, p, *zergBin, strings.Fields(*rushFlags), *checkFirst, *keep, os.Stderr)
 	if r != nil {
 		if *asJSON {
 			enc := json.NewEncoder(os.Stdout)
@@ -71,7 +72,7 @@ func main() {
 // benchmark fetches the project, times the feature by hand and by zerg rush,
 // and checks the integration branch. A rush that does not deliver is a
 // result, not an error: the report says what failed.
-func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []string, keep bool, log io.Writer) (*result, error) {
+func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []string, checkFirst, keep bool, log io.Writer) (*result, error) {
 	dir, err := workDir()
 	if err != nil {
 		return nil, err
@@ -101,6 +102,11 @@ func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []stri
 	co := filepath.Join(dir, "byhand")
 	if err := warmUp(ctx, p, repo, co); err != nil {
 		return r, err
+	}
+	if checkFirst {
+		if r.CheckFirstSeconds, err = check(ctx, p, t, repo, dir); err != nil {
+			return r, err
+		}
 	}
 	if r.Rush, err = rush(ctx, p, t, repo, dir, rushFlags...); err != nil {
 		return r, err
@@ -138,6 +144,9 @@ func (r *result) print(w io.Writer) {
 		line("zerg", r.Zerg)
 	}
 	line("fetch", secs(r.FetchSeconds))
+	if r.CheckFirstSeconds > 0 {
+		line("zerg check first", secs(r.CheckFirstSeconds)+"  (untimed: before the rush, which may reuse it)")
+	}
 	for _, f := range r.ByHand {
 		v := secs(f.Seconds) + "  " + f.Command
 		if f.Cached {

@@ -64,6 +64,11 @@ func TestEmptyWorkIsNotDelivered(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (not delivered)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The check just ran on the same base with the same commands: the rush
+	// reuses it rather than running every command again.
+	if !strings.Contains(r.stderr, "zerg: check: reused the check of") {
+		t.Errorf("the rush ran the check again minutes after zerg check:\n%s", r.stderr)
+	}
 	evs := p.events()
 	for _, e := range evs {
 		if e.Type == run.EvLevelMerged {

@@ -122,6 +122,7 @@ feature.`,
 // rushCheck is zerg check at the start of a rush: an environment problem
 // stops the rush before any model request, with the problems listed.
 func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec) error {
+	opts.ReuseCheck = true
 	rep, err := run.Check(ctx, opts, worker, nil)
 	if err != nil {
 		return err
@@ -139,7 +140,12 @@ func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec
 			expected++
 		}
 	}
-	if len(rep.Results) > 0 {
+	switch {
+	case len(rep.Results) == 0:
+	case rep.ReusedFrom != nil:
+		fmt.Fprintf(a.stderr, "zerg: check: reused the check of %s ago (same base, commands, config and zerg): %d pass, %d fail before the feature is written, no environment problem; zerg check %s runs them again\n",
+			time.Since(*rep.ReusedFrom).Round(time.Second), pass, expected, opts.Feature)
+	default:
 		fmt.Fprintf(a.stderr, "zerg: check: %s on the base in %.1fs: %d pass, %d fail before the feature is written, no environment problem\n",
 			pluralf(len(rep.Results), "%d command", "%d commands"), rep.Seconds, pass, expected)
 	}

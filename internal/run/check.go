@@ -57,6 +57,9 @@ type CheckReport struct {
 	Seconds  float64        `json:"-"`
 	// DurationMS is how long the whole check took.
 	DurationMS int64 `json:"duration_ms"`
+	// ReusedFrom is when the commands ran, for a report a rush reused
+	// (Options.ReuseCheck) instead of running them again.
+	ReusedFrom *time.Time `json:"reused_from,omitempty"`
 }
 
 // CheckWarning is one task whose verification checks nothing it delivers.
@@ -113,6 +116,12 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if len(cmds) == 0 {
 		return rep, nil
 	}
+	key := checkKey(opts, base, cmds)
+	if opts.ReuseCheck {
+		if old := reusableCheck(paths, key, time.Now()); old != nil {
+			return old, nil
+		}
+	}
 
 	// One lane per worker slot (at most one per command and per CPU): the
 	// commands run side by side, and each slot's build cache is warm before
@@ -166,6 +175,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	}
 	took := time.Since(start)
 	rep.Seconds, rep.DurationMS = took.Seconds(), took.Milliseconds()
+	rememberCheck(paths, key, rep, time.Now())
 	return rep, nil
 }
 

@@ -175,6 +175,10 @@ func (p Paths) Attempts(task string) ([]int, error) {
 	return nums, nil
 }
 
+// CheckRecord is where the last passing check of the feature's commands
+// is remembered for the next rush (checkcache.go).
+func (p Paths) CheckRecord() string { return filepath.Join(p.RunDir, "check.json") }
+
 // LiveFile is the coordinator's heartbeat file.
 func (p Paths) LiveFile() string { return filepath.Join(p.RunDir, LiveFile) }
 

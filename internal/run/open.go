@@ -42,6 +42,10 @@ type Options struct {
 	RunAs *security.WorkerUser
 	// Progress receives one line per notable step (nil: discarded).
 	Progress io.Writer
+	// ReuseCheck lets Check answer with a passing check of the same base,
+	// commands, config and zerg from the last hour instead of running the
+	// commands again (a rush's check; zerg check always runs them).
+	ReuseCheck bool
 	// box is container mode's boundary, as driverReady found it working
 	// (the engine and the image), for newDriver.
 	box *container.Box

@@ -78,9 +78,10 @@ const WarnCannotFail = "check_cannot_fail"
 // the checked-out commit), in the isolation workers get, and classifies each
 // outcome: it passes, it fails for want of the feature (expected), or it
 // fails for want of something in the environment. No model is called. It
-// writes only a private clone and a home beside the workspaces, removed
+// writes a private clone and a home beside the workspaces, removed
 // when it returns (and, in sandbox mode, the worker users and their build
-// caches, which the rush would create anyway).
+// caches, which the rush would create anyway), and the record of a passing
+// check (checkcache.go), which opts.ReuseCheck answers from.
 // Bad input (no graph, an invalid one) is an *Error of kind BadInput.
 func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(string)) (*CheckReport, error) {
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/pathx"
@@ -488,7 +489,8 @@ func walkPath(p string) (resolved string, assumed bool, err error) {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		switch {
-		case errors.Is(err, os.ErrNotExist) || errors.Is(err, errNotDir):
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			// under a regular file: cannot exist, like a missing path
 			rest = append(rest, c)
 			continue
 		case err != nil:

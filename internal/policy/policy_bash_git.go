@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Local git in subprocess mode. Reading (status, diff, log …) is always
@@ -284,7 +285,7 @@ func findGitDir(dir string) (gitDir, common string, err error) {
 			if !filepath.IsAbs(gitDir) {
 				gitDir = filepath.Join(d, gitDir)
 			}
-		case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errNotDir):
+		case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 			return "", "", err
 		}
 		if gitDir != "" {

@@ -425,11 +425,6 @@ func bindHost(v string) string {
 // common (a Haskell signature, a C++ name).
 var anyInterfaceRE = regexp.MustCompile(`(^|[^0-9.])0\.0\.0\.0([^0-9.]|$)|\[::\]`)
 
-// listenerText says whether text binds to every interface.
-func listenerText(text string) bool {
-	return anyInterfaceRE.MatchString(text)
-}
-
 // deniedProgram reports whether name is on the user's deny list.
 func (b BashPolicy) deniedProgram(name string) error {
 	if slices.Contains(b.Deny, filepath.Base(name)) {

@@ -87,14 +87,9 @@ type shellWalker struct {
 	err error
 }
 
-// parseBash parses a command line into its simple commands, strictly.
-func parseBash(src string) ([]*bashCmd, error) {
-	return parseBashDepth(src, 0)
-}
-
-// parseBashDepth parses a command line nested depth deep (an sh -c
-// string), strictly.
-func parseBashDepth(src string, depth int) ([]*bashCmd, error) {
+// parseBash parses a command line nested depth deep (an sh -c string: 1 or
+// more) into its simple commands, strictly.
+func parseBash(src string, depth int) ([]*bashCmd, error) {
 	w := &shellWalker{src: src, depth: depth}
 	err := w.parse()
 	return w.cmds, err

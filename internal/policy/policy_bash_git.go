@@ -112,23 +112,17 @@ func checkGit(ck *bashChecker, args []bashWord) error {
 	}
 	sub := args[i].lit
 	rest := args[i+1:]
-	if sub == "grep" {
-		for _, a := range rest {
-			if a.lit == "--" {
-				break
-			}
-			nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
-			switch {
-			case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
-				return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
-			case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
-				return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
-			}
-		}
-	}
 	for _, a := range rest {
 		if a.lit == "--" {
 			break
+		}
+		nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
+		switch {
+		case sub != "grep":
+		case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
+			return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
+		case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
+			return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
 		}
 		for _, o := range gitDeniedOptions[sub] {
 			if a.lit == o || strings.HasPrefix(a.lit, o+"=") {

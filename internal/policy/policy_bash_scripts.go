@@ -181,35 +181,26 @@ func checkSedScript(s string) error {
 				return bad("%c text continued on the next line", c)
 			}
 			continue
-		case 's':
+		case 's', 'y':
 			if i >= n || s[i] == '\n' || s[i] == '\\' {
-				return bad("a bad s command")
+				return bad("a bad %c command", c)
 			}
 			d := s[i]
 			i++
-			if err := regex(d, re); err != nil {
-				return err
+			first := re // s's regular expression; y's first set has no brackets either
+			if c == 'y' {
+				first = repl
 			}
-			if err := regex(d, repl); err != nil {
-				return err
+			for _, what := range []string{first, repl} {
+				if err := regex(d, what); err != nil {
+					return err
+				}
 			}
-			for i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
+			for c == 's' && i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
 				i++
 			}
-			if i < n && (s[i] == 'w' || s[i] == 'W' || s[i] == 'e') {
+			if c == 's' && i < n && (s[i] == 'w' || s[i] == 'W' || s[i] == 'e') {
 				return bad("the %c flag of s writes a file or runs a command", s[i])
-			}
-		case 'y':
-			if i >= n || s[i] == '\n' || s[i] == '\\' {
-				return bad("a bad y command")
-			}
-			d := s[i]
-			i++
-			if err := regex(d, repl); err != nil {
-				return err
-			}
-			if err := regex(d, repl); err != nil {
-				return err
 			}
 		case 'r', 'R', 'w', 'W':
 			return bad("the %c command reads or writes a file", c)

@@ -135,12 +135,7 @@ var (
 // unwrap returns what the command name args runs when name is a wrapper
 // or a shell given -c; ok is false otherwise.
 func unwrap(name string, args []bashWord) (u unwrapped, ok bool, err error) {
-	rest := func(i int) []bashWord {
-		if i >= len(args) {
-			return nil
-		}
-		return args[i:]
-	}
+	rest := func(i int) []bashWord { return args[min(i, len(args)):] }
 	switch name {
 	case "su", "runuser":
 		for i := 0; i < len(args); i++ {

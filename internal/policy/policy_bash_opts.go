@@ -225,7 +225,10 @@ func optTable(names, table string) {
 		}
 		why, deny := strings.CutPrefix(kind, "deny ")
 		kind, optional := strings.CutSuffix(kind, "=")
-		k := kindNames[kind]
+		k, ok := kindNames[kind]
+		if !ok && !deny {
+			panic(fmt.Sprintf("option table of %s: unknown kind %q", names, kind))
+		}
 		for _, w := range strings.Fields(opts) {
 			if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") {
 				for _, c := range []byte(w[1:]) {

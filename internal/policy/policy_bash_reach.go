@@ -176,10 +176,8 @@ func reachCommand(name string, args []bashWord) error {
 					}
 				}
 			case "bisect":
-				for _, a := range rest {
-					if a.lit == "run" {
-						return fmt.Errorf("git bisect run is not allowed (it runs a command the policy cannot see)")
-					}
+				if slices.ContainsFunc(rest, func(a bashWord) bool { return a.lit == "run" }) {
+					return fmt.Errorf("git bisect run is not allowed (it runs a command the policy cannot see)")
 				}
 			}
 		}
@@ -237,10 +235,8 @@ func gitRemote(rest []bashWord) error {
 		case "get-url":
 			return nil
 		case "show":
-			for _, b := range rest {
-				if b.lit == "-n" {
-					return nil
-				}
+			if slices.ContainsFunc(rest, func(b bashWord) bool { return b.lit == "-n" }) {
+				return nil
 			}
 		}
 		return fmt.Errorf("git remote %s is not allowed (%s)", a.lit, whyRemote)

@@ -231,6 +231,11 @@ func set(s string) map[string]bool {
 	return m
 }
 
+// hasPrefix reports whether s starts with one of prefixes.
+func hasPrefix(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
+}
+
 // HookMatcher is the PreToolUse matcher the driver installs: every tool goes
 // through the hook, so a tool the policy does not know is denied rather than
 // silently allowed.

@@ -137,11 +137,7 @@ func ToolchainRules(commandLine string) []string {
 		name := filepath.Base(words[0].lit)
 		for _, tc := range toolchainRules {
 			if slices.Contains(tc.names, name) {
-				for _, r := range tc.rules {
-					if !slices.Contains(out, r) {
-						out = append(out, r)
-					}
-				}
+				out = union(out, tc.rules)
 			}
 		}
 	}
@@ -247,12 +243,7 @@ func dangerousEnv(name string) bool {
 		"JQ_LIBRARY_PATH", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "TAPE", "MAKEFLAGS", "MFLAGS", "GOENV", "GOTOOLCHAIN":
 		return true
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	return hasPrefix(name, "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG")
 }
 
 // pathListEnv are variables that only add directories to a search path

@@ -310,24 +310,13 @@ func envDumps(args []bashWord) bool {
 // credential.
 func secretVar(name string) bool {
 	u := strings.ToUpper(name)
-	for _, p := range []string{"ANTHROPIC", "CLAUDE_CODE_OAUTH", "AWS_", "AZURE_", "GOOGLE_APPLICATION", "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN"} {
-		if strings.HasPrefix(u, p) {
-			return true
-		}
-	}
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(u, s) {
-			return true
-		}
-	}
-	for _, seg := range strings.Split(u, "_") {
-		switch seg {
-		case "AUTH", "OAUTH", "PAT", "PASS", "COOKIE", "PRIVATE":
-			return true
-		}
-	}
-	return false
+	return hasPrefix(u, "ANTHROPIC", "CLAUDE_CODE_OAUTH", "AWS_", "AZURE_", "GOOGLE_APPLICATION", "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN") ||
+		slices.ContainsFunc([]string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"},
+			func(s string) bool { return strings.Contains(u, s) }) ||
+		slices.ContainsFunc(strings.Split(u, "_"), func(seg string) bool { return secretWords[seg] })
 }
+
+var secretWords = set("AUTH OAUTH PAT PASS COOKIE PRIVATE")
 
 // listener says which listener on every interface name args starts, or
 // "": a development server that binds to all interfaces unless told

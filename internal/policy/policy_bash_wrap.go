@@ -234,16 +234,11 @@ func shellScript(name string, args []bashWord) (u unwrapped, ok bool, err error)
 // computed when any of them is.
 func joinWords(ws []bashWord) *bashWord {
 	var parts []string
-	w := bashWord{glob: -1}
 	for _, x := range ws {
-		if x.dynamic {
-			w.dynamic = true
-		}
 		parts = append(parts, x.lit)
 	}
-	w.lit = strings.Join(parts, " ")
-	w.raw = w.lit
-	return &w
+	line := strings.Join(parts, " ")
+	return &bashWord{raw: line, lit: line, glob: -1, dynamic: slices.ContainsFunc(ws, func(x bashWord) bool { return x.dynamic })}
 }
 
 // runner returns what a package tool runs: `uv run CMD`, `poetry run CMD`,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zergrush/zerg/internal/pathx"
@@ -228,6 +229,11 @@ func set(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// hasPrefix reports whether s starts with one of prefixes.
+func hasPrefix(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // HookMatcher is the PreToolUse matcher the driver installs: every tool goes
@@ -488,7 +494,8 @@ func walkPath(p string) (resolved string, assumed bool, err error) {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		switch {
-		case errors.Is(err, os.ErrNotExist) || errors.Is(err, errNotDir):
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			// under a regular file: cannot exist, like a missing path
 			rest = append(rest, c)
 			continue
 		case err != nil:

@@ -124,7 +124,7 @@ var toolchainRules = []struct {
 // uses (go, npm/node, python/pytest, make, cargo), so a worker may run the
 // same tools as its verification command. An unparsable line yields none.
 func ToolchainRules(commandLine string) []string {
-	cmds, err := parseBash(commandLine)
+	cmds, err := parseBash(commandLine, 0)
 	if err != nil {
 		return nil
 	}
@@ -137,11 +137,7 @@ func ToolchainRules(commandLine string) []string {
 		name := filepath.Base(words[0].lit)
 		for _, tc := range toolchainRules {
 			if slices.Contains(tc.names, name) {
-				for _, r := range tc.rules {
-					if !slices.Contains(out, r) {
-						out = append(out, r)
-					}
-				}
+				out = union(out, tc.rules)
 			}
 		}
 	}
@@ -155,7 +151,7 @@ func ToolchainRules(commandLine string) []string {
 // the line itself stays allowed as it is (BashPolicy.Commands), the
 // programs in it never. An unparsable line yields none.
 func CommandPrograms(commandLine string) []string {
-	cmds, err := parseBash(commandLine)
+	cmds, err := parseBash(commandLine, 0)
 	if err != nil {
 		return nil
 	}
@@ -208,22 +204,18 @@ var bashDenied = whyOf(map[string]string{
 	"it changes the system": `chown chgrp mount umount crontab at systemctl service reboot shutdown`,
 })
 
-// bashDeniedArgs are arguments that deny a command wherever they appear:
-// git's remote, config and credential commands and its option-borne command
-// execution, npm's publishing and config.
+// bashDeniedArgs are arguments that deny a command wherever they appear
+// (with a trailing "*", by prefix: options with glued values): git's
+// option-borne command execution and repositories elsewhere, npm's
+// publishing and config, find's writes and link following.
 var bashDeniedArgs = map[string][]string{
-	"git": {"--ext-diff", "--textconv"},
-	"npm": {"publish", "login", "logout", "adduser", "config", "token", "owner", "access", "exec", "x", "set", "env"},
-	"go":  {"env", "-toolexec", "-exec"},
-}
-
-// bashDeniedPrefixes deny an argument by prefix (options with glued values).
-var bashDeniedPrefixes = map[string][]string{
-	"git":   {"--config-env", "--exec-path", "--upload-pack", "--receive-pack", "-O", "--open-files-in-pager", "--output", "--git-dir", "--work-tree"},
-	"find":  {"-fprint", "-fls", "-delete", "-L", "-follow", "-files0-from"},
-	"sort":  {"--compress-program"},
-	"go":    {"-toolexec", "-exec"},
-	"cargo": {"--config"},
+	"git": {"--ext-diff", "--textconv", "--config-env*", "--exec-path*", "--upload-pack*", "--receive-pack*", "-O*",
+		"--open-files-in-pager*", "--output*", "--git-dir*", "--work-tree*"},
+	"npm":   {"publish", "login", "logout", "adduser", "config", "token", "owner", "access", "exec", "x", "set", "env"},
+	"go":    {"env", "-toolexec*", "-exec*"},
+	"find":  {"-fprint*", "-fls*", "-delete*", "-L*", "-follow*", "-files0-from*"},
+	"sort":  {"--compress-program*"},
+	"cargo": {"--config*"},
 }
 
 // pureCommands open no file named by an argument, so their arguments are
@@ -233,11 +225,9 @@ var bashDeniedPrefixes = map[string][]string{
 var pureCommands = set("echo printf true false test [ pwd id whoami uname basename dirname seq sleep type")
 
 // mutatingCommands change files named by their arguments: every argument must
-// resolve inside the workspace (not a read dir) and may not be a glob.
+// resolve inside the workspace (not a read dir) and may not be a glob, but
+// chmod's (each match is checked).
 var mutatingCommands = set("mkdir touch cp mv rm rmdir tee chmod")
-
-// globMutating may change files a pattern names: each match is checked.
-var globMutating = set("chmod")
 
 // dangerousEnv are variables a command prefix may not set: they change what
 // runs (PATH, LD_*, BASH_ENV, …) or where git looks.
@@ -253,12 +243,7 @@ func dangerousEnv(name string) bool {
 		"JQ_LIBRARY_PATH", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "TAPE", "MAKEFLAGS", "MFLAGS", "GOENV", "GOTOOLCHAIN":
 		return true
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	return hasPrefix(name, "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG")
 }
 
 // pathListEnv are variables that only add directories to a search path
@@ -281,7 +266,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if strings.TrimSpace(cmd) == "" {
 		return deny("", "Bash: no command in tool_input")
 	}
-	show := clipCommand(cmd)
+	show := "`" + textx.Clip(textx.OneLine(cmd), 200) + "`"
 	if p.Bash.Unrestricted {
 		return Decision{Allow: true, Reason: "Bash " + show + ": unrestricted"}
 	}
@@ -291,7 +276,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if len(cmd) > maxBashCommand {
 		return deny("", "Bash: command longer than %d bytes", maxBashCommand)
 	}
-	if listenerText(cmd) {
+	if anyInterfaceRE.MatchString(cmd) {
 		return deny("", "Bash %s: it binds to every network interface (0.0.0.0 or ::); bind to 127.0.0.1", show)
 	}
 	sc, err := p.scope()
@@ -308,7 +293,7 @@ func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
 	if err != nil || !(within(cwd, sc.ws) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
 		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
 	}
-	cmds, err := parseBash(cmd)
+	cmds, err := parseBash(cmd, 0)
 	if err != nil {
 		return deny("", "Bash %s: cannot be checked (%v); use simple commands without variables", show, err)
 	}
@@ -426,8 +411,6 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 	return j.cdTo(a.lit)
 }
 
-func clipCommand(s string) string { return "`" + textx.Clip(textx.OneLine(s), 200) + "`" }
-
 // bashChecker checks parsed commands in order (subprocess mode), from
 // every directory the shell may be in (shellDirs). makesLinks says the command line makes symbolic
 // links: a path that goes through a component which does not exist yet may
@@ -516,7 +499,7 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		return ck.pureArgs(name, args)
 	}
 	mutating := mutatingCommands[name] && !script
-	expanded, err := ck.expandArgs(args, mutating && !globMutating[name], name == "git" && !script)
+	expanded, err := ck.expandArgs(args, mutating && name != "chmod", name == "git" && !script)
 	if err != nil {
 		return err
 	}
@@ -592,7 +575,7 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 		if u.script.dynamic {
 			return fmt.Errorf("%s with a computed command", name)
 		}
-		inner, err := parseBashDepth(u.script.lit, depth+1)
+		inner, err := parseBash(u.script.lit, depth+1)
 		if err != nil {
 			return fmt.Errorf("%s: %v", name, err)
 		}
@@ -723,14 +706,10 @@ func reachScript(script *bashWord, depth int) error {
 	return nil
 }
 
-// deniedArgs applies bashDeniedArgs and bashDeniedPrefixes.
 func deniedArgs(name string, args []bashWord) error {
 	for _, a := range args {
-		if slices.Contains(bashDeniedArgs[name], a.lit) {
-			return fmt.Errorf("%s %s is not allowed", name, a.lit)
-		}
-		for _, pre := range bashDeniedPrefixes[name] {
-			if strings.HasPrefix(a.lit, pre) {
+		for _, d := range bashDeniedArgs[name] {
+			if pre, ok := strings.CutSuffix(d, "*"); a.lit == d || ok && strings.HasPrefix(a.lit, pre) {
 				return fmt.Errorf("%s %s is not allowed", name, a.lit)
 			}
 		}
@@ -1192,7 +1171,7 @@ func makesLinks(cmds []*bashCmd, depth int) bool {
 			}
 		}
 		if (name == "sh" || name == "bash") && len(c.words) >= 3 && c.words[1].lit == "-c" && depth < maxBashDepth {
-			if inner, err := parseBash(c.words[2].lit); err == nil && makesLinks(inner, depth+1) {
+			if inner, err := parseBash(c.words[2].lit, 0); err == nil && makesLinks(inner, depth+1) {
 				return true
 			}
 		}

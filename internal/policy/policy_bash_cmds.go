@@ -779,12 +779,9 @@ func checkGo(ck *bashChecker, args []bashWord) error {
 
 // checkGofmt: with -w, gofmt rewrites its operands.
 func checkGofmt(ck *bashChecker, args []bashWord) error {
-	write := false
-	for _, a := range args {
-		if a.lit == "-w" || a.lit == "--w" || strings.HasPrefix(a.lit, "-w=") {
-			write = true
-		}
-	}
+	write := slices.ContainsFunc(args, func(a bashWord) bool {
+		return a.lit == "-w" || a.lit == "--w" || strings.HasPrefix(a.lit, "-w=")
+	})
 	for _, a := range args {
 		if err := ck.rawWord(a.lit, write && !strings.HasPrefix(a.lit, "-"), false); err != nil {
 			return err

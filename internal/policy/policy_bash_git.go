@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Local git in subprocess mode. Reading (status, diff, log …) is always
@@ -111,23 +112,17 @@ func checkGit(ck *bashChecker, args []bashWord) error {
 	}
 	sub := args[i].lit
 	rest := args[i+1:]
-	if sub == "grep" {
-		for _, a := range rest {
-			if a.lit == "--" {
-				break
-			}
-			nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
-			switch {
-			case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
-				return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
-			case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
-				return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
-			}
-		}
-	}
 	for _, a := range rest {
 		if a.lit == "--" {
 			break
+		}
+		nm, _, _ := strings.Cut(strings.TrimPrefix(a.lit, "--"), "=")
+		switch {
+		case sub != "grep":
+		case strings.HasPrefix(a.lit, "--") && nm != "" && strings.HasPrefix("open-files-in-pager", nm):
+			return fmt.Errorf("git grep %s is not allowed (%s)", a.lit, whyRuns)
+		case !strings.HasPrefix(a.lit, "--") && strings.HasPrefix(a.lit, "-") && strings.Contains(a.lit, "O"):
+			return fmt.Errorf("git grep %s is not allowed (-O %s)", a.lit, whyRuns)
 		}
 		for _, o := range gitDeniedOptions[sub] {
 			if a.lit == o || strings.HasPrefix(a.lit, o+"=") {
@@ -284,7 +279,7 @@ func findGitDir(dir string) (gitDir, common string, err error) {
 			if !filepath.IsAbs(gitDir) {
 				gitDir = filepath.Join(d, gitDir)
 			}
-		case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errNotDir):
+		case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 			return "", "", err
 		}
 		if gitDir != "" {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Pathname expansion, done when the command is judged: the shell lists
@@ -70,11 +70,7 @@ func (ck *bashChecker) expandWord(w bashWord) ([]string, error) {
 		if len(m) == 0 {
 			m = []string{w.lit}
 		}
-		for _, s := range m {
-			if !slices.Contains(out, s) {
-				out = append(out, s)
-			}
-		}
+		out = union(out, m)
 	}
 	return out, nil
 }
@@ -151,7 +147,7 @@ func (ck *bashChecker) expandFrom(cwd, pat string) ([]string, error) {
 				}
 				// A shell in the C locale matches bytes, not characters:
 				// a non-ASCII name is taken as a match, to be checked.
-				if ok, _ := filepath.Match(comp, name); !ok && !nonASCII(name) {
+				if ok, _ := filepath.Match(comp, name); !ok && !strings.ContainsFunc(name, func(r rune) bool { return r >= utf8.RuneSelf }) {
 					continue
 				}
 				nc := join(c, name)
@@ -177,13 +173,4 @@ func (ck *bashChecker) expandFrom(cwd, pat string) ([]string, error) {
 		out[k] = c.shown
 	}
 	return out, nil
-}
-
-func nonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
 }

@@ -176,10 +176,8 @@ func reachCommand(name string, args []bashWord) error {
 					}
 				}
 			case "bisect":
-				for _, a := range rest {
-					if a.lit == "run" {
-						return fmt.Errorf("git bisect run is not allowed (it runs a command the policy cannot see)")
-					}
+				if slices.ContainsFunc(rest, func(a bashWord) bool { return a.lit == "run" }) {
+					return fmt.Errorf("git bisect run is not allowed (it runs a command the policy cannot see)")
 				}
 			}
 		}
@@ -237,10 +235,8 @@ func gitRemote(rest []bashWord) error {
 		case "get-url":
 			return nil
 		case "show":
-			for _, b := range rest {
-				if b.lit == "-n" {
-					return nil
-				}
+			if slices.ContainsFunc(rest, func(b bashWord) bool { return b.lit == "-n" }) {
+				return nil
 			}
 		}
 		return fmt.Errorf("git remote %s is not allowed (%s)", a.lit, whyRemote)
@@ -314,24 +310,13 @@ func envDumps(args []bashWord) bool {
 // credential.
 func secretVar(name string) bool {
 	u := strings.ToUpper(name)
-	for _, p := range []string{"ANTHROPIC", "CLAUDE_CODE_OAUTH", "AWS_", "AZURE_", "GOOGLE_APPLICATION", "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN"} {
-		if strings.HasPrefix(u, p) {
-			return true
-		}
-	}
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(u, s) {
-			return true
-		}
-	}
-	for _, seg := range strings.Split(u, "_") {
-		switch seg {
-		case "AUTH", "OAUTH", "PAT", "PASS", "COOKIE", "PRIVATE":
-			return true
-		}
-	}
-	return false
+	return hasPrefix(u, "ANTHROPIC", "CLAUDE_CODE_OAUTH", "AWS_", "AZURE_", "GOOGLE_APPLICATION", "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN") ||
+		slices.ContainsFunc([]string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"},
+			func(s string) bool { return strings.Contains(u, s) }) ||
+		slices.ContainsFunc(strings.Split(u, "_"), func(seg string) bool { return secretWords[seg] })
 }
+
+var secretWords = set("AUTH OAUTH PAT PASS COOKIE PRIVATE")
 
 // listener says which listener on every interface name args starts, or
 // "": a development server that binds to all interfaces unless told
@@ -424,11 +409,6 @@ func bindHost(v string) string {
 // only judged as a bind option's value (listener): in text it is too
 // common (a Haskell signature, a C++ name).
 var anyInterfaceRE = regexp.MustCompile(`(^|[^0-9.])0\.0\.0\.0([^0-9.]|$)|\[::\]`)
-
-// listenerText says whether text binds to every interface.
-func listenerText(text string) bool {
-	return anyInterfaceRE.MatchString(text)
-}
 
 // deniedProgram reports whether name is on the user's deny list.
 func (b BashPolicy) deniedProgram(name string) error {

@@ -216,11 +216,7 @@ func (rc *reachChecker) args(name string, args []bashWord) error {
 		text[rc.firstOperand(args, []string{"-e", "-f", "--regexp", "--file"}, []string{"-A", "-B", "-C", "-m", "-d", "-D", "--include", "--exclude", "--exclude-dir", "-t", "-T", "-g", "--glob", "--type"})] = true
 	case "sed":
 		text[rc.firstOperand(args, []string{"-e", "-f", "--expression", "--file"}, []string{"-l"})] = true
-		for _, a := range args {
-			if strings.HasPrefix(a.lit, "-i") || strings.HasPrefix(a.lit, "--in-place") {
-				write = true
-			}
-		}
+		write = slices.ContainsFunc(args, func(a bashWord) bool { return hasPrefix(a.lit, "-i", "--in-place") })
 	case "awk", "gawk", "mawk", "nawk":
 		text[rc.firstOperand(args, []string{"-f", "--file"}, []string{"-F", "-v"})] = true
 	case "jq":

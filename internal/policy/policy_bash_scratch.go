@@ -37,15 +37,7 @@ var reservedTmpPrefixes = []string{"claude-", "zerg", "krb5", "ssh-", "tmux-", "
 	"agent", "pyright", "hsperfdata"}
 
 func reservedTmpName(name string) bool {
-	if strings.HasPrefix(name, ".") {
-		return true
-	}
-	for _, p := range reservedTmpPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(name, ".") || hasPrefix(name, reservedTmpPrefixes...)
 }
 
 // inScratch reports whether the resolved path is inside (or is) one of the

@@ -22,16 +22,18 @@ func checkSedScript(s string) error {
 	}
 	n := len(s)
 	i := 0
-	skipBlank := func() {
-		for i < n && (s[i] == ' ' || s[i] == '\t') {
+	// skip moves i past the bytes in set, skipTo up to the first in stop.
+	skip := func(set string) {
+		for i < n && strings.IndexByte(set, s[i]) >= 0 {
 			i++
 		}
 	}
-	digits := func() {
-		for i < n && s[i] >= '0' && s[i] <= '9' {
+	skipTo := func(stop string) {
+		for i < n && strings.IndexByte(stop, s[i]) < 0 {
 			i++
 		}
 	}
+	const blank, digits = " \t", "0123456789"
 	// regex scans a regular expression delimited by d from i (just after
 	// the opening delimiter) to just after the closing one; with what
 	// "replacement", a replacement or a y set, which has no brackets. GNU
@@ -80,10 +82,10 @@ func checkSedScript(s string) error {
 	address := func() (bool, error) {
 		switch {
 		case i < n && s[i] >= '0' && s[i] <= '9':
-			digits()
+			skip(digits)
 			if i < n && s[i] == '~' {
 				i++
-				digits()
+				skip(digits)
 			}
 		case i < n && s[i] == '$':
 			i++
@@ -101,22 +103,16 @@ func checkSedScript(s string) error {
 		default:
 			return false, nil
 		}
-		for i < n && (s[i] == 'I' || s[i] == 'M') {
-			i++
-		}
+		skip("IM")
 		return true, nil
 	}
 	for {
-		for i < n && strings.IndexByte(" \t\n;", s[i]) >= 0 {
-			i++
-		}
+		skip(" \t\n;")
 		if i >= n {
 			return nil
 		}
 		if s[i] == '#' {
-			for i < n && s[i] != '\n' {
-				i++
-			}
+			skipTo("\n")
 			continue
 		}
 		has, err := address()
@@ -124,13 +120,13 @@ func checkSedScript(s string) error {
 			return err
 		}
 		if has {
-			skipBlank()
+			skip(blank)
 			if i < n && s[i] == ',' {
 				i++
-				skipBlank()
+				skip(blank)
 				if i < n && (s[i] == '+' || s[i] == '~') {
 					i++
-					digits()
+					skip(digits)
 				} else if ok, err := address(); err != nil {
 					return err
 				} else if !ok {
@@ -138,10 +134,10 @@ func checkSedScript(s string) error {
 				}
 			}
 		}
-		skipBlank()
+		skip(blank)
 		for i < n && s[i] == '!' {
 			i++
-			skipBlank()
+			skip(blank)
 		}
 		if i >= n {
 			return bad("a command is missing")
@@ -153,18 +149,16 @@ func checkSedScript(s string) error {
 			continue
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case 'l', 'L', 'q', 'Q':
-			skipBlank()
-			digits()
+			skip(blank)
+			skip(digits)
 		case ':', 'b', 't', 'T':
 			// A label ends at the first character that could end it:
 			// anything after is checked as commands, which is at worst
 			// stricter than sed.
-			skipBlank()
-			for i < n && strings.IndexByte(" \t\n;}#", s[i]) < 0 {
-				i++
-			}
+			skip(blank)
+			skipTo(" \t\n;}#")
 		case 'a', 'i', 'c':
-			skipBlank()
+			skip(blank)
 			if i+1 < n && s[i] == '\\' && s[i+1] == '\n' {
 				i += 2
 			} else if i < n && s[i] == '\\' {
@@ -174,55 +168,42 @@ func checkSedScript(s string) error {
 			// backslash would continue it, which is refused to keep the
 			// end of the text certain.
 			start := i
-			for i < n && s[i] != '\n' {
-				i++
-			}
+			skipTo("\n")
 			if i < n && i > start && s[i-1] == '\\' {
 				return bad("%c text continued on the next line", c)
 			}
 			continue
-		case 's':
+		case 's', 'y':
 			if i >= n || s[i] == '\n' || s[i] == '\\' {
-				return bad("a bad s command")
+				return bad("a bad %c command", c)
 			}
 			d := s[i]
 			i++
-			if err := regex(d, re); err != nil {
-				return err
+			first := re // s's regular expression; y's first set has no brackets either
+			if c == 'y' {
+				first = repl
 			}
-			if err := regex(d, repl); err != nil {
-				return err
+			for _, what := range []string{first, repl} {
+				if err := regex(d, what); err != nil {
+					return err
+				}
 			}
-			for i < n && strings.IndexByte("gpiImM0123456789", s[i]) >= 0 {
-				i++
+			if c == 's' {
+				skip("gpiImM" + digits)
 			}
-			if i < n && (s[i] == 'w' || s[i] == 'W' || s[i] == 'e') {
+			if c == 's' && i < n && (s[i] == 'w' || s[i] == 'W' || s[i] == 'e') {
 				return bad("the %c flag of s writes a file or runs a command", s[i])
-			}
-		case 'y':
-			if i >= n || s[i] == '\n' || s[i] == '\\' {
-				return bad("a bad y command")
-			}
-			d := s[i]
-			i++
-			if err := regex(d, repl); err != nil {
-				return err
-			}
-			if err := regex(d, repl); err != nil {
-				return err
 			}
 		case 'r', 'R', 'w', 'W':
 			return bad("the %c command reads or writes a file", c)
 		case 'e':
 			return bad("the e command runs a command")
 		case 'v':
-			for i < n && strings.IndexByte("\n;}", s[i]) < 0 {
-				i++
-			}
+			skipTo("\n;}")
 		default:
 			return bad("the command %q is not one this check knows", c)
 		}
-		skipBlank()
+		skip(blank)
 		if i < n && strings.IndexByte("\n;}#", s[i]) < 0 {
 			return bad("unexpected %q after a command", s[i])
 		}

@@ -87,14 +87,9 @@ type shellWalker struct {
 	err error
 }
 
-// parseBash parses a command line into its simple commands, strictly.
-func parseBash(src string) ([]*bashCmd, error) {
-	return parseBashDepth(src, 0)
-}
-
-// parseBashDepth parses a command line nested depth deep (an sh -c
-// string), strictly.
-func parseBashDepth(src string, depth int) ([]*bashCmd, error) {
+// parseBash parses a command line nested depth deep (an sh -c string: 1 or
+// more) into its simple commands, strictly.
+func parseBash(src string, depth int) ([]*bashCmd, error) {
 	w := &shellWalker{src: src, depth: depth}
 	err := w.parse()
 	return w.cmds, err
@@ -209,24 +204,16 @@ func (w *shellWalker) stmt(s *syntax.Stmt, andNext bool) error {
 func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 	switch x := c.(type) {
 	case *syntax.BinaryCmd:
-		switch x.Op {
-		case syntax.AndStmt:
-			if err := w.stmt(x.X, true); err != nil {
-				return err
-			}
-			return w.stmt(x.Y, andNext)
-		case syntax.OrStmt:
-			if err := w.stmt(x.X, false); err != nil {
-				return err
-			}
-			return w.stmt(x.Y, andNext)
-		case syntax.Pipe, syntax.PipeAll:
-			if err := w.stmt(x.X, false); err != nil {
-				return err
-			}
-			return w.stmt(x.Y, false)
+		pipe := x.Op == syntax.Pipe || x.Op == syntax.PipeAll
+		if !pipe && x.Op != syntax.AndStmt && x.Op != syntax.OrStmt {
+			return fmt.Errorf("unsupported operator %s", x.Op)
 		}
-		return fmt.Errorf("unsupported operator %s", x.Op)
+		// X runs first: a cd there is a chain's only before &&; in a
+		// pipeline neither side's cd reaches what follows.
+		if err := w.stmt(x.X, x.Op == syntax.AndStmt); err != nil {
+			return err
+		}
+		return w.stmt(x.Y, andNext && !pipe)
 	case *syntax.Subshell:
 		return w.nested(x.Stmts)
 	case *syntax.Block:

@@ -301,7 +301,7 @@ func FuzzParseBash(f *testing.F) {
 	ws := f.TempDir()
 	p := &Policy{Version: Version, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseBash(s)
+		_, _ = parseBash(s, 0)
 		raw := `{"command":` + quoteJSON(s) + `}`
 		_ = p.Decide(&HookInput{Cwd: ws, ToolName: "Bash", ToolInput: []byte(raw)})
 	})

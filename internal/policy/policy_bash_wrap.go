@@ -135,12 +135,7 @@ var (
 // unwrap returns what the command name args runs when name is a wrapper
 // or a shell given -c; ok is false otherwise.
 func unwrap(name string, args []bashWord) (u unwrapped, ok bool, err error) {
-	rest := func(i int) []bashWord {
-		if i >= len(args) {
-			return nil
-		}
-		return args[i:]
-	}
+	rest := func(i int) []bashWord { return args[min(i, len(args)):] }
 	switch name {
 	case "su", "runuser":
 		for i := 0; i < len(args); i++ {
@@ -239,16 +234,11 @@ func shellScript(name string, args []bashWord) (u unwrapped, ok bool, err error)
 // computed when any of them is.
 func joinWords(ws []bashWord) *bashWord {
 	var parts []string
-	w := bashWord{glob: -1}
 	for _, x := range ws {
-		if x.dynamic {
-			w.dynamic = true
-		}
 		parts = append(parts, x.lit)
 	}
-	w.lit = strings.Join(parts, " ")
-	w.raw = w.lit
-	return &w
+	line := strings.Join(parts, " ")
+	return &bashWord{raw: line, lit: line, glob: -1, dynamic: slices.ContainsFunc(ws, func(x bashWord) bool { return x.dynamic })}
 }
 
 // runner returns what a package tool runs: `uv run CMD`, `poetry run CMD`,

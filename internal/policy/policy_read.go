@@ -3,12 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"strings"
-	"syscall"
 )
-
-// errNotDir: a path under a regular file cannot exist; resolvePath treats it
-// like a missing path instead of failing.
-var errNotDir = syscall.ENOTDIR
 
 // decideRead allows Read/NotebookRead only inside the workspace or a read
 // dir, judged after symlinks are resolved (both ways, see resolveFrom), so a
@@ -66,10 +61,9 @@ func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
 	if d != nil {
 		return *d
 	}
-	fields := map[string]bool{"Glob": true, "Grep": false, "LS": false}
 	for _, f := range []string{"pattern", "glob", "ignore"} {
 		v, ok := input[f]
-		if !ok || v == nil || (f == "pattern" && !fields[in.ToolName]) {
+		if !ok || v == nil || (f == "pattern" && in.ToolName != "Glob") {
 			continue // Grep's pattern is a regexp over contents, not a path
 		}
 		var pats []string

@@ -61,6 +61,9 @@ type Coordinator struct {
 	// config's for a new run, the recorded one (or the one resumeSchedule
 	// allows) for a resume.
 	schedule string
+	// dagAfter is what each task waits for under the DAG schedule
+	// (dagOrder), computed once.
+	dagAfter map[string][]string
 	// resume is the plan Open made for a resume (nil for a new run).
 	resume *resumePlan
 	// setup lists what Open found to tidy before the first write.

@@ -103,7 +103,10 @@ func (c *Coordinator) runDAG(ctx context.Context) error {
 
 // dagView is the run as the DAG decisions read it.
 func (c *Coordinator) dagView(busy map[string]bool) dagView {
-	return dagView{graph: c.graph, busy: busy, status: func(id string) Status { return c.taskState(id).Status }}
+	if c.dagAfter == nil {
+		c.dagAfter = dagOrder(c.graph)
+	}
+	return newDAGView(c.graph, c.dagAfter, func(id string) Status { return c.taskState(id).Status }, busy)
 }
 
 // startReady starts what may start now: task_scheduled, then a runner that

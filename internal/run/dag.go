@@ -17,6 +17,9 @@ import (
 // dagView is what the DAG decisions read of a run.
 type dagView struct {
 	graph *spec.Graph
+	// after lists, for each task, what it must wait to see merged
+	// (dagOrder).
+	after map[string][]string
 	// status is a task's status per the log.
 	status func(id string) Status
 	// busy are the tasks the coordinator runs now (an attempt, a backoff,
@@ -38,9 +41,37 @@ func (v dagView) holds(id string) bool {
 	return false
 }
 
-// depsMerged reports whether every dependency of t is merged.
+// dagOrder is, for each task, the tasks that must be merged before it
+// starts: its dependencies, and the tasks of lower levels that may own a
+// path it owns. The graph's validation keeps a level's tasks apart; the
+// order of two levels that own a common path (a later task modifying a
+// file an earlier one creates, without depending on it) is the levels',
+// and the DAG schedule keeps it.
+func dagOrder(g *spec.Graph) map[string][]string {
+	out := map[string][]string{}
+	for _, t := range g.Tasks {
+		deps := slices.Clone(t.Dependencies)
+		for _, u := range g.Tasks {
+			if u.Level < t.Level && !slices.Contains(deps, u.ID) && u.MayOverlap(t) {
+				deps = append(deps, u.ID)
+			}
+		}
+		out[t.ID] = deps
+	}
+	return out
+}
+
+// newDAGView is the view of a graph with the statuses and busy tasks.
+func newDAGView(g *spec.Graph, after map[string][]string, status func(string) Status, busy map[string]bool) dagView {
+	if after == nil {
+		after = dagOrder(g)
+	}
+	return dagView{graph: g, after: after, status: status, busy: busy}
+}
+
+// depsMerged reports whether every task t waits for (dagOrder) is merged.
 func (v dagView) depsMerged(t *spec.Task) bool {
-	for _, d := range t.Dependencies {
+	for _, d := range v.after[t.ID] {
 		if v.status(d) != StatusMerged {
 			return false
 		}
@@ -151,9 +182,10 @@ func dagBatch(v dagView) []string {
 	return out
 }
 
-// dagBlocked maps each task that can never run, because a dependency
-// failed for good (directly or through others), to that failed task: the
-// tasks waiting for a start (dagView.startable) below a failed one.
+// dagBlocked maps each task that can never run, because a task it waits
+// for (dagOrder) failed for good, directly or through others, to that
+// failed task: the tasks waiting for a start (dagView.startable) below a
+// failed one.
 func dagBlocked(v dagView) map[string]string {
 	out := map[string]string{}
 	var cause func(t *spec.Task) string
@@ -163,7 +195,7 @@ func dagBlocked(v dagView) map[string]string {
 			return out[t.ID]
 		}
 		seen[t.ID] = true
-		for _, d := range t.Dependencies {
+		for _, d := range v.after[t.ID] {
 			switch v.status(d) {
 			case StatusFailed:
 				out[t.ID] = d

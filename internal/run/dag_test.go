@@ -25,12 +25,12 @@ func fakeView(t *testing.T, g string, st map[string]Status, busy ...string) dagV
 	for _, id := range busy {
 		b[id] = true
 	}
-	return dagView{graph: mustGraph(t, g), busy: b, status: func(id string) Status {
+	return newDAGView(mustGraph(t, g), nil, func(id string) Status {
 		if s, ok := st[id]; ok {
 			return s
 		}
 		return StatusPending
-	}}
+	}, b)
 }
 
 func TestDAGStarts(t *testing.T) {
@@ -51,6 +51,9 @@ func TestDAGStarts(t *testing.T) {
 		{"ownership: not while a holder runs", map[string]Status{"A": R, "B": M}, []string{"A"}, 4, []string{"D"}},
 		{"ownership: not while a holder waits to merge", map[string]Status{"A": C, "B": M}, nil, 4, []string{"D"}},
 		{"ownership: free once the holder merged", map[string]Status{"A": M, "B": M}, nil, 4, []string{"C", "D", "E"}},
+		// E owns a/x.txt, created under A's a/ at the level before: the
+		// levels' order holds for it although E does not depend on A.
+		{"ownership: a later level waits for an earlier owner", map[string]Status{"B": M}, nil, 4, []string{"A", "D"}},
 		{"a dependency only committed is not merged", map[string]Status{"A": M, "B": C}, nil, 4, []string{"C"}},
 		{"failed and busy tasks do not start", map[string]Status{"A": M, "B": M, "C": F, "D": W}, []string{"D"}, 4, []string{"E"}},
 		{"a task back from a gate failure starts again", map[string]Status{"A": M, "B": M, "C": W, "D": M, "E": M}, nil, 4, []string{"C"}},
@@ -63,17 +66,21 @@ func TestDAGStarts(t *testing.T) {
 			}
 		})
 	}
-	// Control: two roots that own a common path never start together, the
-	// same graph with disjoint files does.
+	// Control: two tasks of a level whose patterns may overlap (the
+	// validator's warning, not an error) never run at once; the same graph
+	// with disjoint patterns does.
 	overlap := `{"feature": "f", "tasks": [
  {"id": "P", "title": "p", "level": 1, "files": {"create": ["gen/*.go"]}},
- {"id": "Q", "title": "q", "level": 2, "files": {"create": ["gen/q.go"]}}]}`
+ {"id": "Q", "title": "q", "level": 1, "files": {"create": ["gen/**/*.pb.go"]}}]}`
 	if got := dagStarts(fakeView(t, overlap, nil), 4); len(got) != 1 {
-		t.Errorf("overlapping roots: %v start together", got)
+		t.Errorf("overlapping tasks: %v start together", got)
 	}
-	disjoint := strings.Replace(overlap, "gen/q.go", "other/q.go", 1)
+	if got := dagStarts(fakeView(t, overlap, map[string]Status{"P": StatusRunning}, "P"), 4); len(got) != 0 {
+		t.Errorf("overlapping tasks: %v starts beside P", got)
+	}
+	disjoint := strings.Replace(overlap, "gen/**/*.pb.go", "other/**/*.pb.go", 1)
 	if got := dagStarts(fakeView(t, disjoint, nil), 4); len(got) != 2 {
-		t.Errorf("disjoint roots: %v, want both", got)
+		t.Errorf("disjoint tasks: %v, want both", got)
 	}
 }
 
@@ -103,9 +110,10 @@ func TestDAGBatch(t *testing.T) {
 func TestDAGBlocked(t *testing.T) {
 	v := fakeView(t, dagGraph, map[string]Status{"A": StatusFailed, "B": StatusMerged, "D": StatusMerged})
 	got := dagBlocked(v)
-	// C waits for A; G for C, so for A; E and D do not depend on A.
-	if len(got) != 2 || got["C"] != "A" || got["G"] != "A" {
-		t.Errorf("blocked %v, want C and G by A", got)
+	// C waits for A; G for C, so for A; E for A too, which owns what it
+	// modifies at a lower level. D does not wait for A.
+	if len(got) != 3 || got["C"] != "A" || got["G"] != "A" || got["E"] != "A" {
+		t.Errorf("blocked %v, want C, E and G by A", got)
 	}
 	// Control: nothing failed, nothing blocked.
 	if got := dagBlocked(fakeView(t, dagGraph, map[string]Status{"A": StatusRunning})); len(got) != 0 {

@@ -138,7 +138,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 		return c.state, err
 	}
 	levels := graphLevels(c.graph)
-	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal, c.credential)
+	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.schedule, c.rehearsal, c.credential)
 	if c.projection != nil {
 		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {

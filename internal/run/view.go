@@ -90,18 +90,21 @@ type LevelView struct {
 
 // TaskView is one task of the graph.
 type TaskView struct {
-	ID            string  `json:"id"`
-	Level         int     `json:"level"`
-	Status        Status  `json:"status"`
-	Attempts      int     `json:"attempts"`
-	TaskFailures  int     `json:"task_failures"`
-	InfraFailures int     `json:"infra_failures"`
-	Reason        string  `json:"reason,omitempty"`
-	Detail        string  `json:"detail,omitempty"`
-	Commit        string  `json:"commit,omitempty"`
-	Branch        string  `json:"branch,omitempty"`
-	CostUSD       float64 `json:"cost_usd"`
-	Tokens        int64   `json:"tokens"`
+	ID    string `json:"id"`
+	Level int    `json:"level"`
+	// Dependencies are the graph's (the live view's ETA follows them
+	// under the dag schedule).
+	Dependencies  []string `json:"dependencies,omitempty"`
+	Status        Status   `json:"status"`
+	Attempts      int      `json:"attempts"`
+	TaskFailures  int      `json:"task_failures"`
+	InfraFailures int      `json:"infra_failures"`
+	Reason        string   `json:"reason,omitempty"`
+	Detail        string   `json:"detail,omitempty"`
+	Commit        string   `json:"commit,omitempty"`
+	Branch        string   `json:"branch,omitempty"`
+	CostUSD       float64  `json:"cost_usd"`
+	Tokens        int64    `json:"tokens"`
 	// EstimateMS is the graph's estimate_minutes (0 without one) and
 	// WorkerMS the time its finished attempts took: together they scale
 	// the estimates of the tasks left into an ETA.
@@ -202,11 +205,13 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	var ids []string
 	levelOf := map[string]int{}
 	estimate := map[string]int64{}
+	deps := map[string][]string{}
 	if g != nil {
 		for _, t := range g.Tasks {
 			ids = append(ids, t.ID)
 			levelOf[t.ID] = t.Level
 			estimate[t.ID] = int64(t.EstimateMinutes * 60_000)
+			deps[t.ID] = t.Dependencies
 		}
 	}
 	for _, id := range st.Order {
@@ -219,7 +224,8 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		ts := st.Task(id)
 		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
 			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
-			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds()}
+			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds(),
+			Dependencies: slices.Clone(deps[id])}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
 		} else {

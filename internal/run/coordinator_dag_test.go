@@ -182,6 +182,37 @@ func TestDAGCulpritOutOfRetriesBlocksItsDependents(t *testing.T) {
 	if re.Task("D").Status != StatusBlocked {
 		t.Errorf("replayed D: %s", re.Task("D").Status)
 	}
+	// The view: the schedule and its batches; level 1 is failed (C) with
+	// its other tasks merged, level 2 blocked; the gate runs name their
+	// batch and tasks.
+	v := BuildView("f", re, w.graph, w.graph, Liveness{})
+	if v.Schedule != config.ScheduleDAG || v.Batches != len(re.Batches) || v.Batches < 2 {
+		t.Errorf("view: schedule %q, batches %d (log %d)", v.Schedule, v.Batches, len(re.Batches))
+	}
+	if l := v.Levels[0]; l.State != "failed" || !strings.Contains(l.Reason, "C failed") {
+		t.Errorf("level 1: %+v", l)
+	}
+	if l := v.Levels[1]; l.State != "blocked" {
+		t.Errorf("level 2: %+v", l)
+	}
+	if g := v.Gates[0]; g.Batch != 1 || !slices.Equal(g.Tasks, []string{"A", "B", "C"}) || g.Level != 0 {
+		t.Errorf("first gate run: %+v", g)
+	}
+}
+
+// A level merged task by task shows merged with the head of the batch that
+// merged its last task.
+func TestDAGLevelViewHead(t *testing.T) {
+	w := committedWorld(t)
+	st, err := w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+	v := BuildView("f", w.replay(), w.graph, w.graph, Liveness{})
+	if l := v.Levels[0]; l.State != "merged" || l.Head == "" || l.Head != st.Batches[0].Head {
+		t.Errorf("level 1: %+v, batches %+v", l, st.Batches)
+	}
+	if l := v.Levels[1]; l.State != "merged" || l.Head != st.Head {
+		t.Errorf("level 2: %+v, head %s", l, st.Head)
+	}
 }
 
 // A DAG run stopped mid-way resumes with what was merged: no merged task

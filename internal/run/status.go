@@ -44,7 +44,7 @@ var transitions = map[string]struct {
 	EvLevelMerged:      {from: []Status{StatusCommitted}, to: []Status{StatusMerged}},
 	// The DAG schedule: a task is scheduled when its dependencies are
 	// merged, merged in a batch, or refused by the gates on its own.
-	EvTaskScheduled:   {from: []Status{StatusPending, StatusRetryWait, StatusCancelled}, to: []Status{StatusReady}},
+	EvTaskScheduled:   {from: []Status{StatusPending, StatusReady, StatusRetryWait, StatusCancelled}, to: []Status{StatusReady}},
 	EvBatchMerged:     {from: []Status{StatusCommitted}, to: []Status{StatusMerged}},
 	EvTaskMergeFailed: {from: []Status{StatusCommitted}, to: []Status{StatusRetryWait}},
 	// A stop, or the end of a run that did not deliver, cancels what was

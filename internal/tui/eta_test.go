@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +96,20 @@ func TestETADAG(t *testing.T) {
 	v.Workers, v.Schedule = 4, "level"
 	if got, _ := ETA(v, t0); got != 12*time.Minute {
 		t.Errorf("control, level: ETA = %s, want 12m (10 + 1 + 1)", got)
+	}
+}
+
+// TestHeaderNamesTheDAGSchedule: under dag the header says so and counts
+// the merged batches (the levels below are then the graph's depth);
+// control: a level run's header does not.
+func TestHeaderNamesTheDAGSchedule(t *testing.T) {
+	m := New(Config{})
+	v := run.View{Feature: "demo", State: run.RunRunning, Workers: 2, Schedule: "dag", Batches: 3}
+	if h := m.header(v, t0); !strings.Contains(h, "dag, 3 merged batches") {
+		t.Errorf("dag header: %q", h)
+	}
+	v.Schedule = "level"
+	if h := m.header(v, t0); strings.Contains(h, "dag") {
+		t.Errorf("level header: %q", h)
 	}
 }

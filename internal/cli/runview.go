@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
 )
@@ -56,7 +57,11 @@ func (a *app) printReport(v run.View) {
 			v.IntegrationBranch, shortID(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
 		return
 	}
-	fmt.Fprintf(w, "  integration branch: %s at %s (only the levels that passed)\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
+	passed := "only the levels that passed"
+	if v.Schedule == config.ScheduleDAG {
+		passed = "only the tasks that passed the gates"
+	}
+	fmt.Fprintf(w, "  integration branch: %s at %s (%s)\n", v.IntegrationBranch, shortID(term.Clean(v.Head)), passed)
 	if v.Reason != "" {
 		fmt.Fprintf(w, "  why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 300))
 	}
@@ -75,6 +80,10 @@ func nextStep(v run.View) string {
 }
 
 func (a *app) printLevels(v run.View) {
+	if v.Schedule == config.ScheduleDAG {
+		fmt.Fprintf(a.stdout, "  schedule dag: %s merged; a level is the graph's depth, merged once all its tasks are\n",
+			pluralf(v.Batches, "%d batch", "%d batches"))
+	}
 	for _, l := range v.Levels {
 		line := fmt.Sprintf("  level %d: %s", l.Level, l.State)
 		if l.Head != "" {
@@ -211,7 +220,12 @@ func (a *app) printStatus(v run.View) {
 		if g.Exit != 0 {
 			verdict = fmt.Sprintf("FAILED (exit %d)", g.Exit)
 		}
-		fmt.Fprintf(w, "gate %s on level %d (%s): %s\n", term.Clean(g.Name), g.Level, shortID(term.Clean(g.Head)), verdict)
+		on := fmt.Sprintf("level %d", g.Level)
+		if g.Batch > 0 {
+			// The DAG schedule: a merge of some tasks, not of a level.
+			on = fmt.Sprintf("batch %d [%s]", g.Batch, strings.Join(g.Tasks, " "))
+		}
+		fmt.Fprintf(w, "gate %s on %s (%s): %s\n", term.Clean(g.Name), term.Clean(on), shortID(term.Clean(g.Head)), verdict)
 	}
 	if v.State == run.RunNotDelivered && v.Reason != "" {
 		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 200))

@@ -105,7 +105,7 @@ feature.`,
 	fl := cmd.Flags()
 	fl.IntVarP(&f.workers, "workers", "w", 0, "workers at once (default: workers in .zerg/config.yaml; a resume keeps the run's)")
 	fl.StringVar(&f.mode, "mode", "", "isolation: sandbox, container, subprocess or tasks (default from config)")
-	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level (default from config)")
+	fl.StringVar(&f.schedule, "schedule", "", "scheduling: level or dag (default from config; a resume keeps the run's)")
 	fl.BoolVar(&f.resume, "resume", false, "continue a stopped run without repeating merged work")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (levels, workers, models, budgets) and change nothing")
 	fl.BoolVar(&f.rehearse, "rehearse", false, "use the scripted model (zerg mockapi) instead of the real API")
@@ -180,8 +180,11 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if set("wait-for-reset") {
 		cfg.Retry.WaitForReset = f.waitForReset
 	}
-	if set("schedule") && f.schedule != "level" {
-		return usageErrorf("--schedule %s: only level scheduling is available in this version; use --schedule level", f.schedule)
+	if set("schedule") {
+		if !slices.Contains(config.Schedules, f.schedule) {
+			return usageErrorf("--schedule %s: not a schedule; use --schedule level or --schedule dag", f.schedule)
+		}
+		cfg.Schedule = f.schedule
 	}
 	if !f.rehearse && f.scenario != "" {
 		return usageErrorf("--scenario needs --rehearse")
@@ -257,6 +260,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Workers: workers,
 		Resume: f.resume, Rehearsal: f.rehearse, Scenario: f.scenario, Progress: progress}
+	if set("schedule") {
+		opts.Schedule = f.schedule
+	}
 	// Everything is checked before anything is written.
 	r, err := run.Open(ctx, opts)
 	if err != nil {

@@ -23,12 +23,22 @@ const (
 	ModeTasks      = "tasks"
 )
 
+// The schedules this version runs (docs/schedule.md).
+const (
+	// ScheduleLevel runs a level's tasks, merges them all or none through
+	// the gates, then starts the next level.
+	ScheduleLevel = "level"
+	// ScheduleDAG starts a task as soon as its dependencies are merged and
+	// merges finished tasks in batches through the gates.
+	ScheduleDAG = "dag"
+)
+
 var (
 	Modes     = []string{ModeSandbox, ModeSubprocess, ModeContainer, ModeTasks}
-	Schedules = []string{"level"}
+	Schedules = []string{ScheduleLevel, ScheduleDAG}
 
 	plannedModes     = []string{}
-	plannedSchedules = []string{"dag"}
+	plannedSchedules = []string{}
 )
 
 // Config is the typed form of .zerg/config.yaml. The yaml tags are the option
@@ -385,7 +395,7 @@ func Default() Config {
 		Version:  SchemaVersion,
 		Workers:  4,
 		Mode:     ModeSandbox,
-		Schedule: "level",
+		Schedule: ScheduleLevel,
 		Claude: Claude{
 			Path:          "",
 			APIKeyEnv:     "ANTHROPIC_API_KEY",

@@ -186,7 +186,7 @@ func TestDocsListEveryOption(t *testing.T) {
 			t.Errorf("docs/configuration.md documents %s, which this version does not build", p)
 		}
 	}
-	for _, word := range []string{"dag", "stagger"} {
+	for _, word := range []string{"stagger"} {
 		if strings.Contains(string(doc), word) {
 			t.Errorf("docs/configuration.md mentions %q, which this version does not build", word)
 		}
@@ -232,7 +232,7 @@ func TestAliasesResolve(t *testing.T) {
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte("workers: 2\nschedule: dag\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("workers: 2\nschedule: fifo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
@@ -240,7 +240,7 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	if got, want := ce.Problems[0].String(), path+`:2: schedule: "dag" is not available in this version; use level`; got != want {
+	if got, want := ce.Problems[0].String(), path+`:2: schedule: "fifo" is not a schedule; use level or dag`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 
@@ -292,7 +292,7 @@ func TestParseProblems(t *testing.T) {
 		{"bad mode", "mode: docker\n",
 			[]string{f + `:1: mode: "docker" is not a mode; use sandbox, subprocess, container or tasks`}},
 		{"bad schedule", "schedule: fast\n",
-			[]string{f + `:1: schedule: "fast" is not a schedule; use level`}},
+			[]string{f + `:1: schedule: "fast" is not a schedule; use level or dag`}},
 		{"mode container", "workers: 4\n\nmode: container\n", nil},
 		{"container runtime", "container:\n  runtime: lxc\n  image: \"-v /:/x\"\n",
 			[]string{f + `:2: container.runtime: "lxc" is not a container engine zerg drives; use auto, podman or docker`,
@@ -307,8 +307,9 @@ func TestParseProblems(t *testing.T) {
 			[]string{f + `:2: security.protected_paths[0]: "./" is not a repository-relative glob; write one like deploy/** or Makefile`}},
 		{"mode tasks", "mode: tasks\ntasks:\n  lease: 0s\n",
 			[]string{f + `:3: tasks.lease: 0s must be longer than 0; write it like 60s`}},
-		{"schedule dag", "schedule: dag\n",
-			[]string{f + `:1: schedule: "dag" is not available in this version; use level`}},
+		{"schedule dag", "schedule: dag\n", nil},
+		{"schedule unknown", "schedule: fifo\n",
+			[]string{f + `:1: schedule: "fifo" is not a schedule; use level or dag`}},
 		{"built mode and schedule", "mode: subprocess\nschedule: level\n", nil},
 		{"journey model not a model", "models:\n  design: \"not a model\"\n",
 			[]string{f + `:2: models.design: "not a model" is not a model; use haiku, sonnet, opus, a model id, or leave it empty for models.implement`}},
@@ -496,7 +497,7 @@ func TestParseProblems(t *testing.T) {
 func TestValidateInMemory(t *testing.T) {
 	c := Default()
 	c.Workers = 100
-	c.Schedule = "dag"
+	c.Schedule = "fifo"
 	c.Budget.RunUSD = 100
 	c.Egress.Allow = []string{"proxy.golang.org"}
 	c.Breaker.Cooldown = 0
@@ -509,7 +510,7 @@ func TestValidateInMemory(t *testing.T) {
 	}
 	want := []string{
 		`workers: 100 is out of range; use a whole number from 1 to 64`,
-		`schedule: "dag" is not available in this version; use level`,
+		`schedule: "fifo" is not a schedule; use level or dag`,
 		`breaker.cooldown: 0s must be longer than 0; write it like 60s`,
 		`backpressure.red: NaN is not a failure rate; use a fraction from 0 to 1, above backpressure.yellow`,
 		`gates[1].name: "a" is already the name of gates[0]; gate names must be unique`,
@@ -641,7 +642,7 @@ func TestProblemCodes(t *testing.T) {
 		"workers: 0\n":                      CodeBadValue,
 		"budget:\n  task_usd: .inf\n":       CodeBadValue,
 		"mode: docker\n":                    CodeBadValue,
-		"schedule: dag\n":                   CodeNotAvailable,
+		"schedule: fast\n":                  CodeBadValue,
 		"budget:\n  run_usd: -100\n":        CodeBadValue,
 		"egress:\n  allow: [\"x y\"]\n":     CodeBadValue,
 		"workers: 4\n mode: level\n":        CodeInvalidYAML,

@@ -44,8 +44,11 @@ workers: 4
 # commit checks are the boundary (docs/modes.md). zerg never falls back from
 # one to the other by itself.
 mode: sandbox
-# level: run a whole level, merge it, then the next. The only schedule in
-# this version.
+# level: run a whole level, merge it through the gates (all of it or
+# nothing), then the next. dag: a task starts as soon as its dependencies
+# are merged; finished tasks merge in batches through the gates, and a
+# batch that fails them is bisected to the task that broke it
+# (docs/schedule.md).
 schedule: level
 
 claude:

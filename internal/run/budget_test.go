@@ -170,6 +170,26 @@ func TestProjection(t *testing.T) {
 	if p.Basis != "estimate" || len(p.Tasks) != 3 || len(p.Levels) != 2 || p.FanOut != 2 {
 		t.Fatalf("projection %+v", p)
 	}
+	// Under dag, D (after A) may run beside B, of the level before, and
+	// the fan-out is counted so (the chain A → D and B); with one level of
+	// three tasks and workers 2, the workers bound it.
+	dag := cfg
+	dag.Schedule = config.ScheduleDAG
+	wide := mustGraph(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.go"]}},
+ {"id": "B", "title": "b", "level": 1, "files": {"create": ["b.go"]}},
+ {"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.go"]}},
+ {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], "files": {"create": ["d.go"]}}
+]}`)
+	if got := Project(ProjectOptions{Graph: wide, Config: cfg, Workers: 4}).FanOut; got != 2 {
+		t.Errorf("level fan-out %d, want 2 (the widest level)", got)
+	}
+	if got := Project(ProjectOptions{Graph: wide, Config: dag, Workers: 4}).FanOut; got != 3 {
+		t.Errorf("dag fan-out %d, want 3 (B, C and D at once)", got)
+	}
+	if got := Project(ProjectOptions{Graph: wide, Config: dag, Workers: 2}).FanOut; got != 2 {
+		t.Errorf("dag fan-out %d with 2 workers, want 2", got)
+	}
 	sum := 0.0
 	for _, tp := range append([]TaskProjection{}, p.Tasks...) {
 		if !(tp.Low > 0 && tp.Low <= tp.Expected && tp.Expected <= tp.High) || tp.AttemptUSD != tp.Expected {

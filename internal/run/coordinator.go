@@ -57,6 +57,13 @@ type Coordinator struct {
 	credential   string
 	subscription bool
 	scenario     string
+	// schedule is the schedule the run works with (config.Schedules): the
+	// config's for a new run, the recorded one (or the one resumeSchedule
+	// allows) for a resume.
+	schedule string
+	// dagAfter is what each task waits for under the DAG schedule
+	// (dagOrder), computed once.
+	dagAfter map[string][]string
 	// resume is the plan Open made for a resume (nil for a new run).
 	resume *resumePlan
 	// setup lists what Open found to tidy before the first write.
@@ -131,7 +138,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 		return c.state, err
 	}
 	levels := graphLevels(c.graph)
-	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.rehearsal, c.credential)
+	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.schedule, c.rehearsal, c.credential)
 	if c.projection != nil {
 		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
@@ -140,10 +147,14 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	}
 
 	var runErr error
-	for _, level := range levels {
-		if err := c.runLevel(ctx, level); err != nil {
-			runErr = err
-			break
+	if c.schedule == config.ScheduleDAG {
+		runErr = c.runDAG(ctx)
+	} else {
+		for _, level := range levels {
+			if err := c.runLevel(ctx, level); err != nil {
+				runErr = err
+				break
+			}
 		}
 	}
 	return c.state, c.finish(ctx, runErr)
@@ -153,6 +164,9 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 func (c *Coordinator) prepare() {
 	if c.d.Clock == nil {
 		c.d.Clock = realClock{}
+	}
+	if c.schedule == "" {
+		c.schedule = c.cfg.Schedule
 	}
 	if c.d.Rand == nil {
 		c.d.Rand = rand.Float64
@@ -192,7 +206,7 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
-		Subscription: c.subscription, Mode: c.cfg.Mode,
+		Subscription: c.subscription, Mode: c.cfg.Mode, Schedule: c.schedule,
 	}); err != nil {
 		return err
 	}
@@ -748,7 +762,11 @@ func (c *Coordinator) previous(task string, ts TaskState) string {
 	}
 	if ts.DiagnosedAttempt > 0 {
 		dir := c.paths.AttemptDir(task, ts.DiagnosedAttempt)
-		if out := readTail(filepath.Join(dir, "verify.log"), 30, 3000); strings.TrimSpace(out) != "" {
+		if ts.GateOutput != "" {
+			// The attempt's own verification passed; the gate, on the
+			// integration branch with its work merged, did not.
+			fmt.Fprintf(&b, "\nThe gate's output ended with:\n\n%s\n", indent(tailLines(ts.GateOutput, 30, 3000)))
+		} else if out := readTail(filepath.Join(dir, "verify.log"), 30, 3000); strings.TrimSpace(out) != "" {
 			fmt.Fprintf(&b, "\nThe verification's output ended with:\n\n%s\n", indent(out))
 		}
 		diff := readHead(filepath.Join(dir, "diff.patch"), 4000)
@@ -775,15 +793,20 @@ func readTail(path string, n, max int) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return tailLines(string(data), n, max)
+}
+
+// tailLines is the last n lines of s, at most max bytes.
+func tailLines(s string, n, max int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	s := strings.Join(lines, "\n")
-	if len(s) > max {
-		s = "…" + s[len(s)-max:]
+	out := strings.Join(lines, "\n")
+	if len(out) > max {
+		out = "…" + out[len(out)-max:]
 	}
-	return s
+	return out
 }
 
 // readHead is the first max bytes of a file.

@@ -25,6 +25,10 @@ const (
 	EvGateFinished       = "gate_finished"
 	EvRunStopped         = "run_stopped"
 	EvRunFinished        = "run_finished"
+	// The DAG schedule's events (schedule: dag, docs/schedule.md).
+	EvTaskScheduled   = "task_scheduled"
+	EvBatchMerged     = "batch_merged"
+	EvTaskMergeFailed = "task_merge_failed"
 )
 
 // RunStarted opens a run.
@@ -48,6 +52,9 @@ type RunStarted struct {
 	// tasks mode, where the user's session runs them and the workspaces
 	// live elsewhere.
 	Mode string `json:"mode,omitempty"`
+	// Schedule is the schedule the run started with (config.Schedules);
+	// empty in logs from before there was a choice: level.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // PhasesMS are an attempt's phases (attempt.Phases) in milliseconds.
@@ -61,6 +68,42 @@ type PhasesMS struct {
 // RunResumed: a coordinator took the run over after a stop or a crash.
 type RunResumed struct {
 	Workers int `json:"workers"`
+	// Schedule is the schedule the run goes on with, when a resume moved
+	// it from level to dag (resumeSchedule); empty: unchanged.
+	Schedule string `json:"schedule,omitempty"`
+}
+
+// TaskScheduled (DAG schedule): every dependency of the task is merged and
+// no task that holds a path it owns is in flight; it waits for a worker.
+// Base is the integration head it starts from.
+type TaskScheduled struct {
+	Level int    `json:"level"`
+	Base  string `json:"base"`
+}
+
+// BatchMerged (DAG schedule): these committed tasks are merged onto Base
+// and the gates passed on Head, the new integration head. Written before
+// the branch moves, as level_merged is. Batch counts the run's merges from
+// 1.
+type BatchMerged struct {
+	Batch int      `json:"batch"`
+	Base  string   `json:"base"`
+	Head  string   `json:"head"`
+	Tasks []string `json:"tasks"`
+}
+
+// TaskMergeFailed (DAG schedule): the task's committed work, merged onto
+// the integration head with no other unmerged task, failed a required gate
+// (Reason gate_failed) or did not merge (merge_conflict). It counts as a
+// task failure: the task is tried again with the gate's output in its
+// prompt, or fails for good when its retries are spent.
+type TaskMergeFailed struct {
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
+	Gate   string `json:"gate,omitempty"`
+	Exit   int    `json:"exit,omitempty"`
+	Output string `json:"output,omitempty"` // the gate's output, tail
+	Head   string `json:"head,omitempty"`   // the merged head the gate failed on
 }
 
 // GraphChanged: the task graph differs from the one the run last recorded,
@@ -175,13 +218,18 @@ type LevelFailed struct {
 
 // GateFinished is one quality gate on a merged head.
 type GateFinished struct {
-	Level    int    `json:"level"`
-	Name     string `json:"name"`
-	Command  string `json:"command"`
-	Exit     int    `json:"exit"`
-	Required bool   `json:"required"`
-	Output   string `json:"output,omitempty"` // tail
-	Head     string `json:"head"`
+	// Level is the level merged (level schedule); 0 under the DAG
+	// schedule, where Batch is the merge it is a test of (the number the
+	// next batch_merged will carry) and Tasks the tasks merged for it.
+	Level    int      `json:"level"`
+	Batch    int      `json:"batch,omitempty"`
+	Tasks    []string `json:"tasks,omitempty"`
+	Name     string   `json:"name"`
+	Command  string   `json:"command"`
+	Exit     int      `json:"exit"`
+	Required bool     `json:"required"`
+	Output   string   `json:"output,omitempty"` // tail
+	Head     string   `json:"head"`
 }
 
 // RunFinished closes a run.

@@ -116,6 +116,8 @@ type fakeAttempter struct {
 	cost func(AttemptRequest) float64
 	// recovered are lost attempts' results Recover gives, by task.
 	recovered map[string]attempt.Result
+	// onStart is called as each attempt starts.
+	onStart func(AttemptRequest)
 }
 
 // Recover answers from recovered: a lost attempt whose result is there
@@ -137,7 +139,11 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 	}
 	f.running++
 	f.peak = max(f.peak, f.running)
+	onStart := f.onStart
 	f.mu.Unlock()
+	if onStart != nil {
+		onStart(r)
+	}
 	defer func() { f.mu.Lock(); f.running--; f.mu.Unlock() }()
 	for deadline := time.Now().Add(time.Second); f.together > 0 && time.Now().Before(deadline); {
 		f.mu.Lock()
@@ -199,6 +205,10 @@ type fakeGit struct {
 	gateExit  map[string]int // gate name → exit code
 	merges    [][]string     // the task lists merged, in order
 	setErrors map[string]error
+	// breaks: commits whose presence on a merged head fails every gate;
+	// holds: the commits each merged head holds.
+	breaks map[string]bool
+	holds  map[string][]string
 }
 
 func newGit() *fakeGit {
@@ -258,14 +268,20 @@ func (g *fakeGit) Merge(_ context.Context, base string, merges []TaskMerge) (Mer
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var ids []string
+	commits := slices.Clone(g.holds[base])
 	for _, m := range merges {
 		if m.Task == g.conflict {
 			return nil, &ConflictError{Task: m.Task, Err: fmt.Errorf("CONFLICT in shared.txt")}
 		}
 		ids = append(ids, m.Task)
+		commits = append(commits, m.Commit)
 	}
 	head := "m(" + base + "+" + strings.Join(ids, ",") + ")"
 	g.parents[head] = []string{base}
+	if g.holds == nil {
+		g.holds = map[string][]string{}
+	}
+	g.holds[head] = commits
 	g.merges = append(g.merges, ids)
 	return &fakeMerged{g: g, head: head}, nil
 }
@@ -279,6 +295,11 @@ func (m *fakeMerged) Head() string { return m.head }
 func (m *fakeMerged) RunGate(_ context.Context, gt config.Gate) (int, string) {
 	m.g.mu.Lock()
 	defer m.g.mu.Unlock()
+	for _, c := range m.g.holds[m.head] {
+		if m.g.breaks[c] {
+			return 1, "FAIL: " + c + " broke the build"
+		}
+	}
 	return m.g.gateExit[gt.Name], "gate output"
 }
 func (m *fakeMerged) Discard() {}

@@ -35,6 +35,10 @@ type Options struct {
 	// even without the flag, and a real run cannot resume as one.
 	Rehearsal bool
 	Scenario  string
+	// Schedule is --schedule when given ("" otherwise): a new run takes
+	// Config.Schedule (which the flag set), a resume keeps the schedule it
+	// recorded unless this asks to move it (resumeSchedule).
+	Schedule string
 	// Projection is the cost projection the run starts from (recorded in
 	// its log; budget.run_usd reserves each attempt's share of it).
 	Projection *Projection
@@ -126,6 +130,12 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
 		}
 		c.rehearsal, c.scenario = reh, sc
+		if note != "" {
+			c.progress.note("%s", note)
+		}
+		if c.schedule, note, err = resumeSchedule(st, opts.Schedule); err != nil {
+			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
+		}
 		if note != "" {
 			c.progress.note("%s", note)
 		}

@@ -35,12 +35,17 @@ func (p *progress) printf(format string, a ...any) {
 	fmt.Fprintln(p.w, term.Clean(fmt.Sprintf(format, a...)))
 }
 
-func (p *progress) start(feature string, tasks, levels, workers int, rehearsal bool, credential string) {
+func (p *progress) start(feature string, tasks, levels, workers int, schedule string, rehearsal bool, credential string) {
 	mode := ""
+	if schedule == config.ScheduleDAG {
+		// Levels are only the graph's depth: tasks start as their
+		// dependencies merge.
+		mode = ", schedule dag"
+	}
 	if rehearsal {
-		mode = " (rehearsal: scripted model)"
+		mode += " (rehearsal: scripted model)"
 	} else if credential != "" {
-		mode = ", " + credential
+		mode += ", " + credential
 	}
 	p.printf("zerg: %s: %d tasks in %d levels, %d workers%s → %s", feature, tasks, levels, workers, mode, IntegrationBranch(feature))
 }

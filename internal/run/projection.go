@@ -93,7 +93,7 @@ type Projection struct {
 	Factor       float64           `json:"factor,omitempty"`
 	HistoryTasks int               `json:"history_tasks,omitempty"`
 	Workers      int               `json:"workers"`
-	FanOut       int               `json:"fan_out"` // workers that can run at once: min(workers, widest level)
+	FanOut       int               `json:"fan_out"` // workers that can run at once: min(workers, widest level; under dag, tasks off the longest chain + 1)
 	Tokens       Tokens            `json:"tokens"`  // expected, one attempt per task
 	Tasks        []TaskProjection  `json:"tasks"`
 	Levels       []LevelProjection `json:"levels"`
@@ -225,7 +225,32 @@ func Project(o ProjectOptions) Projection {
 	for _, w := range width {
 		p.FanOut = max(p.FanOut, min(w, max(o.Workers, 1)))
 	}
+	if o.Config.Schedule == config.ScheduleDAG && len(o.Graph.Tasks) > 0 {
+		// Under dag, tasks of different levels run side by side: no more
+		// than the tasks off one longest dependency chain, plus one of it,
+		// can (any set of tasks none of which waits for another meets a
+		// chain at most once).
+		p.FanOut = min(len(o.Graph.Tasks)-longestChain(o.Graph)+1, max(o.Workers, 1))
+	}
 	return p
+}
+
+// longestChain is the number of tasks on the graph's longest chain of
+// dependencies.
+func longestChain(g *spec.Graph) int {
+	depth := map[string]int{}
+	order := slices.Clone(g.Tasks)
+	slices.SortStableFunc(order, func(a, b *spec.Task) int { return a.Level - b.Level })
+	longest := 0
+	for _, t := range order {
+		d := 1
+		for _, dep := range t.Dependencies {
+			d = max(d, depth[dep]+1)
+		}
+		depth[t.ID] = d
+		longest = max(longest, d)
+	}
+	return longest
 }
 
 // projectTask is the token model of one task, before any history scaling.
@@ -373,7 +398,11 @@ func HistoryLogs(runsDir, feature string) []string {
 // has not merged yet: what a resume is still to spend.
 func (r *Run) Project() (p Projection, remaining Range) {
 	c := r.c
-	p = Project(ProjectOptions{Graph: c.graph, Config: c.cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
+	cfg := c.cfg
+	if c.schedule != "" {
+		cfg.Schedule = c.schedule // a resume's: the recorded schedule
+	}
+	p = Project(ProjectOptions{Graph: c.graph, Config: cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
 		History: HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal})
 	for _, t := range p.Tasks {
 		if c.state.Task(t.Task).Status != StatusMerged {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
@@ -153,7 +154,11 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := c.emit(EvRunResumed, "", 0, RunResumed{Workers: c.workers}); err != nil {
+	resumed := RunResumed{Workers: c.workers}
+	if c.schedule != recordedSchedule(c.state) {
+		resumed.Schedule = c.schedule
+	}
+	if err := c.emit(EvRunResumed, "", 0, resumed); err != nil {
 		return err
 	}
 	if p.graph != nil {
@@ -183,9 +188,18 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		c.progress.note("%s has commits on top of the recorded head; the run builds on %s", integration, short(p.have))
 	}
 	c.mu.Lock()
-	merged, head := len(c.state.Merged), c.state.Head
+	merged, head, tasks := len(c.state.Merged), c.state.Head, 0
+	for _, t := range c.state.Tasks {
+		if t.Status == StatusMerged {
+			tasks++
+		}
+	}
 	c.mu.Unlock()
-	c.progress.note("resuming %s: %d level(s) already merged, integration at %s", c.feature, merged, short(head))
+	if c.schedule == config.ScheduleDAG {
+		c.progress.note("resuming %s (schedule dag): %d task(s) already merged, integration at %s", c.feature, tasks, short(head))
+	} else {
+		c.progress.note("resuming %s: %d level(s) already merged, integration at %s", c.feature, merged, short(head))
+	}
 	return nil
 }
 
@@ -208,4 +222,33 @@ func describeChange(d GraphChanged) string {
 		return "no task changed"
 	}
 	return fmt.Sprint(parts)
+}
+
+// recordedSchedule is the schedule the log says the run works with; a log
+// from before the choice existed ran levels.
+func recordedSchedule(st *State) string {
+	if st.Schedule == "" {
+		return config.ScheduleLevel
+	}
+	return st.Schedule
+}
+
+// resumeSchedule is the schedule a resume goes on with when the rush asks
+// for asked (--schedule; "" when not given). The recorded one is kept
+// unless asked names another: the config's schedule is for new runs. From level to dag is safe and allowed: every merge of a
+// level run merged whole levels, and a committed task was built on a head
+// that holds its dependencies, which is all the DAG schedule asks of what
+// it finds. From dag to level is refused: the integration branch may hold
+// part of a level, which the level schedule's promise (a level merges all
+// or nothing) cannot account for.
+func resumeSchedule(st *State, asked string) (schedule, note string, err error) {
+	rec := recordedSchedule(st)
+	switch {
+	case asked == "" || asked == rec:
+		return rec, "", nil
+	case rec == config.ScheduleLevel && asked == config.ScheduleDAG:
+		return asked, fmt.Sprintf("%s ran with schedule level; it goes on with schedule dag (the levels it merged stay as they are)", st.Started.Feature), nil
+	default:
+		return "", "", fmt.Errorf("%s runs with schedule %s, which a resume cannot change to %s (its integration branch may hold part of a level); resume it with --schedule %s", st.Started.Feature, rec, asked, rec)
+	}
 }

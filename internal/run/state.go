@@ -31,13 +31,19 @@ type TaskState struct {
 	// the retry prompt shows).
 	Hypothesis       *diagnose.Hypothesis `json:"hypothesis,omitempty"`
 	DiagnosedAttempt int                  `json:"-"`
-	Commit           string               `json:"commit,omitempty"` // the committed attempt's commit
-	CommitBase       string               `json:"-"`                // the head it was built on
-	Branch           string               `json:"branch,omitempty"`
-	CostUSD          float64              `json:"cost_usd"`
-	Tokens           int64                `json:"tokens"`
-	WorkerTime       time.Duration        `json:"-"`
-	Started          time.Time            `json:"started,omitzero"`
+	// GateOutput is the end of the output of the gate the task's work
+	// failed on its own after its attempt passed (DAG schedule), for the
+	// retry prompt; "" when the last task failure was the attempt's own.
+	GateOutput string `json:"-"`
+	// MergedHead is the integration head its merge made.
+	MergedHead string        `json:"-"`
+	Commit     string        `json:"commit,omitempty"` // the committed attempt's commit
+	CommitBase string        `json:"-"`                // the head it was built on
+	Branch     string        `json:"branch,omitempty"`
+	CostUSD    float64       `json:"cost_usd"`
+	Tokens     int64         `json:"tokens"`
+	WorkerTime time.Duration `json:"-"`
+	Started    time.Time     `json:"started,omitzero"`
 	// The open attempt, if the log says one is running.
 	Open *OpenAttempt `json:"open,omitempty"`
 }
@@ -61,6 +67,11 @@ type State struct {
 	GraphSHA256 string // the graph the run works on now
 	Head        string // the integration head per the log
 	Merged      map[int]LevelMerged
+	// Schedule is the schedule the run works with (config.Schedules):
+	// the one it started with, or the one a resume moved it to.
+	Schedule string
+	// Batches are the DAG schedule's merges, in order.
+	Batches     []BatchMerged
 	FailedLevel *LevelFailed
 	Tasks       map[string]*TaskState
 	Order       []string // task ids in first-seen order
@@ -198,6 +209,26 @@ func (s *State) check(e eventlog.Event) error {
 		return move(e.Task, finishedStatus(d.Class))
 	case EvTaskFailed:
 		return move(e.Task, StatusFailed)
+	case EvTaskScheduled:
+		if err := decode(&TaskScheduled{}); err != nil {
+			return err
+		}
+		return move(e.Task, StatusReady)
+	case EvBatchMerged:
+		var d BatchMerged
+		if err := decode(&d); err != nil {
+			return err
+		}
+		for _, id := range d.Tasks {
+			if err := move(id, StatusMerged); err != nil {
+				return err
+			}
+		}
+	case EvTaskMergeFailed:
+		if err := decode(&TaskMergeFailed{}); err != nil {
+			return err
+		}
+		return move(e.Task, StatusRetryWait)
 	case EvTaskRequeued:
 		return move(e.Task, StatusPending)
 	case EvTaskBlocked:
@@ -259,10 +290,14 @@ func (s *State) apply(e eventlog.Event) {
 		var d RunStarted
 		_ = e.Decode(&d)
 		s.Started, s.StartedAt, s.Head, s.GraphSHA256, s.Workers = &d, e.Time, d.Base, d.GraphSHA256, d.Workers
+		s.Schedule = d.Schedule
 	case EvRunResumed:
 		var d RunResumed
 		if e.Decode(&d) == nil && d.Workers > 0 {
 			s.Workers = d.Workers
+		}
+		if d.Schedule != "" {
+			s.Schedule = d.Schedule
 		}
 		s.Resumes++
 		// A wait for a reset ended with the coordinator that waited.
@@ -275,7 +310,7 @@ func (s *State) apply(e eventlog.Event) {
 		for _, c := range d.Changed {
 			t := s.task(c.Task)
 			t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, 0, "", "", ""
-			t.Hypothesis, t.DiagnosedAttempt = nil, 0
+			t.Hypothesis, t.DiagnosedAttempt, t.GateOutput = nil, 0, ""
 		}
 		for _, id := range d.Removed {
 			delete(s.Tasks, id)
@@ -334,7 +369,7 @@ func (s *State) apply(e eventlog.Event) {
 			t.Commit, t.CommitBase, t.Branch = d.Commit, base, branch
 		case outcome.Task:
 			t.TaskFailures++
-			t.Diagnosis, t.Hypothesis, t.DiagnosedAttempt = d.Detail, d.Diagnosis, e.Attempt
+			t.Diagnosis, t.Hypothesis, t.DiagnosedAttempt, t.GateOutput = d.Detail, d.Diagnosis, e.Attempt, ""
 		case outcome.Infra:
 			t.InfraFailures++
 		}
@@ -365,9 +400,35 @@ func (s *State) apply(e eventlog.Event) {
 		s.Head = d.Head
 		for _, id := range d.Tasks {
 			t := s.task(id)
-			t.Status, t.Level = StatusMerged, d.Level
+			t.Status, t.Level, t.MergedHead = StatusMerged, d.Level, d.Head
 			s.MergeCount[id]++
 		}
+	case EvTaskScheduled:
+		var d TaskScheduled
+		_ = e.Decode(&d)
+		t := s.task(e.Task)
+		t.Level, t.Status = d.Level, StatusReady
+	case EvBatchMerged:
+		var d BatchMerged
+		_ = e.Decode(&d)
+		s.Batches = append(s.Batches, d)
+		s.Head = d.Head
+		for _, id := range d.Tasks {
+			t := s.task(id)
+			t.Status, t.MergedHead = StatusMerged, d.Head
+			s.MergeCount[id]++
+		}
+	case EvTaskMergeFailed:
+		var d TaskMergeFailed
+		_ = e.Decode(&d)
+		t := s.task(e.Task)
+		// A task failure like a failed verification: it spends a retry and
+		// the retry prompt says what broke, from the gate's output; the
+		// attempt's work (its diff) is what the gate ran on.
+		t.Status, t.TaskFailures, t.LastClass = StatusRetryWait, t.TaskFailures+1, outcome.Task
+		t.Reason, t.Detail, t.Diagnosis, t.GateOutput = d.Reason, d.Detail, d.Detail, d.Output
+		t.Hypothesis, t.DiagnosedAttempt = nil, t.Attempts
+		t.Commit, t.CommitBase = "", ""
 	case EvLevelFailed:
 		var d LevelFailed
 		if e.Decode(&d) == nil {

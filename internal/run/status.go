@@ -11,14 +11,14 @@ type Status string
 
 const (
 	StatusPending   Status = "pending"    // in the graph, not yet scheduled
-	StatusReady     Status = "ready"      // its level started; waiting for a worker slot
+	StatusReady     Status = "ready"      // its level started (dag: its dependencies merged); waiting for a worker slot
 	StatusRunning   Status = "running"    // an attempt's worker is running
 	StatusVerifying Status = "verifying"  // the worker finished; zerg runs the verification command
 	StatusCommitted Status = "committed"  // zerg committed the attempt's work on its branch
 	StatusMerged    Status = "merged"     // on the integration branch, gates passed
 	StatusRetryWait Status = "retry_wait" // an attempt failed; the task will be tried again
 	StatusFailed    Status = "failed"     // failed for good; only zerg retry runs it again
-	StatusBlocked   Status = "blocked"    // an earlier level failed, so it cannot run
+	StatusBlocked   Status = "blocked"    // an earlier level (dag: a dependency) failed, so it cannot run
 	StatusCancelled Status = "cancelled"  // the run stopped before the task could finish
 )
 
@@ -42,6 +42,11 @@ var transitions = map[string]struct {
 	EvTaskRequeued:     {from: []Status{StatusFailed, StatusRetryWait, StatusCancelled, StatusBlocked, StatusCommitted}, to: []Status{StatusPending}},
 	EvTaskBlocked:      {from: []Status{StatusPending, StatusReady, StatusRetryWait, StatusCancelled}, to: []Status{StatusBlocked}},
 	EvLevelMerged:      {from: []Status{StatusCommitted}, to: []Status{StatusMerged}},
+	// The DAG schedule: a task is scheduled when its dependencies are
+	// merged, merged in a batch, or refused by the gates on its own.
+	EvTaskScheduled:   {from: []Status{StatusPending, StatusReady, StatusRetryWait, StatusCancelled}, to: []Status{StatusReady}},
+	EvBatchMerged:     {from: []Status{StatusCommitted}, to: []Status{StatusMerged}},
+	EvTaskMergeFailed: {from: []Status{StatusCommitted}, to: []Status{StatusRetryWait}},
 	// A stop, or the end of a run that did not deliver, cancels what was
 	// waiting; running attempts are closed first.
 	EvRunStopped:  {from: []Status{StatusReady, StatusRetryWait}, to: []Status{StatusCancelled}},

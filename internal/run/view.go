@@ -31,12 +31,20 @@ type View struct {
 	Reason  string   `json:"reason,omitempty"`
 	// Cause is "budget", "account" or "environment" when launching stopped for that
 	// reason; ResumeAfter is when the API said an account limit resets.
-	Cause             string          `json:"cause,omitempty"`
-	ResumeAfter       string          `json:"resume_after,omitempty"`
-	Rehearsal         bool            `json:"rehearsal"`
-	Scenario          string          `json:"scenario,omitempty"`
-	Subscription      bool            `json:"subscription,omitempty"`
-	Workers           int             `json:"workers"`
+	Cause        string `json:"cause,omitempty"`
+	ResumeAfter  string `json:"resume_after,omitempty"`
+	Rehearsal    bool   `json:"rehearsal"`
+	Scenario     string `json:"scenario,omitempty"`
+	Subscription bool   `json:"subscription,omitempty"`
+	Workers      int    `json:"workers"`
+	// Schedule is how the run starts and merges tasks: "level" (a level
+	// merges all or nothing, then the next starts) or "dag" (a task starts
+	// when its dependencies are merged; finished tasks merge in batches).
+	// Under dag a level is only the graph's grouping by depth: it shows
+	// merged once all its tasks are.
+	Schedule string `json:"schedule,omitempty"`
+	// Batches counts the DAG schedule's merges (batch_merged events).
+	Batches           int             `json:"batches,omitempty"`
 	Base              string          `json:"base,omitempty"`
 	BaseRef           string          `json:"base_ref,omitempty"`
 	IntegrationBranch string          `json:"integration_branch"`
@@ -82,18 +90,21 @@ type LevelView struct {
 
 // TaskView is one task of the graph.
 type TaskView struct {
-	ID            string  `json:"id"`
-	Level         int     `json:"level"`
-	Status        Status  `json:"status"`
-	Attempts      int     `json:"attempts"`
-	TaskFailures  int     `json:"task_failures"`
-	InfraFailures int     `json:"infra_failures"`
-	Reason        string  `json:"reason,omitempty"`
-	Detail        string  `json:"detail,omitempty"`
-	Commit        string  `json:"commit,omitempty"`
-	Branch        string  `json:"branch,omitempty"`
-	CostUSD       float64 `json:"cost_usd"`
-	Tokens        int64   `json:"tokens"`
+	ID    string `json:"id"`
+	Level int    `json:"level"`
+	// Dependencies are the graph's (the live view's ETA follows them
+	// under the dag schedule).
+	Dependencies  []string `json:"dependencies,omitempty"`
+	Status        Status   `json:"status"`
+	Attempts      int      `json:"attempts"`
+	TaskFailures  int      `json:"task_failures"`
+	InfraFailures int      `json:"infra_failures"`
+	Reason        string   `json:"reason,omitempty"`
+	Detail        string   `json:"detail,omitempty"`
+	Commit        string   `json:"commit,omitempty"`
+	Branch        string   `json:"branch,omitempty"`
+	CostUSD       float64  `json:"cost_usd"`
+	Tokens        int64    `json:"tokens"`
 	// EstimateMS is the graph's estimate_minutes (0 without one) and
 	// WorkerMS the time its finished attempts took: together they scale
 	// the estimates of the tasks left into an ETA.
@@ -157,6 +168,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	if s := st.Started; s != nil {
 		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
 		v.Subscription = s.Subscription
+		v.Schedule, v.Batches = recordedSchedule(st), len(st.Batches)
 	}
 	switch {
 	case st.Started == nil:
@@ -193,11 +205,13 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	var ids []string
 	levelOf := map[string]int{}
 	estimate := map[string]int64{}
+	deps := map[string][]string{}
 	if g != nil {
 		for _, t := range g.Tasks {
 			ids = append(ids, t.ID)
 			levelOf[t.ID] = t.Level
 			estimate[t.ID] = int64(t.EstimateMinutes * 60_000)
+			deps[t.ID] = t.Dependencies
 		}
 	}
 	for _, id := range st.Order {
@@ -210,7 +224,8 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		ts := st.Task(id)
 		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
 			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
-			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds()}
+			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds(),
+			Dependencies: slices.Clone(deps[id])}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
 		} else {
@@ -273,8 +288,11 @@ func levelViews(st *State, tasks []TaskView) []LevelView {
 	for i := range out {
 		l := &out[i]
 		merged, active, blocked := 0, 0, 0
+		var failed []string
 		for _, id := range l.Tasks {
 			switch st.Task(id).Status {
+			case StatusFailed:
+				failed = append(failed, id)
 			case StatusMerged:
 				merged++
 			case StatusReady, StatusRunning, StatusVerifying, StatusRetryWait:
@@ -288,11 +306,19 @@ func levelViews(st *State, tasks []TaskView) []LevelView {
 			l.State = "merged"
 			if m, ok := st.Merged[l.Level]; ok {
 				l.Head = m.Head
+			} else {
+				// Merged task by task (the DAG schedule): the head of the
+				// batch that merged its last task.
+				l.Head = lastMergedHead(st, l.Tasks)
 			}
 		case st.FailedLevel != nil && st.FailedLevel.Level == l.Level:
 			l.State, l.Reason = "failed", st.FailedLevel.Reason
 		case active > 0:
 			l.State = "running"
+		case len(failed) > 0:
+			// A task failed for good (the DAG schedule records no
+			// level_failed: its other tasks merge on their own).
+			l.State, l.Reason = "failed", strings.Join(failed, ", ")+" failed"
 		case blocked > 0:
 			l.State = "blocked"
 		default:
@@ -300,6 +326,18 @@ func levelViews(st *State, tasks []TaskView) []LevelView {
 		}
 	}
 	return out
+}
+
+// lastMergedHead is the integration head of the last batch that merged one
+// of the tasks.
+func lastMergedHead(st *State, tasks []string) string {
+	head := ""
+	for _, b := range st.Batches {
+		if slices.ContainsFunc(b.Tasks, func(id string) bool { return slices.Contains(tasks, id) }) {
+			head = b.Head
+		}
+	}
+	return head
 }
 
 // Inspect reads a run for a reader (status, logs, stop): its state from the

@@ -101,3 +101,18 @@ func (t *Task) NamesPath(p string) bool {
 	}
 	return false
 }
+
+// MayOverlap reports whether two tasks may own a common path: some entry of
+// one may overlap some entry of the other (EntriesMayOverlap, the test the
+// graph's validation makes of a level's patterns). The DAG schedule never
+// runs two such tasks at once.
+func (t *Task) MayOverlap(o *Task) bool {
+	for _, a := range t.Files.Owned() {
+		for _, b := range o.Files.Owned() {
+			if EntriesMayOverlap(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}

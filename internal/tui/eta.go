@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -10,9 +11,12 @@ import (
 // the run's actual times: the tasks finished so far took scale times their
 // estimates, so the tasks left are expected to as well. Without estimates
 // (a graph without estimate_minutes), every task is expected to take the
-// mean time of those finished. Levels run one after another and the tasks
-// of a level side by side on at most workers workers, so a level takes the
-// longer of its longest task and its work spread over the workers. ok is
+// mean time of those finished. Under the level schedule levels run one
+// after another and the tasks of a level side by side on at most workers
+// workers, so a level takes the longer of its longest task and its work
+// spread over the workers. Under the dag schedule a task starts when its
+// dependencies are merged, so what is left takes the longer of the longest
+// chain of remaining tasks and their work spread over the workers. ok is
 // false while nothing gives a measure (no task finished, no estimates).
 func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 	var doneEst, doneMS, doneN int64
@@ -45,6 +49,9 @@ func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 		return 0, false
 	}
 	workers := max(v.Workers, 1)
+	if v.Schedule == config.ScheduleDAG {
+		return dagLeft(v, expect, now, workers), true
+	}
 	byLevel := map[int][]time.Duration{}
 	var levels []int
 	for _, t := range v.Tasks {
@@ -66,6 +73,45 @@ func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 		left += levelTime(byLevel[l], workers)
 	}
 	return left, true
+}
+
+// dagLeft is max(longest chain of remaining tasks, remaining work /
+// workers): the dag schedule's lower bound, on what is left.
+func dagLeft(v run.View, expect func(run.TaskView) time.Duration, now time.Time, workers int) time.Duration {
+	rem := map[string]time.Duration{}
+	byID := map[string]run.TaskView{}
+	var sum time.Duration
+	for _, t := range v.Tasks {
+		byID[t.ID] = t
+		if finished(t.Status) || t.Status == run.StatusFailed || t.Status == run.StatusBlocked || t.Status == run.StatusCancelled {
+			continue
+		}
+		r := expect(t)
+		if t.Running != nil {
+			r = max(r-now.Sub(t.Running.Started), r/10)
+		}
+		rem[t.ID] = r
+		sum += r
+	}
+	chain := map[string]time.Duration{}
+	var longest func(id string) time.Duration
+	longest = func(id string) time.Duration {
+		if c, ok := chain[id]; ok {
+			return c
+		}
+		chain[id] = 0 // a cycle (no valid graph has one) counts nothing
+		var before time.Duration
+		for _, d := range byID[id].Dependencies {
+			before = max(before, longest(d))
+		}
+		chain[id] = before + rem[id]
+		return chain[id]
+	}
+	var critical time.Duration
+	for id := range rem {
+		critical = max(critical, longest(id))
+	}
+	return max(critical, sum/time.Duration(workers))
 }
 
 // levelTime is the time a level's remaining tasks take on workers workers:

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,43 @@ func TestLevelFraction(t *testing.T) {
 	l.State = "merged"
 	if f := LevelFraction(l, tasks); f != 1 {
 		t.Errorf("merged level: %v, want 1", f)
+	}
+}
+
+// TestETADAG: under the dag schedule what is left takes its longest chain
+// of dependencies or its work over the workers, whichever is longer, not
+// the sum of its levels. Control: the same view under level sums them.
+func TestETADAG(t *testing.T) {
+	dep := func(tv run.TaskView, deps ...string) run.TaskView { tv.Dependencies = deps; return tv }
+	v := run.View{Workers: 4, Schedule: "dag", Tasks: []run.TaskView{
+		task("a", 1, run.StatusPending, 10, 0), task("b", 1, run.StatusPending, 1, 0),
+		dep(task("c", 2, run.StatusPending, 1, 0), "b"), dep(task("d", 3, run.StatusPending, 1, 0), "c")}}
+	// The chain a (10) beats b → c → d (3) and the work 13/4.
+	if got, ok := ETA(v, t0); !ok || got != 10*time.Minute {
+		t.Errorf("dag: ETA = %s, want 10m", got)
+	}
+	// One worker: the work, 13 minutes.
+	v.Workers = 1
+	if got, _ := ETA(v, t0); got != 13*time.Minute {
+		t.Errorf("dag, one worker: ETA = %s, want 13m", got)
+	}
+	v.Workers, v.Schedule = 4, "level"
+	if got, _ := ETA(v, t0); got != 12*time.Minute {
+		t.Errorf("control, level: ETA = %s, want 12m (10 + 1 + 1)", got)
+	}
+}
+
+// TestHeaderNamesTheDAGSchedule: under dag the header says so and counts
+// the merged batches (the levels below are then the graph's depth);
+// control: a level run's header does not.
+func TestHeaderNamesTheDAGSchedule(t *testing.T) {
+	m := New(Config{})
+	v := run.View{Feature: "demo", State: run.RunRunning, Workers: 2, Schedule: "dag", Batches: 3}
+	if h := m.header(v, t0); !strings.Contains(h, "dag, 3 merged batches") {
+		t.Errorf("dag header: %q", h)
+	}
+	v.Schedule = "level"
+	if h := m.header(v, t0); strings.Contains(h, "dag") {
+		t.Errorf("level header: %q", h)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -105,6 +106,10 @@ func (m Model) header(v run.View, now time.Time) string {
 	}
 	if v.Workers > 0 {
 		parts = append(parts, fmt.Sprintf("%d workers", v.Workers))
+	}
+	if v.Schedule == config.ScheduleDAG {
+		// Levels below are the graph's depth, not merge units.
+		parts = append(parts, fmt.Sprintf("dag, %d merged batches", v.Batches))
 	}
 	parts = append(parts, fmt.Sprintf("$%.4f", v.CostUSD), Tokens(v.Tokens+runningTokens(v))+" tokens")
 	if v.State == run.RunRunning {

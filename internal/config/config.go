@@ -310,7 +310,7 @@ type Cluster struct {
 	// "" runs every attempt on this machine.
 	URL string `yaml:"url"`
 	// Embed makes the coordinator run the server itself (TLS, its file
-	// store in .zerg/cluster), listening on Listen.
+	// store in .zerg/runs/.cluster), listening on Listen.
 	Embed bool `yaml:"embed"`
 	// Listen is host:port the embedded server listens on.
 	Listen string `yaml:"listen"`

@@ -187,7 +187,7 @@ tasks:
 # (docs/cluster.md). mode above stays the isolation each attempt needs.
 cluster:
   url: ""              # tls://HOST:PORT agents dial; empty: run attempts here
-  embed: false         # run the server in the coordinator (TLS, store in .zerg/cluster)
+  embed: false         # run the server in the coordinator (TLS, store in .zerg/runs/.cluster)
   listen: 0.0.0.0:4222 # where the embedded server listens
   creds: ""            # the coordinator's credentials for a server it does not embed
   ack_wait: 1m         # an agent silent this long loses its attempt to another

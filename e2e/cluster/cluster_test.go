@@ -558,5 +558,3 @@ func grepTree(t *testing.T, dir, s string) []string {
 	})
 	return found
 }
-
-

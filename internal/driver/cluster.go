@@ -472,6 +472,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		// it already sends a result the book then refuses as finished).
 		d.unqueue(id)
 		d.book.DeadLetter(id)
+		w.problem = "the run was stopped before an agent's result arrived"
 		_ = closeGW()
 		v := Verdict{}
 		judgeGateway(&v, claude.Outcome{}, gw.Stats(), true)
@@ -479,6 +480,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	}
 	if got.dead != nil {
 		_ = closeGW()
+		w.problem = "no agent's result arrived"
 		return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled,
 			Detail: fmt.Sprintf("no agent finished attempt %s in %d deliveries (cluster.max_deliver): each went silent past cluster.ack_wait or refused it", id, got.dead.Deliveries)}, nil
 	}

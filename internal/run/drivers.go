@@ -394,6 +394,12 @@ func ConnectCluster(ctx context.Context, root string, cl config.Cluster) (*nats.
 	if err == nil {
 		err = ensureAgentStores(ctx, nc, srv.Agents(), cl)
 	}
+	if err == nil {
+		// Attempts a dead coordinator queued wait for nobody now (this one
+		// queues its own with new ids): off the queue, so that no agent
+		// runs them for nothing.
+		err = purgeAttempts(ctx, nc)
+	}
 	if err != nil {
 		if nc != nil {
 			nc.Close()
@@ -462,4 +468,16 @@ func IssueAgentCreds(ctx context.Context, root string, cl config.Cluster, agent 
 	}
 	creds.URL = cl.URL
 	return creds, nil
+}
+
+func purgeAttempts(ctx context.Context, nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	st, err := js.Stream(ctx, cluster.StreamAttempts)
+	if err != nil {
+		return err
+	}
+	return st.Purge(ctx)
 }

@@ -471,6 +471,83 @@ func TestClusterRun(t *testing.T) {
 	})
 }
 
+// TestClusterCoordinatorRestart: the coordinator (and with it the embedded
+// server) is SIGKILLed while agents run its attempts; the agents stay up,
+// the resumed coordinator restarts the server on the same file store, the
+// agents reconnect, and the run completes with each task merged once.
+func TestClusterCoordinatorRestart(t *testing.T) {
+	net := newNetwork(t, 2)
+	tmp := traversable(t, t.TempDir())
+	repo := filepath.Join(tmp, "repo")
+	must(t, os.MkdirAll(repo, 0o755))
+	writeProject(t, repo, net.server)
+	home := filepath.Join(tmp, "home")
+	must(t, os.MkdirAll(home, 0o755))
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
+	join := "tls://" + net.server + ":4222"
+	mock := start(t, net.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(mock.output(), "http://") {
+		if time.Now().After(deadline) || mock.exited() {
+			t.Fatalf("mockapi: %s", mock.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	var agents []*proc
+	for i := range net.agents {
+		file := filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
+		cmd := exec.Command(zergBin, "cluster", "creds", fmt.Sprintf("a%d", i+1), "-o", file)
+		cmd.Dir, cmd.Env = repo, base
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cluster creds: %v\n%s", err, out)
+		}
+		dir := filepath.Join(tmp, fmt.Sprintf("agent%d", i+1))
+		must(t, os.MkdirAll(dir, 0o755))
+		agents = append(agents, start(t, net.agents[i], tmp, base, "agent", "--join", join, "--creds", file, "--dir", dir, "--workers", "3"))
+	}
+	env := append(append([]string{}, base...), "ANTHROPIC_API_KEY="+fakeKey(), "ANTHROPIC_BASE_URL="+apiURL,
+		"ZERG_WORKSPACES="+filepath.Join(tmp, "workspaces"))
+	first := start(t, net.coord, repo, env, "rush", "fleet", "--plain", "--yes", "--no-check")
+	// Kill it while the slow task runs on an agent.
+	deadline = time.Now().Add(90 * time.Second)
+	for !strings.Contains(agents[0].output()+agents[1].output(), "runs L1-t1 attempt 1") {
+		if time.Now().After(deadline) || first.exited() {
+			t.Fatalf("no agent took L1-t1:\n%s", first.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	must(t, syscall.Kill(-first.cmd.Process.Pid, syscall.SIGKILL))
+	<-first.done
+
+	second := start(t, net.coord, repo, env, "rush", "fleet", "--resume", "--plain", "--yes", "--no-check")
+	select {
+	case <-second.done:
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("the resumed rush did not end within 4 minutes:\n%s", second.output())
+	}
+	if code := second.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(second.output(), fmt.Sprintf("tasks: %d of %d merged", tasks, tasks)) {
+		t.Fatalf("resumed rush exit %d:\n%s\nagents:\n%s\n%s", code, second.output(), agents[0].output(), agents[1].output())
+	}
+	for i, a := range agents {
+		if a.exited() {
+			t.Errorf("agent a%d exited with the coordinator:\n%s", i+1, a.output())
+		}
+	}
+	evs, err := eventlog.Read(filepath.Join(repo, ".zerg", "runs", "fleet", "events.jsonl"))
+	must(t, err)
+	if problems := mergedOnce(evs, git(t, repo, "log", "--format=%(trailers:key=Task-Id,valueonly)", run.IntegrationBranch("fleet"))); len(problems) > 0 {
+		t.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	if testing.Verbose() {
+		t.Logf("first:\n%s\nsecond:\n%s", first.output(), second.output())
+		for i, a := range agents {
+			t.Logf("agent a%d:\n%s", i+1, a.output())
+		}
+	}
+}
+
 // mergedOnce lists what is wrong with the run's merges: each task of the
 // graph with one successful attempt in the event log and one commit on
 // the integration branch (trailers is git log's Task-Id trailers).

@@ -363,7 +363,12 @@ func (d *Cluster) baseBundle(ctx context.Context, base string) (string, error) {
 }
 
 func (d *Cluster) Prepare(ctx context.Context, a Attempt) (Workspace, error) {
-	if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
+	// The parents as every driver makes them (the worker users of a local
+	// mode pass through them); the workspace itself is zerg's alone.
+	if err := os.MkdirAll(filepath.Dir(a.Workspace), 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace for %s: %w", a.Task, err)
+	}
+	if err := os.Mkdir(a.Workspace, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create workspace for %s: %w", a.Task, err)
 	}
 	return &remote{d: d, a: a, dir: a.Workspace}, nil

@@ -165,7 +165,7 @@ func joinCluster(ctx context.Context, creds cluster.Creds, log io.Writer) (*nats
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(2 * time.Second):
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

@@ -178,13 +178,30 @@ func (d *Cluster) listen(ctx context.Context) error {
 // onAgent feeds a heartbeat's leases to the book: a newer delivery of an
 // attempt revokes the older lease (its agent went silent past AckWait).
 func (d *Cluster) onAgent(ev cluster.AgentEvent) {
+	if ev.Kind == cluster.AgentJoined {
+		// Its result bucket: made with its credentials on an embedded
+		// server, here for a server zerg does not run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = cluster.EnsureAgentStore(ctx, d.js, ev.Agent)
+		cancel()
+	}
 	switch ev.Kind {
 	case cluster.AgentJoined, cluster.AgentLeft, cluster.AgentExpired:
 		d.journal("agent_"+ev.Kind.String(), map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers})
 		d.say(fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind))
 	}
 	for _, l := range ev.Heartbeat.Running {
+		before, _ := d.book.Current(l.AttemptID)
 		v, revoked := d.book.Observe(l)
+		if v == cluster.Current && before != l {
+			fields := map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery}
+			d.mu.Lock()
+			if p := d.pending[l.AttemptID]; p != nil {
+				fields["task"], fields["number"] = p.task, p.number
+			}
+			d.mu.Unlock()
+			d.journal("lease", fields)
+		}
 		if v.Refused() && v != cluster.Unknown {
 			d.refused(l, v, "a heartbeat")
 		}

@@ -32,12 +32,15 @@ func main() {
 	delay := flag.Duration("delay", 2*time.Second, "think time of each task's first model answer")
 	perAgent := flag.Int("agent-workers", 2, "workers of each agent (and of the local run it is compared with)")
 	zerg := flag.String("zerg", "", "zerg binary (default: build one)")
+	flag.BoolVar(&keep, "keep", false, "keep the repositories, the agents' state and their output (printed at the end)")
 	flag.Parse()
 	if err := bench(*tasks, *delay, *perAgent, *zerg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
 		os.Exit(1)
 	}
 }
+
+var keep bool
 
 type result struct {
 	name    string
@@ -63,7 +66,11 @@ func bench(tasks int, delay time.Duration, perAgent int, zerg string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	if keep {
+		defer fmt.Println("kept in", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
@@ -200,18 +207,24 @@ func rush(tmp, zerg string, env, coordEnv []string, scenario string, tasks, agen
 		}
 	}()
 	for i := 1; i <= agents; i++ {
-		creds := filepath.Join(dir, fmt.Sprintf("a%d.json", i))
-		cmd := exec.Command(zerg, "cluster", "creds", fmt.Sprintf("a%d", i), "-o", creds)
+		cmd := exec.Command(zerg, "cluster", "creds", fmt.Sprintf("a%d", i), "-o", filepath.Join(dir, fmt.Sprintf("a%d.json", i)))
 		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return result{}, fmt.Errorf("cluster creds: %v\n%s", err, out)
 		}
+	}
+	for i := 1; i <= agents; i++ {
+		creds := filepath.Join(dir, fmt.Sprintf("a%d.json", i))
 		adir := filepath.Join(tmp, fmt.Sprintf("agent-%s-%d", filepath.Base(dir), i))
 		if err := os.MkdirAll(adir, 0o755); err != nil {
 			return result{}, err
 		}
 		ag := exec.Command(zerg, "agent", "--join", fmt.Sprintf("tls://127.0.0.1:%d", port), "--creds", creds, "--dir", adir, "--workers", fmt.Sprint(perAgent))
 		ag.Env = env
+		if log, err := os.Create(adir + ".log"); err == nil {
+			defer log.Close()
+			ag.Stdout, ag.Stderr = log, log
+		}
 		ag.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := ag.Start(); err != nil {
 			return result{}, err

@@ -381,8 +381,28 @@ func TestClusterRun(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // its worker is waiting on the model
-	must(t, agents[killed].cmd.Process.Signal(syscall.SIGKILL))
 	killedName := fmt.Sprintf("a%d", killed+1)
+
+	t.Run("status names the agent", func(t *testing.T) {
+		cmd := exec.Command(zergBin, "status", "fleet")
+		cmd.Dir, cmd.Env = repo, base
+		out, _ := cmd.CombinedOutput()
+		var line string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "L1-t1") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "on agent "+killedName) {
+			t.Errorf("status does not say L1-t1 runs on %s:\n%s", killedName, out)
+		}
+		// Control: a line the agent is not on does not name it.
+		if strings.Count(string(out), "on agent "+killedName) > 2 {
+			t.Errorf("status names %s for more tasks than it runs:\n%s", killedName, out)
+		}
+	})
+
+	must(t, agents[killed].cmd.Process.Signal(syscall.SIGKILL))
 
 	select {
 	case <-rush.done:

@@ -146,13 +146,21 @@ func defaultAgentDir() string {
 // embedded one starts with its run's first attempt); refused credentials
 // end it at once.
 func joinCluster(ctx context.Context, creds cluster.Creds, log io.Writer) (*nats.Conn, error) {
-	said := false
+	said, refusals := false, 0
 	for {
 		nc, err := cluster.Connect(ctx, creds)
 		if err == nil {
 			return nc, nil
 		}
-		if errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		refused := errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization")
+		if refused {
+			refusals++
+		} else {
+			refusals = 0
+		}
+		// Twice in a row: a server reloading its users (zerg cluster creds
+		// issuing another agent's) may refuse a connection in passing.
+		if refusals >= 2 {
 			return nil, badInput(fmt.Errorf("the server at %s refused the credentials of %s: issue them again with zerg cluster creds %s on the coordinator", creds.URL, creds.User, creds.User))
 		}
 		if strings.Contains(err.Error(), "x509") {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -480,4 +481,28 @@ func purgeAttempts(ctx context.Context, nc *nats.Conn) error {
 		return err
 	}
 	return st.Purge(ctx)
+}
+
+// ClusterAgents reads which agent holds each attempt of a cluster run
+// ("task/number" to agent), from the latest lease the run's cluster.jsonl
+// records: nil for a run that sent nothing to a cluster.
+func ClusterAgents(runDir string) map[string]string {
+	b, err := os.ReadFile(filepath.Join(runDir, "cluster.jsonl"))
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct {
+			Kind   string `json:"kind"`
+			Task   string `json:"task"`
+			Number int    `json:"number"`
+			Agent  string `json:"agent"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Kind != "lease" || rec.Task == "" {
+			continue
+		}
+		out[fmt.Sprintf("%s/%d", rec.Task, rec.Number)] = rec.Agent
+	}
+	return out
 }

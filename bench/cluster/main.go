@@ -32,6 +32,7 @@ func main() {
 	delay := flag.Duration("delay", 2*time.Second, "think time of each task's first model answer")
 	perAgent := flag.Int("agent-workers", 2, "workers of each agent (and of the local run it is compared with)")
 	zerg := flag.String("zerg", "", "zerg binary (default: build one)")
+	flag.IntVar(&rounds, "rounds", 1, "rounds of the four runs, interleaved (the medians are reported)")
 	flag.BoolVar(&keep, "keep", false, "keep the repositories, the agents' state and their output (printed at the end)")
 	flag.Parse()
 	if err := bench(*tasks, *delay, *perAgent, *zerg); err != nil {
@@ -40,7 +41,10 @@ func main() {
 	}
 }
 
-var keep bool
+var (
+	keep   bool
+	rounds int
+)
 
 type result struct {
 	name    string
@@ -110,8 +114,7 @@ func bench(tasks int, delay time.Duration, perAgent int, zerg string) error {
 	api := strings.TrimSpace(mockOut.String())
 	coordEnv := append(append([]string{}, env...), "ANTHROPIC_API_KEY=sk-ant-bench-0123456789abcdef", "ANTHROPIC_BASE_URL="+api)
 
-	var results []result
-	for _, c := range []struct {
+	configs := []struct {
 		name    string
 		agents  int
 		workers int
@@ -120,16 +123,26 @@ func bench(tasks int, delay time.Duration, perAgent int, zerg string) error {
 		{fmt.Sprintf("local, %d workers", 3*perAgent), 0, 3 * perAgent},
 		{fmt.Sprintf("cluster, 1 agent × %d workers", perAgent), 1, perAgent},
 		{fmt.Sprintf("cluster, 3 agents × %d workers", perAgent), 3, 3 * perAgent},
-	} {
-		r, err := rush(tmp, zerg, env, coordEnv, scenario, tasks, c.agents, perAgent, c.workers)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
-		}
-		r.name = c.name
-		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "%s: %s\n", c.name, r.wall.Round(10*time.Millisecond))
 	}
-	fmt.Printf("%d tasks, %s think time each, %d worker(s) per agent (loopback, TLS)\n\n", tasks, delay, perAgent)
+	// Interleaved rounds: the machine's load drifts, and each round sees
+	// every configuration under about the same.
+	samples := make([][]result, len(configs))
+	for round := 1; round <= max(rounds, 1); round++ {
+		for i, c := range configs {
+			r, err := rush(tmp, zerg, env, coordEnv, scenario, tasks, c.agents, perAgent, c.workers)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			r.name = c.name
+			samples[i] = append(samples[i], r)
+			fmt.Fprintf(os.Stderr, "round %d, %s: %s, mean attempt %s\n", round, c.name, r.wall.Round(10*time.Millisecond), r.attempt.Round(10*time.Millisecond))
+		}
+	}
+	var results []result
+	for _, ss := range samples {
+		results = append(results, median(ss))
+	}
+	fmt.Printf("%d tasks, %s think time each, %d worker(s) per agent (loopback, TLS), median of %d interleaved round(s)\n\n", tasks, delay, perAgent, max(rounds, 1))
 	fmt.Println("| run | wall | tasks/min | mean attempt |")
 	fmt.Println("|---|---|---|---|")
 	for _, r := range results {
@@ -275,4 +288,19 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// median is the sample with the median wall time, with the median mean
+// attempt time.
+func median(ss []result) result {
+	byWall := append([]result{}, ss...)
+	sort.Slice(byWall, func(i, j int) bool { return byWall[i].wall < byWall[j].wall })
+	m := byWall[len(byWall)/2]
+	att := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		att[i] = s.attempt
+	}
+	sort.Slice(att, func(i, j int) bool { return att[i] < att[j] })
+	m.attempt = att[len(att)/2]
+	return m
 }

@@ -106,7 +106,7 @@ func (d *Cluster) start(ctx context.Context) error {
 	d.startOnce.Do(func() {
 		nc, done, err := d.Connect(ctx)
 		if err != nil {
-			d.startErr = fmt.Errorf("cluster: %w", err)
+			d.startErr = fmt.Errorf("reach the cluster's server: %w", err)
 			return
 		}
 		js, err := jetstream.New(nc)
@@ -115,7 +115,7 @@ func (d *Cluster) start(ctx context.Context) error {
 		}
 		if err != nil {
 			done()
-			d.startErr = fmt.Errorf("cluster: %w", err)
+			d.startErr = fmt.Errorf("set up the cluster's queue: %w", err)
 			return
 		}
 		d.nc, d.js, d.closeConn = nc, js, done

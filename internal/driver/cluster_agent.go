@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -318,6 +319,9 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 // fetchBase brings the attempt's base into the agent's repository from
 // its bundle, checking every object, once per base.
 func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
+	if !commitID.MatchString(a.Base) {
+		return fmt.Errorf("the attempt's base %q is not a commit id", a.Base)
+	}
 	ref := "refs/zerg/base/" + a.Base
 	if got, err := ag.repo.RevParse(ctx, ref); err == nil && got == a.Base {
 		return nil
@@ -353,6 +357,8 @@ func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
 	}
 	return nil
 }
+
+var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // starter runs the worker and records its stream on this machine.
 func (ag *Agent) starter(stream string) Starter {

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real chaos fuzz clean
 
 all: build
 
@@ -154,6 +154,11 @@ chaos: claude
 # Orchestration overhead with the real CLI and a scripted model (bench/rushbench).
 bench-rush: claude
 	$(GO) run ./bench/rushbench -tasks 50 -workers 1,4,8
+
+# Cluster mode against local mode (bench/cluster, docs/cluster.md): 1 and 3
+# agents on a graph of 24 tasks with scripted think time.
+bench-cluster: claude
+	$(GO) run ./bench/cluster -rounds 3
 
 # Speed on real projects (bench/realproject, docs/benchmarks.md): a feature
 # rushed on a real Go module and a real npm package, fetched at run time, with

@@ -40,7 +40,9 @@ never gets the repository (only the bundle of each attempt's base) and never
 the API key: workers reach the model API through the coordinator.
 
 An attempt of a run whose mode is stronger than --mode is refused and goes
-back to the queue for another agent. The first Ctrl-C drains (running attempts
+back to the queue for another agent. This version's agents run subprocess
+mode; attempts of sandbox and container runs need agents that give those
+isolations, and tasks mode has no cluster (its workers are your own session). The first Ctrl-C drains (running attempts
 finish, no new one is taken); a second abandons them to other agents.
 --creds is the file zerg cluster creds wrote (docs/cluster.md).`,
 		Args: cobra.NoArgs,

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,7 +45,8 @@ var (
 func TestMain(m *testing.M) {
 	if file := os.Getenv("ZERG_E2E_ROGUE_CREDS"); file != "" {
 		// The test binary again, in an agent's namespace: a rogue agent.
-		if err := rogue(file, os.Getenv("ZERG_E2E_ROGUE_URL"), os.Getenv("ZERG_E2E_ROGUE_ATTEMPT")); err != nil {
+		delivery, _ := strconv.ParseUint(os.Getenv("ZERG_E2E_ROGUE_DELIVERY"), 10, 64)
+		if err := rogue(file, os.Getenv("ZERG_E2E_ROGUE_URL"), os.Getenv("ZERG_E2E_ROGUE_ATTEMPT"), delivery); err != nil {
 			fmt.Fprintln(os.Stderr, "rogue:", err)
 			os.Exit(1)
 		}
@@ -210,7 +212,7 @@ const tasks = 6
 
 // writeProject makes the repository: tasks tasks, each writing one file;
 // L1-t1's first model answer takes slowDelay, long enough to kill its agent.
-func writeProject(t *testing.T, dir, server string) {
+func writeProject(t *testing.T, dir, server, mode string) {
 	t.Helper()
 	var graph struct {
 		Feature string           `json:"feature"`
@@ -243,7 +245,7 @@ func writeProject(t *testing.T, dir, server string) {
 	must(t, os.WriteFile(filepath.Join(spec, "scenario.yaml"), []byte(scenario.String()), 0o644))
 	cfg := fmt.Sprintf(`version: 1
 workers: 6
-mode: subprocess
+mode: %s
 retry:
   infra_backoff_initial: 1s
   infra_backoff_max: 5s
@@ -254,8 +256,8 @@ cluster:
   embed: true
   listen: 0.0.0.0:4222
   ack_wait: 5s
-  max_deliver: 5
-`, server)
+  max_deliver: 8
+`, mode, server)
 	must(t, os.WriteFile(filepath.Join(dir, ".zerg", "config.yaml"), []byte(cfg), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "README"), []byte("fleet\n"), 0o644))
@@ -305,7 +307,7 @@ func TestClusterRun(t *testing.T) {
 	tmp := traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
-	writeProject(t, repo, net.server)
+	writeProject(t, repo, net.server, "sandbox")
 	home := filepath.Join(tmp, "home")
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
@@ -360,7 +362,13 @@ func TestClusterRun(t *testing.T) {
 	for i := range agents {
 		agentDirs[i] = filepath.Join(tmp, fmt.Sprintf("agent%d", i+1))
 		must(t, os.MkdirAll(agentDirs[i], 0o755))
-		agents[i] = start(t, net.agents[i], tmp, base, "agent", "--join", join, "--creds", creds[i], "--dir", agentDirs[i], "--workers", "2")
+		// a1 and a2 give the run's isolation (sandbox); a3 only
+		// subprocess mode, so it must refuse every attempt.
+		mode := "sandbox"
+		if i == 2 {
+			mode = "subprocess"
+		}
+		agents[i] = start(t, net.agents[i], tmp, base, "agent", "--join", join, "--creds", creds[i], "--dir", agentDirs[i], "--workers", "2", "--mode", mode)
 	}
 
 	// The coordinator, with the key.
@@ -407,16 +415,20 @@ func TestClusterRun(t *testing.T) {
 	}
 	time.Sleep(time.Second) // its worker is waiting on the model
 	killedName := fmt.Sprintf("a%d", killed+1)
+	var killedDelivery uint64
+	if m := regexp.MustCompile(`runs L1-t1 attempt 1 \(\S+, delivery (\d+)\)`).FindStringSubmatch(agents[killed].output()); m != nil {
+		killedDelivery, _ = strconv.ParseUint(m[1], 10, 64)
+	}
 
 	t.Run("a result for an attempt the agent does not hold", func(t *testing.T) {
-		m := regexp.MustCompile(`runs L1-t1 attempt 1 \((\S+), delivery 1\)`).FindStringSubmatch(agents[killed].output())
+		m := regexp.MustCompile(`runs L1-t1 attempt 1 \((\S+), delivery (\d+)\)`).FindStringSubmatch(agents[killed].output())
 		if m == nil {
 			t.Fatalf("no attempt id in:\n%s", agents[killed].output())
 		}
 		self, err := os.Executable()
 		must(t, err)
 		cmd := exec.Command("ip", "netns", "exec", net.agents[2], self)
-		cmd.Env = append(append([]string{}, base...), "ZERG_E2E_ROGUE_CREDS="+rogueCreds, "ZERG_E2E_ROGUE_URL="+join, "ZERG_E2E_ROGUE_ATTEMPT="+m[1])
+		cmd.Env = append(append([]string{}, base...), "ZERG_E2E_ROGUE_CREDS="+rogueCreds, "ZERG_E2E_ROGUE_URL="+join, "ZERG_E2E_ROGUE_ATTEMPT="+m[1], "ZERG_E2E_ROGUE_DELIVERY="+m[2])
 		// Control: the server took the publish (its permissions allow an
 		// agent its own result subject); refusing it is the coordinator's.
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -461,6 +473,20 @@ func TestClusterRun(t *testing.T) {
 		}
 	}
 
+	t.Run("an agent weaker than the run refuses its attempts", func(t *testing.T) {
+		if strings.Contains(agents[2].output(), "runs L1-") {
+			t.Errorf("the subprocess agent ran an attempt of a sandbox run:\n%s", agents[2].output())
+		}
+		// Control: it was offered attempts (it refused them), and the
+		// sandbox agents ran them.
+		if !strings.Contains(agents[2].output(), "the run needs mode sandbox and this agent runs subprocess") {
+			t.Errorf("the subprocess agent was never offered an attempt:\n%s", agents[2].output())
+		}
+		if !strings.Contains(agents[0].output()+agents[1].output(), "mode sandbox") {
+			t.Errorf("the sandbox agents did not say their mode")
+		}
+	})
+
 	t.Run("each task merged once", func(t *testing.T) {
 		evs, err := eventlog.Read(filepath.Join(repo, ".zerg", "runs", "fleet", "events.jsonl"))
 		must(t, err)
@@ -482,8 +508,8 @@ func TestClusterRun(t *testing.T) {
 				if r["agent"] == killedName {
 					t.Errorf("L1-t1's accepted result came from the killed agent %s", killedName)
 				}
-				if d, _ := r["delivery"].(float64); d < 2 {
-					t.Errorf("L1-t1's accepted result is delivery %v; the killed agent held delivery 1", r["delivery"])
+				if d, _ := r["delivery"].(float64); uint64(d) <= killedDelivery {
+					t.Errorf("L1-t1's accepted result is delivery %v; the killed agent held delivery %d", r["delivery"], killedDelivery)
 				}
 			}
 			if (r["kind"] == "lease_revoked" && r["agent"] == killedName) || r["kind"] == "agent_expired" && r["agent"] == killedName {
@@ -556,7 +582,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 	tmp := traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
-	writeProject(t, repo, net.server)
+	writeProject(t, repo, net.server, "subprocess")
 	home := filepath.Join(tmp, "home")
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
@@ -713,8 +739,8 @@ func grepTree(t *testing.T, dir, s string) []string {
 }
 
 // rogue publishes, with its own genuine credentials, a successful result
-// for an attempt another agent holds (delivery 1, as the holder's).
-func rogue(file, url, attempt string) error {
+// for an attempt another agent holds (the holder's delivery number).
+func rogue(file, url, attempt string, delivery uint64) error {
 	creds, err := cluster.ReadCreds(file)
 	if err != nil {
 		return err
@@ -733,5 +759,5 @@ func rogue(file, url, attempt string) error {
 	}
 	rep, _ := json.Marshal(driver.ClusterReport{Class: outcome.Success, Reason: outcome.ReasonCompleted,
 		Worker: claude.Outcome{Class: outcome.Success, Reason: outcome.ReasonCompleted}, Verified: true})
-	return cluster.PublishResult(ctx, js, &cluster.Result{Lease: cluster.Lease{AttemptID: attempt, Agent: creds.User, Delivery: 1}, Outcome: rep})
+	return cluster.PublishResult(ctx, js, &cluster.Result{Lease: cluster.Lease{AttemptID: attempt, Agent: creds.User, Delivery: delivery}, Outcome: rep})
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/zergrush/zerg/internal/cluster"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -40,9 +42,9 @@ never gets the repository (only the bundle of each attempt's base) and never
 the API key: workers reach the model API through the coordinator.
 
 An attempt of a run whose mode is stronger than --mode is refused and goes
-back to the queue for another agent. This version's agents run subprocess
-mode; attempts of sandbox and container runs need agents that give those
-isolations, and tasks mode has no cluster (its workers are your own session). The first Ctrl-C drains (running attempts
+back to the queue for another agent. This version's agents run subprocess or
+sandbox mode; attempts of container runs need agents that give that isolation,
+and tasks mode has no cluster (its workers are your own session). The first Ctrl-C drains (running attempts
 finish, no new one is taken); a second abandons them to other agents.
 --creds is the file zerg cluster creds wrote (docs/cluster.md).`,
 		Args: cobra.NoArgs,
@@ -56,8 +58,8 @@ finish, no new one is taken); a second abandons them to other agents.
 			if workers < 1 || workers > 64 {
 				return usageErrorf("--workers %d: give a number from 1 to 64", workers)
 			}
-			if mode != config.ModeSubprocess {
-				return usageErrorf("--mode %s: this version's agents run subprocess mode only; attempts of sandbox and container runs are refused by it (docs/cluster.md)", mode)
+			if mode != config.ModeSubprocess && mode != config.ModeSandbox {
+				return usageErrorf("--mode %s: this version's agents run subprocess or sandbox mode (docs/cluster.md)", mode)
 			}
 			creds, err := cluster.ReadCreds(credsFile)
 			if err != nil {
@@ -81,7 +83,20 @@ finish, no new one is taken); a second abandons them to other agents.
 				return err
 			}
 			var runAs *security.WorkerUser
-			if os.Geteuid() == 0 {
+			var sb *driver.Sandbox
+			if mode == config.ModeSandbox {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				repo, err := agentRepo(cmd.Context(), dir)
+				if err != nil {
+					return err
+				}
+				worker := claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}
+				if sb, err = run.AgentSandbox(cmd.Context(), dir, repo, worker, workers); err != nil {
+					return &ExitError{Code: ExitFailed, Err: err}
+				}
+			} else if os.Geteuid() == 0 {
 				if runAs, err = security.EnsureWorkerUser(cmd.Context(), config.DefaultWorkerUser); err != nil {
 					return fmt.Errorf("running as root needs the unprivileged worker user %s: %w", config.DefaultWorkerUser, err)
 				}
@@ -114,7 +129,7 @@ finish, no new one is taken); a second abandons them to other agents.
 			defer nc.Close()
 			host, _ := os.Hostname()
 			ag := &driver.Agent{Name: creds.User, NC: nc, Mode: mode, Workers: workers, Dir: dir, Claude: bin,
-				Zerg: self, RunAs: runAs, Host: host, Out: a.stdout}
+				Zerg: self, RunAs: runAs, Sandbox: sb, Host: host, Out: a.stdout}
 			if err := ag.Run(cmd.Context(), run); err != nil {
 				return err
 			}
@@ -126,7 +141,7 @@ finish, no new one is taken); a second abandons them to other agents.
 	fl.StringVar(&join, "join", "", "the coordinator's server, tls://HOST:PORT")
 	fl.StringVar(&credsFile, "creds", "", "this agent's credentials file (zerg cluster creds)")
 	fl.IntVarP(&workers, "workers", "w", 2, "attempts at once")
-	fl.StringVar(&mode, "mode", config.ModeSubprocess, "the isolation this agent gives: subprocess")
+	fl.StringVar(&mode, "mode", config.ModeSubprocess, "the isolation this agent gives: subprocess or sandbox (bubblewrap; runs subprocess runs' attempts too)")
 	fl.StringVar(&dir, "dir", "", "the agent's state: base bundles, workspaces, streams (default: /var/tmp/zerg-agent as root, else the user's cache)")
 	fl.StringVar(&claudePath, "claude", "", "the claude CLI (default: as zerg finds it)")
 	return cmd
@@ -178,4 +193,15 @@ func joinCluster(ctx context.Context, creds cluster.Creds, log io.Writer) (*nats
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// agentRepo is the agent's bare repository of the bases, made on first use.
+func agentRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
+	repoDir := filepath.Join(dir, "repo")
+	if _, err := os.Stat(filepath.Join(repoDir, "HEAD")); err != nil {
+		if _, err := gitx.InitBare(ctx, repoDir, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &gitx.Repo{Runner: gitx.New(repoDir)}, nil
 }

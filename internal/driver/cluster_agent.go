@@ -45,9 +45,13 @@ type Agent struct {
 	Dir    string
 	Claude string // the claude CLI
 	Zerg   string // zerg's own binary, for the worker's hook
-	// RunAs is the worker user (nil: the agent's own user).
+	// RunAs is the worker user in subprocess mode (nil: the agent's own
+	// user).
 	RunAs *security.WorkerUser
-	Host  string
+	// Sandbox is sandbox mode's driver (Mode sandbox): each attempt runs
+	// in a copy whose gateway's upstream is its end of the tunnel.
+	Sandbox *Sandbox
+	Host    string
 	// Out gets one line per attempt taken, refused and finished.
 	Out io.Writer
 
@@ -147,6 +151,12 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 		// Another agent may give it: back to the queue, later.
 		ag.say("refuses %s (task %s): the run needs mode %s and this agent runs %s", a.ID, a.Task, job.Mode, ag.Mode)
 		_ = c.Fail(true, 2*time.Second)
+		// Each refusal spends one of the attempt's deliveries: pull
+		// again only after agents that can run it had their turn.
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
 		return
 	}
 	ag.mu.Lock()
@@ -250,7 +260,12 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 	defer srv.Close()
 
 	var denials []map[string]any
-	drv := &Subprocess{Repo: ag.repo, RunAs: ag.RunAs, Lanes: filepath.Join(ag.Dir, "lanes")}
+	var drv Driver = &Subprocess{Repo: ag.repo, RunAs: ag.RunAs, Lanes: filepath.Join(ag.Dir, "lanes")}
+	if ag.Sandbox != nil {
+		sb := *ag.Sandbox
+		sb.Repo, sb.Upstream, sb.APIKey, sb.AuthToken, sb.OAuthToken = ag.repo, "http://"+ln.Addr().String(), ClusterPlaceholderKey, "", ""
+		drv = &sb
+	}
 	ws, err := drv.Prepare(ctx, Attempt{Repo: ag.repo, Task: a.Task, Number: a.Number, Base: a.Base, Workspace: workspace,
 		Branch: "agent/" + name, WorkerDir: state,
 		Audit: func(kind string, fields map[string]any) error {

@@ -506,3 +506,21 @@ func ClusterAgents(runDir string) map[string]string {
 	}
 	return out
 }
+
+// AgentSandbox is sandbox mode for a zerg agent (docs/cluster.md): slots
+// worker users, workspaces and lanes under dir, bubblewrap checked here
+// first (fail closed). Its Upstream is a placeholder: each attempt's copy
+// points at that attempt's end of the tunnel, and the key its gateway
+// sends is the placeholder the coordinator's gateway replaces.
+func AgentSandbox(ctx context.Context, dir string, repo *gitx.Repo, worker claude.Spec, slots int) (*driver.Sandbox, error) {
+	cfg := config.Default()
+	cfg.Mode = config.ModeSandbox
+	opts := Options{Root: dir, Config: cfg}
+	if err := sandboxReady(ctx, opts); err != nil {
+		return nil, fmt.Errorf("sandbox mode cannot run on this machine: %w (zerg doctor says more)", err)
+	}
+	worker.API = claude.APISettings{BaseURL: "http://127.0.0.1:9", APIKey: driver.ClusterPlaceholderKey}
+	paths := Paths{Workspaces: filepath.Join(dir, "lanes"), State: filepath.Join(dir, "state")}
+	sb, _, err := newSandbox(ctx, opts, repo, paths, worker, slots, nil)
+	return sb, err
+}

@@ -268,11 +268,11 @@ func (r *clusterRig) snapshot(ws Workspace) (string, string) {
 // reaches the quarantine. The verification is the agent's report.
 func TestClusterTakesOneResultPerAttempt(t *testing.T) {
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: 5 * time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
-	ch := r.launch(context.Background(), "T1")
-	for r.d.nc == nil || r.d.js == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
 	a1, a2 := r.agent("a1"), r.agent("a2")
+	if err := r.d.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ch := r.launch(context.Background(), "T1")
 	r.ready(a1, a2)
 	c := a1.claim(t)
 	// a2 reports a1's delivery as its own (its subject and bucket can only
@@ -307,11 +307,11 @@ func TestClusterTakesOneResultPerAttempt(t *testing.T) {
 // newer delivery the same late result would have been taken.
 func TestClusterDropsALateResult(t *testing.T) {
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
-	ch := r.launch(context.Background(), "T2")
-	for r.d.nc == nil || r.d.js == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
 	a1, a2 := r.agent("a1"), r.agent("a2")
+	if err := r.d.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ch := r.launch(context.Background(), "T2")
 	r.ready(a1, a2)
 	c1 := a1.claim(t)
 	c1.Abandon()
@@ -343,11 +343,11 @@ func TestClusterDropsALateResult(t *testing.T) {
 // deliveries fails as infra (stalled), not as the task's fault.
 func TestClusterDeadLetterIsInfra(t *testing.T) {
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: time.Second, MaxDeliver: 2, HeartbeatTTL: time.Second}, "")
-	ch := r.launch(context.Background(), "T3")
-	for r.d.nc == nil || r.d.js == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
 	a1 := r.agent("a1")
+	if err := r.d.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ch := r.launch(context.Background(), "T3")
 	r.ready(a1)
 	a1.claim(t).Abandon()
 	a1.claim(t).Abandon()
@@ -381,11 +381,11 @@ func TestClusterTunnelOnlyForTheHolder(t *testing.T) {
 	defer api.Close()
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: 5 * time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, api.URL)
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := r.launch(ctx, "T4")
-	for r.d.nc == nil || r.d.js == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
 	a1, a2 := r.agent("a1"), r.agent("a2")
+	if err := r.d.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ch := r.launch(ctx, "T4")
 	r.ready(a1, a2)
 	c := a1.claim(t)
 	post := func(a *testAgent) (int, string) {

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real chaos fuzz clean
 
 all: build
 
@@ -53,6 +53,19 @@ tmux:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; }; \
 	  else \
 	    echo "tmux is missing; the live view's tests need it: sudo apt-get install tmux (Fedora: sudo dnf install tmux)"; \
+	    exit 1; \
+	  fi; }
+
+# The cluster test puts the coordinator and each agent in a network
+# namespace of its own joined by veth pairs (ip netns, iproute2).
+iproute2:
+	@command -v ip >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install iproute2"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2; }; \
+	  else \
+	    echo "ip is missing; the cluster test needs it: sudo apt-get install iproute2 (Fedora: sudo dnf install iproute)"; \
 	    exit 1; \
 	  fi; }
 
@@ -106,7 +119,7 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude bwrap tmux chromium container-image fmt-check vet
+test: claude bwrap tmux iproute2 chromium container-image fmt-check vet
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
@@ -141,6 +154,11 @@ chaos: claude
 # Orchestration overhead with the real CLI and a scripted model (bench/rushbench).
 bench-rush: claude
 	$(GO) run ./bench/rushbench -tasks 50 -workers 1,4,8
+
+# Cluster mode against local mode (bench/cluster, docs/cluster.md): 1 and 3
+# agents on a graph of 24 tasks with scripted think time.
+bench-cluster: claude
+	$(GO) run ./bench/cluster -rounds 3
 
 # Speed on real projects (bench/realproject, docs/benchmarks.md): a feature
 # rushed on a real Go module and a real npm package, fetched at run time, with

@@ -188,6 +188,9 @@ func (a *app) printStatus(v run.View) {
 				t.Abandoned.Attempt, seenAt(t.Abandoned.LastSeen), v.Feature)
 		case t.Running != nil:
 			detail = fmt.Sprintf("attempt %d running for %s", t.Running.Attempt, time.Since(t.Running.Started).Round(time.Second))
+			if t.Running.Agent != "" {
+				detail += " on agent " + t.Running.Agent
+			}
 			if !t.Running.LastEvent.IsZero() {
 				detail += fmt.Sprintf(", last event %s ago, %d turn(s), %d tokens", time.Since(t.Running.LastEvent).Round(time.Second), t.Running.Turns, t.Running.Tokens)
 			}

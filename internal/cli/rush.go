@@ -34,6 +34,7 @@ type rushFlags struct {
 	resume   bool
 	dryRun   bool
 	noCheck  bool
+	cluster  string
 	rehearse bool
 	scenario string
 	graph    string
@@ -115,6 +116,7 @@ feature.`,
 	fl.BoolVarP(&f.yes, "yes", "y", false, "start without asking, even above budget.confirm_above_usd or budget.max_workers_without_confirm")
 	fl.BoolVar(&f.waitForReset, "wait-for-reset", false, "on a usage limit with a reset time, wait for the reset and go on (default: retry.wait_for_reset)")
 	fl.BoolVar(&f.plain, "plain", false, "print progress lines instead of the live view on a terminal (also ZERG_NO_TUI=1)")
+	fl.StringVar(&f.cluster, "cluster", "", "send the attempts to the zerg agents of this server (tls://HOST:PORT; sets cluster.url)")
 	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
 	return cmd
 }
@@ -176,6 +178,18 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		if err := applyModeFlag(&cfg, f.mode); err != nil {
 			return err
 		}
+	}
+	if set("cluster") {
+		if why := config.ClusterURLProblem(f.cluster); why != "" {
+			return usageErrorf("--cluster: %s", why)
+		}
+		if cfg.Mode == config.ModeTasks {
+			return usageErrorf("--cluster and mode tasks cannot be combined: tasks mode's workers are your own session's")
+		}
+		if !cfg.Cluster.Embed && cfg.Cluster.Creds == "" {
+			return usageErrorf("--cluster: set cluster.embed: true (the coordinator runs the server) or cluster.creds in .zerg/config.yaml")
+		}
+		cfg.Cluster.URL = f.cluster
 	}
 	if set("wait-for-reset") {
 		cfg.Retry.WaitForReset = f.waitForReset

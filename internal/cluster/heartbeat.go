@@ -92,6 +92,11 @@ func (h *Heartbeater) loop(every time.Duration) {
 	}
 }
 
+// Now puts the heartbeat at once, outside its period: an agent that has
+// just claimed an attempt tells the coordinator its new lease before the
+// worker's first API request needs it.
+func (h *Heartbeater) Now(ctx context.Context) error { return h.put(ctx) }
+
 // Err is the last periodic put's error (nil after a successful put).
 func (h *Heartbeater) Err() error {
 	h.mu.Lock()

@@ -72,6 +72,7 @@ type Config struct {
 	Sandbox       Sandbox       `yaml:"sandbox"`
 	Container     Container     `yaml:"container"`
 	Tasks         Tasks         `yaml:"tasks"`
+	Cluster       Cluster       `yaml:"cluster"`
 	Disk          Disk          `yaml:"disk"`
 	Toolchains    Toolchains    `yaml:"toolchains"`
 	Caches        Caches        `yaml:"caches"`
@@ -311,6 +312,28 @@ type Tasks struct {
 	Lease time.Duration `yaml:"lease"`
 }
 
+// Cluster sends a run's attempts to agents on other machines over NATS
+// JetStream (docs/cluster.md). The run's mode stays the isolation every
+// attempt needs: an agent that cannot give it refuses the attempt.
+type Cluster struct {
+	// URL is the server agents dial (nats://host:port or tls://host:port);
+	// "" runs every attempt on this machine.
+	URL string `yaml:"url"`
+	// Embed makes the coordinator run the server itself (TLS, its file
+	// store in .zerg/runs/.cluster), listening on Listen.
+	Embed bool `yaml:"embed"`
+	// Listen is host:port the embedded server listens on.
+	Listen string `yaml:"listen"`
+	// Creds is the coordinator's credentials file for a server it does not
+	// embed ("" with embed).
+	Creds string `yaml:"creds"`
+	// AckWait is how long an agent may go silent before its attempt is
+	// delivered to another agent; MaxDeliver bounds the deliveries of one
+	// attempt (then it fails as infra).
+	AckWait    time.Duration `yaml:"ack_wait"`
+	MaxDeliver int           `yaml:"max_deliver"`
+}
+
 // Toolchains says which of the repository's toolchains zerg equips workers,
 // their verification and the gates with (docs/toolchains.md).
 type Toolchains struct {
@@ -419,6 +442,7 @@ func Default() Config {
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Container:    Container{Runtime: "auto"},
 		Tasks:        Tasks{Lease: 30 * time.Minute},
+		Cluster:      Cluster{Listen: "0.0.0.0:4222", AckWait: 60 * time.Second, MaxDeliver: 5},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
 		Egress:       Egress{Allow: []string{}},

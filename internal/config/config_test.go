@@ -260,7 +260,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -442,7 +442,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",
@@ -678,5 +678,34 @@ func TestTemplateWithDevcontainer(t *testing.T) {
 	}
 	if rest := strings.Replace(string(tmpl), want, "\nmode: sandbox\n", 1); rest != string(Template()) {
 		t.Fatal("the template changed elsewhere than the note")
+	}
+}
+
+// The cluster section: each bad value names its option; a valid one passes.
+func TestClusterValidation(t *testing.T) {
+	ok := Default()
+	ok.Cluster.URL, ok.Cluster.Embed = "tls://10.0.0.1:4222", true
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid cluster section refused: %v", err)
+	}
+	for name, c := range map[string]struct {
+		edit func(*Config)
+		want string
+	}{
+		"no port":        {func(c *Config) { c.Cluster.URL = "tls://host" }, "cluster.url"},
+		"http":           {func(c *Config) { c.Cluster.URL = "http://host:4222" }, "cluster.url"},
+		"tasks mode":     {func(c *Config) { c.Mode = ModeTasks }, "cluster.url"},
+		"no creds":       {func(c *Config) { c.Cluster.Embed = false }, "cluster.creds"},
+		"creds embedded": {func(c *Config) { c.Cluster.Creds = "/x" }, "cluster.creds"},
+		"ack wait":       {func(c *Config) { c.Cluster.AckWait = time.Second }, "cluster.ack_wait"},
+		"max deliver":    {func(c *Config) { c.Cluster.MaxDeliver = 0 }, "cluster.max_deliver"},
+		"listen":         {func(c *Config) { c.Cluster.Listen = "4222" }, "cluster.listen"},
+	} {
+		c2 := ok
+		c.edit(&c2)
+		err := c2.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a problem naming %s", name, err, c.want)
+		}
 	}
 }

@@ -186,6 +186,16 @@ container:
 tasks:
   lease: 30m
 
+# Cluster mode: send the attempts to zerg agents on other machines
+# (docs/cluster.md). mode above stays the isolation each attempt needs.
+cluster:
+  url: ""              # tls://HOST:PORT agents dial; empty: run attempts here
+  embed: false         # run the server in the coordinator (TLS, store in .zerg/runs/.cluster)
+  listen: 0.0.0.0:4222 # where the embedded server listens
+  creds: ""            # the coordinator's credentials for a server it does not embed
+  ack_wait: 1m         # an agent silent this long loses its attempt to another
+  max_deliver: 5       # deliveries of one attempt before it fails as infra
+
 # The disk zerg's records and the workspaces live on.
 disk:
   min_free_mb: 1024    # no attempt starts below this much free space; a growing one is stopped

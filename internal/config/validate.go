@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"path/filepath"
 	"reflect"
@@ -241,6 +242,7 @@ func (c Config) problems() []Problem {
 		add("container.image", "%s is not an image reference; write one like localhost/myproject:dev, or leave it empty for the repository's devcontainer", quote(img))
 	}
 	positive("tasks.lease", c.Tasks.Lease)
+	validateCluster(c.Cluster, c.Mode, add)
 	intRange("disk.min_free_mb", c.Disk.MinFreeMB, 0, 1<<30)
 	intRange("disk.workspace_mb", c.Disk.WorkspaceMB, 0, 1<<30)
 	for i, g := range c.Security.ProtectedPaths {
@@ -461,4 +463,43 @@ func oneOf(choices []string) string {
 		return strings.Join(choices, " or ")
 	}
 	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
+}
+
+// validateCluster checks the cluster section: a URL agents can dial, a
+// listen address, and a way for the coordinator to reach the server.
+func validateCluster(cl Cluster, mode string, add func(path, format string, a ...any)) {
+	if d := cl.AckWait; d < 5*time.Second || d > 24*time.Hour {
+		add("cluster.ack_wait", "%s is out of range; use 5s to 24h", FormatDuration(d))
+	}
+	if cl.MaxDeliver < 1 || cl.MaxDeliver > 100 {
+		add("cluster.max_deliver", "%d is out of range; use 1 to 100", cl.MaxDeliver)
+	}
+	if _, port, err := net.SplitHostPort(cl.Listen); err != nil || port == "" {
+		add("cluster.listen", "%s is not host:port; write one like 0.0.0.0:4222", quote(cl.Listen))
+	}
+	if cl.URL == "" {
+		return
+	}
+	if err := ClusterURLProblem(cl.URL); err != "" {
+		add("cluster.url", "%s", err)
+	}
+	if mode == ModeTasks {
+		add("cluster.url", "tasks mode runs its workers in your own session; cluster mode needs mode subprocess, sandbox or container")
+	}
+	if cl.Embed && cl.Creds != "" {
+		add("cluster.creds", "is for a server zerg does not embed; remove it or set cluster.embed: false")
+	}
+	if !cl.Embed && cl.Creds == "" {
+		add("cluster.creds", "is empty: the coordinator needs credentials for a server it does not embed (or set cluster.embed: true)")
+	}
+}
+
+// ClusterURLProblem says what is wrong with a cluster URL ("" for
+// nothing): agents dial it, so it needs a scheme, a host and a port.
+func ClusterURLProblem(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Hostname() == "" || u.Port() == "" || u.Path != "" {
+		return fmt.Sprintf("%s is not a server address; write one like tls://coordinator.example:4222", quote(raw))
+	}
+	return ""
 }

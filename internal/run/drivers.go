@@ -2,7 +2,10 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -10,9 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cluster"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/driver"
@@ -28,6 +36,15 @@ import (
 // toolchains' caches its commands get (for zerg check's report). meter is
 // budget.run_usd as the run's gateways enforce it (nil: none).
 func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
+	local, caches, err := newLocalDriver(ctx, opts, paths, worker, slots, meter)
+	if err != nil || opts.Config.Cluster.URL == "" {
+		return local, caches, err
+	}
+	return newClusterDriver(opts, paths, worker, local, meter), caches, nil
+}
+
+// newLocalDriver is the driver of the config's mode on this machine.
+func newLocalDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
 	switch opts.Config.Mode {
 	case config.ModeSandbox, config.ModeContainer:
@@ -316,4 +333,194 @@ func slotUser(ctx context.Context, base string, i int) (*security.WorkerUser, er
 		return nil, fmt.Errorf("worker user name %s is too long; shorten security.worker_user", name)
 	}
 	return security.EnsureWorkerUser(ctx, name)
+}
+
+// newClusterDriver sends the run's attempts to the cluster's agents
+// (cluster.url): local runs zerg's own commands, the gateway on this side
+// holds the key. It connects at the first attempt.
+func newClusterDriver(opts Options, paths Paths, worker claude.Spec, local driver.Driver, meter *gateway.Meter) *driver.Cluster {
+	cl := opts.Config.Cluster
+	upstream := worker.API.BaseURL
+	if upstream == "" {
+		upstream = "https://api.anthropic.com"
+	}
+	verify := map[string]*driver.ClusterVerify{}
+	if g, err := loadGraph(paths.Graph, opts.Root); err == nil {
+		for _, t := range g.Tasks {
+			if t.Verification == nil || strings.TrimSpace(t.Verification.Command) == "" {
+				continue
+			}
+			timeout := opts.Config.Verification.Timeout
+			if s := t.Verification.TimeoutSeconds; s > 0 {
+				timeout = time.Duration(s) * time.Second
+			}
+			verify[t.ID] = &driver.ClusterVerify{Command: t.Verification.Command, Timeout: timeout}
+		}
+	}
+	p := newProgress(opts.Progress)
+	return &driver.Cluster{
+		Repo: &gitx.Repo{Runner: gitx.New(opts.Root)}, Local: local, Mode: opts.Config.Mode,
+		Connect:  func(ctx context.Context) (*nats.Conn, func(), error) { return ConnectCluster(ctx, opts.Root, cl) },
+		Streams:  cluster.StreamsConfig{AckWait: cl.AckWait, MaxDeliver: cl.MaxDeliver},
+		Verify:   func(task string) *driver.ClusterVerify { return verify[task] },
+		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken), OAuthToken: string(worker.API.OAuthToken),
+		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
+			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
+		State:    paths.State,
+		Journal:  filepath.Join(paths.RunDir, "cluster.jsonl"),
+		Progress: func(line string) { p.printf("%s", line) },
+	}
+}
+
+// ConnectCluster reaches the cluster's server as the coordinator: the
+// embedded one (started here, with the agents' result buckets) or the
+// one cluster.creds names. done closes the connection and the server.
+func ConnectCluster(ctx context.Context, root string, cl config.Cluster) (*nats.Conn, func(), error) {
+	if !cl.Embed {
+		creds, err := cluster.ReadCreds(cl.Creds)
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, err := cluster.Connect(ctx, creds)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nc, nc.Close, nil
+	}
+	srv, err := StartClusterServer(root, cl)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := cluster.Connect(ctx, srv.CoordinatorCreds())
+	if err == nil {
+		err = ensureAgentStores(ctx, nc, srv.Agents(), cl)
+	}
+	if err == nil {
+		// Attempts a dead coordinator queued wait for nobody now (this one
+		// queues its own with new ids): off the queue, so that no agent
+		// runs them for nothing.
+		err = purgeAttempts(ctx, nc)
+	}
+	if err != nil {
+		if nc != nil {
+			nc.Close()
+		}
+		srv.Shutdown()
+		return nil, nil, err
+	}
+	return nc, func() { nc.Close(); srv.Shutdown() }, nil
+}
+
+func ensureAgentStores(ctx context.Context, nc *nats.Conn, agents []string, cl config.Cluster) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if err := cluster.EnsureStreams(ctx, js, cluster.StreamsConfig{AckWait: cl.AckWait, MaxDeliver: cl.MaxDeliver}); err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if err := cluster.EnsureAgentStore(ctx, js, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StartClusterServer starts the embedded server of the repository at
+// root: TLS, listening on cluster.listen, its store, CA and the agents'
+// password hashes in ClusterDir(root).
+func StartClusterServer(root string, cl config.Cluster) (*cluster.Server, error) {
+	host, port, err := net.SplitHostPort(cl.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.listen %q: %w", cl.Listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.listen %q: the port is not a number", cl.Listen)
+	}
+	var names []string
+	if u, err := url.Parse(cl.URL); err == nil && u.Hostname() != "" {
+		names = append(names, u.Hostname())
+	}
+	return cluster.StartServer(cluster.ServerOptions{Dir: ClusterDir(root), Host: host, Port: p, TLS: true, TLSNames: names})
+}
+
+// IssueAgentCreds makes (or rotates) agent's credentials on the embedded
+// server of the repository at root, with the address agents dial. The
+// server must not be running: its store is one process's.
+func IssueAgentCreds(ctx context.Context, root string, cl config.Cluster, agent string) (cluster.Creds, error) {
+	srv, err := StartClusterServer(root, cl)
+	if err != nil {
+		return cluster.Creds{}, err
+	}
+	defer srv.Shutdown()
+	creds, err := srv.AddAgent(agent)
+	if err != nil {
+		return cluster.Creds{}, err
+	}
+	nc, err := cluster.Connect(ctx, srv.CoordinatorCreds())
+	if err != nil {
+		return cluster.Creds{}, err
+	}
+	defer nc.Close()
+	if err := ensureAgentStores(ctx, nc, []string{agent}, cl); err != nil {
+		return cluster.Creds{}, err
+	}
+	creds.URL = cl.URL
+	return creds, nil
+}
+
+func purgeAttempts(ctx context.Context, nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	st, err := js.Stream(ctx, cluster.StreamAttempts)
+	if err != nil {
+		return err
+	}
+	return st.Purge(ctx)
+}
+
+// ClusterAgents reads which agent holds each attempt of a cluster run
+// ("task/number" to agent), from the latest lease the run's cluster.jsonl
+// records: nil for a run that sent nothing to a cluster.
+func ClusterAgents(runDir string) map[string]string {
+	b, err := os.ReadFile(filepath.Join(runDir, "cluster.jsonl"))
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct {
+			Kind   string `json:"kind"`
+			Task   string `json:"task"`
+			Number int    `json:"number"`
+			Agent  string `json:"agent"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Kind != "lease" || rec.Task == "" {
+			continue
+		}
+		out[fmt.Sprintf("%s/%d", rec.Task, rec.Number)] = rec.Agent
+	}
+	return out
+}
+
+// AgentSandbox is sandbox mode for a zerg agent (docs/cluster.md): slots
+// worker users, workspaces and lanes under dir, bubblewrap checked here
+// first (fail closed). Its Upstream is a placeholder: each attempt's copy
+// points at that attempt's end of the tunnel, and the key its gateway
+// sends is the placeholder the coordinator's gateway replaces.
+func AgentSandbox(ctx context.Context, dir string, repo *gitx.Repo, worker claude.Spec, slots int) (*driver.Sandbox, error) {
+	cfg := config.Default()
+	cfg.Mode = config.ModeSandbox
+	opts := Options{Root: dir, Config: cfg}
+	if err := sandboxReady(ctx, opts); err != nil {
+		return nil, fmt.Errorf("sandbox mode cannot run on this machine: %w (zerg doctor says more)", err)
+	}
+	worker.API = claude.APISettings{BaseURL: "http://127.0.0.1:9", APIKey: driver.ClusterPlaceholderKey}
+	paths := Paths{Workspaces: filepath.Join(dir, "lanes"), State: filepath.Join(dir, "state")}
+	sb, _, err := newSandbox(ctx, opts, repo, paths, worker, slots, nil)
+	return sb, err
 }

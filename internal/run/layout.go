@@ -148,6 +148,13 @@ func (p Paths) Workspace(task string, n int) string {
 	return filepath.Join(p.Workspaces, fmt.Sprintf("%s-%d", task, n))
 }
 
+// ClusterDir holds the embedded cluster server of the repository at root:
+// its file store, its CA and the agents' password hashes. It is the
+// repository's, not a run's, so that agents' credentials outlive a run:
+// beside the runs (ignored by git like them), named so that no feature
+// can have it (a feature's name never starts with a dot).
+func ClusterDir(root string) string { return filepath.Join(root, ".zerg", "runs", ".cluster") }
+
 // WorkerDir is the worker's private state of attempt n (HOME, config dir, tmp).
 func (p Paths) WorkerDir(task string, n int) string {
 	return filepath.Join(p.State, fmt.Sprintf("%s-%d", task, n))

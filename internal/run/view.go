@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -140,6 +141,9 @@ type RunningView struct {
 	Tokens    int64     `json:"tokens"`
 	// LastTool is the worker's latest tool call (Bash, Edit, …).
 	LastTool string `json:"last_tool,omitempty"`
+	// Agent is the cluster agent running it (cluster mode), as the
+	// coordinator last saw its lease.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Liveness is what a reader knows of the coordinator beyond the log.
@@ -364,6 +368,13 @@ func Inspect(p Paths) (View, *State, error) {
 		g = cur
 	}
 	v := BuildView(p.Feature, st, g, cur, lv)
+	if agents := ClusterAgents(p.RunDir); len(agents) > 0 {
+		for i, t := range v.Tasks {
+			if t.Running != nil {
+				v.Tasks[i].Running.Agent = agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]
+			}
+		}
+	}
 	if !st.StartedAt.IsZero() {
 		end := st.LastEvent
 		if v.State == RunRunning {

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,27 @@ func TestResumeWithoutASnapshotRefusesAChangedGraph(t *testing.T) {
 	w.graph = mustGraph(t, strings.Replace(twoLevels, `"title": "c"`, `"title": "see"`, 1))
 	if _, err := w.resume(context.Background()); !errors.Is(err, GraphEdit) {
 		t.Errorf("err %v, want GraphEdit", err)
+	}
+}
+
+// TestClusterAgentsFromTheJournal: the latest lease of each attempt names
+// its agent; other records and other attempts do not.
+func TestClusterAgentsFromTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	if ClusterAgents(dir) != nil {
+		t.Fatal("a run without a journal has agents")
+	}
+	journal := `{"kind":"lease","task":"T1","number":1,"agent":"a1","delivery":1}
+{"kind":"result_accepted","task":"T1","agent":"a9"}
+{"kind":"lease","task":"T1","number":1,"agent":"a2","delivery":2}
+{"kind":"lease","task":"T2","number":3,"agent":"a3","delivery":1}
+not json
+`
+	if err := os.WriteFile(filepath.Join(dir, "cluster.jsonl"), []byte(journal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := ClusterAgents(dir)
+	if got["T1/1"] != "a2" || got["T2/3"] != "a3" || len(got) != 2 {
+		t.Errorf("agents %v, want T1/1 on a2 (its newer lease) and T2/3 on a3", got)
 	}
 }

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cluster"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
+)
+
+func init() { register(newAgentCmd) }
+
+func newAgentCmd(a *app) *cobra.Command {
+	var (
+		join, credsFile, mode, dir, claudePath string
+		workers                                int
+	)
+	cmd := &cobra.Command{
+		Use:   "agent --join URL --creds FILE",
+		Short: "Run attempts of a coordinator's cluster on this machine (cluster mode)",
+		Long: `Join a zerg cluster and run the attempts its coordinator queues: each one's
+worker and verification run here with this machine's driver, and the result
+goes back as a git bundle. The coordinator checks and merges it; this machine
+never gets the repository (only the bundle of each attempt's base) and never
+the API key: workers reach the model API through the coordinator.
+
+An attempt of a run whose mode is stronger than --mode is refused and goes
+back to the queue for another agent. This version's agents run subprocess or
+sandbox mode; attempts of container runs need agents that give that isolation,
+and tasks mode has no cluster (its workers are your own session). The first Ctrl-C drains (running attempts
+finish, no new one is taken); a second abandons them to other agents.
+--creds is the file zerg cluster creds wrote (docs/cluster.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if join == "" || credsFile == "" {
+				return usageErrorf("zerg agent needs --join URL and --creds FILE (from zerg cluster creds NAME on the coordinator)")
+			}
+			if why := config.ClusterURLProblem(join); why != "" {
+				return usageErrorf("--join: %s", why)
+			}
+			if workers < 1 || workers > 64 {
+				return usageErrorf("--workers %d: give a number from 1 to 64", workers)
+			}
+			if mode != config.ModeSubprocess && mode != config.ModeSandbox {
+				return usageErrorf("--mode %s: this version's agents run subprocess or sandbox mode (docs/cluster.md)", mode)
+			}
+			creds, err := cluster.ReadCreds(credsFile)
+			if err != nil {
+				return badInput(err)
+			}
+			// --join says where the server is from here (the creds name the
+			// address the coordinator advertised).
+			creds.URL = join
+			bin, err := claude.Find(claudePath)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = defaultAgentDir()
+			}
+			if dir, err = filepath.Abs(dir); err != nil {
+				return err
+			}
+			var runAs *security.WorkerUser
+			var sb *driver.Sandbox
+			if mode == config.ModeSandbox {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				repo, err := agentRepo(cmd.Context(), dir)
+				if err != nil {
+					return err
+				}
+				worker := claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}
+				if sb, err = run.AgentSandbox(cmd.Context(), dir, repo, worker, workers); err != nil {
+					return &ExitError{Code: ExitFailed, Err: err}
+				}
+			} else if os.Geteuid() == 0 {
+				if runAs, err = security.EnsureWorkerUser(cmd.Context(), config.DefaultWorkerUser); err != nil {
+					return fmt.Errorf("running as root needs the unprivileged worker user %s: %w", config.DefaultWorkerUser, err)
+				}
+			}
+			// The first signal (the command's context) stops taking
+			// attempts; a second abandons the running ones.
+			run, abandon := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			defer abandon()
+			second := make(chan os.Signal, 2)
+			signal.Notify(second, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(second)
+			go func() {
+				<-cmd.Context().Done()
+				fmt.Fprintf(a.stderr, "zerg agent %s: draining: running attempts finish, no new one is taken (again to abandon them)\n", creds.User)
+				select {
+				case <-second: // the signal that ended the command's context
+				case <-run.Done():
+					return
+				}
+				select {
+				case <-second:
+					abandon()
+				case <-run.Done():
+				}
+			}()
+			nc, err := joinCluster(cmd.Context(), creds, a.stderr)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			host, _ := os.Hostname()
+			ag := &driver.Agent{Name: creds.User, NC: nc, Mode: mode, Workers: workers, Dir: dir, Claude: bin,
+				Zerg: self, RunAs: runAs, Sandbox: sb, Host: host, Out: a.stdout}
+			if err := ag.Run(cmd.Context(), run); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "zerg agent %s: left the cluster\n", creds.User)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&join, "join", "", "the coordinator's server, tls://HOST:PORT")
+	fl.StringVar(&credsFile, "creds", "", "this agent's credentials file (zerg cluster creds)")
+	fl.IntVarP(&workers, "workers", "w", 2, "attempts at once")
+	fl.StringVar(&mode, "mode", config.ModeSubprocess, "the isolation this agent gives: subprocess or sandbox (bubblewrap; runs subprocess runs' attempts too)")
+	fl.StringVar(&dir, "dir", "", "the agent's state: base bundles, workspaces, streams (default: /var/tmp/zerg-agent as root, else the user's cache)")
+	fl.StringVar(&claudePath, "claude", "", "the claude CLI (default: as zerg finds it)")
+	return cmd
+}
+
+// defaultAgentDir is where an agent keeps its state: a place the worker
+// user can reach when the agent runs as root.
+func defaultAgentDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/tmp/zerg-agent"
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "zerg", "agent")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("zerg-agent-%d", os.Getuid()))
+}
+
+// joinCluster connects, waiting for a server that is not up yet (an
+// embedded one starts with its run's first attempt); refused credentials
+// end it at once.
+func joinCluster(ctx context.Context, creds cluster.Creds, log io.Writer) (*nats.Conn, error) {
+	said, refusals := false, 0
+	for {
+		nc, err := cluster.Connect(ctx, creds)
+		if err == nil {
+			return nc, nil
+		}
+		refused := errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization")
+		if refused {
+			refusals++
+		} else {
+			refusals = 0
+		}
+		// Twice in a row: a server reloading its users (zerg cluster creds
+		// issuing another agent's) may refuse a connection in passing.
+		if refusals >= 2 {
+			return nil, badInput(fmt.Errorf("the server at %s refused the credentials of %s: issue them again with zerg cluster creds %s on the coordinator", creds.URL, creds.User, creds.User))
+		}
+		if strings.Contains(err.Error(), "x509") {
+			return nil, fmt.Errorf("join %s: %w", creds.URL, err)
+		}
+		if !said {
+			fmt.Fprintf(log, "zerg agent %s: waiting for the server at %s (%v)\n", creds.User, creds.URL, err)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// agentRepo is the agent's bare repository of the bases, made on first use.
+func agentRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
+	repoDir := filepath.Join(dir, "repo")
+	if _, err := os.Stat(filepath.Join(repoDir, "HEAD")); err != nil {
+		if _, err := gitx.InitBare(ctx, repoDir, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &gitx.Repo{Runner: gitx.New(repoDir)}, nil
+}

@@ -1,0 +1,620 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cluster"
+	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/textx"
+)
+
+// Cluster runs each attempt's worker on a zerg agent on another machine
+// (cluster mode, docs/cluster.md). The attempt goes out on the cluster's
+// work queue with its base as a git bundle; the agent runs the worker and
+// the verification with its own driver, in an isolation never weaker than
+// the run's mode, and hands back the result as a bundle and a report. The
+// worker reaches the Messages API through the cluster's tunnel and this
+// side's gateway, which holds the key and judges the attempt's API
+// failures, as in sandbox mode. Everything after the launch — the
+// quarantine, the checks, the commit, the merge — is the pipeline's, on
+// this machine: the coordinator stays the only writer of the repository.
+type Cluster struct {
+	Repo *gitx.Repo
+	// Local runs zerg's own commands (gates, zerg check): Isolate is
+	// its.
+	Local Driver
+	// Mode is the isolation every attempt needs (config mode).
+	Mode string
+	// Connect reaches the server (starting it when the coordinator
+	// embeds it) as the coordinator's user; done closes what it opened.
+	Connect func(ctx context.Context) (nc *nats.Conn, done func(), err error)
+	// Streams tunes the queue (AckWait, MaxDeliver).
+	Streams cluster.StreamsConfig
+	// Verify is a task's verification (nil: none).
+	Verify func(task string) *ClusterVerify
+	// Upstream and the credentials are the real Messages API: only the
+	// gateway on this side holds them.
+	Upstream   string
+	APIKey     string
+	AuthToken  string
+	OAuthToken string
+	Gateway    gateway.Policy
+	// State is where base bundles are made; Journal is the cluster's
+	// record of leases, revocations and refused results (JSON lines).
+	State   string
+	Journal string
+	// Progress, when set, gets one line per notable step.
+	Progress func(line string)
+
+	startOnce sync.Once
+	startErr  error
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	book      *cluster.LeaseBook
+	stop      context.CancelFunc
+	closeConn func()
+
+	mu      sync.Mutex
+	pending map[string]*clusterPending
+	bases   map[string]bool
+	// running is who runs which task, for status.
+	bundleMu  sync.Mutex
+	journalMu sync.Mutex
+}
+
+// clusterPending is an attempt on the queue, waiting for its result.
+type clusterPending struct {
+	task   string
+	number int
+	proxy  http.Handler
+	audit  func(kind string, fields map[string]any) error
+	done   chan clusterOutcome
+}
+
+// clusterOutcome is an accepted result or the attempt's dead letter.
+type clusterOutcome struct {
+	result cluster.Result
+	dead   *cluster.DeadLetter
+}
+
+// ClusterPlaceholderKey is the key an agent's worker holds: the gateway on
+// the coordinator's side sends the real one.
+const ClusterPlaceholderKey = placeholderKey
+
+func (d *Cluster) Name() string { return "cluster" }
+
+// start connects, binds the queue and starts listening for results,
+// heartbeats, dead letters and tunnelled API requests: once, at the first
+// attempt (zerg check builds the driver only for Isolate).
+func (d *Cluster) start(ctx context.Context) error {
+	d.startOnce.Do(func() {
+		nc, done, err := d.Connect(ctx)
+		if err != nil {
+			d.startErr = fmt.Errorf("reach the cluster's server: %w", err)
+			return
+		}
+		js, err := jetstream.New(nc)
+		if err == nil {
+			err = cluster.EnsureStreams(ctx, js, d.Streams)
+		}
+		if err != nil {
+			done()
+			d.startErr = fmt.Errorf("set up the cluster's queue: %w", err)
+			return
+		}
+		d.nc, d.js, d.closeConn = nc, js, done
+		d.book = cluster.NewLeaseBook(d.Streams.MaxDeliver)
+		d.pending, d.bases = map[string]*clusterPending{}, map[string]bool{}
+		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		d.stop = cancel
+		if d.startErr = d.listen(lctx); d.startErr != nil {
+			cancel()
+			done()
+		}
+	})
+	return d.startErr
+}
+
+// Close stops listening and closes the connection (and the embedded
+// server).
+func (d *Cluster) Close() {
+	if d.stop != nil {
+		d.stop()
+	}
+	if d.closeConn != nil {
+		d.closeConn()
+	}
+}
+
+func (d *Cluster) listen(ctx context.Context) error {
+	cons, err := d.js.Consumer(ctx, cluster.StreamResults, cluster.ResultsConsumer)
+	if err != nil {
+		return err
+	}
+	cc, err := cons.Consume(d.onResult)
+	if err != nil {
+		return err
+	}
+	agents, err := cluster.WatchAgents(ctx, d.js)
+	if err != nil {
+		cc.Stop()
+		return err
+	}
+	dl, err := cluster.WatchDeadLetters(d.nc, d.js, d.onDeadLetter)
+	if err != nil {
+		cc.Stop()
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		cc.Stop()
+		_ = dl.Unsubscribe()
+	}()
+	go func() {
+		for ev := range agents {
+			d.onAgent(ev)
+		}
+	}()
+	go func() { _ = cluster.ServeTunnel(ctx, d.nc, d.handlerFor) }()
+	return d.nc.Flush()
+}
+
+// onAgent feeds a heartbeat's leases to the book: a newer delivery of an
+// attempt revokes the older lease (its agent went silent past AckWait).
+func (d *Cluster) onAgent(ev cluster.AgentEvent) {
+	if ev.Kind == cluster.AgentJoined {
+		// Its result bucket: made with its credentials on an embedded
+		// server, here for a server zerg does not run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = cluster.EnsureAgentStore(ctx, d.js, ev.Agent)
+		cancel()
+	}
+	switch ev.Kind {
+	case cluster.AgentJoined, cluster.AgentLeft, cluster.AgentExpired:
+		d.journal("agent_"+ev.Kind.String(), map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers})
+		d.say(fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind))
+	}
+	for _, l := range ev.Heartbeat.Running {
+		before, _ := d.book.Current(l.AttemptID)
+		v, revoked := d.book.Observe(l)
+		if v == cluster.Current && before != l {
+			fields := map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery}
+			d.mu.Lock()
+			if p := d.pending[l.AttemptID]; p != nil {
+				fields["task"], fields["number"] = p.task, p.number
+			}
+			d.mu.Unlock()
+			d.journal("lease", fields)
+		}
+		if v.Refused() && v != cluster.Unknown {
+			d.refused(l, v, "a heartbeat")
+		}
+		for _, r := range revoked {
+			d.journal("lease_revoked", map[string]any{"attempt": r.AttemptID, "agent": r.Agent, "delivery": r.Delivery, "by": l.Agent, "by_delivery": l.Delivery})
+		}
+	}
+}
+
+// onResult takes one agent's result: exactly one per attempt, from the
+// newest lease; any other is recorded and dropped.
+func (d *Cluster) onResult(msg jetstream.Msg) {
+	defer func() { _ = msg.Ack() }()
+	r, err := cluster.ParseResult(msg.Subject(), msg.Data())
+	if err != nil {
+		d.journal("result_refused", map[string]any{"subject": msg.Subject(), "why": textx.Clip(err.Error(), 300)})
+		return
+	}
+	v, revoked := d.book.Accept(r.Lease)
+	for _, l := range revoked {
+		d.journal("lease_revoked", map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery, "by": r.Lease.Agent, "by_delivery": r.Lease.Delivery})
+	}
+	if v != cluster.Accepted {
+		d.refused(r.Lease, v, "a result")
+		return
+	}
+	d.mu.Lock()
+	p := d.pending[r.Lease.AttemptID]
+	d.mu.Unlock()
+	if p == nil {
+		return
+	}
+	select {
+	case p.done <- clusterOutcome{result: r}:
+	default:
+	}
+}
+
+// refused records a report the book refused, and audits it for the
+// attempt when the attempt is this coordinator's.
+func (d *Cluster) refused(l cluster.Lease, v cluster.Verdict, what string) {
+	fields := map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery, "verdict": v.String(), "what": what}
+	d.journal("report_refused", fields)
+	d.mu.Lock()
+	p := d.pending[l.AttemptID]
+	d.mu.Unlock()
+	if p != nil && p.audit != nil {
+		_ = p.audit("cluster_report_refused", fields)
+	}
+	if what == "a result" {
+		d.say(fmt.Sprintf("zerg: dropped a result of %s from agent %s (delivery %d): %s", l.AttemptID, l.Agent, l.Delivery, v))
+	}
+}
+
+func (d *Cluster) onDeadLetter(dl cluster.DeadLetter) {
+	if dl.Err != nil {
+		d.journal("dead_letter", map[string]any{"why": dl.Err.Error(), "stream_seq": dl.StreamSeq})
+		return
+	}
+	d.book.DeadLetter(dl.Attempt.ID)
+	d.journal("dead_letter", map[string]any{"attempt": dl.Attempt.ID, "deliveries": dl.Deliveries})
+	d.mu.Lock()
+	p := d.pending[dl.Attempt.ID]
+	d.mu.Unlock()
+	if p != nil {
+		select {
+		case p.done <- clusterOutcome{dead: &dl}:
+		default:
+		}
+	}
+}
+
+// handlerFor is the gateway of the attempt when agent holds its current
+// lease, nil (refused) otherwise. An agent's heartbeat reports a new
+// lease within a second of its claim; a first request may come before it.
+func (d *Cluster) handlerFor(agent, attemptID string) http.Handler {
+	d.mu.Lock()
+	p := d.pending[attemptID]
+	d.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	for wait := time.Now().Add(3 * cluster.HeartbeatEvery); ; {
+		if l, ok := d.book.Current(attemptID); ok && l.Agent == agent {
+			return p.proxy
+		}
+		if time.Now().After(wait) {
+			d.journal("api_refused", map[string]any{"attempt": attemptID, "agent": agent})
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (d *Cluster) journal(kind string, fields map[string]any) {
+	if d.Journal == "" {
+		return
+	}
+	rec := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "kind": kind}
+	for k, v := range fields {
+		rec[k] = v
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	d.journalMu.Lock()
+	defer d.journalMu.Unlock()
+	f, err := os.OpenFile(d.Journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(b, '\n'))
+}
+
+func (d *Cluster) say(line string) {
+	if d.Progress != nil {
+		d.Progress(line)
+	}
+}
+
+// baseBundle puts a bundle of base (its history, no other branch) in the
+// cluster's object store once, and names it.
+func (d *Cluster) baseBundle(ctx context.Context, base string) (string, error) {
+	name := "base-" + base + ".bundle"
+	d.bundleMu.Lock()
+	defer d.bundleMu.Unlock()
+	d.mu.Lock()
+	done := d.bases[base]
+	d.mu.Unlock()
+	if done {
+		return name, nil
+	}
+	if obs, err := d.js.ObjectStore(ctx, cluster.BucketBundles); err == nil {
+		if _, err := obs.GetInfo(ctx, name); err == nil {
+			d.mu.Lock()
+			d.bases[base] = true
+			d.mu.Unlock()
+			return name, nil
+		}
+	}
+	if err := os.MkdirAll(d.State, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(d.State, "bundle-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	// A bare repository borrowing the repository's objects, with one
+	// branch: the bundle holds base's history and nothing else.
+	q, err := d.Repo.NewQuarantine(ctx, filepath.Join(tmp, "repo"))
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(tmp, "base.bundle")
+	if _, err := q.Run(ctx, "update-ref", "refs/heads/base", base); err != nil {
+		return "", err
+	}
+	if _, err := q.Run(ctx, "bundle", "create", "-q", file, "refs/heads/base"); err != nil {
+		return "", fmt.Errorf("bundle the base %s: %w", base, err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := cluster.PutBaseBundle(ctx, d.js, name, f); err != nil {
+		return "", err
+	}
+	d.mu.Lock()
+	d.bases[base] = true
+	d.mu.Unlock()
+	return name, nil
+}
+
+func (d *Cluster) Prepare(ctx context.Context, a Attempt) (Workspace, error) {
+	// The parents as every driver makes them (the worker users of a local
+	// mode pass through them); the workspace itself is zerg's alone.
+	if err := os.MkdirAll(filepath.Dir(a.Workspace), 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace for %s: %w", a.Task, err)
+	}
+	if err := os.Mkdir(a.Workspace, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create workspace for %s: %w", a.Task, err)
+	}
+	return &remote{d: d, a: a, dir: a.Workspace}, nil
+}
+
+// Reopen is the record of an attempt a dead coordinator left: its result,
+// if the agent's bundle reached it, else nothing to snapshot.
+func (d *Cluster) Reopen(ctx context.Context, a Attempt) (Workspace, error) {
+	if _, err := os.Stat(a.Workspace); err != nil {
+		return nil, err
+	}
+	w := &remote{d: d, a: a, dir: a.Workspace}
+	if _, err := os.Stat(w.bundle()); err != nil {
+		w.problem = "the coordinator stopped before the agent's result arrived"
+	}
+	return w, nil
+}
+
+func (d *Cluster) Isolate(ctx context.Context, commit, name string) (Workspace, error) {
+	return d.Local.Isolate(ctx, commit, name)
+}
+
+// remote is an attempt's workspace on this side: a directory that receives
+// the agent's result bundle. The worker's checkout is on the agent.
+type remote struct {
+	d       *Cluster
+	a       Attempt
+	dir     string
+	report  *ClusterReport
+	agent   string
+	problem string
+}
+
+func (w *remote) Dir() string    { return w.dir }
+func (w *remote) bundle() string { return filepath.Join(w.dir, "result.bundle") }
+
+// Launch queues the attempt and waits for an agent's accepted result, its
+// dead letter or the end of the run. The verdict is judged from this
+// side's gateway, as in sandbox mode.
+func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict, error) {
+	d, a := w.d, w.a
+	if err := d.start(ctx); err != nil {
+		return Verdict{}, err
+	}
+	baseName, err := d.baseBundle(ctx, a.Base)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("cluster: the base of %s: %w", a.Task, err)
+	}
+	var verify *ClusterVerify
+	if d.Verify != nil {
+		verify = d.Verify(a.Task)
+	}
+	job, err := json.Marshal(ClusterJob{Mode: d.Mode, Worker: jobWorker(sp), Verify: verify})
+	if err != nil {
+		return Verdict{}, err
+	}
+	// The attempt's gateway: the key, its policy, its record. Agents reach
+	// it only through the tunnel, only while they hold the lease.
+	sockDir, err := os.MkdirTemp("", "zerg-cgw-")
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "s")
+	policy := d.Gateway
+	policy.Models, policy.TaskUSD = a.Models, a.TaskUSD
+	gw, err := gateway.Start(gateway.Config{
+		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
+		Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
+	}, sock)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)
+	}
+	gwClosed := false
+	closeGW := func() error {
+		if gwClosed {
+			return nil
+		}
+		gwClosed = true
+		return gw.Close()
+	}
+	defer closeGW()
+
+	id := cluster.NewAttemptID(a.Task, a.Number)
+	p := &clusterPending{task: a.Task, number: a.Number, proxy: unixProxy(sock), audit: a.Audit, done: make(chan clusterOutcome, 1)}
+	d.book.Register(id)
+	d.mu.Lock()
+	d.pending[id] = p
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.pending, id)
+		d.mu.Unlock()
+	}()
+	if _, err := cluster.Enqueue(ctx, d.js, cluster.Attempt{ID: id, Task: a.Task, Number: a.Number, Base: a.Base, BaseBundle: baseName, Spec: job}); err != nil {
+		return Verdict{}, err
+	}
+	d.journal("attempt_queued", map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "base": a.Base})
+	_ = os.WriteFile(filepath.Join(w.dir, "attempt-id"), []byte(id+"\n"), 0o600)
+
+	var got clusterOutcome
+	select {
+	case got = <-p.done:
+	case <-ctx.Done():
+		// Nobody is to run it any more: off the queue (an agent running
+		// it already sends a result the book then refuses as finished).
+		d.unqueue(id)
+		d.book.DeadLetter(id)
+		w.problem = "the run was stopped before an agent's result arrived"
+		_ = closeGW()
+		v := Verdict{}
+		judgeGateway(&v, claude.Outcome{}, gw.Stats(), true)
+		return v, nil
+	}
+	if got.dead != nil {
+		_ = closeGW()
+		w.problem = "no agent's result arrived"
+		return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled,
+			Detail: fmt.Sprintf("no agent finished attempt %s in %d deliveries (cluster.max_deliver): each went silent past cluster.ack_wait or refused it", id, got.dead.Deliveries)}, nil
+	}
+	r := got.result
+	w.agent = r.Lease.Agent
+	var rep ClusterReport
+	if err := json.Unmarshal(r.Outcome, &rep); err != nil {
+		w.problem = fmt.Sprintf("agent %s sent a report zerg cannot read (%v)", r.Lease.Agent, err)
+	} else {
+		w.report = &rep
+		if rep.Problem != "" {
+			w.problem = rep.Problem
+		}
+	}
+	if w.problem == "" {
+		if r.Bundle == "" {
+			w.problem = fmt.Sprintf("agent %s sent no result bundle", r.Lease.Agent)
+		} else if err := w.fetch(ctx, r); err != nil {
+			w.problem = fmt.Sprintf("the result bundle of agent %s could not be fetched (%v)", r.Lease.Agent, err)
+		}
+	}
+	d.journal("result_accepted", map[string]any{"attempt": id, "task": a.Task, "agent": r.Lease.Agent, "delivery": r.Lease.Delivery, "host": rep.Host})
+	if err := closeGW(); err != nil {
+		return Verdict{Worker: rep.Worker}, &AuditError{Err: err}
+	}
+	v := Verdict{Worker: rep.Worker}
+	judgeGateway(&v, rep.Worker, gw.Stats(), false)
+	if v.Class != outcome.Success && v.Detail != "" {
+		v.Detail = fmt.Sprintf("on agent %s: %s", r.Lease.Agent, v.Detail)
+	}
+	return v, nil
+}
+
+// unqueue removes an attempt from the work queue.
+func (d *Cluster) unqueue(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s, err := d.js.Stream(ctx, cluster.StreamAttempts); err == nil {
+		_ = s.Purge(ctx, jetstream.WithPurgeSubject(cluster.SubjectAttempts+"."+id))
+	}
+}
+
+// fetch copies the result bundle into the workspace.
+func (w *remote) fetch(ctx context.Context, r cluster.Result) error {
+	f, err := os.OpenFile(w.bundle(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := cluster.GetResultBundle(ctx, w.d.js, r.Lease.Agent, r.Bundle, f); err != nil {
+		f.Close()
+		os.Remove(w.bundle())
+		return err
+	}
+	return f.Close()
+}
+
+// Exec answers the task's verification with what the agent ran in the
+// worker's isolation; cluster mode runs no command of an attempt here.
+func (w *remote) Exec(ctx context.Context, c Command) (int, string) {
+	if w.report != nil && w.report.Verified && w.d.Verify != nil {
+		if v := w.d.Verify(w.a.Task); v != nil && v.Command == c.Command {
+			return w.report.VerifyExit, w.report.VerifyOutput
+		}
+	}
+	if w.report != nil && !w.report.Verified {
+		return 1, fmt.Sprintf("zerg: agent %s did not run the verification", w.agent)
+	}
+	return 1, "zerg: cluster mode runs an attempt's commands on its agent, and this one's result did not arrive"
+}
+
+func (w *remote) Snapshot(ctx context.Context, q *gitx.Quarantine, base string) (string, string) {
+	if w.problem != "" {
+		return "", w.problem
+	}
+	commit, err := q.FetchBundle(ctx, w.bundle())
+	if err != nil {
+		return "", fmt.Sprintf("the result bundle of agent %s was refused (%v)", w.agent, err)
+	}
+	return commit, ""
+}
+
+func (w *remote) Keep(why string) string {
+	if _, err := os.Stat(w.bundle()); err == nil {
+		return "the agent's result bundle is kept in " + w.bundle()
+	}
+	return "the attempt's record is kept in " + w.dir
+}
+
+func (w *remote) Remove(ctx context.Context) error  { return os.RemoveAll(w.dir) }
+func (w *remote) Discard(ctx context.Context) error { return os.RemoveAll(w.dir) }
+func (w *remote) Close()                            {}
+
+// unixProxy forwards the tunnel's requests to the gateway's socket,
+// streaming the answer as it comes.
+func unixProxy(sock string) http.Handler {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var dl net.Dialer
+			return dl.DialContext(ctx, "unix", sock)
+		},
+		DisableCompression: true,
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = "http", "gateway", "gateway"
+		},
+		Transport:     tr,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if !errors.Is(err, context.Canceled) {
+				http.Error(w, "zerg: the gateway: "+err.Error(), http.StatusBadGateway)
+			}
+		},
+	}
+}

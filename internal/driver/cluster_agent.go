@@ -1,0 +1,406 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cluster"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
+)
+
+// Agent runs attempts it pulls from a cluster's queue (zerg agent): each
+// with a driver of its own machine, its worker reaching the Messages API
+// through the tunnel (this machine never holds the key), its result sent
+// back as a bundle and a report. It never writes to the user's repository:
+// it has none, only the bundles of the bases.
+type Agent struct {
+	Name string
+	NC   *nats.Conn
+	// Mode is the isolation this agent gives (subprocess in this
+	// version); attempts of a run that needs a stronger one are refused.
+	Mode    string
+	Workers int
+	// Dir holds the agent's state: a bare repository of the bases, the
+	// workspaces, the workers' state and their streams.
+	Dir    string
+	Claude string // the claude CLI
+	Zerg   string // zerg's own binary, for the worker's hook
+	// RunAs is the worker user in subprocess mode (nil: the agent's own
+	// user).
+	RunAs *security.WorkerUser
+	// Sandbox is sandbox mode's driver (Mode sandbox): each attempt runs
+	// in a copy whose gateway's upstream is its end of the tunnel.
+	Sandbox *Sandbox
+	Host    string
+	// Out gets one line per attempt taken, refused and finished.
+	Out io.Writer
+
+	repo    *gitx.Repo
+	js      jetstream.JetStream
+	hb      *cluster.Heartbeater
+	mu      sync.Mutex
+	running map[string]cluster.Lease
+	outMu   sync.Mutex
+}
+
+func (ag *Agent) say(format string, a ...any) {
+	ag.outMu.Lock()
+	defer ag.outMu.Unlock()
+	fmt.Fprintf(ag.Out, "zerg agent %s: %s\n", ag.Name, fmt.Sprintf(format, a...))
+}
+
+// Run takes attempts until take ends, then waits for the running ones
+// (a drain). run ending abandons them: the queue delivers them again to
+// another agent after the ack wait.
+func (ag *Agent) Run(take, run context.Context) error {
+	js, err := jetstream.New(ag.NC)
+	if err != nil {
+		return err
+	}
+	ag.js = js
+	ag.running = map[string]cluster.Lease{}
+	if err := os.MkdirAll(ag.Dir, 0o755); err != nil {
+		return err
+	}
+	repoDir := filepath.Join(ag.Dir, "repo")
+	if _, err := os.Stat(filepath.Join(repoDir, "HEAD")); err != nil {
+		if _, err := gitx.InitBare(run, repoDir, ""); err != nil {
+			return err
+		}
+	}
+	ag.repo = &gitx.Repo{Runner: gitx.New(repoDir)}
+	cons, err := cluster.AttemptsConsumerFor(run, js)
+	if err != nil {
+		return err
+	}
+	ag.hb, err = cluster.StartHeartbeat(run, js, ag.Name, 0, ag.heartbeat)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(run), 5*time.Second)
+		defer cancel()
+		_ = ag.hb.Stop(ctx)
+	}()
+	ag.say("joined %s with %d worker(s), mode %s", ag.NC.ConnectedUrlRedacted(), ag.Workers, ag.Mode)
+	var wg sync.WaitGroup
+	for i := 0; i < max(ag.Workers, 1); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for take.Err() == nil {
+				c, err := cluster.Claim(take, cons, ag.Name)
+				if err != nil {
+					if take.Err() != nil {
+						return
+					}
+					if !errors.Is(err, cluster.ErrBadAttempt) {
+						ag.say("claim: %v", err)
+						time.Sleep(time.Second)
+					}
+					continue
+				}
+				ag.runOne(run, c)
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (ag *Agent) heartbeat() cluster.Heartbeat {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	hb := cluster.Heartbeat{Host: ag.Host, Workers: ag.Workers, Running: []cluster.Lease{}}
+	for _, l := range ag.running {
+		hb.Running = append(hb.Running, l)
+	}
+	return hb
+}
+
+// runOne runs one claimed attempt and answers for it.
+func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
+	a, l := c.Attempt, c.Lease
+	job, err := ParseClusterJob(a.Spec)
+	if err != nil {
+		ag.say("refuses %s: %v", a.ID, err)
+		_ = c.Fail(false, 0)
+		return
+	}
+	if !AgentCanRun(ag.Mode, job.Mode) {
+		// Another agent may give it: back to the queue, later.
+		ag.say("refuses %s (task %s): the run needs mode %s and this agent runs %s", a.ID, a.Task, job.Mode, ag.Mode)
+		_ = c.Fail(true, 2*time.Second)
+		// Each refusal spends one of the attempt's deliveries: pull
+		// again only after agents that can run it had their turn.
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+		return
+	}
+	ag.mu.Lock()
+	ag.running[a.ID] = l
+	ag.mu.Unlock()
+	defer func() {
+		ag.mu.Lock()
+		delete(ag.running, a.ID)
+		ag.mu.Unlock()
+	}()
+	_ = ag.hb.Now(ctx)
+	ag.say("runs %s attempt %d (%s, delivery %d)", a.Task, a.Number, a.ID, l.Delivery)
+	start := time.Now()
+	rep, bundle, err := ag.attempt(ctx, c, job)
+	if ctx.Err() != nil {
+		ag.say("abandons %s: stopped; the queue gives it to another agent", a.ID)
+		c.Abandon()
+		return
+	}
+	if err != nil {
+		ag.say("could not run %s: %v; back to the queue", a.ID, err)
+		_ = c.Fail(true, 5*time.Second)
+		return
+	}
+	if err := ag.answer(ctx, c, rep, bundle); err != nil {
+		ag.say("could not send the result of %s: %v; the queue gives it to another agent", a.ID, err)
+		c.Abandon()
+		return
+	}
+	if bundle != "" {
+		_ = os.Remove(bundle)
+	}
+	how := fmt.Sprintf("worker %s (%s)", rep.Class, rep.Reason)
+	if rep.Verified {
+		how += fmt.Sprintf(", verification exit %d", rep.VerifyExit)
+	}
+	if rep.Problem != "" {
+		how += ", no result: " + textx.Clip(rep.Problem, 200)
+	}
+	ag.say("finished %s attempt %d in %s: %s; result sent", a.Task, a.Number, time.Since(start).Round(time.Second), how)
+}
+
+// answer puts the bundle, publishes the report and acks the attempt.
+func (ag *Agent) answer(ctx context.Context, c *cluster.Claimed, rep ClusterReport, bundle string) error {
+	r := &cluster.Result{Lease: c.Lease}
+	if bundle != "" {
+		f, err := os.Open(bundle)
+		if err != nil {
+			return err
+		}
+		name, err := cluster.PutResultBundle(ctx, ag.js, c.Lease, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		r.Bundle = name
+	}
+	rep.Worker.Err = nil
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	r.Outcome = b
+	if err := cluster.PublishResult(ctx, ag.js, r); err != nil {
+		return err
+	}
+	return c.Done(ctx)
+}
+
+// attempt runs the worker and the verification and makes the result's
+// bundle. An error is this machine's trouble (git, disk): another agent
+// may do better.
+func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob) (ClusterReport, string, error) {
+	a, l := c.Attempt, c.Lease
+	rep := ClusterReport{Host: ag.Host}
+	if err := ag.fetchBase(ctx, a); err != nil {
+		return rep, "", err
+	}
+	name := fmt.Sprintf("%s-%d", a.ID, l.Delivery)
+	workspace := filepath.Join(ag.Dir, "ws", name)
+	state := filepath.Join(ag.Dir, "state", name)
+	for _, d := range []string{filepath.Dir(workspace), state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return rep, "", err
+		}
+	}
+	defer os.RemoveAll(state)
+
+	// The worker's way to the model API: this attempt's end of the tunnel.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return rep, "", err
+	}
+	tunnel := &cluster.Tunnel{NC: ag.NC, Subject: cluster.APISubject(ag.Name, a.ID)}
+	srv := &http.Server{Handler: &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "coordinator" },
+		Transport:     tunnel,
+		FlushInterval: -1,
+	}, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	var denials []map[string]any
+	var drv Driver = &Subprocess{Repo: ag.repo, RunAs: ag.RunAs, Lanes: filepath.Join(ag.Dir, "lanes")}
+	if ag.Sandbox != nil {
+		sb := *ag.Sandbox
+		sb.Repo, sb.Upstream, sb.APIKey, sb.AuthToken, sb.OAuthToken = ag.repo, "http://"+ln.Addr().String(), ClusterPlaceholderKey, "", ""
+		drv = &sb
+	}
+	ws, err := drv.Prepare(ctx, Attempt{Repo: ag.repo, Task: a.Task, Number: a.Number, Base: a.Base, Workspace: workspace,
+		Branch: "agent/" + name, WorkerDir: state,
+		Audit: func(kind string, fields map[string]any) error {
+			denials = append(denials, fields)
+			return nil
+		},
+		Screen: func(m json.RawMessage) json.RawMessage { return m }})
+	if err != nil {
+		return rep, "", err
+	}
+	defer func() {
+		ws.Close()
+		dctx := context.WithoutCancel(ctx)
+		_ = ws.Discard(dctx)
+		_, _ = ag.repo.Run(dctx, "branch", "-D", "--", "agent/"+name)
+	}()
+	api := claude.APISettings{BaseURL: "http://" + ln.Addr().String(), APIKey: ClusterPlaceholderKey}
+	sp := job.Worker.Spec(ag.Claude, ag.Zerg, ws.Dir(), state, api)
+	v, err := ws.Launch(ctx, sp, ag.starter(filepath.Join(ag.Dir, "logs", name+".jsonl")))
+	if err != nil {
+		return rep, "", err
+	}
+	rep.Class, rep.Reason, rep.Detail, rep.Worker = v.Class, v.Reason, v.Detail, v.Worker
+	if v.Worker.Err != nil && rep.Worker.Detail == "" {
+		rep.Worker.Detail = v.Worker.Err.Error()
+	}
+	if ctx.Err() != nil {
+		return rep, "", ctx.Err()
+	}
+	if v.Class == outcome.Success && job.Verify != nil {
+		code, out := ws.Exec(ctx, Command{Command: job.Verify.Command, Timeout: job.Verify.Timeout,
+			Env: []string{"ZERG_VERIFY=1"}, Home: "verify-home"})
+		rep.Verified, rep.VerifyExit, rep.VerifyOutput = true, code, textx.Clip(out, 64<<10)
+	}
+	qdir := filepath.Join(ag.Dir, "q", name)
+	defer os.RemoveAll(qdir)
+	q, err := ag.repo.NewQuarantine(ctx, qdir)
+	if err != nil {
+		return rep, "", err
+	}
+	commit, problem := ws.Snapshot(ctx, q, a.Base)
+	if problem != "" {
+		rep.Problem = problem
+		return rep, "", nil
+	}
+	rep.Commit = commit
+	bundle := filepath.Join(qdir, "result.bundle")
+	for _, args := range [][]string{
+		{"update-ref", "refs/heads/result", commit},
+		{"symbolic-ref", "HEAD", "refs/heads/result"},
+		{"bundle", "create", "-q", bundle, a.Base + "..HEAD"},
+	} {
+		if _, err := q.Run(ctx, args...); err != nil {
+			return rep, "", fmt.Errorf("bundle the result: %w", err)
+		}
+	}
+	// The bundle outlives the quarantine's removal only as long as the
+	// caller needs it: move it beside the logs.
+	keep := filepath.Join(ag.Dir, "logs", name+".bundle")
+	if err := os.Rename(bundle, keep); err != nil {
+		return rep, "", err
+	}
+	return rep, keep, nil
+}
+
+// fetchBase brings the attempt's base into the agent's repository from
+// its bundle, checking every object, once per base.
+func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
+	if !commitID.MatchString(a.Base) {
+		return fmt.Errorf("the attempt's base %q is not a commit id", a.Base)
+	}
+	ref := "refs/zerg/base/" + a.Base
+	if got, err := ag.repo.RevParse(ctx, ref); err == nil && got == a.Base {
+		return nil
+	}
+	if strings.ContainsAny(a.BaseBundle, "/\\") || a.BaseBundle == "" {
+		return fmt.Errorf("base bundle name %q", a.BaseBundle)
+	}
+	dir := filepath.Join(ag.Dir, "bundles")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "base-*.bundle")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := cluster.GetBaseBundle(ctx, ag.js, a.BaseBundle, f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	err = ag.repo.Locked(func() error {
+		_, err := ag.repo.Run(ctx, "-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--", f.Name(), "+refs/heads/base:"+ref)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fetch the base bundle: %w", err)
+	}
+	if got, err := ag.repo.RevParse(ctx, ref); err != nil || got != a.Base {
+		return fmt.Errorf("the base bundle %s holds %s, not the attempt's base %s", a.BaseBundle, got, a.Base)
+	}
+	return nil
+}
+
+var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// starter runs the worker and records its stream on this machine.
+func (ag *Agent) starter(stream string) Starter {
+	return func(ctx context.Context, sp claude.Spec) (claude.Outcome, error) {
+		if err := os.MkdirAll(filepath.Dir(stream), 0o700); err != nil {
+			return claude.Outcome{}, err
+		}
+		f, err := fsx.CreatePrivate(stream)
+		if err != nil {
+			return claude.Outcome{}, err
+		}
+		defer f.Close()
+		var mu sync.Mutex
+		sp.OnEvent = func(ev claude.Event) {
+			mu.Lock()
+			f.Write(ev.Raw)
+			f.Write([]byte{'\n'})
+			mu.Unlock()
+		}
+		run, err := claude.Start(ctx, sp)
+		if err != nil {
+			class := outcome.Infra
+			if errors.Is(err, claude.ErrBadSpec) {
+				class = outcome.Fatal
+			}
+			return claude.Outcome{Class: class, Reason: outcome.ReasonStartFailed, Detail: err.Error()}, nil
+		}
+		return run.Wait(), nil
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 var (
@@ -25,40 +27,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e/journey:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-func setup(m *testing.M) (int, error) {
-	wd, _ := os.Getwd()
-	repoRoot = filepath.Dir(filepath.Dir(wd))
-	claudeBin = os.Getenv("ZERG_CLAUDE")
-	if claudeBin == "" {
-		claudeBin = filepath.Join(repoRoot, "tools", "claude", "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(claudeBin); err != nil {
-		return 1, fmt.Errorf("the pinned Claude Code CLI is missing (%v): run make claude", err)
-	}
-	dir, err := os.MkdirTemp("", "zerg-e2e-bin-")
-	if err != nil {
-		return 1, err
-	}
-	defer os.RemoveAll(dir)
-	// Workers may run as an unprivileged user: their hook runs this binary.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return 1, err
-	}
-	zergBin = filepath.Join(dir, "zerg")
-	cmd := exec.Command("go", "build", "-o", zergBin, "./cmd/zerg")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("build zerg: %v\n%s", err, out)
-	}
-	return m.Run(), nil
+	e2ebin.Main(m, "e2e/journey", func(t e2ebin.Tools) {
+		repoRoot, zergBin, claudeBin = t.Root, t.Zerg, t.Claude
+	})
 }
 
 // project is a copy of the demo project in its own git repository, without

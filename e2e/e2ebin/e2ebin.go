@@ -1,0 +1,65 @@
+// Package e2ebin is what the end-to-end suites share before their first
+// test: the repository's root, the pinned Claude Code CLI (missing is a
+// failure, not a skip: make test installs it) and a zerg binary built once
+// per suite.
+package e2ebin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Tools is what a suite runs.
+type Tools struct {
+	Root   string // the repository's top level
+	Zerg   string // zerg built from Root
+	Claude string // ZERG_CLAUDE, else the pinned CLI of make claude
+}
+
+// Main is a suite's TestMain: it finds the tools, hands them to use, runs
+// the tests and removes the built binary. suite names the suite in a
+// failure ("e2e/rush").
+func Main(m *testing.M, suite string, use func(Tools)) {
+	code, err := run(m, use)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", suite, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M, use func(Tools)) (int, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return 1, err
+	}
+	// Every suite is a directory two below the root (e2e/<suite>).
+	t := Tools{Root: filepath.Dir(filepath.Dir(wd)), Claude: os.Getenv("ZERG_CLAUDE")}
+	if t.Claude == "" {
+		t.Claude = filepath.Join(t.Root, "tools", "claude", "node_modules", ".bin", "claude")
+	}
+	if _, err := os.Stat(t.Claude); err != nil {
+		return 1, fmt.Errorf("the pinned Claude Code CLI is missing (%v): run make claude", err)
+	}
+	dir, err := os.MkdirTemp("", "zerg-e2e-bin-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(dir)
+	// Workers run as an unprivileged user when the tests run as root: their
+	// hook runs this binary, so its directory must be reachable.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return 1, err
+	}
+	t.Zerg = filepath.Join(dir, "zerg")
+	cmd := exec.Command("go", "build", "-o", t.Zerg, "./cmd/zerg")
+	cmd.Dir = t.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("build zerg: %v\n%s", err, out)
+	}
+	use(t)
+	return m.Run(), nil
+}

@@ -112,6 +112,36 @@ type ContentBlock struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
+// ToolResultText is a tool_result block's content as text: the string, or
+// its text blocks joined by newlines; ok is false for content that is
+// neither (the caller may show the raw JSON or nothing).
+func ToolResultText(raw json.RawMessage) (text string, ok bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var blocks []ContentBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return "", false
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), true
+}
+
+// ToolResultDisplay is ToolResultText for a person: content of another
+// shape is shown as it came.
+func ToolResultDisplay(raw json.RawMessage) string {
+	if t, ok := ToolResultText(raw); ok {
+		return t
+	}
+	return string(raw)
+}
+
 // UserEvent is a user line: tool results, interruptions, hook feedback.
 type UserEvent struct {
 	Message         UserMessage     `json:"message"`

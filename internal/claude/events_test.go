@@ -3,6 +3,7 @@ package claude
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -261,5 +262,24 @@ func TestLineReader(t *testing.T) {
 	lines, _ = readAllLines(t, &buf, MaxLineSize)
 	if ev := ParseLine([]byte(lines[0])); ev.User == nil || len(ev.User.Message.Content[0].Text) != 200<<10 {
 		t.Fatal("large user line not parsed")
+	}
+}
+
+func TestToolResultText(t *testing.T) {
+	for _, c := range []struct {
+		raw, want string
+		ok        bool
+	}{
+		{`"exit 1"`, "exit 1", true},
+		{`[{"type":"text","text":"a"},{"type":"image","source":{}},{"type":"text","text":"b"}]`, "a\nb", true},
+		{`{"odd":true}`, "", false},
+	} {
+		got, ok := ToolResultText(json.RawMessage(c.raw))
+		if got != c.want || ok != c.ok {
+			t.Errorf("ToolResultText(%s) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+		}
+	}
+	if got := ToolResultDisplay(json.RawMessage(`{"odd":true}`)); got != `{"odd":true}` {
+		t.Errorf("ToolResultDisplay of another shape = %q, want it as it came", got)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,7 +146,7 @@ func describeEvent(ev claude.Event) string {
 		var parts []string
 		for _, r := range ev.User.Message.Content {
 			if r.IsError {
-				parts = append(parts, "✗ "+truncate(oneLine(clean(resultText(r.Content))), 160))
+				parts = append(parts, "✗ "+truncate(oneLine(clean(claude.ToolResultDisplay(r.Content))), 160))
 			}
 		}
 		return strings.Join(parts, "; ")
@@ -176,23 +175,4 @@ func nonEmpty(s []string, dflt string) []string {
 		return []string{dflt}
 	}
 	return s
-}
-
-// resultText is a tool_result's content: a JSON string or a list of text blocks.
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &blocks) == nil {
-		var parts []string
-		for _, b := range blocks {
-			parts = append(parts, b.Text)
-		}
-		return strings.Join(parts, " ")
-	}
-	return string(raw)
 }

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,31 +150,12 @@ func toolCalls(path string) (calls []ToolCall, said []string, truncated bool) {
 		case ev.User != nil:
 			for _, b := range ev.User.Message.Content {
 				if i, ok := byID[b.ToolUseID]; ok && b.Type == "tool_result" {
-					calls[i].Result, calls[i].Error = cut(resultText(b.Content), maxResult), b.IsError
+					calls[i].Result, calls[i].Error = cut(claude.ToolResultDisplay(b.Content), maxResult), b.IsError
 				}
 			}
 		}
 	}
 	return calls, said, truncated
-}
-
-// resultText is a tool_result's content: a JSON string or text blocks.
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &blocks) == nil {
-		var parts []string
-		for _, b := range blocks {
-			parts = append(parts, b.Text)
-		}
-		return strings.Join(parts, "\n")
-	}
-	return string(raw)
 }
 
 // readCapped reads a record, at most max bytes of it: its start, or its

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/claude"
 )
 
 // A tool call the CLI refuses (zerg's PreToolUse hook exits 2, or one of
@@ -60,7 +62,7 @@ func (g *Gateway) noteDenials(body []byte) {
 			case b.Type == "tool_use" && b.ID != "":
 				calls[b.ID] = call{b.Name, b.Input}
 			case b.Type == "tool_result" && b.IsError && b.ToolUseID != "":
-				text := resultText(b.Content)
+				text, _ := claude.ToolResultText(b.Content)
 				if denialRE.MatchString(text) {
 					found = append(found, HookDenial{ID: b.ToolUseID, Reason: clip(oneLine(text), maxDenialReason)})
 				}
@@ -116,29 +118,6 @@ func target(input json.RawMessage, screen func(json.RawMessage) json.RawMessage)
 		out[k] = clip(v, 300)
 	}
 	return out
-}
-
-// resultText is a tool result's content as text: the string, or its text
-// blocks joined.
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

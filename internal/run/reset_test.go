@@ -184,10 +184,18 @@ func TestInterruptDuringTheResetWait(t *testing.T) {
 	viewed := make(chan View, 1)
 	go func() {
 		<-clk.waiting
-		c.mu.Lock()
-		st := Replay(w.log.all())
-		c.mu.Unlock()
-		viewed <- BuildView("f", st, w.graph, nil, Liveness{Alive: true})
+		// The wait is set before its event is written (announceReset runs
+		// after waitForReset): look until the log has it, as status would.
+		var v View
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			c.mu.Lock()
+			st := Replay(w.log.all())
+			c.mu.Unlock()
+			if v = BuildView("f", st, w.graph, nil, Liveness{Alive: true}); v.ResetWait != nil {
+				break
+			}
+		}
+		viewed <- v
 		cancel()
 	}()
 	st, err := c.execute(ctx)

@@ -199,11 +199,12 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 	}
 	defer m.Discard()
 	head := m.Head()
-	for _, g := range c.cfg.Gates {
-		exit, out := m.RunGate(ctx, g)
-		if ctx.Err() != nil {
-			return false, GateFailure{}, context.Cause(ctx)
-		}
+	runs := runGates(ctx, m, c.cfg.Gates)
+	if ctx.Err() != nil {
+		return false, GateFailure{}, context.Cause(ctx)
+	}
+	for _, r := range runs {
+		g, exit, out := r.gate, r.exit, r.out
 		if err := c.emit(EvGateFinished, "", 0, GateFinished{Batch: n, Tasks: ids, Name: g.Name, Command: g.Command, Exit: exit, Required: g.Required, Output: tail(out, 2000), Head: head}); err != nil {
 			return false, GateFailure{}, err
 		}

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
@@ -67,4 +69,40 @@ func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
 
 func (m *gitMerged) Discard() {
 	_ = m.g.repo.DiscardWorktree(context.Background(), m.g.ws)
+}
+
+// gateRun is one gate's outcome on a merged head.
+type gateRun struct {
+	gate config.Gate
+	exit int
+	out  string
+}
+
+// runGates runs gates on m side by side, each in its own private clone as
+// one alone would, at most one per CPU: a level waits for its slowest gate
+// rather than for their sum. The outcomes come back in the config's order
+// up to and including the first required gate that failed, which is what
+// running them one after another would have reported (a later gate's
+// outcome is dropped: it would not have run).
+func runGates(ctx context.Context, m MergedLevel, gates []config.Gate) []gateRun {
+	runs := make([]gateRun, len(gates))
+	sem := make(chan struct{}, max(1, min(len(gates), runtime.NumCPU())))
+	var wg sync.WaitGroup
+	for i, g := range gates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			exit, out := m.RunGate(ctx, g)
+			runs[i] = gateRun{gate: g, exit: exit, out: out}
+		}()
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if r.exit != 0 && r.gate.Required {
+			return runs[:i+1]
+		}
+	}
+	return runs
 }

@@ -1,0 +1,230 @@
+// Command speedup is the A/B benchmark the issue asks for: the same features
+// done (a) by `zerg rush --rehearse` with N workers and (b) by one `claude -p`
+// session that does every task of the graph in order, both with the real
+// pinned Claude Code CLI against zerg's scripted Messages API. The scripted
+// model's think time and output tokens per turn are drawn, with a fixed
+// seed, from model turns measured in public Claude Code transcripts
+// (testdata/turns.json); both runs get the same drawn turns for the same
+// task. It reports wall time, speed-up, tokens and dollars per delivered
+// task, and the schedule's makespan over its lower bound, as markdown, and
+// draws the wall times as a PNG.
+//
+//	go run ./bench/speedup                       # the full run (about 15 minutes)
+//	go run ./bench/speedup -quick                # 3x4 only, 1 and 4 workers, think time x0.25
+//	go run ./bench/speedup -report r.md -plot r.png
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
+)
+
+type options struct {
+	shapes       []string
+	workers      []int // for the headline 3x4 graph
+	shapeWorkers []int // for the other shapes
+	schedules    []string
+	turns        int
+	seed         uint64
+	scale        float64
+	mode         string
+	model        string
+	zerg         string
+	report, plot string
+}
+
+func main() {
+	var o options
+	shapes := flag.String("shapes", "3x4,wide,deep,diamond", "graphs: 3x4 (the headline), wide, deep, diamond (real graphs' structure)")
+	workers := flag.String("workers", "1,2,4,8", "worker counts for the 3x4 graph")
+	shapeWorkers := flag.String("shape-workers", "4", "worker counts for the other graphs")
+	schedules := flag.String("schedules", "level,dag", "zerg schedules to compare; one this zerg refuses is skipped, saying so")
+	flag.IntVar(&o.turns, "turns", 3, "scripted model turns per task (the files' Writes, Bash checks, then the done text)")
+	seed := flag.Uint64("seed", 1, "seed of the draw of think times and output tokens")
+	flag.Float64Var(&o.scale, "think-scale", 1, "multiply the measured think times (1 = as measured)")
+	flag.StringVar(&o.mode, "mode", "sandbox", "zerg's isolation mode for the rush: sandbox or subprocess")
+	flag.StringVar(&o.model, "model", "sonnet", "the model both runs ask for (zerg's workers and the single session): prices differ per model")
+	flag.StringVar(&o.zerg, "zerg", "", "zerg binary (default: build this tree)")
+	flag.StringVar(&o.report, "report", "", "also write the markdown report to this file")
+	flag.StringVar(&o.plot, "plot", "", "write the wall-time plot (PNG) to this file")
+	quick := flag.Bool("quick", false, "3x4 only, 1 and 4 workers, think time x0.25")
+	timeout := flag.Duration("timeout", 40*time.Minute, "give up after this long")
+	flag.Parse()
+	if *quick {
+		*shapes, *workers, o.scale = "3x4", "1,4", 0.25
+	}
+	o.seed = *seed
+	var err error
+	o.shapes = split(*shapes)
+	o.schedules = split(*schedules)
+	if o.workers, err = ints(*workers); err == nil {
+		o.shapeWorkers, err = ints(*shapeWorkers)
+	}
+	if err != nil || o.turns < 2 || o.scale <= 0 {
+		fmt.Fprintln(os.Stderr, "speedup: -workers and -shape-workers take positive integers, -turns at least 2, -think-scale above 0")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := benchmark(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "speedup:", err)
+		os.Exit(1)
+	}
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range split(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// shapeRun is one graph's results: its single session and its rushes.
+type shapeRun struct {
+	Shape  shape
+	Single singleResult
+	Rushes []rushResult
+}
+
+func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
+	turns, err := loadTurns(turnsJSON)
+	if err != nil {
+		return err
+	}
+	all, err := loadShapes()
+	if err != nil {
+		return err
+	}
+	for _, s := range o.shapes {
+		if _, ok := all[s]; !ok {
+			return fmt.Errorf("-shapes: no graph %q; use 3x4, wide, deep or diamond", s)
+		}
+	}
+	wd, _ := os.Getwd()
+	root, err := fsx.ModuleRoot(wd)
+	if err != nil {
+		return fmt.Errorf("run inside the zerg repository: %w", err)
+	}
+	claudeBin := os.Getenv("ZERG_CLAUDE")
+	if claudeBin == "" {
+		claudeBin = filepath.Join(root, "tools", "claude", "node_modules", ".bin", "claude")
+	}
+	if _, err := os.Stat(claudeBin); err != nil {
+		return fmt.Errorf("the pinned Claude Code CLI is missing (%s): run make claude", claudeBin)
+	}
+	tmp, err := os.MkdirTemp("", "speedup-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// As root, zerg's workers run as an unprivileged user who must reach
+	// the workspaces and the zerg binary inside this directory.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return err
+	}
+	zerg := o.zerg
+	if zerg == "" {
+		zerg = filepath.Join(tmp, "zerg")
+		cmd := exec.Command("go", "build", "-o", zerg, "./cmd/zerg")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build zerg: %v\n%s", err, out)
+		}
+	}
+	begin := time.Now()
+	var runs []shapeRun
+	refused := map[string]string{}
+	for _, name := range o.shapes {
+		sh := all[name]
+		ws := o.shapeWorkers
+		if name == "3x4" {
+			ws = o.workers
+		}
+		sc := scripts(sh.Tasks, o.turns, turns, o.seed, o.scale)
+		rushSc, err := rushScenario(feature, sh.Tasks, sc)
+		if err != nil {
+			return err
+		}
+		singleSc, err := singleScenario(feature, sh.Tasks, sc)
+		if err != nil {
+			return err
+		}
+		sr := shapeRun{Shape: sh}
+		dir := filepath.Join(tmp, name+"-single")
+		if err := makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, "level", o.model)); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "speedup: %s: one claude -p session, %d tasks\n", name, len(sh.Tasks))
+		if sr.Single, err = single(ctx, claudeBin, o.model, dir, sh.Tasks, singleSc); err != nil {
+			return fmt.Errorf("%s single session: %w", name, err)
+		}
+		sr.Single.Shape = name
+		fmt.Fprintf(log, "speedup: %s: single session %.1f s\n", name, sr.Single.Wall.Seconds())
+		for _, schedule := range o.schedules {
+			if why, ok := refused[schedule]; ok {
+				sr.Rushes = append(sr.Rushes, rushResult{Shape: name, Schedule: schedule, Skipped: why})
+				continue
+			}
+			for _, w := range ws {
+				dir := filepath.Join(tmp, fmt.Sprintf("%s-%s-%d", name, schedule, w))
+				if err := makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model)); err != nil {
+					return err
+				}
+				fmt.Fprintf(log, "speedup: %s: zerg rush, schedule %s, %d workers\n", name, schedule, w)
+				r, err := rush(ctx, zerg, claudeBin, dir, filepath.Join(tmp, "ws"), sh.Tasks, w)
+				r.Shape, r.Schedule = name, schedule
+				if err == errRefused {
+					refused[schedule] = r.Skipped
+					fmt.Fprintf(log, "speedup: schedule %s skipped: this zerg refuses it (%s)\n", schedule, r.Skipped)
+					sr.Rushes = append(sr.Rushes, r)
+					break
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				fmt.Fprintf(log, "speedup: %s %s %d workers: %.1f s, makespan/bound %.2f\n", name, schedule, w, r.Wall.Seconds(), ratio(r.Makespan, r.Bound))
+				sr.Rushes = append(sr.Rushes, r)
+			}
+		}
+		runs = append(runs, sr)
+	}
+	var b strings.Builder
+	writeReport(&b, o, turns, runs, time.Since(begin))
+	fmt.Fprint(stdout, b.String())
+	if o.report != "" {
+		if err := os.WriteFile(o.report, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" {
+		if err := plotWalls(o.plot, runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}

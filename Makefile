@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-real bench-speedup chaos fuzz clean
 
 all: build
 
@@ -151,6 +151,13 @@ bench-real: claude
 	$(GO) run ./bench/realproject -lang go || rc=1; \
 	$(GO) run ./bench/realproject -lang node || rc=1; \
 	exit $$rc
+
+# The A/B benchmark (bench/speedup, docs/benchmarks.md): zerg rush at 1, 2, 4
+# and 8 workers against one claude -p session doing every task in order, the
+# scripted model's think times and tokens drawn from measured Claude Code
+# turns. About 30 minutes; go run ./bench/speedup -quick takes about 2.
+bench-speedup: claude
+	$(GO) run ./bench/speedup -report bench-speedup.md -plot bench-speedup.png
 
 # Short fuzzing pass over the task-graph loader and validator.
 fuzz:

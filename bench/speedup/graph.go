@@ -51,6 +51,9 @@ func loadShapes() (map[string]shape, error) {
 // files are the paths task t owns: one directory per task, so that no two
 // tasks touch the same file.
 func files(t task) []string {
+	if len(t.Paths) > 0 {
+		return t.Paths
+	}
 	n := max(t.Files, 1)
 	out := make([]string, n)
 	for i := range out {
@@ -119,11 +122,8 @@ type scenario struct {
 
 // taskTurns is the scripted model's work on one task, turnsPerTask model
 // turns: it writes the task's files (spread over the first turns), checks
-// them with Bash in any turn left, and says it is done. Each turn takes the
-// drawn think time and answers the drawn output tokens; input tokens are
-// left to the server, which counts the real request (chars/4), so a longer
-// context costs more, as it does with the real API.
-func taskTurns(t task, turnsPerTask int, draws []turnDraw) []scTurn {
+// them with Bash in any turn left, and says it is done.
+func taskTurns(t task, turnsPerTask int) []scTurn {
 	fs := files(t)
 	tools := max(turnsPerTask-1, 1)
 	turns := make([]scTurn, 0, tools+1)
@@ -141,23 +141,41 @@ func taskTurns(t task, turnsPerTask int, draws []turnDraw) []scTurn {
 		turns = append(turns, scTurn{Tools: calls})
 	}
 	turns = append(turns, scTurn{Text: "Done: " + t.ID + " wrote " + strings.Join(fs, ", ") + "."})
-	for i := range turns {
-		d := draws[i%len(draws)]
-		turns[i].Delay = d.Delay.String()
-		turns[i].Usage = map[string]any{"output_tokens": d.Output}
-	}
 	return turns
 }
 
-// scripts draws every task's turns, in the single session's order, so that
-// both runs get the same think times and token counts for the same task.
+// scripts is the synthetic graphs' turns, each with its drawn think time and
+// output tokens.
 func scripts(ts []task, turnsPerTask int, f *turnsFile, seed uint64, scale float64) map[string][]scTurn {
+	base := make(map[string][]scTurn, len(ts))
+	for _, t := range ts {
+		base[t.ID] = taskTurns(t, max(turnsPerTask, 2))
+	}
+	return withDraws(ts, base, f, seed, scale)
+}
+
+// withDraws gives every turn a drawn think time (its delay) and output
+// token count, in the single session's order, so that both runs get the
+// same modelled work for the same task. Input tokens are left to the
+// server, which counts the real request (chars/4): a longer context costs
+// more, as it does with the real API.
+func withDraws(ts []task, base map[string][]scTurn, f *turnsFile, seed uint64, scale float64) map[string][]scTurn {
 	order := ordered(ts)
-	per := max(turnsPerTask, 2)
-	draws := f.draw(len(order)*per, seed, scale)
+	n := 0
+	for _, t := range order {
+		n += len(base[t.ID])
+	}
+	draws := f.draw(n, seed, scale)
 	out := make(map[string][]scTurn, len(order))
-	for i, t := range order {
-		out[t.ID] = taskTurns(t, per, draws[i*per:(i+1)*per])
+	k := 0
+	for _, t := range order {
+		turns := append([]scTurn(nil), base[t.ID]...)
+		for i := range turns {
+			turns[i].Delay = draws[k].Delay.String()
+			turns[i].Usage = map[string]any{"output_tokens": draws[k].Output}
+			k++
+		}
+		out[t.ID] = turns
 	}
 	return out
 }

@@ -45,7 +45,7 @@ type options struct {
 
 func main() {
 	var o options
-	shapes := flag.String("shapes", "3x4,wide,deep,diamond", "graphs: 3x4 (the headline), wide, deep, diamond (real graphs' structure)")
+	shapes := flag.String("shapes", "3x4,wide,deep,diamond,realproject", "graphs: 3x4 (the headline), wide, deep, diamond (real graphs' structure), realproject (bench/realproject's Go project)")
 	workers := flag.String("workers", "1,2,4,8", "worker counts for the 3x4 graph")
 	shapeWorkers := flag.String("shape-workers", "4", "worker counts for the other graphs")
 	schedules := flag.String("schedules", "level,dag", "zerg schedules to compare; one this zerg refuses is skipped, saying so")
@@ -121,8 +121,8 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 		return err
 	}
 	for _, s := range o.shapes {
-		if _, ok := all[s]; !ok {
-			return fmt.Errorf("-shapes: no graph %q; use 3x4, wide, deep or diamond", s)
+		if _, ok := all[s]; !ok && s != "realproject" {
+			return fmt.Errorf("-shapes: no graph %q; use 3x4, wide, deep, diamond or realproject", s)
 		}
 	}
 	wd, _ := os.Getwd()
@@ -156,60 +156,19 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 			return fmt.Errorf("build zerg: %v\n%s", err, out)
 		}
 	}
+	loadGoCaches()
 	begin := time.Now()
 	var runs []shapeRun
 	refused := map[string]string{}
 	for _, name := range o.shapes {
-		sh := all[name]
-		ws := o.shapeWorkers
-		if name == "3x4" {
-			ws = o.workers
-		}
-		sc := scripts(sh.Tasks, o.turns, turns, o.seed, o.scale)
-		rushSc, err := rushScenario(feature, sh.Tasks, sc)
+		tg, cleanup, err := makeTarget(ctx, o, name, all, turns, root, zerg, log)
 		if err != nil {
 			return err
 		}
-		singleSc, err := singleScenario(feature, sh.Tasks, sc)
+		sr, err := runTarget(ctx, o, tg, refused, claudeBin, zerg, tmp, log)
+		cleanup()
 		if err != nil {
 			return err
-		}
-		sr := shapeRun{Shape: sh}
-		dir := filepath.Join(tmp, name+"-single")
-		if err := makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, "level", o.model)); err != nil {
-			return err
-		}
-		fmt.Fprintf(log, "speedup: %s: one claude -p session, %d tasks\n", name, len(sh.Tasks))
-		if sr.Single, err = single(ctx, claudeBin, o.model, dir, sh.Tasks, singleSc); err != nil {
-			return fmt.Errorf("%s single session: %w", name, err)
-		}
-		sr.Single.Shape = name
-		fmt.Fprintf(log, "speedup: %s: single session %.1f s\n", name, sr.Single.Wall.Seconds())
-		for _, schedule := range o.schedules {
-			if why, ok := refused[schedule]; ok {
-				sr.Rushes = append(sr.Rushes, rushResult{Shape: name, Schedule: schedule, Skipped: why})
-				continue
-			}
-			for _, w := range ws {
-				dir := filepath.Join(tmp, fmt.Sprintf("%s-%s-%d", name, schedule, w))
-				if err := makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model)); err != nil {
-					return err
-				}
-				fmt.Fprintf(log, "speedup: %s: zerg rush, schedule %s, %d workers\n", name, schedule, w)
-				r, err := rush(ctx, zerg, claudeBin, dir, filepath.Join(tmp, "ws"), sh.Tasks, w)
-				r.Shape, r.Schedule = name, schedule
-				if err == errRefused {
-					refused[schedule] = r.Skipped
-					fmt.Fprintf(log, "speedup: schedule %s skipped: this zerg refuses it (%s)\n", schedule, r.Skipped)
-					sr.Rushes = append(sr.Rushes, r)
-					break
-				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				fmt.Fprintf(log, "speedup: %s %s %d workers: %.1f s, makespan/bound %.2f\n", name, schedule, w, r.Wall.Seconds(), ratio(r.Makespan, r.Bound))
-				sr.Rushes = append(sr.Rushes, r)
-			}
 		}
 		runs = append(runs, sr)
 	}
@@ -227,4 +186,98 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// target is one graph to benchmark: its tasks, the scripted turns of each
+// (with their drawn think times and tokens), and how to make a fresh
+// repository for one run.
+type target struct {
+	shape   shape
+	feature string
+	turns   map[string][]scTurn
+	prepare func(dir, schedule string, rushSc []byte) error
+	workers []int
+}
+
+func makeTarget(ctx context.Context, o options, name string, all map[string]shape, tf *turnsFile, root, zerg string, log io.Writer) (target, func(), error) {
+	nop := func() {}
+	if name == "realproject" {
+		rp, err := setupRealProject(ctx, root, zerg, log)
+		if err != nil {
+			return target{}, nop, err
+		}
+		return target{
+			shape:   shape{Name: name, Source: "bench/realproject's Go project, feature " + rp.feature, Tasks: rp.tasks},
+			feature: rp.feature,
+			turns:   withDraws(rp.tasks, rp.base, tf, o.seed, o.scale),
+			prepare: func(dir, schedule string, rushSc []byte) error { return rp.clone(dir, schedule, o.model, rushSc) },
+			workers: o.shapeWorkers,
+		}, func() { os.RemoveAll(rp.keep) }, nil
+	}
+	sh := all[name]
+	ws := o.shapeWorkers
+	if name == "3x4" {
+		ws = o.workers
+	}
+	return target{
+		shape:   sh,
+		feature: feature,
+		turns:   scripts(sh.Tasks, o.turns, tf, o.seed, o.scale),
+		prepare: func(dir, schedule string, rushSc []byte) error {
+			return makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model))
+		},
+		workers: ws,
+	}, nop, nil
+}
+
+// runTarget runs the single session and then each schedule at each worker
+// count. A schedule this zerg refuses is skipped from then on.
+func runTarget(ctx context.Context, o options, tg target, refused map[string]string, claudeBin, zerg, tmp string, log io.Writer) (shapeRun, error) {
+	name, ts := tg.shape.Name, tg.shape.Tasks
+	sr := shapeRun{Shape: tg.shape}
+	rushSc, err := rushScenario(tg.feature, ts, tg.turns)
+	if err != nil {
+		return sr, err
+	}
+	singleSc, err := singleScenario(tg.feature, ts, tg.turns)
+	if err != nil {
+		return sr, err
+	}
+	dir := filepath.Join(tmp, name+"-single")
+	if err := tg.prepare(dir, "level", rushSc); err != nil {
+		return sr, err
+	}
+	fmt.Fprintf(log, "speedup: %s: one claude -p session, %d tasks\n", name, len(ts))
+	if sr.Single, err = single(ctx, claudeBin, o.model, dir, tg.feature, ts, singleSc); err != nil {
+		return sr, fmt.Errorf("%s single session: %w", name, err)
+	}
+	sr.Single.Shape = name
+	fmt.Fprintf(log, "speedup: %s: single session %.1f s\n", name, sr.Single.Wall.Seconds())
+	for _, schedule := range o.schedules {
+		if why, ok := refused[schedule]; ok {
+			sr.Rushes = append(sr.Rushes, rushResult{Shape: name, Schedule: schedule, Skipped: why})
+			continue
+		}
+		for _, w := range tg.workers {
+			dir := filepath.Join(tmp, fmt.Sprintf("%s-%s-%d", name, schedule, w))
+			if err := tg.prepare(dir, schedule, rushSc); err != nil {
+				return sr, err
+			}
+			fmt.Fprintf(log, "speedup: %s: zerg rush, schedule %s, %d workers\n", name, schedule, w)
+			r, err := rush(ctx, zerg, claudeBin, dir, filepath.Join(tmp, "ws"), tg.feature, ts, w)
+			r.Shape, r.Schedule = name, schedule
+			if err == errRefused {
+				refused[schedule] = r.Skipped
+				fmt.Fprintf(log, "speedup: schedule %s skipped: this zerg refuses it (%s)\n", schedule, r.Skipped)
+				sr.Rushes = append(sr.Rushes, r)
+				break
+			}
+			if err != nil {
+				return sr, fmt.Errorf("%s: %w", name, err)
+			}
+			fmt.Fprintf(log, "speedup: %s %s %d workers: %.1f s, makespan/bound %.2f\n", name, schedule, w, r.Wall.Seconds(), ratio(r.Makespan, r.Bound))
+			sr.Rushes = append(sr.Rushes, r)
+		}
+	}
+	return sr, nil
 }

@@ -16,6 +16,9 @@ type task struct {
 	Level int      `json:"level"`
 	Deps  []string `json:"dependencies"`
 	Files int      `json:"files"`
+	// Paths, when set, are the files the task creates (a real project's
+	// graph); otherwise files makes Files paths of its own.
+	Paths []string `json:"-"`
 }
 
 // span is when one task's successful attempt ran, as zerg's event log says.

@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 )
 
+// feature is the synthetic graphs' feature name.
 const feature = "bench"
 
 // errRefused: the zerg binary refused the config (a schedule it does not
@@ -95,7 +96,7 @@ func zergConfig(mode, schedule, model string) string {
 }
 
 // rush runs zerg rush --rehearse in dir and reads what its event log says.
-func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot string, ts []task, workers int) (rushResult, error) {
+func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts []task, workers int) (rushResult, error) {
 	r := rushResult{Workers: workers, Tasks: len(ts)}
 	cmd := exec.CommandContext(ctx, zerg, "rush", feature, "--rehearse", "--workers", strconv.Itoa(workers))
 	cmd.Dir = dir
@@ -127,7 +128,7 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot string, ts []task, w
 // single runs one claude -p session against the scripted model (the same
 // server zerg rehearses with, in this process) with a prompt listing every
 // task, in a repository like the rush's.
-func single(ctx context.Context, claudeBin, model, dir string, ts []task, sc []byte) (singleResult, error) {
+func single(ctx context.Context, claudeBin, model, dir, feature string, ts []task, sc []byte) (singleResult, error) {
 	r := singleResult{Tasks: len(ts)}
 	parsed, err := mockapi.ParseScenario(sc)
 	if err != nil {
@@ -151,6 +152,14 @@ func single(ctx context.Context, claudeBin, model, dir string, ts []task, sc []b
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, "cfg"),
 		"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=scripted", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"CLAUDE_CODE_MAX_RETRIES=2", "API_TIMEOUT_MS=120000"}
+	// The Go toolchain's caches and settings, so that a real project's tests
+	// find its modules where the user has them, as zerg's workers do.
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GO") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, goCaches...)
 	cmd.Stdin = nil
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -198,6 +207,25 @@ func single(ctx context.Context, claudeBin, model, dir string, ts []task, sc []b
 		}
 	}
 	return r, nil
+}
+
+// goCaches are GOMODCACHE, GOCACHE and GOPATH as the user's go command
+// has them (set by main), given to the single session, whose HOME is its
+// own.
+var goCaches []string
+
+func loadGoCaches() {
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE", "GOPATH").Output()
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, name := range []string{"GOMODCACHE", "GOCACHE", "GOPATH"} {
+		if i < len(lines) && lines[i] != "" {
+			goCaches = append(goCaches, name+"="+lines[i])
+		}
+	}
+	goCaches = append(goCaches, "GOWORK=off")
 }
 
 func firstLine(s string) string {

@@ -227,3 +227,37 @@ func TestScenariosShareTheDrawnTurns(t *testing.T) {
 		t.Fatal("control: seeds 1 and 2 drew the same delays")
 	}
 }
+
+// A real project's tasks have scripts of their own lengths; every turn must
+// get the next drawn turn, in the single session's order, and keep its
+// tools.
+func TestWithDrawsKeepsTurnsAndOrder(t *testing.T) {
+	f, err := loadTurns(turnsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := []task{{ID: "b", Level: 2, Deps: []string{"a"}}, {ID: "a", Level: 1}}
+	base := map[string][]scTurn{
+		"a": {{Tools: []scTool{{Name: "Write"}}}, {Text: "done a"}},
+		"b": {{Tools: []scTool{{Name: "Read"}}}, {Tools: []scTool{{Name: "Edit"}}}, {Text: "done b"}},
+	}
+	got := withDraws(ts, base, f, 3, 1)
+	want := f.draw(5, 3, 1)
+	seq := append(append([]scTurn{}, got["a"]...), got["b"]...)
+	for i, tu := range seq {
+		if tu.Delay != want[i].Delay.String() || tu.Usage["output_tokens"] != want[i].Output {
+			t.Fatalf("turn %d: %v/%v, want draw %v", i, tu.Delay, tu.Usage, want[i])
+		}
+	}
+	if got["b"][1].Tools[0].Name != "Edit" || got["a"][1].Text != "done a" {
+		t.Fatal("withDraws changed the turns' content")
+	}
+	if base["a"][0].Delay != "" {
+		t.Fatal("withDraws wrote into the base turns")
+	}
+	// Control: were a drawn after b (id order instead of dependency order),
+	// a's first turn would get draw 3.
+	if got["a"][0].Delay == want[3].Delay.String() && want[0] != want[3] {
+		t.Fatal("control: a got b's draw")
+	}
+}

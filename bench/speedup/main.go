@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -41,6 +42,7 @@ type options struct {
 	model        string
 	zerg         string
 	report, plot string
+	jsonOut      string
 }
 
 func main() {
@@ -57,9 +59,18 @@ func main() {
 	flag.StringVar(&o.zerg, "zerg", "", "zerg binary (default: build this tree)")
 	flag.StringVar(&o.report, "report", "", "also write the markdown report to this file")
 	flag.StringVar(&o.plot, "plot", "", "write the wall-time plot (PNG) to this file")
+	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (-replot draws them again)")
+	replot := flag.String("replot", "", "only draw -plot from the results a -json run wrote, and exit")
 	quick := flag.Bool("quick", false, "3x4 only, 1 and 4 workers, think time x0.25")
 	timeout := flag.Duration("timeout", 40*time.Minute, "give up after this long")
 	flag.Parse()
+	if *replot != "" {
+		if err := redraw(*replot, o.plot); err != nil {
+			fmt.Fprintln(os.Stderr, "speedup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *quick {
 		*shapes, *workers, o.scale = "3x4", "1,4", 0.25
 	}
@@ -180,6 +191,15 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 			return err
 		}
 	}
+	if o.jsonOut != "" {
+		b, err := json.MarshalIndent(runs, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonOut, b, 0o644); err != nil {
+			return err
+		}
+	}
 	if o.plot != "" {
 		if err := plotWalls(o.plot, runs); err != nil {
 			return err
@@ -280,4 +300,17 @@ func runTarget(ctx context.Context, o options, tg target, refused map[string]str
 		}
 	}
 	return sr, nil
+}
+
+// redraw draws the plot of a -json file again (the plot's look can change
+// without running the benchmark again).
+func redraw(from, to string) error {
+	if to == "" {
+		return fmt.Errorf("-replot needs -plot FILE")
+	}
+	var runs []shapeRun
+	if err := readJSON(from, &runs); err != nil {
+		return err
+	}
+	return plotWalls(to, runs)
 }

@@ -39,6 +39,9 @@ func plotWalls(path string, runs []shapeRun) error {
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return err
 	}
-	p.Legend.Top = true
+	// From zero, so that the gap between the lines reads as the real one.
+	p.Y.Min = 0
+	p.Y.Max *= 1.05
+	p.Legend.Top = false
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }

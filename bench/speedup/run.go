@@ -108,7 +108,12 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 	r.Wall = time.Since(start)
 	if err != nil {
 		if strings.Contains(out.String(), "not available in this version") {
+			// The refusal names the run's temporary config file; keep
+			// what it says about the schedule.
 			r.Skipped = firstLine(strings.TrimSpace(out.String()))
+			if i := strings.Index(r.Skipped, "schedule:"); i >= 0 {
+				r.Skipped = "zerg: " + r.Skipped[i:]
+			}
 			return r, errRefused
 		}
 		return r, fmt.Errorf("zerg rush (%d workers): %v\n%s", workers, err, tail(out.String(), 30))
@@ -146,7 +151,7 @@ func single(ctx context.Context, claudeBin, model, dir, feature string, ts []tas
 	}
 	cmd := exec.CommandContext(ctx, claudeBin, "-p", "--output-format", "json",
 		"--setting-sources", "", "--strict-mcp-config", "--permission-mode", "acceptEdits", "--model", model,
-		"--tools", "Bash,Edit,Read,Write", "--allowedTools", "Bash(*)", "--", singlePrompt(feature, ts))
+		"--tools", "Bash,Edit,Read,Write,Glob,Grep", "--allowedTools", "Bash(*)", "--", singlePrompt(feature, ts))
 	cmd.Dir = dir
 	// The key is the scripted server's, which takes any: not a secret.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, "cfg"),

@@ -43,6 +43,8 @@ type options struct {
 	zerg         string
 	report, plot string
 	jsonOut      string
+	plainSingle  bool
+	singleOnly   bool
 }
 
 func main() {
@@ -60,6 +62,8 @@ func main() {
 	flag.StringVar(&o.report, "report", "", "also write the markdown report to this file")
 	flag.StringVar(&o.plot, "plot", "", "write the wall-time plot (PNG) to this file")
 	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (-replot draws them again)")
+	flag.BoolVar(&o.plainSingle, "plain-single", false, "run the single session as a bare claude -p, without the two settings zerg gives its workers (git instructions and auto memory off)")
+	flag.BoolVar(&o.singleOnly, "single-only", false, "run the single sessions only, no rush")
 	replot := flag.String("replot", "", "only draw -plot from the results a -json run wrote, and exit")
 	quick := flag.Bool("quick", false, "3x4 only, 1 and 4 workers, think time x0.25")
 	timeout := flag.Duration("timeout", 40*time.Minute, "give up after this long")
@@ -268,12 +272,15 @@ func runTarget(ctx context.Context, o options, tg target, refused map[string]str
 		return sr, err
 	}
 	fmt.Fprintf(log, "speedup: %s: one claude -p session, %d tasks\n", name, len(ts))
-	if sr.Single, err = single(ctx, claudeBin, o.model, dir, tg.feature, ts, singleSc); err != nil {
+	if sr.Single, err = single(ctx, claudeBin, o.model, dir, tg.feature, ts, singleSc, o.plainSingle); err != nil {
 		return sr, fmt.Errorf("%s single session: %w", name, err)
 	}
 	sr.Single.Shape = name
 	fmt.Fprintf(log, "speedup: %s: single session %.1f s\n", name, sr.Single.Wall.Seconds())
 	for _, schedule := range o.schedules {
+		if o.singleOnly {
+			break
+		}
 		if why, ok := refused[schedule]; ok {
 			sr.Rushes = append(sr.Rushes, rushResult{Shape: name, Schedule: schedule, Skipped: why})
 			continue

@@ -17,6 +17,11 @@ func writeReport(w io.Writer, o options, tf *turnsFile, runs []shapeRun, took ti
 	fmt.Fprintf(w, "## speedup: zerg rush vs one Claude Code session\n\n")
 	fmt.Fprintf(w, "Measured %s on %d cores; model %s; zerg mode %s; %d model turns per task; think time x%g; seed %d; the whole run took %.0f s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), o.model, o.mode, o.turns, o.scale, o.seed, took.Seconds())
+	if o.plainSingle {
+		fmt.Fprintf(w, "The single session ran as a bare claude -p (-plain-single): its git instructions and auto memory on, unlike zerg's workers.\n\n")
+	} else {
+		fmt.Fprintf(w, "The single session ran with the two settings zerg gives its workers (git instructions and auto memory off).\n\n")
+	}
 	fmt.Fprintf(w, "Think time per model turn drawn from %d measured turns (%d sessions): median %.1f s, p90 %.1f s, mean %.1f s. "+
 		"Output tokens per turn from %d turns with a final count: median %.0f, p90 %.0f, mean %.0f.\n\n",
 		th.N, tf.sessions(), th.Median/1000, th.P90/1000, th.Mean/1000, out.N, out.Median, out.P90, out.Mean)

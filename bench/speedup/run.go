@@ -133,7 +133,7 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 // single runs one claude -p session against the scripted model (the same
 // server zerg rehearses with, in this process) with a prompt listing every
 // task, in a repository like the rush's.
-func single(ctx context.Context, claudeBin, model, dir, feature string, ts []task, sc []byte) (singleResult, error) {
+func single(ctx context.Context, claudeBin, model, dir, feature string, ts []task, sc []byte, plain bool) (singleResult, error) {
 	r := singleResult{Tasks: len(ts)}
 	parsed, err := mockapi.ParseScenario(sc)
 	if err != nil {
@@ -165,6 +165,13 @@ func single(ctx context.Context, claudeBin, model, dir, feature string, ts []tas
 		}
 	}
 	cmd.Env = append(cmd.Env, goCaches...)
+	if !plain {
+		// What zerg sets for its workers: without them each request of
+		// the CLI carries some 4,900 more tokens (its git instructions
+		// and auto memory), which would be counted against the single
+		// session and not against parallelism.
+		cmd.Env = append(cmd.Env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS=1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
+	}
 	cmd.Stdin = nil
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

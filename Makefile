@@ -155,7 +155,7 @@ bench-real: claude
 # The A/B benchmark (bench/speedup, docs/benchmarks.md): zerg rush at 1, 2, 4
 # and 8 workers against one claude -p session doing every task in order, the
 # scripted model's think times and tokens drawn from measured Claude Code
-# turns. About 30 minutes; go run ./bench/speedup -quick takes about 2.
+# turns. About 30 minutes (-shapes 3x4 alone: 12); -quick takes 2.5.
 bench-speedup: claude
 	$(GO) run ./bench/speedup -report bench-speedup.md -plot bench-speedup.png
 

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real chaos fuzz clean
+.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
 
 all: build
 
@@ -169,6 +169,13 @@ bench-real: claude
 	$(GO) run ./bench/realproject -lang go || rc=1; \
 	$(GO) run ./bench/realproject -lang node || rc=1; \
 	exit $$rc
+
+# The A/B benchmark (bench/speedup, docs/benchmarks.md): zerg rush at 1, 2, 4
+# and 8 workers against one claude -p session doing every task in order, the
+# scripted model's think times and tokens drawn from measured Claude Code
+# turns. About 30 minutes (-shapes 3x4 alone: 12); -quick takes 2.5.
+bench-speedup: claude
+	$(GO) run ./bench/speedup -report bench-speedup.md -plot bench-speedup.png
 
 # Short fuzzing pass over the task-graph loader and validator.
 fuzz:

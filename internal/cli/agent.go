@@ -94,7 +94,7 @@ finish, no new one is taken); a second abandons them to other agents.
 				}
 				worker := claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}
 				// The credentials file is the agent's alone (mode 0600);
-				// wherever it is, a sandbox sees an empty file there.
+				// wherever it is, a sandbox finds only a cover there.
 				abs, err := filepath.Abs(credsFile)
 				if err != nil {
 					return err

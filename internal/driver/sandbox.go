@@ -42,8 +42,8 @@ type Sandbox struct {
 	// read-only (the CLI's install, zerg's binary).
 	Hide     []string
 	ReadOnly []string
-	// HideFiles are host files whose content is not there inside (an
-	// agent's credentials file).
+	// HideFiles are host files covered inside, their content out of reach
+	// (an agent's credentials file).
 	HideFiles []string
 	// Tools is what the repository's toolchains give a sandboxed command
 	// whose writable build cache is the given directory: the shared

@@ -49,9 +49,10 @@ type Spec struct {
 	// package caches in a home of mode 0700; see shared.go).
 	Shared []string
 	Hide   []string // existing host directories covered by an empty tmpfs: nothing of them is visible inside
-	// HideFiles are existing host files covered by an empty read-only file
-	// (/dev/null): for a secret in a directory that cannot be hidden
-	// whole, such as an agent's credentials file next to system files.
+	// HideFiles are existing host files covered by /dev/null, bound like
+	// every other path without device access: inside, the path is a
+	// character device that cannot be opened. For a secret in a directory
+	// that cannot be hidden whole, such as an agent's credentials file.
 	HideFiles []string
 	Env       []string // the complete environment inside (KEY=VALUE)
 	// ProxySocket is a host unix socket. When set, it is bound inside and a

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,7 +96,9 @@ func TestClusterRedTeam(t *testing.T) {
 	copyFile(t, self, rogueBin, 0o755)
 
 	key := fakeKey()
-	sleepArg := fmt.Sprintf("297.%s", marker[:6])
+	// A number sleep takes, unique to this run.
+	n, _ := strconv.ParseUint(marker[:8], 16, 64)
+	sleepArg := fmt.Sprintf("297.%06d", n%1000000)
 	workerForged := "CRT-forged-by-worker-" + marker
 	controlForged := "CRT-forged-by-test-" + marker
 	credsPath := filepath.Join(etc, "a1.creds.json")
@@ -296,13 +299,20 @@ func TestClusterRedTeam(t *testing.T) {
 	}
 
 	// c. Nothing of the sandboxes is alive after the run.
-	if procs := processesWith(sleepArg); len(procs) > 0 {
-		effect("c-setsid", "children outlived the run: %v", procs)
+	for i, id := range []string{"c-setsid", "c-nohup"} {
+		if procs := processesWith(fmt.Sprintf("%s%d", sleepArg, i+1)); len(procs) > 0 {
+			effect(id, "its child outlived the run: %v", procs)
+		}
 	}
 	// Control: the search finds a process of that name the test starts.
 	ctl := exec.Command("sleep", sleepArg+"9")
 	must(t, ctl.Start())
-	if procs := processesWith(sleepArg); len(procs) != 1 {
+	var procs []string
+	for deadline := time.Now().Add(5 * time.Second); len(procs) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // until the child has exec'd sleep
+		procs = processesWith(sleepArg)
+	}
+	if len(procs) != 1 {
 		t.Errorf("control: the process search found %v, want the test's own sleep", procs)
 	}
 	_ = ctl.Process.Kill()

@@ -52,6 +52,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if conf := os.Getenv("ZERG_E2E_NATS_SERVER"); conf != "" {
+		// The test binary again, in the coordinator's namespace: a NATS
+		// server zerg does not embed, until it is killed.
+		if err := externalServer(conf); err != nil {
+			fmt.Fprintln(os.Stderr, "nats server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code, err := setup(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e/cluster:", err)
@@ -181,7 +190,13 @@ func (p *proc) exited() bool {
 // the test's end kills the group.
 func start(t *testing.T, ns, dir string, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, zergBin}, args...)...)
+	return startBin(t, ns, dir, env, zergBin, args...)
+}
+
+// startBin is start for any binary.
+func startBin(t *testing.T, ns, dir string, env []string, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &proc{cmd: cmd, done: make(chan struct{})}
@@ -212,7 +227,9 @@ const tasks = 6
 
 // writeProject makes the repository: tasks tasks, each writing one file;
 // L1-t1's first model answer takes slowDelay, long enough to kill its agent.
-func writeProject(t *testing.T, dir, server, mode string) {
+// clusterCfg is the config's cluster block ("" for the embedded server at
+// server:4222).
+func writeProject(t *testing.T, dir, server, mode, clusterCfg string) {
 	t.Helper()
 	var graph struct {
 		Feature string           `json:"feature"`
@@ -243,6 +260,9 @@ func writeProject(t *testing.T, dir, server, mode string) {
 	b, _ := json.MarshalIndent(graph, "", "  ")
 	must(t, os.WriteFile(filepath.Join(spec, "task-graph.json"), b, 0o644))
 	must(t, os.WriteFile(filepath.Join(spec, "scenario.yaml"), []byte(scenario.String()), 0o644))
+	if clusterCfg == "" {
+		clusterCfg = fmt.Sprintf("  url: tls://%s:4222\n  embed: true\n  listen: 0.0.0.0:4222\n", server)
+	}
 	cfg := fmt.Sprintf(`version: 1
 workers: 6
 mode: %s
@@ -252,12 +272,9 @@ retry:
 security_rules:
   enabled: false
 cluster:
-  url: tls://%s:4222
-  embed: true
-  listen: 0.0.0.0:4222
-  ack_wait: 5s
+%s  ack_wait: 5s
   max_deliver: 8
-`, mode, server)
+`, mode, clusterCfg)
 	must(t, os.WriteFile(filepath.Join(dir, ".zerg", "config.yaml"), []byte(cfg), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".zerg/runs/\n.zerg/cache/\n.zerg/audit.jsonl*\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "README"), []byte("fleet\n"), 0o644))
@@ -307,7 +324,7 @@ func TestClusterRun(t *testing.T) {
 	tmp := traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
-	writeProject(t, repo, net.server, "sandbox")
+	writeProject(t, repo, net.server, "sandbox", "")
 	home := filepath.Join(tmp, "home")
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
@@ -589,7 +606,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 	tmp := traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
-	writeProject(t, repo, net.server, "subprocess")
+	writeProject(t, repo, net.server, "subprocess", "")
 	home := filepath.Join(tmp, "home")
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}

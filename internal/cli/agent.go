@@ -93,7 +93,13 @@ finish, no new one is taken); a second abandons them to other agents.
 					return err
 				}
 				worker := claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}
-				if sb, err = run.AgentSandbox(cmd.Context(), dir, repo, worker, workers); err != nil {
+				// The credentials file is the agent's alone (mode 0600);
+				// wherever it is, a sandbox finds only a cover there.
+				abs, err := filepath.Abs(credsFile)
+				if err != nil {
+					return err
+				}
+				if sb, err = run.AgentSandbox(cmd.Context(), dir, repo, worker, workers, []string{abs}); err != nil {
 					return &ExitError{Code: ExitFailed, Err: err}
 				}
 			} else if os.Geteuid() == 0 {

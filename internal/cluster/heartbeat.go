@@ -166,6 +166,12 @@ type AgentEvent struct {
 // and leaves a marker. As a fallback (a marker lost, or a key erased by
 // another agent's rollup before it expired) an agent with no put for twice
 // the bucket's TTL is reported expired too. Each expiry is reported once.
+//
+// After the connection reconnects (the server restarted on its store) the
+// watch is started again: the old one's consumer may take its idle
+// heartbeats to notice, and until then no new lease would be seen, so the
+// tunnel would refuse the agents' requests. The new watch's initial values
+// are every agent's last heartbeat.
 func WatchAgents(ctx context.Context, js jetstream.JetStream) (<-chan AgentEvent, error) {
 	kv, err := js.KeyValue(ctx, BucketAgents)
 	if err != nil {
@@ -190,6 +196,10 @@ func WatchAgents(ctx context.Context, js jetstream.JetStream) (<-chan AgentEvent
 		lastPut := map[string]time.Time{} // live agents
 		tick := time.NewTicker(ttl / 4)
 		defer tick.Stop()
+		nc := js.Conn()
+		reconnects := nc.Stats().Reconnects
+		rewatch := time.NewTicker(200 * time.Millisecond)
+		defer rewatch.Stop()
 		send := func(ev AgentEvent) bool {
 			select {
 			case out <- ev:
@@ -210,6 +220,14 @@ func WatchAgents(ctx context.Context, js jetstream.JetStream) (<-chan AgentEvent
 						if !send(AgentEvent{Kind: AgentExpired, Agent: agent}) {
 							return
 						}
+					}
+				}
+				continue
+			case <-rewatch.C:
+				if r := nc.Stats().Reconnects; r != reconnects && nc.IsConnected() {
+					if nw, err := kv.WatchAll(ctx); err == nil {
+						_ = w.Stop()
+						w, reconnects = nw, r
 					}
 				}
 				continue

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,4 +113,73 @@ func TestHeartbeatRollupCannotHideDeadAgent(t *testing.T) {
 	start := time.Now()
 	nextEvent(t, events, "c", AgentExpired, 3*time.Second)
 	t.Logf("c reported expired %v after the rollup", time.Since(start))
+}
+
+// A server restarted on its store (an external server killed and started
+// again): the watch reports an agent's new lease within a few seconds of
+// the agent's reconnection, as the coordinator's tunnel needs it to serve
+// the agent's requests (it waits 3 heartbeats for a lease).
+func TestWatchAgentsAcrossServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	srv, err := StartServer(ServerOptions{Dir: dir, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := srv.AddAgent("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := nats.ReconnectWait(100 * time.Millisecond)
+	_, coordJS := connectJS(t, srv.CoordinatorCreds(), fast)
+	streams := StreamsConfig{AckWait: 5 * time.Second, MaxDeliver: 3, HeartbeatTTL: 5 * time.Second}
+	if err := EnsureStreams(ctx(t), coordJS, streams); err != nil {
+		t.Fatal(err)
+	}
+	_, agentJS := connectJS(t, c, fast)
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := WatchAgents(wctx, coordJS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var running []Lease
+	hb, err := StartHeartbeat(ctx(t), agentJS, "a", 200*time.Millisecond, func() Heartbeat {
+		mu.Lock()
+		defer mu.Unlock()
+		return Heartbeat{Running: append([]Lease{}, running...)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hb.Stop(context.Background())
+	nextEvent(t, events, "a", AgentJoined, 2*time.Second)
+
+	srv.Shutdown()
+	srv, err = StartServer(ServerOptions{Dir: dir, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	lease := Lease{AttemptID: "t-1-aa", Agent: "a", Delivery: 1}
+	mu.Lock()
+	running = []Lease{lease}
+	mu.Unlock()
+	deadline := time.After(3 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if len(ev.Heartbeat.Running) == 1 && ev.Heartbeat.Running[0] == lease {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the new lease was not reported within 3s of the restart (heartbeat error: %v)", hb.Err())
+		}
+	}
 }

@@ -2,14 +2,16 @@ package cluster
 
 import "github.com/nats-io/nats-server/v2/server"
 
-// agentPermissions is the allow-list of one agent. Everything not listed is
+// AgentPermissions is the allow-list of one agent. Everything not listed is
 // refused by the server (a permissions violation), including every other
 // JetStream API call: stream/consumer create, update, delete and purge, KV
 // and object access to other buckets, and any other agent's subjects.
 //
 // The subjects were taken from nats.go v1.55.0's jetstream package: which
 // calls each client operation makes. Each entry says what needs it.
-func agentPermissions(agent string) *server.Permissions {
+// Exported for a NATS server zerg does not embed: its agents' users need
+// exactly these (docs/cluster.md, "Using an existing NATS server").
+func AgentPermissions(agent string) *server.Permissions {
 	attempts := StreamAttempts + "." + AttemptsConsumer
 	bundles := "OBJ_" + BucketBundles
 	results := "OBJ_" + ResultsBucket(agent)

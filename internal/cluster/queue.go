@@ -213,6 +213,29 @@ func AttemptsConsumerFor(ctx context.Context, js jetstream.JetStream) (jetstream
 	return c, nil
 }
 
+// WaitAttemptsConsumer is AttemptsConsumerFor that waits, trying again
+// every interval until ctx ends, while the queue does not exist yet: a
+// server zerg does not embed is up, and its agents join, before any
+// coordinator has created the streams (docs/cluster.md). waiting, if set, is
+// called once, with the first error, when it has to wait. Other errors
+// (permissions, a lost connection) end it at once.
+func WaitAttemptsConsumer(ctx context.Context, js jetstream.JetStream, every time.Duration, waiting func(error)) (jetstream.Consumer, error) {
+	for first := true; ; first = false {
+		c, err := AttemptsConsumerFor(ctx, js)
+		if err == nil || !(errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound)) {
+			return c, err
+		}
+		if first && waiting != nil {
+			waiting(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(every):
+		}
+	}
+}
+
 // ErrBadAttempt is returned by Claim for a message that is not an attempt.
 // The message has been terminated (it will not come back); call Claim again.
 var ErrBadAttempt = errors.New("cluster: malformed attempt")

@@ -242,3 +242,70 @@ func TestNewAttemptID(t *testing.T) {
 		t.Fatal("ids repeat")
 	}
 }
+
+// An agent that joins a server before any coordinator created the queue (a
+// server zerg does not embed) waits for it instead of failing; an error
+// that is not a missing queue ends the wait at once.
+func TestWaitAttemptsConsumer(t *testing.T) {
+	srv, err := StartServer(ServerOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	_, coordJS := connectJS(t, srv.CoordinatorCreds())
+	c, err := srv.AddAgent("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := connectAgent(t, "a1", c)
+
+	// Control: without the queue, binding it fails; that is what an agent
+	// met before it waited.
+	if _, err := AttemptsConsumerFor(ctx(t), a.js); err == nil {
+		t.Fatal("control: the consumer bound before the streams existed")
+	}
+	waited := make(chan error, 1)
+	got := make(chan error, 1)
+	go func() {
+		_, err := WaitAttemptsConsumer(ctx(t), a.js, 50*time.Millisecond, func(err error) { waited <- err })
+		got <- err
+	}()
+	select {
+	case <-waited:
+	case err := <-got:
+		t.Fatalf("returned %v before the queue existed", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not say it waits")
+	}
+	if err := EnsureStreams(ctx(t), coordJS, testStreams); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("after the queue was made: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting 5s after the queue was made")
+	}
+
+	// A cancelled wait ends with the error; another error (a closed
+	// connection) ends it at once.
+	srv2, err := StartServer(ServerOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv2.Shutdown)
+	c2, _ := srv2.AddAgent("a2")
+	b := connectAgent(t, "a2", c2)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := WaitAttemptsConsumer(cancelled, b.js, 50*time.Millisecond, nil); err == nil {
+		t.Error("a cancelled wait with no queue returned no error")
+	}
+	b.nc.Close()
+	start := time.Now()
+	if _, err := WaitAttemptsConsumer(ctx(t), b.js, 50*time.Millisecond, nil); err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("on a closed connection: %v after %s, want an error at once", err, time.Since(start))
+	}
+}

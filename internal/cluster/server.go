@@ -271,7 +271,7 @@ func (s *Server) users() []*server.User {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		users = append(users, &server.User{Username: n, Password: s.auth.Agents[n], Permissions: agentPermissions(n)})
+		users = append(users, &server.User{Username: n, Password: s.auth.Agents[n], Permissions: AgentPermissions(n)})
 	}
 	return users
 }

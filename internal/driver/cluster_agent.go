@@ -89,8 +89,13 @@ func (ag *Agent) Run(take, run context.Context) error {
 		}
 	}
 	ag.repo = &gitx.Repo{Runner: gitx.New(repoDir)}
-	cons, err := cluster.AttemptsConsumerFor(run, js)
+	cons, err := cluster.WaitAttemptsConsumer(take, js, 2*time.Second, func(err error) {
+		ag.say("waiting for a coordinator to create the queue (%v)", err)
+	})
 	if err != nil {
+		if take.Err() != nil {
+			return nil // left while waiting
+		}
 		return err
 	}
 	ag.hb, err = cluster.StartHeartbeat(run, js, ag.Name, 0, ag.heartbeat)

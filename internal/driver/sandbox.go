@@ -42,6 +42,9 @@ type Sandbox struct {
 	// read-only (the CLI's install, zerg's binary).
 	Hide     []string
 	ReadOnly []string
+	// HideFiles are host files covered inside, their content out of reach
+	// (an agent's credentials file).
+	HideFiles []string
 	// Tools is what the repository's toolchains give a sandboxed command
 	// whose writable build cache is the given directory: the shared
 	// installs and caches (read-only), the writable ones of this command
@@ -235,7 +238,7 @@ func (w *sandboxed) spec(home string, writable []string, proxy string) sandbox.S
 	d := w.d
 	return sandbox.Spec{
 		Workdir: w.dir, Home: home, ReadOnly: d.ReadOnly, Writable: append(append([]string{}, writable...), w.private...),
-		Shared: w.shared, Hide: d.Hide, ProxySocket: proxy, UID: w.user.UID, GID: w.user.GID, Limits: d.Limits,
+		Shared: w.shared, Hide: d.Hide, HideFiles: d.HideFiles, ProxySocket: proxy, UID: w.user.UID, GID: w.user.GID, Limits: d.Limits,
 		Cgroup: w.group,
 	}
 }

@@ -509,10 +509,10 @@ func ClusterAgents(runDir string) map[string]string {
 
 // AgentSandbox is sandbox mode for a zerg agent (docs/cluster.md): slots
 // worker users, workspaces and lanes under dir, bubblewrap checked here
-// first (fail closed). Its Upstream is a placeholder: each attempt's copy
+// first (fail closed), hideFiles (its credentials) covered in every sandbox. Its Upstream is a placeholder: each attempt's copy
 // points at that attempt's end of the tunnel, and the key its gateway
 // sends is the placeholder the coordinator's gateway replaces.
-func AgentSandbox(ctx context.Context, dir string, repo *gitx.Repo, worker claude.Spec, slots int) (*driver.Sandbox, error) {
+func AgentSandbox(ctx context.Context, dir string, repo *gitx.Repo, worker claude.Spec, slots int, hideFiles []string) (*driver.Sandbox, error) {
 	cfg := config.Default()
 	cfg.Mode = config.ModeSandbox
 	opts := Options{Root: dir, Config: cfg}
@@ -522,5 +522,8 @@ func AgentSandbox(ctx context.Context, dir string, repo *gitx.Repo, worker claud
 	worker.API = claude.APISettings{BaseURL: "http://127.0.0.1:9", APIKey: driver.ClusterPlaceholderKey}
 	paths := Paths{Workspaces: filepath.Join(dir, "lanes"), State: filepath.Join(dir, "state")}
 	sb, _, err := newSandbox(ctx, opts, repo, paths, worker, slots, nil)
+	if sb != nil {
+		sb.HideFiles = hideFiles
+	}
 	return sb, err
 }

@@ -91,3 +91,45 @@ func TestBwrapArgsOrder(t *testing.T) {
 		}
 	}
 }
+
+// A hidden file is covered by /dev/null after every mount of its
+// directories (a tmpfs or a read-only bind of its parent would otherwise
+// undo the cover, or be undone by it); a file that is not there is refused
+// rather than left uncovered.
+func TestBwrapArgsHideFile(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	etc := filepath.Join(root, "etc")
+	for _, d := range []string{work, etc} {
+		mkdir(t, d)
+	}
+	creds := filepath.Join(etc, "a1.creds.json")
+	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Workdir: work, UID: testUID, GID: testGID, ReadOnly: []string{etc}, Hide: []string{etc}, HideFiles: []string{creds}}
+	args, _, err := s.bwrapArgs([]string{"/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := " " + strings.Join(args, " ") + " "
+	cover := strings.Index(joined, " --ro-bind /dev/null "+creds+" ")
+	if cover < 0 {
+		t.Fatalf("no cover of %s:\n%s", creds, joined)
+	}
+	for _, m := range []string{"--tmpfs " + etc, "--ro-bind " + etc + " " + etc} {
+		if i := strings.Index(joined, " "+m+" "); i < 0 || i > cover {
+			t.Errorf("%q must come before the cover:\n%s", m, joined)
+		}
+	}
+	// Control: without HideFiles there is no cover.
+	s.HideFiles = nil
+	args, _, _ = s.bwrapArgs([]string{"/bin/true"})
+	if strings.Contains(strings.Join(args, " "), "/dev/null "+creds) {
+		t.Errorf("control: a cover without HideFiles")
+	}
+	s.HideFiles = []string{filepath.Join(etc, "missing.json")}
+	if _, _, err := s.bwrapArgs([]string{"/bin/true"}); err == nil {
+		t.Errorf("a hidden file that does not exist was accepted")
+	}
+}

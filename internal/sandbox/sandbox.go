@@ -49,7 +49,12 @@ type Spec struct {
 	// package caches in a home of mode 0700; see shared.go).
 	Shared []string
 	Hide   []string // existing host directories covered by an empty tmpfs: nothing of them is visible inside
-	Env    []string // the complete environment inside (KEY=VALUE)
+	// HideFiles are existing host files covered by /dev/null, bound like
+	// every other path without device access: inside, the path is a
+	// character device that cannot be opened. For a secret in a directory
+	// that cannot be hidden whole, such as an agent's credentials file.
+	HideFiles []string
+	Env       []string // the complete environment inside (KEY=VALUE)
 	// ProxySocket is a host unix socket. When set, it is bound inside and a
 	// forwarder listens on 127.0.0.1:3128 inside, piping each TCP connection
 	// to it. "" = no network at all (only lo).
@@ -212,6 +217,9 @@ func (s Spec) bwrapArgs(argv []string) ([]string, *syscall.Credential, error) {
 	if err := add(opTmpfs, "hide", s.Hide...); err != nil {
 		return nil, nil, err
 	}
+	if err := add(opHideFile, "hidden file", s.HideFiles...); err != nil {
+		return nil, nil, err
+	}
 	if err := add(opReadOnly, "read-only path", s.ReadOnly...); err != nil {
 		return nil, nil, err
 	}
@@ -326,11 +334,13 @@ func resolve(what, p string) (string, error) {
 type opKind int
 
 // The order at equal depth: a tmpfs first, so that a bind of the same path
-// lands on top of it; a read-only bind last, so it wins over a writable one.
+// lands on top of it; a read-only bind after a writable one, so it wins; a
+// hidden file's cover last.
 const (
 	opTmpfs opKind = iota
 	opWritable
 	opReadOnly
+	opHideFile
 )
 
 type mountOp struct {
@@ -348,6 +358,8 @@ func (m mountOp) args() []string {
 		return []string{"--tmpfs", m.path}
 	case opWritable:
 		return []string{"--bind", m.path, m.path}
+	case opHideFile:
+		return []string{"--ro-bind", "/dev/null", m.path}
 	default:
 		return []string{"--ro-bind", m.path, m.path}
 	}

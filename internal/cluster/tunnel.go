@@ -188,7 +188,14 @@ func feed(ctx context.Context, msgs <-chan *nats.Msg, sub *nats.Subscription, pw
 }
 
 func expect(m *nats.Msg, seq int) error {
-	if got := m.Header.Get(hdrSeq); got != strconv.Itoa(seq) {
+	got := m.Header.Get(hdrSeq)
+	if got == "" {
+		// Not one of the coordinator's: the server's own status message,
+		// such as 503 no responders while the coordinator is away.
+		return fmt.Errorf("tunnel: the server answered status %q %q where message %d of the answer was due (the coordinator's end is not there)",
+			m.Header.Get("Status"), m.Header.Get("Description"), seq)
+	}
+	if got != strconv.Itoa(seq) {
 		return fmt.Errorf("tunnel: message %s of the answer arrived where %d was due (a message was lost)", got, seq)
 	}
 	return nil

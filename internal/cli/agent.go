@@ -39,7 +39,11 @@ func newAgentCmd(a *app) *cobra.Command {
 worker and verification run here with this machine's driver, and the result
 goes back as a git bundle. The coordinator checks and merges it; this machine
 never gets the repository (only the bundle of each attempt's base) and never
-the API key: workers reach the model API through the coordinator.
+the coordinator's API key: workers reach the model API through the
+coordinator. For a run with cluster.agent_key: local they use this host's
+own key instead: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, if set) as this
+command found them at start, held by a gateway of the agent and never given
+to a worker; without it, such attempts are refused.
 
 An attempt of a run whose mode is stronger than --mode is refused and goes
 back to the queue for another agent. This version's agents run subprocess or
@@ -128,6 +132,10 @@ finish, no new one is taken); a second abandons them to other agents.
 				case <-run.Done():
 				}
 			}()
+			// This host's own key, for local runs: kept in memory and out of
+			// every process this agent starts (workers, verifications, git).
+			own := claude.APIFromEnv()
+			_ = os.Unsetenv(claude.EnvAPIKey)
 			nc, err := joinCluster(cmd.Context(), creds, a.stderr)
 			if err != nil {
 				return err
@@ -135,7 +143,8 @@ finish, no new one is taken); a second abandons them to other agents.
 			defer nc.Close()
 			host, _ := os.Hostname()
 			ag := &driver.Agent{Name: creds.User, NC: nc, Mode: mode, Workers: workers, Dir: dir, Claude: bin,
-				Zerg: self, RunAs: runAs, Sandbox: sb, Host: host, Out: a.stdout}
+				Zerg: self, RunAs: runAs, Sandbox: sb, Host: host, Out: a.stdout,
+				LocalKey: own.APIKey, LocalUpstream: own.BaseURL}
 			if err := ag.Run(cmd.Context(), run); err != nil {
 				return err
 			}

@@ -332,7 +332,17 @@ type Cluster struct {
 	// attempt (then it fails as infra).
 	AckWait    time.Duration `yaml:"ack_wait"`
 	MaxDeliver int           `yaml:"max_deliver"`
+	// AgentKey is whose key an agent's workers use: AgentKeyCoordinator
+	// (the coordinator's, through the tunnel and its gateway) or
+	// AgentKeyLocal (the agent host's own ANTHROPIC_API_KEY).
+	AgentKey string `yaml:"agent_key"`
 }
+
+// The values of cluster.agent_key.
+const (
+	AgentKeyCoordinator = "coordinator"
+	AgentKeyLocal       = "local"
+)
 
 // Toolchains says which of the repository's toolchains zerg equips workers,
 // their verification and the gates with (docs/toolchains.md).
@@ -442,7 +452,7 @@ func Default() Config {
 		Env:          Env{Pass: []string{}, AllowDangerous: []string{}},
 		Container:    Container{Runtime: "auto"},
 		Tasks:        Tasks{Lease: 30 * time.Minute},
-		Cluster:      Cluster{Listen: "0.0.0.0:4222", AckWait: 60 * time.Second, MaxDeliver: 5},
+		Cluster:      Cluster{Listen: "0.0.0.0:4222", AckWait: 60 * time.Second, MaxDeliver: 5, AgentKey: AgentKeyCoordinator},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
 		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
 		Egress:       Egress{Allow: []string{}},

@@ -688,6 +688,11 @@ func TestClusterValidation(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid cluster section refused: %v", err)
 	}
+	local := ok
+	local.Cluster.AgentKey = AgentKeyLocal
+	if err := local.Validate(); err != nil {
+		t.Fatalf("agent_key local refused: %v", err)
+	}
 	for name, c := range map[string]struct {
 		edit func(*Config)
 		want string
@@ -700,6 +705,7 @@ func TestClusterValidation(t *testing.T) {
 		"ack wait":       {func(c *Config) { c.Cluster.AckWait = time.Second }, "cluster.ack_wait"},
 		"max deliver":    {func(c *Config) { c.Cluster.MaxDeliver = 0 }, "cluster.max_deliver"},
 		"listen":         {func(c *Config) { c.Cluster.Listen = "4222" }, "cluster.listen"},
+		"agent key":      {func(c *Config) { c.Cluster.AgentKey = "agent" }, "cluster.agent_key"},
 	} {
 		c2 := ok
 		c.edit(&c2)

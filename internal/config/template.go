@@ -195,6 +195,7 @@ cluster:
   creds: ""            # the coordinator's credentials for a server it does not embed
   ack_wait: 1m         # an agent silent this long loses its attempt to another
   max_deliver: 5       # deliveries of one attempt before it fails as infra
+  agent_key: coordinator # whose API key agents' workers use: coordinator (through it) or local (the agent host's)
 
 # The disk zerg's records and the workspaces live on.
 disk:

@@ -477,6 +477,9 @@ func validateCluster(cl Cluster, mode string, add func(path, format string, a ..
 	if _, port, err := net.SplitHostPort(cl.Listen); err != nil || port == "" {
 		add("cluster.listen", "%s is not host:port; write one like 0.0.0.0:4222", quote(cl.Listen))
 	}
+	if cl.AgentKey != AgentKeyCoordinator && cl.AgentKey != AgentKeyLocal {
+		add("cluster.agent_key", "%s is not a key an agent uses; write coordinator (the default: through the coordinator) or local (the agent host's own ANTHROPIC_API_KEY)", quote(cl.AgentKey))
+	}
 	if cl.URL == "" {
 		return
 	}

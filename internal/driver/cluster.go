@@ -18,6 +18,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cluster"
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -55,6 +56,11 @@ type Cluster struct {
 	AuthToken  string
 	OAuthToken string
 	Gateway    gateway.Policy
+	// AgentKey is config.AgentKeyLocal when the agents' workers use their
+	// own hosts' keys: this side then runs no gateway for the attempts and
+	// serves them no tunnel, and takes the agent's verdict, usage and cost
+	// from its report (docs/cluster.md, the trade-off).
+	AgentKey string
 	// State is where base bundles are made; Journal is the cluster's
 	// record of leases, revocations and refused results (JSON lines).
 	State   string
@@ -438,30 +444,44 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	if d.Verify != nil {
 		verify = d.Verify(a.Task)
 	}
-	job, err := json.Marshal(ClusterJob{Mode: d.Mode, Worker: jobWorker(sp), Verify: verify})
+	job := ClusterJob{Mode: d.Mode, Worker: jobWorker(sp), Verify: verify}
+	policy := d.Gateway
+	policy.Models, policy.TaskUSD = a.Models, a.TaskUSD
+	local := d.AgentKey == config.AgentKeyLocal
+	if local {
+		job.AgentKey = config.AgentKeyLocal
+		job.Policy = &ClusterPolicy{Models: policy.Models, MaxTokens: policy.MaxTokens, Betas: policy.Betas,
+			ServerTools: policy.ServerTools, BudgetUSD: localBudget(policy)}
+	}
+	spec, err := json.Marshal(job)
 	if err != nil {
 		return Verdict{}, err
 	}
 	// The attempt's gateway: the key, its policy, its record. Agents reach
-	// it only through the tunnel, only while they hold the lease.
-	sockDir, err := os.MkdirTemp("", "zerg-cgw-")
-	if err != nil {
-		return Verdict{}, err
-	}
-	defer os.RemoveAll(sockDir)
-	sock := filepath.Join(sockDir, "s")
-	policy := d.Gateway
-	policy.Models, policy.TaskUSD = a.Models, a.TaskUSD
-	gw, err := gateway.Start(gateway.Config{
-		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
-		Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
-	}, sock)
-	if err != nil {
-		return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)
+	// it only through the tunnel, only while they hold the lease. A local
+	// run's attempts have none here: their agents' gateways hold their
+	// own keys, and a request on the tunnel is refused.
+	var gw *gateway.Gateway
+	var proxy http.Handler
+	if !local {
+		sockDir, err := os.MkdirTemp("", "zerg-cgw-")
+		if err != nil {
+			return Verdict{}, err
+		}
+		defer os.RemoveAll(sockDir)
+		sock := filepath.Join(sockDir, "s")
+		gw, err = gateway.Start(gateway.Config{
+			Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
+			Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
+		}, sock)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)
+		}
+		proxy = unixProxy(sock)
 	}
 	gwClosed := false
 	closeGW := func() error {
-		if gwClosed {
+		if gwClosed || gw == nil {
 			return nil
 		}
 		gwClosed = true
@@ -470,7 +490,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	defer closeGW()
 
 	id := cluster.NewAttemptID(a.Task, a.Number)
-	p := &clusterPending{task: a.Task, number: a.Number, proxy: unixProxy(sock), audit: a.Audit, done: make(chan clusterOutcome, 1)}
+	p := &clusterPending{task: a.Task, number: a.Number, proxy: proxy, audit: a.Audit, done: make(chan clusterOutcome, 1)}
 	d.book.Register(id)
 	d.mu.Lock()
 	d.pending[id] = p
@@ -480,7 +500,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		delete(d.pending, id)
 		d.mu.Unlock()
 	}()
-	if _, err := cluster.Enqueue(ctx, d.js, cluster.Attempt{ID: id, Task: a.Task, Number: a.Number, Base: a.Base, BaseBundle: baseName, Spec: job}); err != nil {
+	if _, err := cluster.Enqueue(ctx, d.js, cluster.Attempt{ID: id, Task: a.Task, Number: a.Number, Base: a.Base, BaseBundle: baseName, Spec: spec}); err != nil {
 		return Verdict{}, err
 	}
 	d.journal("attempt_queued", map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "base": a.Base})
@@ -497,7 +517,11 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		w.problem = "the run was stopped before an agent's result arrived"
 		_ = closeGW()
 		v := Verdict{}
-		judgeGateway(&v, claude.Outcome{}, gw.Stats(), true)
+		var st gateway.Stats
+		if gw != nil {
+			st = gw.Stats()
+		}
+		judgeGateway(&v, claude.Outcome{}, st, true)
 		return v, nil
 	}
 	if got.dead != nil {
@@ -529,11 +553,45 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		return Verdict{Worker: rep.Worker}, &AuditError{Err: err}
 	}
 	v := Verdict{Worker: rep.Worker}
-	judgeGateway(&v, rep.Worker, gw.Stats(), false)
+	if local {
+		v = localVerdict(rep, r.Lease.Agent, policy.Run)
+	} else {
+		judgeGateway(&v, rep.Worker, gw.Stats(), false)
+	}
 	if v.Class != outcome.Success && v.Detail != "" {
 		v.Detail = fmt.Sprintf("on agent %s: %s", r.Lease.Agent, v.Detail)
 	}
 	return v, nil
+}
+
+// localBudget is a local job's budget for its agent's gateway: the task's,
+// bounded by what the run's budget has left (the run's meter is only
+// here, and hears of a local attempt's cost when its report arrives).
+func localBudget(p gateway.Policy) float64 {
+	budget := p.TaskUSD
+	if p.Run != nil && p.Run.Limit() > 0 {
+		left := max(p.Run.Limit()-p.Run.Spent(), 0.0001)
+		if budget <= 0 || left < budget {
+			budget = left
+		}
+	}
+	return budget
+}
+
+// localVerdict is the verdict of a local job: the agent's, judged from
+// its own gateway, which this side cannot check. Its cost is the run's
+// all the same. An account error is the agent's key's, not the run's:
+// infra, for another agent (or this one later) to retry.
+func localVerdict(rep ClusterReport, agent string, run *gateway.Meter) Verdict {
+	v := Verdict{Class: rep.Class, Reason: rep.Reason, Detail: rep.Detail, Worker: rep.Worker}
+	if run != nil {
+		run.Add(rep.Worker.CostUSD)
+	}
+	if v.Class == outcome.Account {
+		v.Class = outcome.Infra
+		v.Detail = "its own key (cluster.agent_key: local): " + v.Detail
+	}
+	return v
 }
 
 // unqueue removes an attempt from the work queue.

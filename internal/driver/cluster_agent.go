@@ -22,6 +22,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cluster"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/security"
@@ -30,8 +31,9 @@ import (
 
 // Agent runs attempts it pulls from a cluster's queue (zerg agent): each
 // with a driver of its own machine, its worker reaching the Messages API
-// through the tunnel (this machine never holds the key), its result sent
-// back as a bundle and a report. It never writes to the user's repository:
+// through the tunnel (this machine never holds the coordinator's key) or,
+// for a run with cluster.agent_key local, through a gateway here holding
+// this host's own key; its result sent back as a bundle and a report. It never writes to the user's repository:
 // it has none, only the bundles of the bases.
 type Agent struct {
 	Name string
@@ -52,6 +54,13 @@ type Agent struct {
 	// in a copy whose gateway's upstream is its end of the tunnel.
 	Sandbox *Sandbox
 	Host    string
+	// LocalKey and LocalUpstream are this host's own Messages API key and
+	// endpoint ("": the API's), read once at start: only an attempt's
+	// gateway on this machine holds them, for the jobs of a run with
+	// cluster.agent_key local; never a worker's environment or argv.
+	// Without a key, such jobs are refused.
+	LocalKey      claude.Secret
+	LocalUpstream string
 	// Out gets one line per attempt taken, refused and finished.
 	Out io.Writer
 
@@ -107,7 +116,11 @@ func (ag *Agent) Run(take, run context.Context) error {
 		defer cancel()
 		_ = ag.hb.Stop(ctx)
 	}()
-	ag.say("joined %s with %d worker(s), mode %s", ag.NC.ConnectedUrlRedacted(), ag.Workers, ag.Mode)
+	key := "runs with cluster.agent_key local refused (no ANTHROPIC_API_KEY)"
+	if ag.LocalKey != "" {
+		key = "this host's own API key for runs with cluster.agent_key local"
+	}
+	ag.say("joined %s with %d worker(s), mode %s, %s", ag.NC.ConnectedUrlRedacted(), ag.Workers, ag.Mode, key)
 	var wg sync.WaitGroup
 	for i := 0; i < max(ag.Workers, 1); i++ {
 		wg.Add(1)
@@ -133,6 +146,17 @@ func (ag *Agent) Run(take, run context.Context) error {
 	return nil
 }
 
+// refusal says why this agent cannot run job; "": it can.
+func (ag *Agent) refusal(job ClusterJob) string {
+	if !AgentCanRun(ag.Mode, job.Mode) {
+		return fmt.Sprintf("the run needs mode %s and this agent runs %s", job.Mode, ag.Mode)
+	}
+	if job.LocalKey() && ag.LocalKey == "" {
+		return "the run uses each agent's own key (cluster.agent_key: local) and this agent started without ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
 func (ag *Agent) heartbeat() cluster.Heartbeat {
 	ag.mu.Lock()
 	defer ag.mu.Unlock()
@@ -152,9 +176,9 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 		_ = c.Fail(false, 0)
 		return
 	}
-	if !AgentCanRun(ag.Mode, job.Mode) {
-		// Another agent may give it: back to the queue, later.
-		ag.say("refuses %s (task %s): the run needs mode %s and this agent runs %s", a.ID, a.Task, job.Mode, ag.Mode)
+	if why := ag.refusal(job); why != "" {
+		// Another agent may run it: back to the queue, later.
+		ag.say("refuses %s (task %s): %s", a.ID, a.Task, why)
 		_ = c.Fail(true, 2*time.Second)
 		// Each refusal spends one of the attempt's deliveries: pull
 		// again only after agents that can run it had their turn.
@@ -250,33 +274,33 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 	}
 	defer os.RemoveAll(state)
 
-	// The worker's way to the model API: this attempt's end of the tunnel.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The attempt's record of its API traffic (a local job's gateway, a
+	// sandbox's denials) stays on this machine, beside its stream.
+	audit, closeAudit, err := ag.auditLog(filepath.Join(ag.Dir, "logs", name+".audit.jsonl"))
 	if err != nil {
 		return rep, "", err
 	}
-	tunnel := &cluster.Tunnel{NC: ag.NC, Subject: cluster.APISubject(ag.Name, a.ID)}
-	srv := &http.Server{Handler: &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "coordinator" },
-		Transport:     tunnel,
-		FlushInterval: -1,
-	}, ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer closeAudit()
+	policy := job.Policy.gateway()
+	route, err := ag.route(job, a.ID, audit, policy)
+	if err != nil {
+		return rep, "", err
+	}
+	defer route.close()
 
-	var denials []map[string]any
 	var drv Driver = &Subprocess{Repo: ag.repo, RunAs: ag.RunAs, Lanes: filepath.Join(ag.Dir, "lanes")}
 	if ag.Sandbox != nil {
 		sb := *ag.Sandbox
-		sb.Repo, sb.Upstream, sb.APIKey, sb.AuthToken, sb.OAuthToken = ag.repo, "http://"+ln.Addr().String(), ClusterPlaceholderKey, "", ""
+		sb.Repo, sb.Upstream, sb.APIKey, sb.AuthToken, sb.OAuthToken = ag.repo, route.url, ClusterPlaceholderKey, "", ""
+		if job.LocalKey() {
+			// The sandbox's own gateway holds this host's key, as the
+			// local sandbox driver's holds the coordinator's.
+			sb.Upstream, sb.APIKey, sb.Gateway = ag.localUpstream(), string(ag.LocalKey), policy
+		}
 		drv = &sb
 	}
 	ws, err := drv.Prepare(ctx, Attempt{Repo: ag.repo, Task: a.Task, Number: a.Number, Base: a.Base, Workspace: workspace,
-		Branch: "agent/" + name, WorkerDir: state,
-		Audit: func(kind string, fields map[string]any) error {
-			denials = append(denials, fields)
-			return nil
-		},
+		Branch: "agent/" + name, WorkerDir: state, Models: policy.Models, TaskUSD: policy.TaskUSD, Audit: audit,
 		Screen: func(m json.RawMessage) json.RawMessage { return m }})
 	if err != nil {
 		return rep, "", err
@@ -287,11 +311,17 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 		_ = ws.Discard(dctx)
 		_, _ = ag.repo.Run(dctx, "branch", "-D", "--", "agent/"+name)
 	}()
-	api := claude.APISettings{BaseURL: "http://" + ln.Addr().String(), APIKey: ClusterPlaceholderKey}
+	api := claude.APISettings{BaseURL: route.url, APIKey: ClusterPlaceholderKey}
 	sp := job.Worker.Spec(ag.Claude, ag.Zerg, ws.Dir(), state, api)
 	v, err := ws.Launch(ctx, sp, ag.starter(filepath.Join(ag.Dir, "logs", name+".jsonl")))
 	if err != nil {
 		return rep, "", err
+	}
+	if route.gw != nil {
+		// A local job in subprocess mode: judged, and its usage and cost
+		// taken, from this agent's gateway, as the coordinator's would.
+		_ = route.close()
+		judgeGateway(&v, v.Worker, route.gw.Stats(), ctx.Err() != nil)
 	}
 	rep.Class, rep.Reason, rep.Detail, rep.Worker = v.Class, v.Reason, v.Detail, v.Worker
 	if v.Worker.Err != nil && rep.Worker.Detail == "" {
@@ -334,6 +364,102 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 		return rep, "", err
 	}
 	return rep, keep, nil
+}
+
+// agentRoute is an attempt's way to the Messages API from this machine: a
+// listener the worker (or its sandbox's gateway) sends its requests to.
+type agentRoute struct {
+	url string
+	// gw is a local job's gateway, holding this host's key; nil: the
+	// requests go through the tunnel to the coordinator's gateway.
+	gw    *gateway.Gateway
+	close func() error
+}
+
+// route opens the attempt's way to the API: the tunnel for a coordinator
+// job, a gateway of this agent for a local one.
+func (ag *Agent) route(job ClusterJob, attemptID string, audit func(string, map[string]any) error, policy gateway.Policy) (*agentRoute, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &agentRoute{url: "http://" + ln.Addr().String()}
+	var h http.Handler
+	sockDir := ""
+	if job.LocalKey() {
+		if sockDir, err = os.MkdirTemp("", "zerg-agw-"); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		sock := filepath.Join(sockDir, "s")
+		r.gw, err = gateway.Start(gateway.Config{Upstream: ag.localUpstream(), APIKey: string(ag.LocalKey), Placeholder: placeholderKey,
+			Audit: audit, Policy: policy, Price: priceUsage}, sock)
+		if err != nil {
+			ln.Close()
+			os.RemoveAll(sockDir)
+			return nil, fmt.Errorf("start the attempt's gateway: %w", err)
+		}
+		h = unixProxy(sock)
+	} else {
+		tunnel := &cluster.Tunnel{NC: ag.NC, Subject: cluster.APISubject(ag.Name, attemptID)}
+		h = &httputil.ReverseProxy{
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "coordinator" },
+			Transport:     tunnel,
+			FlushInterval: -1,
+		}
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	var once sync.Once
+	var gwErr error
+	r.close = func() error {
+		once.Do(func() {
+			srv.Close()
+			if r.gw != nil {
+				gwErr = r.gw.Close()
+			}
+			if sockDir != "" {
+				os.RemoveAll(sockDir)
+			}
+		})
+		return gwErr
+	}
+	return r, nil
+}
+
+// localUpstream is this host's Messages API.
+func (ag *Agent) localUpstream() string {
+	if ag.LocalUpstream != "" {
+		return ag.LocalUpstream
+	}
+	return "https://api.anthropic.com"
+}
+
+// auditLog appends an attempt's audit records to file (JSON lines, 0600).
+func (ag *Agent) auditLog(file string) (func(string, map[string]any) error, func(), error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, nil, err
+	}
+	f, err := fsx.CreatePrivate(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	record := func(kind string, fields map[string]any) error {
+		rec := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "kind": kind}
+		for k, v := range fields {
+			rec[k] = v
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, err = f.Write(append(b, '\n'))
+		return err
+	}
+	return record, func() { f.Close() }, nil
 }
 
 // fetchBase brings the attempt's base into the agent's repository from

@@ -7,13 +7,15 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/outcome"
 )
 
 // The documents of cluster mode: what the coordinator queues for an agent
 // (ClusterJob, in cluster.Attempt.Spec) and what the agent reports back
 // (ClusterReport, in cluster.Result.Outcome). Neither carries a secret: the
-// worker's key stays with the coordinator's gateway.
+// worker's key stays with the coordinator's gateway, or with the agent when
+// the job says AgentKey local.
 
 // ClusterJob is one attempt as an agent runs it.
 type ClusterJob struct {
@@ -24,7 +26,37 @@ type ClusterJob struct {
 	// Verify is the task's verification, run by the agent in the worker's
 	// isolation after a successful worker; nil: none.
 	Verify *ClusterVerify `json:"verify,omitempty"`
+	// AgentKey is config.AgentKeyLocal when the worker uses the agent
+	// host's own key (through a gateway on the agent, with Policy); empty
+	// or config.AgentKeyCoordinator: the coordinator's, through the tunnel.
+	AgentKey string `json:"agent_key,omitempty"`
+	// Policy is the attempt's gateway policy for the agent's gateway (a
+	// local job only): models, caps, and a budget that is the task's,
+	// bounded by what the run's budget had left at the launch.
+	Policy *ClusterPolicy `json:"policy,omitempty"`
 }
+
+// ClusterPolicy is the travelling part of a gateway.Policy: the run's
+// meter stays with the coordinator.
+type ClusterPolicy struct {
+	Models      []string `json:"models,omitempty"`
+	MaxTokens   int64    `json:"max_tokens,omitempty"`
+	Betas       []string `json:"betas,omitempty"`
+	ServerTools []string `json:"server_tools,omitempty"`
+	BudgetUSD   float64  `json:"budget_usd,omitempty"`
+}
+
+// gateway is the agent's gateway policy of a local job (none for a
+// coordinator job: the coordinator's gateway applies it).
+func (p *ClusterPolicy) gateway() gateway.Policy {
+	if p == nil {
+		return gateway.Policy{}
+	}
+	return gateway.Policy{Models: p.Models, MaxTokens: p.MaxTokens, Betas: p.Betas, ServerTools: p.ServerTools, TaskUSD: p.BudgetUSD}
+}
+
+// LocalKey reports whether the job's worker uses the agent's own key.
+func (j ClusterJob) LocalKey() bool { return j.AgentKey == config.AgentKeyLocal }
 
 // ClusterWorker is the part of a claude.Spec that travels: what the worker
 // is asked and allowed. Paths, the binary, the user and the API endpoint
@@ -105,6 +137,9 @@ func ParseClusterJob(raw json.RawMessage) (ClusterJob, error) {
 	}
 	if ModeStrength(j.Mode) < 0 {
 		return ClusterJob{}, fmt.Errorf("the attempt's job: mode %q is none an agent runs", j.Mode)
+	}
+	if j.AgentKey != "" && j.AgentKey != config.AgentKeyCoordinator && j.AgentKey != config.AgentKeyLocal {
+		return ClusterJob{}, fmt.Errorf("the attempt's job: agent_key %q is none this agent knows", j.AgentKey)
 	}
 	return j, nil
 }

@@ -366,6 +366,7 @@ func newClusterDriver(opts Options, paths Paths, worker claude.Spec, local drive
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken), OAuthToken: string(worker.API.OAuthToken),
 		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
 			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
+		AgentKey: cl.AgentKey,
 		State:    paths.State,
 		Journal:  filepath.Join(paths.RunDir, "cluster.jsonl"),
 		Progress: func(line string) { p.printf("%s", line) },

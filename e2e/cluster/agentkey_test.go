@@ -38,18 +38,25 @@ func mockRequests(t *testing.T, file string) []string {
 	return kinds
 }
 
-// TestClusterAgentKeyLocal: with cluster.agent_key local, an agent with a
+// TestClusterAgentKeyLocal, in subprocess and in sandbox mode (the
+// agent's gateway, or its sandbox's): with cluster.agent_key local, an agent with a
 // key of its own (and its own API, a mockapi in its namespace that takes
 // only that key) runs the attempts; the coordinator's API gets no model
 // request (only the launch probe's count_tokens); the run log has each
 // attempt's cost; an agent without a key refuses every attempt (control: it
 // was offered some) and its key is in no file the agent wrote.
 func TestClusterAgentKeyLocal(t *testing.T) {
+	for _, mode := range []string{"subprocess", "sandbox"} {
+		t.Run(mode, func(t *testing.T) { agentKeyLocal(t, mode) })
+	}
+}
+
+func agentKeyLocal(t *testing.T, mode string) {
 	net := newNetwork(t, 2)
 	tmp := traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
-	writeProject(t, repo, net.server, "subprocess",
+	writeProject(t, repo, net.server, mode,
 		fmt.Sprintf("  url: tls://%s:4222\n  embed: true\n  listen: 0.0.0.0:4222\n  agent_key: local\n", net.server))
 	home := filepath.Join(tmp, "home")
 	must(t, os.MkdirAll(home, 0o755))
@@ -85,8 +92,8 @@ func TestClusterAgentKeyLocal(t *testing.T) {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	withKey := append(append([]string{}, base...), "ANTHROPIC_API_KEY="+agentKey, "ANTHROPIC_BASE_URL="+agentURL)
-	a1 := start(t, net.agents[0], tmp, withKey, "agent", "--join", join, "--creds", creds[0], "--dir", dirs[0], "--workers", "3")
-	a2 := start(t, net.agents[1], tmp, base, "agent", "--join", join, "--creds", creds[1], "--dir", dirs[1], "--workers", "1")
+	a1 := start(t, net.agents[0], tmp, withKey, "agent", "--join", join, "--creds", creds[0], "--dir", dirs[0], "--workers", "3", "--mode", mode)
+	a2 := start(t, net.agents[1], tmp, base, "agent", "--join", join, "--creds", creds[1], "--dir", dirs[1], "--workers", "1", "--mode", mode)
 	coordEnv := append(append([]string{}, base...), "ANTHROPIC_API_KEY="+coordKey, "ANTHROPIC_BASE_URL="+coordURL,
 		"ZERG_WORKSPACES="+filepath.Join(tmp, "workspaces"))
 	rush := start(t, net.coord, repo, coordEnv, "rush", "fleet", "--plain", "--yes", "--no-check")

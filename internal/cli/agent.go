@@ -69,6 +69,10 @@ finish, no new one is taken); a second abandons them to other agents.
 			if err != nil {
 				return badInput(err)
 			}
+			// This host's own key, for local runs: kept in memory and out of
+			// every process this agent starts (workers, verifications, git).
+			own := claude.APIFromEnv()
+			_ = os.Unsetenv(claude.EnvAPIKey)
 			// --join says where the server is from here (the creds name the
 			// address the coordinator advertised).
 			creds.URL = join
@@ -132,10 +136,6 @@ finish, no new one is taken); a second abandons them to other agents.
 				case <-run.Done():
 				}
 			}()
-			// This host's own key, for local runs: kept in memory and out of
-			// every process this agent starts (workers, verifications, git).
-			own := claude.APIFromEnv()
-			_ = os.Unsetenv(claude.EnvAPIKey)
 			nc, err := joinCluster(cmd.Context(), creds, a.stderr)
 			if err != nil {
 				return err

@@ -153,6 +153,12 @@ func TestCrashRecoverySandbox(t *testing.T) {
 	oldCaches := filepath.Join(filepath.Dir(matches[0]), ".caches", "zerg-worker-1", "go-build")
 	os.MkdirAll(oldCaches, 0o755)
 	os.WriteFile(filepath.Join(oldCaches, "entry"), []byte("cached"), 0o644)
+	// A snapshot cut short after its commit: zerg's own commit of L1-docs's
+	// work already on the base in the workspace (the kill can land between
+	// the commit and the bundle). The resume must still make it one commit
+	// on the base; stacking a second one failed the task as a workspace
+	// whose history was changed.
+	snapshotCommitted(t, filepath.Join(matches[0], "L1-docs-1"))
 
 	r := p.zerg("rush", "demo", "--rehearse", "--resume")
 	if r.code != 0 {
@@ -329,4 +335,23 @@ func findTask(t *testing.T, sc *mockapi.Scenario, name string) int {
 	}
 	t.Fatalf("no scenario task %s", name)
 	return -1
+}
+
+// snapshotCommitted commits everything in the sandboxed workspace ws as
+// zerg's snapshot does (same identity and message), as the workspace's
+// owner: what a snapshot cut short after its commit leaves.
+func snapshotCommitted(t *testing.T, ws string) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(ws, &st); err != nil {
+		t.Fatalf("the workspace of L1-docs: %v", err)
+	}
+	git := []string{"setpriv", fmt.Sprintf("--reuid=%d", st.Uid), fmt.Sprintf("--regid=%d", st.Gid), "--clear-groups",
+		"env", "HOME=" + ws, "git", "-C", ws, "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null",
+		"-c", "user.name=zerg", "-c", "user.email=zerg@localhost", "-c", "commit.gpgSign=false"}
+	for _, args := range [][]string{{"add", "-A", "."}, {"commit", "-q", "--no-verify", "--allow-empty", "-m", "attempt"}} {
+		if out, err := exec.Command(git[0], append(git[1:], args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v in %s: %v\n%s", args, ws, err, out)
+		}
+	}
 }

@@ -409,8 +409,15 @@ func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base strin
 	// gone), so a git lock is a leftover (index, HEAD, a ref): of a snapshot
 	// or a worker's git that a killed coordinator cut short, which would fail
 	// the commit for good. find does not follow a .git that is a link.
-	script := fmt.Sprintf("find .git -name '*.lock' -type f -delete 2>/dev/null; %s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
-		git, git, git, shellQuote(bundle), base)
+	// A snapshot cut short after its commit (the coordinator killed before
+	// it took the bundle) left zerg's commit on the base: a second one on
+	// top would not be one commit on the base, so start from the base
+	// again with the tree kept. A worker's commit forged to look like it
+	// gains nothing: its tree is what is checked either way.
+	undo := fmt.Sprintf(`if [ "$(%s rev-parse -q --verify HEAD^ 2>/dev/null)" = %s ] && [ "$(%s log -1 --format='%%ae %%s' HEAD)" = 'zerg@localhost attempt' ]; then %s reset -q --soft %s; fi`,
+		git, shellQuote(base), git, git, shellQuote(base))
+	script := fmt.Sprintf("find .git -name '*.lock' -type f -delete 2>/dev/null; %s; %s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
+		undo, git, git, git, shellQuote(bundle), base)
 	spec := w.spec(home, []string{outDir}, "")
 	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec, Boundary: w.d.boundary()}.Run(ctx)
 	if code != 0 {

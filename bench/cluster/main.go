@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zergrush/zerg/bench/internal/benchkit"
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
@@ -79,12 +80,11 @@ func bench(tasks int, delay time.Duration, perAgent int, zerg string) error {
 		return err
 	}
 	if zerg == "" {
-		zerg = filepath.Join(tmp, "zerg")
-		cmd := exec.Command("go", "build", "-o", zerg, "./cmd/zerg")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build zerg: %v\n%s", err, out)
+		built, err := benchkit.BuildZerg(root, tmp)
+		if err != nil {
+			return err
 		}
+		zerg = built
 	}
 	claude := os.Getenv("ZERG_CLAUDE")
 	if claude == "" {
@@ -205,12 +205,8 @@ func rush(tmp, zerg string, env, coordEnv []string, scenario string, tasks, agen
 			return result{}, err
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "-m", "bench"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return result{}, fmt.Errorf("git %v: %v\n%s", args, err, out)
-		}
+	if err := benchkit.CommitAll(dir); err != nil {
+		return result{}, err
 	}
 	var procs []*exec.Cmd
 	defer func() {

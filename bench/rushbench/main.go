@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/bench/internal/benchkit"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/run"
@@ -57,12 +58,11 @@ func benchmark(n, perLevel int, workersFlag, zerg string, modes []string, image 
 		return err
 	}
 	if zerg == "" {
-		zerg = filepath.Join(tmp, "zerg")
-		cmd := exec.Command("go", "build", "-o", zerg, "./cmd/zerg")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build: %v\n%s", err, out)
+		built, err := benchkit.BuildZerg(root, tmp)
+		if err != nil {
+			return err
 		}
+		zerg = built
 	}
 	fmt.Printf("rushbench: %d tasks, %d per level, real Claude Code CLI, scripted model answering at once\n", n, perLevel)
 	fmt.Printf("%-11s %-8s %10s %12s %14s %16s %14s\n", "mode", "workers", "wall", "per task", "worker/task", "overhead/task", "merge+gates")
@@ -166,14 +166,7 @@ func makeProject(dir string, n, perLevel int, config string) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return nil
+	return benchkit.CommitAll(dir)
 }
 
 func repoRoot() (string, error) {

@@ -21,12 +21,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/bench/internal/benchkit"
 	"github.com/zergrush/zerg/internal/fsx"
 )
 
@@ -164,12 +164,11 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 	}
 	zerg := o.zerg
 	if zerg == "" {
-		zerg = filepath.Join(tmp, "zerg")
-		cmd := exec.Command("go", "build", "-o", zerg, "./cmd/zerg")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build zerg: %v\n%s", err, out)
+		built, err := benchkit.BuildZerg(root, tmp)
+		if err != nil {
+			return err
 		}
+		zerg = built
 	}
 	loadGoCaches()
 	begin := time.Now()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/bench/internal/benchkit"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/mockapi"
 )
@@ -75,14 +76,7 @@ func makeRepo(dir string, ts []task, rushSc []byte, config string) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@zerg.invalid", "commit", "-q", "-m", "bench"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return nil
+	return benchkit.CommitAll(dir)
 }
 
 // zergConfig: no task retries (the script is right the first time, so a

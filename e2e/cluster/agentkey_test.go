@@ -14,6 +14,8 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 // mockRequests reads a zerg mockapi request log: the kind of each request.
@@ -53,7 +55,7 @@ func TestClusterAgentKeyLocal(t *testing.T) {
 
 func agentKeyLocal(t *testing.T, mode string) {
 	net := newNetwork(t, 2)
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
 	writeProject(t, repo, net.server, mode,

@@ -34,6 +34,8 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 var (
@@ -301,19 +303,6 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// traversable lets the worker user pass through dir's parents.
-func traversable(t *testing.T, dir string) string {
-	t.Helper()
-	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		must(t, err)
-		if fi.Mode().Perm()&0o001 == 0 {
-			must(t, os.Chmod(d, fi.Mode().Perm()|0o711))
-		}
-	}
-	return dir
-}
-
 // TestClusterRun: a graph runs to completion on three agents, each task
 // merged exactly once; the agent running the slow task is SIGKILLed and the
 // task is delivered to another agent and merged once; agents with a wrong
@@ -321,7 +310,7 @@ func traversable(t *testing.T, dir string) string {
 // given is nowhere on the agents' side.
 func TestClusterRun(t *testing.T) {
 	net := newNetwork(t, 3)
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
 	writeProject(t, repo, net.server, "sandbox", "")
@@ -603,7 +592,7 @@ func TestClusterRun(t *testing.T) {
 // agents reconnect, and the run completes with each task merged once.
 func TestClusterCoordinatorRestart(t *testing.T) {
 	net := newNetwork(t, 2)
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
 	writeProject(t, repo, net.server, "subprocess", "")

@@ -18,6 +18,8 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 // externalConf is what the external server is told: where it listens, its
@@ -101,7 +103,7 @@ func password(t *testing.T) string {
 // task merged exactly once.
 func TestClusterExternalServerRestart(t *testing.T) {
 	net := newNetwork(t, 2)
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	repo := filepath.Join(tmp, "repo")
 	must(t, os.MkdirAll(repo, 0o755))
 	url := "nats://" + net.server + ":4222"

@@ -31,6 +31,8 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/spec"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 const feature = "shop"
@@ -65,7 +67,7 @@ func TestPackShrinksTheFirstRequest(t *testing.T) {
 	if _, err := os.Stat(claudeBin); err != nil {
 		t.Fatalf("the pinned Claude Code CLI is missing (%v): run make claude (or set ZERG_CLAUDE)", err)
 	}
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	zergBin := filepath.Join(tmp, "bin", "zerg")
 	build := exec.Command("go", "build", "-o", zergBin, "./cmd/zerg")
 	build.Dir = root
@@ -434,23 +436,6 @@ func graph(t *testing.T, path string) *spec.Graph {
 		t.Fatal(rep.Err())
 	}
 	return rep.Graph
-}
-
-// traversable lets the worker user (the tests run as root) pass through the
-// test's temporary parents, which Go creates 0700.
-func traversable(t *testing.T, dir string) string {
-	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
 }
 
 func mustWd(t *testing.T) string {

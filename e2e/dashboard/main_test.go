@@ -76,7 +76,7 @@ type project struct {
 
 func newProject(t *testing.T, scenario func(string) string) *project {
 	t.Helper()
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home")}
 	if err := os.CopyFS(p.dir, os.DirFS(filepath.Join(repoRoot, "examples", "demo"))); err != nil {
 		t.Fatal(err)
@@ -97,23 +97,6 @@ func newProject(t *testing.T, scenario func(string) string) *project {
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "demo project")
 	return p
-}
-
-// traversable lets other users pass through dir and its temporary parents.
-func traversable(t *testing.T, dir string) string {
-	t.Helper()
-	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
 }
 
 func (p *project) env() []string {

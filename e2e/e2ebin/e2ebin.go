@@ -63,3 +63,22 @@ func run(m *testing.M, use func(Tools)) (int, error) {
 	use(t)
 	return m.Run(), nil
 }
+
+// Traversable lets other users (the worker user, when the tests run as
+// root) pass through dir and the test's temporary parents, which Go
+// creates 0700. Nothing becomes listable or writable to them.
+func Traversable(t testing.TB, dir string) string {
+	t.Helper()
+	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}

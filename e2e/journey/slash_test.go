@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 // slashScenario scripts both sessions of /zerg:plan: the Claude Code session
@@ -45,7 +47,7 @@ const (
 // commands installed, committed, and the scenario for both sessions.
 func slashProject(t *testing.T) *project {
 	t.Helper()
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home"), tmp: tmp}
 	for _, d := range []string{p.home, filepath.Join(p.dir, ".zerg")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 // envInt reads a scale knob for `make chaos`.
@@ -35,7 +37,7 @@ const chaosWidth = 4
 // is still running long after its attempt_pids event.
 func chaosProject(t *testing.T, n int) *project {
 	t.Helper()
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home")}
 	spec := filepath.Join(p.dir, ".zerg", "specs", "demo")
 	if err := os.MkdirAll(spec, 0o755); err != nil {

@@ -23,6 +23,8 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+
+	"github.com/zergrush/zerg/e2e/e2ebin"
 )
 
 // The sandbox red team. A scripted malicious model, through the real CLI and
@@ -121,7 +123,7 @@ func newSandboxRedTeam(t *testing.T) *sandboxRedTeam {
 		rt.base = b
 	} else {
 		t.Logf("not root: the project lives under %s, which every sandbox hides anyway; the Hide checks prove less", os.TempDir())
-		rt.base = traversable(t, t.TempDir())
+		rt.base = e2ebin.Traversable(t, t.TempDir())
 	}
 	if err := os.Chmod(rt.base, 0o711); err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ type project struct {
 // newProject copies examples/demo, lets mutate change it, and commits it.
 func newProject(t *testing.T, mutate func(dir string)) *project {
 	t.Helper()
-	tmp := traversable(t, t.TempDir())
+	tmp := e2ebin.Traversable(t, t.TempDir())
 	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home")}
 	if err := os.CopyFS(p.dir, os.DirFS(filepath.Join(repoRoot, "examples", "demo"))); err != nil {
 		t.Fatal(err)
@@ -97,25 +97,6 @@ func newProject(t *testing.T, mutate func(dir string)) *project {
 	p.git("commit", "-q", "-m", "demo project")
 	p.base = p.git("rev-parse", "HEAD")
 	return p
-}
-
-// traversable lets other users (the worker user, when the tests run as root)
-// pass through dir and the test's temporary parents, which Go creates 0700.
-// Nothing becomes listable or writable to them.
-func traversable(t *testing.T, dir string) string {
-	t.Helper()
-	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
 }
 
 func (p *project) env() []string {

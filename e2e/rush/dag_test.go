@@ -127,19 +127,22 @@ var allTasks = []string{"L1-names", "L1-greet", "L1-upper", "L1-docs", "L2-greet
 
 // TestDAGBisectsTheTaskThatBreaksAGate: L1-upper's first attempt passes its
 // own verification but leaves a TODO that the no-todo gate refuses. The
-// gate sleeps on heads without lib/greet.sh and lib/upper.sh, so the
-// level-1 tasks that finish meanwhile are merged in one batch with
-// L1-upper: the batch fails, bisection names L1-upper alone, the others
+// batching is arranged, not left to the machine's speed: L1-greet and
+// L1-upper think 4 s before writing, so L1-names or L1-docs commits first,
+// and the gate sleeps 12 s on heads without lib/greet.sh and lib/upper.sh,
+// so both slow tasks commit while the first batch is in the gates and are
+// merged in one batch: it fails, bisection names L1-upper alone, the others
 // of the batch are merged without running again, and L1-upper's attempt 2
 // is prompted with the gate's output (attempt 1's prompt, the control,
-// has none).
+// has none). (CI once caught the unarranged version batching L1-upper
+// alone.)
 func TestDAGBisectsTheTaskThatBreaksAGate(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, func(dir string) {
 		withSchedule(t, dir, "dag")
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 			gate := `  - name: no-todo
-    command: 'if [ ! -f lib/greet.sh ] && [ ! -f lib/upper.sh ]; then sleep 10; fi; todo=$(grep -rn TODO lib bin 2>/dev/null); if [ -n "$todo" ]; then echo "$todo"; echo "a TODO is left in the code" >&2; exit 1; fi'
+    command: 'if [ ! -f lib/greet.sh ] && [ ! -f lib/upper.sh ]; then sleep 12; fi; todo=$(grep -rn TODO lib bin 2>/dev/null); if [ -n "$todo" ]; then echo "$todo"; echo "a TODO is left in the code" >&2; exit 1; fi'
     timeout: 120s
     required: true
 `
@@ -149,6 +152,13 @@ func TestDAGBisectsTheTaskThatBreaksAGate(t *testing.T) {
 			return strings.Replace(s, "\nsecurity_rules:", "\n"+gate+"security_rules:", 1)
 		})
 		editFile(t, scenarioPath(dir), func(s string) string {
+			for _, lib := range []string{"greet", "upper"} {
+				slow := "- delay: 4s\n        tools: [{name: Write, input: {file_path: lib/" + lib + ".sh,"
+				s = strings.Replace(s, "- delay: 300ms\n        tools: [{name: Write, input: {file_path: lib/"+lib+".sh,", slow, 1)
+				if !strings.Contains(s, slow) {
+					t.Fatalf("the demo scenario changed: no 300ms delay before lib/%s.sh", lib)
+				}
+			}
 			s = strings.Replace(s, `content: "upper() {\n  tr '[:lower:]' '[:upper:]'\n}\n"}}]
       - text: "Added upper to lib/upper.sh."`, `content: "upper() {\n  # TODO: other locales\n  tr '[:lower:]' '[:upper:]'\n}\n"}}]
       - text: "Added upper to lib/upper.sh."`, 1)

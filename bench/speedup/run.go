@@ -27,12 +27,15 @@ var errRefused = errors.New("refused by this zerg")
 
 // rushResult is one zerg rush of a graph.
 type rushResult struct {
-	Shape     string        `json:"shape"`
-	Schedule  string        `json:"schedule"`
-	Workers   int           `json:"workers"`
-	Wall      time.Duration `json:"wall_ns"`
-	Makespan  time.Duration `json:"makespan_ns"`
-	Bound     time.Duration `json:"lower_bound_ns"`
+	Shape    string        `json:"shape"`
+	Schedule string        `json:"schedule"`
+	Workers  int           `json:"workers"`
+	Wall     time.Duration `json:"wall_ns"`
+	Makespan time.Duration `json:"makespan_ns"`
+	Bound    time.Duration `json:"lower_bound_ns"`
+	// Best is bestSchedule over the same durations (0: not searched, or a
+	// -json file written before it was).
+	Best      time.Duration `json:"best_schedule_ns,omitempty"`
 	Delivered int           `json:"delivered"`
 	Tasks     int           `json:"tasks"`
 	Usage     usage         `json:"usage"`
@@ -120,6 +123,7 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 	r.Delivered = len(sp)
 	r.Makespan = makespan(sp)
 	r.Bound = lowerBound(ts, durations(sp), workers)
+	r.Best = bestSchedule(ts, durations(sp), workers)
 	r.Usage = rushUsage(evs)
 	return r, nil
 }

@@ -261,3 +261,48 @@ func TestWithDrawsKeepsTurnsAndOrder(t *testing.T) {
 		t.Fatal("control: a got b's draw")
 	}
 }
+
+func TestBestSchedule(t *testing.T) {
+	// The diamond reaches its critical path on two workers.
+	ts, d := diamondGraph()
+	if got := bestSchedule(ts, d, 2); got != 7*sec {
+		t.Errorf("diamond on 2 workers: best %v, want 7s", got)
+	}
+	if got := bestSchedule(ts, d, 1); got != 9*sec {
+		t.Errorf("diamond on 1 worker: best %v, want 9s (the work)", got)
+	}
+	// Five equal tasks on four workers: the bound says 1.25 s, any schedule
+	// takes two waves.
+	var five []task
+	eq := map[string]time.Duration{}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		five = append(five, task{ID: id, Level: 1})
+		eq[id] = sec
+	}
+	if lb, got := lowerBound(five, eq, 4), bestSchedule(five, eq, 4); lb != 1250*time.Millisecond || got != 2*sec {
+		t.Errorf("five equal tasks on 4 workers: bound %v, best %v; want 1.25s and 2s", lb, got)
+	}
+	// The choice matters: b, c, x (1 s each) and d (2 s) after x, on two
+	// workers. Starting in id order (b and c: the first choice a search
+	// tries) ends at 4 s; starting x first, at 3 s. A search that kept its
+	// first choice would say 4.
+	choice := []task{{ID: "b", Level: 1}, {ID: "c", Level: 1}, {ID: "x", Level: 1}, {ID: "d", Level: 2, Deps: []string{"x"}}}
+	cd := map[string]time.Duration{"b": sec, "c": sec, "x": sec, "d": 2 * sec}
+	if got := bestSchedule(choice, cd, 2); got != 3*sec {
+		t.Errorf("best %v, want 3s (x first)", got)
+	}
+	// Control: d after all three leaves no choice that helps: two waves,
+	// then d.
+	choice[3].Deps = []string{"b", "c", "x"}
+	if got := bestSchedule(choice, cd, 2); got != 4*sec {
+		t.Errorf("control: d after b, c and x: best %v, want 4s", got)
+	}
+	// Too large to search: zero, not a guess.
+	var many []task
+	for i := range maxBestTasks + 1 {
+		many = append(many, task{ID: string(rune('A' + i)), Level: 1})
+	}
+	if got := bestSchedule(many, map[string]time.Duration{}, 4); got != 0 {
+		t.Errorf("over %d tasks: %v, want 0", maxBestTasks, got)
+	}
+}

@@ -559,10 +559,7 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 		return err
 	}
 	if !strictWrappers[name] && !shells[name] {
-		if err := reachOnly(u.words, depth+1); err != nil {
-			return err
-		}
-		if err := reachScript(u.script, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		why := bashDenied[name]
@@ -629,7 +626,7 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	}
 	args := c.words[1:]
 	if u.script != nil {
-		if err := reachScript(u.script, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		return fmt.Errorf("%s with a command line to run is not allowed; run the command itself", name)
@@ -645,7 +642,7 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 		return nil
 	}
 	if u.pkg {
-		if err := reachOnly(u.words, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		return ck.rawArgs(u.words, false)
@@ -662,48 +659,14 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	return ck2.command(&bashCmd{assigns: c.assigns, words: words}, depth+1)
 }
 
-// reachOnly judges a command (words) only for what it reaches, looking
-// through wrappers, runners and shell strings (lenient): the check of a
-// command subprocess mode refuses anyway, for a better reason.
-func reachOnly(words []bashWord, depth int) error {
-	if len(words) == 0 || depth > maxBashDepth || words[0].dynamic {
-		return nil
-	}
-	name := filepath.Base(words[0].lit)
-	args := words[1:]
-	if err := reachCommand(name, args); err != nil {
-		return err
-	}
-	u, ok, _ := unwrap(name, args)
-	if !ok {
-		u, ok, _ = runner(name, args)
-	}
-	if !ok {
-		return nil
-	}
-	if err := reachOnly(u.words, depth+1); err != nil {
-		return err
-	}
-	return reachScript(u.script, depth+1)
-}
-
-// reachScript judges the commands of a shell command line a wrapper runs
-// (sh -c, eval …) only for what they reach; of a computed one, the text
-// that is known.
-func reachScript(script *bashWord, depth int) error {
-	if script == nil {
-		return nil
-	}
-	cmds, _, err := parseBashLenient(script.lit)
-	if err != nil {
-		return nil // judged for what it reaches only: what cannot be read is the caller's to refuse
-	}
-	for _, ic := range cmds {
-		if err := reachOnly(ic.words, depth); err != nil {
-			return err
-		}
-	}
-	return nil
+// reachOnly judges what a wrapper or runner runs only for what it reaches,
+// looking through wrappers, runners and shell strings as sandbox mode does:
+// the check of a command subprocess mode refuses anyway, for a better
+// reason. The judge knows no directory the shell is in, so it judges no
+// path.
+func (ck *bashChecker) reachOnly(u unwrapped, depth int) error {
+	rc := &reachChecker{p: ck.p, sc: ck.sc, shellDirs: shellDirs{lenient: true}}
+	return rc.unwrapped(u, depth)
 }
 
 func deniedArgs(name string, args []bashWord) error {

@@ -719,7 +719,7 @@ func (ck *bashChecker) findExec(opt string, words []bashWord, starts []string) e
 	}
 	name := words[0].lit
 	if words[0].dynamic || !findExecReaders[name] {
-		if err := reachOnly(words, 1); err != nil {
+		if err := ck.reachOnly(unwrapped{words: words}, 0); err != nil {
 			return err
 		}
 		return fmt.Errorf("find %s %s is not allowed (only commands that read files may run from find)", opt, name)

@@ -219,9 +219,6 @@ var searchTools = set("Glob Grep LS")
 var passTools = set(`TodoWrite TodoRead Task Agent TaskCreate TaskGet TaskList TaskUpdate TaskOutput TaskStop
 	ExitPlanMode EnterPlanMode StructuredOutput`)
 
-// words are the space-separated words of s.
-func words(s string) []string { return strings.Fields(s) }
-
 // set is the set of the space-separated words in s.
 func set(s string) map[string]bool {
 	m := map[string]bool{}

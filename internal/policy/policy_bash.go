@@ -97,10 +97,10 @@ func (b BashPolicy) validate() error {
 // work tree only when no repository hook can run, see gitHooksSafe), and
 // running a repository script with sh or bash (or directly).
 func DefaultBashAllow() []string {
-	out := words(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
+	out := strings.Fields(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
 		md5sum sha256sum tree xxd hexdump od column paste fold strings jq echo printf true false test \[ pwd date id
 		whoami uname basename dirname realpath readlink seq sleep which type mkdir touch cp mv rm rmdir tee chmod`)
-	for _, sub := range words(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
+	for _, sub := range strings.Fields(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
 		cherry-pick revert mv rm init clean apply branch tag notes`) {
 		out = append(out, "git "+sub)
 	}
@@ -320,10 +320,11 @@ type shellDirs struct {
 }
 
 // dirJudge is what a mode checks: one command, and the directories a cd
-// to dir may lead to from every directory in cwds.
+// (or a -C option, named what in a refusal) to dir may lead to from every
+// directory in cwds.
 type dirJudge interface {
 	command(c *bashCmd, depth int) error
-	cdTo(dir string) ([]string, error)
+	dirsOf(what, dir string) ([]string, error)
 }
 
 const maxCwds = 16
@@ -408,7 +409,7 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 	case a.dynamic || a.glob >= 0 || a.lit == "":
 		return nil, fmt.Errorf("cd to a computed directory %q", a.lit)
 	}
-	return j.cdTo(a.lit)
+	return j.dirsOf("cd "+a.lit, a.lit)
 }
 
 // bashChecker checks parsed commands in order (subprocess mode), from
@@ -597,10 +598,10 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 	if len(u.dirs) > 0 {
 		return fmt.Errorf("%s with a directory to run in is not allowed; cd first", name)
 	}
-	if err := ck.checkPaths(u.reads, false); err != nil {
+	if err := ck.checkAll(u.reads, false); err != nil {
 		return err
 	}
-	if err := ck.checkPaths(u.writes, true); err != nil {
+	if err := ck.checkAll(u.writes, true); err != nil {
 		return err
 	}
 	if u.lookup {
@@ -635,7 +636,7 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	if err := ck.rawArgs(own, false); err != nil {
 		return err
 	}
-	if err := ck.checkPaths(u.reads, false); err != nil {
+	if err := ck.checkAll(u.reads, false); err != nil {
 		return err
 	}
 	if len(u.words) == 0 {
@@ -942,6 +943,7 @@ func afterSeps(s string) []string {
 	return out
 }
 
+// checkAll checks each non-empty path (checkPath).
 func (ck *bashChecker) checkAll(cands []string, write bool) error {
 	for _, c := range cands {
 		if c == "" {
@@ -960,16 +962,6 @@ func (ck *bashChecker) checkAll(cands []string, write bool) error {
 // later pattern would hand it to a command as an option.
 func (ck *bashChecker) checkPath(p string, write bool) error {
 	return ck.checkPathFrom(ck.cwds, p, write)
-}
-
-// checkPaths checks each of paths (checkPath).
-func (ck *bashChecker) checkPaths(paths []string, write bool) error {
-	for _, p := range paths {
-		if err := ck.checkPath(p, write); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error {
@@ -1046,15 +1038,10 @@ func (ck *bashChecker) redirect(r bashRedir) error {
 // isFD reports whether s names a file descriptor (or "-", closing one).
 func isFD(s string) bool { return s == "-" || s != "" && strings.Trim(s, "0123456789") == "" }
 
-// cdTo: cd must stay inside the workspace (or a scratch directory of the
-// worker's own). Both readings of a ".." after a symlink are kept (bash's
-// cd is logical, cd -P physical).
-func (ck *bashChecker) cdTo(dir string) ([]string, error) {
-	return ck.dirsOf("cd "+dir, dir)
-}
-
 // dirsOf resolves dir from every cwd as a directory the shell or a command
-// works in: inside the workspace, not protected.
+// works in: inside the workspace (or a scratch directory of the worker's
+// own), not protected. Both readings of a ".." after a symlink are kept
+// (bash's cd is logical, cd -P physical).
 func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range ck.cwds {

@@ -201,6 +201,7 @@ func TestBashSandboxLenient(t *testing.T) {
 		"for f in *.md; do echo \"$f\"; done":       true,
 		"case $1 in a) ls ;; *) echo no ;; esac":    true,
 		"case $1 in a) curl x ;; esac":              false,
+		"a[0]=$(curl x)":                            false,
 		"f() { ls; }; f":                            true,
 		"f() { curl x; }; f":                        false,
 		"function g { wget x; }":                    false,

@@ -264,12 +264,7 @@ func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 		return w.scan(x.X)
 	case *syntax.LetClause:
 		w.strict("let is not allowed (arithmetic)")
-		for _, e := range x.Exprs {
-			if err := w.scan(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.scan(x)
 	case *syntax.FuncDecl:
 		// Its body's commands are checked where it is defined.
 		w.strict("functions are not allowed")
@@ -291,12 +286,8 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 	switch l := x.Loop.(type) {
 	case *syntax.CStyleLoop:
 		w.strict("arithmetic for (( )) is not allowed")
-		for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
-			if e != nil {
-				if err := w.scan(e); err != nil {
-					return err
-				}
-			}
+		if err := w.scan(l); err != nil {
+			return err
 		}
 	case *syntax.WordIter:
 		name = l.Name.Value
@@ -394,15 +385,9 @@ func (w *shellWalker) call(cmd *bashCmd, x *syntax.CallExpr) error {
 func (w *shellWalker) assign(a *syntax.Assign) (bashWord, error) {
 	if a.Index != nil || a.Array != nil {
 		w.strict("arrays are not allowed")
-		if a.Index != nil {
-			if err := w.scan(a.Index); err != nil {
-				return bashWord{}, err
-			}
-		}
-		if a.Array != nil {
-			if err := w.scan(a.Array); err != nil {
-				return bashWord{}, err
-			}
+		// The index, the value of x[i]=v and the array's elements.
+		if err := w.scan(a); err != nil {
+			return bashWord{}, err
 		}
 		return bashWord{raw: w.text(a), lit: w.text(a), glob: -1, dynamic: true}, nil
 	}

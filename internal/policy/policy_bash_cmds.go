@@ -122,12 +122,9 @@ func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) err
 		return err
 	}
 	for _, o := range inv.opts {
-		if !o.has || o.value == "" {
-			continue
-		}
-		switch o.kind {
-		case optPath, optWrite:
-			// file -m takes a:b lists; plainWord checks each part.
+		// file -m takes a:b lists; plainWord checks each part (none of
+		// an empty value).
+		if o.kind == optPath || o.kind == optWrite {
 			if err := ck2.plainWord(o.value, o.kind == optWrite); err != nil {
 				return err
 			}
@@ -139,14 +136,10 @@ func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) err
 		}
 	}
 	for i, op := range inv.operands {
-		switch kinds[i] {
-		case optPath:
-			err = ck2.plainWord(op, false)
-		case optWrite:
-			err = ck2.plainWord(op, true)
-		}
-		if err != nil {
-			return err
+		if k := kinds[i]; k == optPath || k == optWrite {
+			if err := ck2.plainWord(op, k == optWrite); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -332,7 +333,8 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		if len(w.cmds) > maxLoopCmds {
 			return errors.New("loops too long to check; list fewer words")
 		}
-		w.vars = cloneVars(outer)
+		w.vars = map[string]string{}
+		maps.Copy(w.vars, outer)
 		w.vars[name] = v
 		before := w.err
 		err := w.stmts(x.Do)
@@ -351,14 +353,6 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 func isAssignment(s string) bool {
 	name, _, ok := strings.Cut(s, "=")
 	return ok && syntax.ValidName(strings.TrimSuffix(name, "+"))
-}
-
-func cloneVars(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // call lowers a simple command's assignments and words.

@@ -219,9 +219,6 @@ var searchTools = set("Glob Grep LS")
 var passTools = set(`TodoWrite TodoRead Task Agent TaskCreate TaskGet TaskList TaskUpdate TaskOutput TaskStop
 	ExitPlanMode EnterPlanMode StructuredOutput`)
 
-// words are the space-separated words of s.
-func words(s string) []string { return strings.Fields(s) }
-
 // set is the set of the space-separated words in s.
 func set(s string) map[string]bool {
 	m := map[string]bool{}
@@ -410,14 +407,12 @@ func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) 
 	if err != nil {
 		return deny(all[0], "%s %s: %v", in.ToolName, raw, err)
 	}
-	var d Decision
-	for _, resolved := range all {
-		if d = p.writeDecision(in.ToolName, sc, resolved); !d.Allow {
-			return d
+	// Both readings must be writable; the kernel's names the path.
+	d := p.writeDecision(in.ToolName, sc, all[0])
+	for _, resolved := range all[1:] {
+		if d2 := p.writeDecision(in.ToolName, sc, resolved); d.Allow && !d2.Allow {
+			return d2
 		}
-	}
-	if len(all) > 1 {
-		d = p.writeDecision(in.ToolName, sc, all[0])
 	}
 	return d
 }

@@ -97,10 +97,10 @@ func (b BashPolicy) validate() error {
 // work tree only when no repository hook can run, see gitHooksSafe), and
 // running a repository script with sh or bash (or directly).
 func DefaultBashAllow() []string {
-	out := words(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
+	out := strings.Fields(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
 		md5sum sha256sum tree xxd hexdump od column paste fold strings jq echo printf true false test \[ pwd date id
 		whoami uname basename dirname realpath readlink seq sleep which type mkdir touch cp mv rm rmdir tee chmod`)
-	for _, sub := range words(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
+	for _, sub := range strings.Fields(gitReadOnlyCmds + ` reflog add commit checkout switch restore reset stash rebase merge
 		cherry-pick revert mv rm init clean apply branch tag notes`) {
 		out = append(out, "git "+sub)
 	}
@@ -320,10 +320,11 @@ type shellDirs struct {
 }
 
 // dirJudge is what a mode checks: one command, and the directories a cd
-// to dir may lead to from every directory in cwds.
+// (or a -C option, named what in a refusal) to dir may lead to from every
+// directory in cwds.
 type dirJudge interface {
 	command(c *bashCmd, depth int) error
-	cdTo(dir string) ([]string, error)
+	dirsOf(what, dir string) ([]string, error)
 }
 
 const maxCwds = 16
@@ -408,7 +409,7 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 	case a.dynamic || a.glob >= 0 || a.lit == "":
 		return nil, fmt.Errorf("cd to a computed directory %q", a.lit)
 	}
-	return j.cdTo(a.lit)
+	return j.dirsOf("cd "+a.lit, a.lit)
 }
 
 // bashChecker checks parsed commands in order (subprocess mode), from
@@ -559,10 +560,7 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 		return err
 	}
 	if !strictWrappers[name] && !shells[name] {
-		if err := reachOnly(u.words, depth+1); err != nil {
-			return err
-		}
-		if err := reachScript(u.script, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		why := bashDenied[name]
@@ -600,10 +598,10 @@ func (ck *bashChecker) wrapper(name string, c *bashCmd, u unwrapped, err error, 
 	if len(u.dirs) > 0 {
 		return fmt.Errorf("%s with a directory to run in is not allowed; cd first", name)
 	}
-	if err := ck.checkPaths(u.reads, false); err != nil {
+	if err := ck.checkAll(u.reads, false); err != nil {
 		return err
 	}
-	if err := ck.checkPaths(u.writes, true); err != nil {
+	if err := ck.checkAll(u.writes, true); err != nil {
 		return err
 	}
 	if u.lookup {
@@ -629,7 +627,7 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	}
 	args := c.words[1:]
 	if u.script != nil {
-		if err := reachScript(u.script, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		return fmt.Errorf("%s with a command line to run is not allowed; run the command itself", name)
@@ -638,14 +636,14 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	if err := ck.rawArgs(own, false); err != nil {
 		return err
 	}
-	if err := ck.checkPaths(u.reads, false); err != nil {
+	if err := ck.checkAll(u.reads, false); err != nil {
 		return err
 	}
 	if len(u.words) == 0 {
 		return nil
 	}
 	if u.pkg {
-		if err := reachOnly(u.words, depth+1); err != nil {
+		if err := ck.reachOnly(u, depth); err != nil {
 			return err
 		}
 		return ck.rawArgs(u.words, false)
@@ -662,48 +660,14 @@ func (ck *bashChecker) runner(name string, c *bashCmd, u unwrapped, err error, d
 	return ck2.command(&bashCmd{assigns: c.assigns, words: words}, depth+1)
 }
 
-// reachOnly judges a command (words) only for what it reaches, looking
-// through wrappers, runners and shell strings (lenient): the check of a
-// command subprocess mode refuses anyway, for a better reason.
-func reachOnly(words []bashWord, depth int) error {
-	if len(words) == 0 || depth > maxBashDepth || words[0].dynamic {
-		return nil
-	}
-	name := filepath.Base(words[0].lit)
-	args := words[1:]
-	if err := reachCommand(name, args); err != nil {
-		return err
-	}
-	u, ok, _ := unwrap(name, args)
-	if !ok {
-		u, ok, _ = runner(name, args)
-	}
-	if !ok {
-		return nil
-	}
-	if err := reachOnly(u.words, depth+1); err != nil {
-		return err
-	}
-	return reachScript(u.script, depth+1)
-}
-
-// reachScript judges the commands of a shell command line a wrapper runs
-// (sh -c, eval …) only for what they reach; of a computed one, the text
-// that is known.
-func reachScript(script *bashWord, depth int) error {
-	if script == nil {
-		return nil
-	}
-	cmds, _, err := parseBashLenient(script.lit)
-	if err != nil {
-		return nil // judged for what it reaches only: what cannot be read is the caller's to refuse
-	}
-	for _, ic := range cmds {
-		if err := reachOnly(ic.words, depth); err != nil {
-			return err
-		}
-	}
-	return nil
+// reachOnly judges what a wrapper or runner runs only for what it reaches,
+// looking through wrappers, runners and shell strings as sandbox mode does:
+// the check of a command subprocess mode refuses anyway, for a better
+// reason. The judge knows no directory the shell is in, so it judges no
+// path.
+func (ck *bashChecker) reachOnly(u unwrapped, depth int) error {
+	rc := &reachChecker{p: ck.p, sc: ck.sc, shellDirs: shellDirs{lenient: true}}
+	return rc.unwrapped(u, depth)
 }
 
 func deniedArgs(name string, args []bashWord) error {
@@ -979,6 +943,7 @@ func afterSeps(s string) []string {
 	return out
 }
 
+// checkAll checks each non-empty path (checkPath).
 func (ck *bashChecker) checkAll(cands []string, write bool) error {
 	for _, c := range cands {
 		if c == "" {
@@ -997,16 +962,6 @@ func (ck *bashChecker) checkAll(cands []string, write bool) error {
 // later pattern would hand it to a command as an option.
 func (ck *bashChecker) checkPath(p string, write bool) error {
 	return ck.checkPathFrom(ck.cwds, p, write)
-}
-
-// checkPaths checks each of paths (checkPath).
-func (ck *bashChecker) checkPaths(paths []string, write bool) error {
-	for _, p := range paths {
-		if err := ck.checkPath(p, write); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error {
@@ -1083,15 +1038,10 @@ func (ck *bashChecker) redirect(r bashRedir) error {
 // isFD reports whether s names a file descriptor (or "-", closing one).
 func isFD(s string) bool { return s == "-" || s != "" && strings.Trim(s, "0123456789") == "" }
 
-// cdTo: cd must stay inside the workspace (or a scratch directory of the
-// worker's own). Both readings of a ".." after a symlink are kept (bash's
-// cd is logical, cd -P physical).
-func (ck *bashChecker) cdTo(dir string) ([]string, error) {
-	return ck.dirsOf("cd "+dir, dir)
-}
-
 // dirsOf resolves dir from every cwd as a directory the shell or a command
-// works in: inside the workspace, not protected.
+// works in: inside the workspace (or a scratch directory of the worker's
+// own), not protected. Both readings of a ".." after a symlink are kept
+// (bash's cd is logical, cd -P physical).
 func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range ck.cwds {

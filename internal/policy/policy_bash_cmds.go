@@ -122,12 +122,9 @@ func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) err
 		return err
 	}
 	for _, o := range inv.opts {
-		if !o.has || o.value == "" {
-			continue
-		}
-		switch o.kind {
-		case optPath, optWrite:
-			// file -m takes a:b lists; plainWord checks each part.
+		// file -m takes a:b lists; plainWord checks each part (none of
+		// an empty value).
+		if o.kind == optPath || o.kind == optWrite {
 			if err := ck2.plainWord(o.value, o.kind == optWrite); err != nil {
 				return err
 			}
@@ -139,14 +136,10 @@ func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) err
 		}
 	}
 	for i, op := range inv.operands {
-		switch kinds[i] {
-		case optPath:
-			err = ck2.plainWord(op, false)
-		case optWrite:
-			err = ck2.plainWord(op, true)
-		}
-		if err != nil {
-			return err
+		if k := kinds[i]; k == optPath || k == optWrite {
+			if err := ck2.plainWord(op, k == optWrite); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -395,35 +388,25 @@ func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
 	if len(ops) == 0 {
 		return errors.New("ln needs a target")
 	}
-	tdirs := inv.values("-t", "--target-directory")
-	type pair struct{ target, link string }
-	var pairs []pair
-	switch {
+	// Where each target's link lands: DIR/<its name> into a directory (-t
+	// DIR, several targets, or an existing directory last), its name in the
+	// shell's directory when it is the only operand, else the last operand.
+	targets, last, dir := ops[:len(ops)-1], ops[len(ops)-1], ""
+	switch tdirs := inv.values("-t", "--target-directory"); {
 	case len(tdirs) > 0:
-		for _, t := range ops {
-			pairs = append(pairs, pair{t, tdirs[len(tdirs)-1] + "/" + filepath.Base(t)})
-		}
+		targets, dir = ops, tdirs[len(tdirs)-1]
 	case len(ops) == 1:
-		pairs = []pair{{ops[0], filepath.Base(ops[0])}}
-	default:
-		last := ops[len(ops)-1]
-		intoDir := len(ops) > 2
-		if !intoDir && !inv.has("-T", "--no-target-directory") {
-			for _, cwd := range ck.cwds {
-				t := last
-				if !filepath.IsAbs(t) {
-					t = cwd + "/" + t
-				}
-				if st, err := os.Stat(t); err == nil && st.IsDir() {
-					intoDir = true
-				}
+		targets = ops
+	case len(ops) > 2:
+		dir = last
+	case !inv.has("-T", "--no-target-directory"):
+		for _, cwd := range ck.cwds {
+			t := last
+			if !filepath.IsAbs(t) {
+				t = cwd + "/" + t
 			}
-		}
-		for _, t := range ops[:len(ops)-1] {
-			if intoDir {
-				pairs = append(pairs, pair{t, last + "/" + filepath.Base(t)})
-			} else {
-				pairs = append(pairs, pair{t, last})
+			if st, err := os.Stat(t); err == nil && st.IsDir() {
+				dir = last
 			}
 		}
 	}
@@ -432,46 +415,53 @@ func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
 	for i := range kinds {
 		kinds[i] = optText // judged below
 	}
-	for _, pr := range pairs {
-		if err := ck.checkPath(pr.link, true); err != nil {
+	for _, target := range targets {
+		link := last
+		switch {
+		case dir != "":
+			link = dir + "/" + filepath.Base(target)
+		case len(ops) == 1:
+			link = filepath.Base(target)
+		}
+		if err := ck.checkPath(link, true); err != nil {
 			return err
 		}
 		switch {
 		case !symbolic:
-			if err := ck.checkPath(pr.target, false); err != nil {
+			if err := ck.checkPath(target, false); err != nil {
 				return err
 			}
 			if inv.has("-L", "--logical") {
 				continue
 			}
-			if err := ck.noLinks("ln", pr.target, true, false); err != nil {
+			if err := ck.noLinks("ln", target, true, false); err != nil {
 				return err
 			}
 		case relative:
 			// ln -r makes the target relative itself: it is named from
 			// the shell's directory.
-			if err := ck.linkTarget(pr.target, pr.target, ck.cwds); err != nil {
+			if err := ck.linkTarget(target, ck.cwds); err != nil {
 				return err
 			}
-		case filepath.IsAbs(pr.target):
-			return fmt.Errorf("ln -s with an absolute target (%s); use a path relative to the link", pr.target)
+		case filepath.IsAbs(target):
+			return fmt.Errorf("ln -s with an absolute target (%s); use a path relative to the link", target)
 		default:
 			var dirs []string
 			for _, cwd := range ck.cwds {
-				l := pr.link
+				l := link
 				if !filepath.IsAbs(l) {
 					l = cwd + "/" + l
 				}
 				d, err := resolvePath(filepath.Dir(l))
 				if err != nil {
-					return fmt.Errorf("ln %s: %v", pr.link, err)
+					return fmt.Errorf("ln %s: %v", link, err)
 				}
 				if st, err := os.Stat(d); err != nil || !st.IsDir() {
-					return fmt.Errorf("ln %s: the link's directory does not exist yet; make it first", pr.link)
+					return fmt.Errorf("ln %s: the link's directory does not exist yet; make it first", link)
 				}
 				dirs = append(dirs, d)
 			}
-			if err := ck.linkTarget(pr.target, pr.target, dirs); err != nil {
+			if err := ck.linkTarget(target, dirs); err != nil {
 				return err
 			}
 		}
@@ -482,24 +472,24 @@ func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
 // linkTarget checks a symbolic link's target from the directories it is
 // relative to: inside the workspace, never protected, and not through a
 // component that does not exist yet.
-func (ck *bashChecker) linkTarget(show, target string, dirs []string) error {
+func (ck *bashChecker) linkTarget(target string, dirs []string) error {
 	for _, d := range dirs {
 		all, assumed, err := resolveFrom(d, target)
 		if err != nil {
-			return fmt.Errorf("ln: the link target %s: %v", show, err)
+			return fmt.Errorf("ln: the link target %s: %v", target, err)
 		}
 		if assumed {
-			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", show)
+			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", target)
 		}
 		for _, r := range all {
 			if !within(r, ck.sc.ws) {
-				return fmt.Errorf("ln: the link target %s is outside the workspace", show)
+				return fmt.Errorf("ln: the link target %s is outside the workspace", target)
 			}
 			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {
-				return fmt.Errorf("ln: the link target %s is %s", show, protectedRel(rel))
+				return fmt.Errorf("ln: the link target %s is %s", target, protectedRel(rel))
 			}
 			if ck.sc.isProtected(r) {
-				return fmt.Errorf("ln: the link target %s is a protected file", show)
+				return fmt.Errorf("ln: the link target %s is a protected file", target)
 			}
 		}
 	}
@@ -719,7 +709,7 @@ func (ck *bashChecker) findExec(opt string, words []bashWord, starts []string) e
 	}
 	name := words[0].lit
 	if words[0].dynamic || !findExecReaders[name] {
-		if err := reachOnly(words, 1); err != nil {
+		if err := ck.reachOnly(unwrapped{words: words}, 0); err != nil {
 			return err
 		}
 		return fmt.Errorf("find %s %s is not allowed (only commands that read files may run from find)", opt, name)

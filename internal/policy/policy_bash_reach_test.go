@@ -165,6 +165,9 @@ func TestBashReachOutside(t *testing.T) {
 		// the user's deny list wins over every rule
 		{cmd: "terraform-local plan", want: "terraform-local is not allowed (worker_policy.deny_commands)"},
 		{cmd: "time terraform-local plan", want: "worker_policy.deny_commands"},
+		// npx fetches and runs a package subprocess mode judges only for
+		// what it reaches: the deny list is part of that.
+		{cmd: "npx terraform-local plan", want: "worker_policy.deny_commands"},
 		{cmd: "/opt/bin/terraform-local plan", want: "terraform-local", subWhy: "outside the workspace"},
 
 		// still allowed
@@ -198,6 +201,7 @@ func TestBashSandboxLenient(t *testing.T) {
 		"for f in *.md; do echo \"$f\"; done":       true,
 		"case $1 in a) ls ;; *) echo no ;; esac":    true,
 		"case $1 in a) curl x ;; esac":              false,
+		"a[0]=$(curl x)":                            false,
 		"f() { ls; }; f":                            true,
 		"f() { curl x; }; f":                        false,
 		"function g { wget x; }":                    false,

@@ -182,8 +182,8 @@ func (rc *reachChecker) unwrapped(u unwrapped, depth int) error {
 	return rc.command(&bashCmd{assigns: u.assigns, words: u.words}, depth+1)
 }
 
-// cdTo: cd may go wherever commands may read.
-func (rc *reachChecker) cdTo(dir string) ([]string, error) {
+// dirsOf: cd may go wherever commands may read.
+func (rc *reachChecker) dirsOf(what, dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range rc.cwds {
 		t := dir
@@ -195,7 +195,7 @@ func (rc *reachChecker) cdTo(dir string) ([]string, error) {
 			t = r
 		}
 		if why := rc.outside(t, false); why != "" {
-			return nil, fmt.Errorf("cd %s: %s", dir, why)
+			return nil, fmt.Errorf("%s: %s", what, why)
 		}
 		next = append(next, t)
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -264,12 +265,7 @@ func (w *shellWalker) compound(c syntax.Command, andNext bool) error {
 		return w.scan(x.X)
 	case *syntax.LetClause:
 		w.strict("let is not allowed (arithmetic)")
-		for _, e := range x.Exprs {
-			if err := w.scan(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.scan(x)
 	case *syntax.FuncDecl:
 		// Its body's commands are checked where it is defined.
 		w.strict("functions are not allowed")
@@ -291,12 +287,8 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 	switch l := x.Loop.(type) {
 	case *syntax.CStyleLoop:
 		w.strict("arithmetic for (( )) is not allowed")
-		for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
-			if e != nil {
-				if err := w.scan(e); err != nil {
-					return err
-				}
-			}
+		if err := w.scan(l); err != nil {
+			return err
 		}
 	case *syntax.WordIter:
 		name = l.Name.Value
@@ -341,7 +333,8 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		if len(w.cmds) > maxLoopCmds {
 			return errors.New("loops too long to check; list fewer words")
 		}
-		w.vars = cloneVars(outer)
+		w.vars = map[string]string{}
+		maps.Copy(w.vars, outer)
 		w.vars[name] = v
 		before := w.err
 		err := w.stmts(x.Do)
@@ -360,14 +353,6 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 func isAssignment(s string) bool {
 	name, _, ok := strings.Cut(s, "=")
 	return ok && syntax.ValidName(strings.TrimSuffix(name, "+"))
-}
-
-func cloneVars(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // call lowers a simple command's assignments and words.
@@ -394,15 +379,9 @@ func (w *shellWalker) call(cmd *bashCmd, x *syntax.CallExpr) error {
 func (w *shellWalker) assign(a *syntax.Assign) (bashWord, error) {
 	if a.Index != nil || a.Array != nil {
 		w.strict("arrays are not allowed")
-		if a.Index != nil {
-			if err := w.scan(a.Index); err != nil {
-				return bashWord{}, err
-			}
-		}
-		if a.Array != nil {
-			if err := w.scan(a.Array); err != nil {
-				return bashWord{}, err
-			}
+		// The index, the value of x[i]=v and the array's elements.
+		if err := w.scan(a); err != nil {
+			return bashWord{}, err
 		}
 		return bashWord{raw: w.text(a), lit: w.text(a), glob: -1, dynamic: true}, nil
 	}

@@ -109,27 +109,27 @@ func (s wrapSpec) scan(name string, args []bashWord, u *unwrapped) (int, []strin
 
 // wrapSpecs are the wrappers unwrap reads with a spec.
 var wrapSpecs = map[string]wrapSpec{
-	"time":    {vals: words("-o --output -f --format"), writes: words("-o --output")},
+	"time":    {vals: strings.Fields("-o --output -f --format"), writes: strings.Fields("-o --output")},
 	"command": {}, "builtin": {}, "nohup": {}, "unbuffer": {}, "pkexec": {}, "fakeroot": {}, "caffeinate": {}, "setsid": {},
 	"chroot":  {skip: 1},
-	"exec":    {vals: words("-a")},
-	"nice":    {vals: words("-n --adjustment"), number: true},
-	"ionice":  {vals: words("-c -n --class --classdata -p -P -u --pid --pgid --uid"), procs: words("-p -P -u --pid --pgid --uid")},
-	"timeout": {vals: words("-s --signal -k --kill-after"), skip: 1},
-	"stdbuf":  {vals: words("-i -o -e --input --output --error")},
-	"env":     {vals: words("-u --unset -C --chdir -S --split-string"), dirs: words("-C --chdir"), script: words("-S --split-string")},
+	"exec":    {vals: strings.Fields("-a")},
+	"nice":    {vals: strings.Fields("-n --adjustment"), number: true},
+	"ionice":  {vals: strings.Fields("-c -n --class --classdata -p -P -u --pid --pgid --uid"), procs: strings.Fields("-p -P -u --pid --pgid --uid")},
+	"timeout": {vals: strings.Fields("-s --signal -k --kill-after"), skip: 1},
+	"stdbuf":  {vals: strings.Fields("-i -o -e --input --output --error")},
+	"env":     {vals: strings.Fields("-u --unset -C --chdir -S --split-string"), dirs: strings.Fields("-C --chdir"), script: strings.Fields("-S --split-string")},
 	"sudo":    {vals: sudoVals}, "doas": {vals: sudoVals},
-	"xargs": {vals: words("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"),
-		reads: words("-a --arg-file")},
-	"watch":  {vals: words("-n --interval -q --equexit")},
-	"flock":  {vals: words("-w --timeout -E --conflict-exit-code -c --command"), script: words("-c --command"), skip: 1},
+	"xargs": {vals: strings.Fields("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"),
+		reads: strings.Fields("-a --arg-file")},
+	"watch":  {vals: strings.Fields("-n --interval -q --equexit")},
+	"flock":  {vals: strings.Fields("-w --timeout -E --conflict-exit-code -c --command"), script: strings.Fields("-c --command"), skip: 1},
 	"strace": traceSpec, "ltrace": traceSpec, "valgrind": traceSpec, "perf": traceSpec, "gdb": traceSpec,
-	"chrt": {procs: words("-p --pid"), skip: 1}, "taskset": {procs: words("-p --pid"), skip: 1},
+	"chrt": {procs: strings.Fields("-p --pid"), skip: 1}, "taskset": {procs: strings.Fields("-p --pid"), skip: 1},
 }
 
 var (
-	sudoVals  = words("-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from --command-timeout")
-	traceSpec = wrapSpec{vals: words("-o -e -p -s -u -E -P -a -b -I -X -O -S"), procs: words("-p --pid --attach")}
+	sudoVals  = strings.Fields("-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from --command-timeout")
+	traceSpec = wrapSpec{vals: strings.Fields("-o -e -p -s -u -E -P -a -b -I -X -O -S"), procs: strings.Fields("-p --pid --attach")}
 )
 
 // unwrap returns what the command name args runs when name is a wrapper
@@ -277,17 +277,17 @@ func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 		} else {
 			after = args
 		}
-		spec, pkg = wrapSpec{vals: words("--from --with --with-editable --with-requirements --python -p --index --index-url --extra-index-url --find-links -f --cache-dir --color")}, true
+		spec, pkg = wrapSpec{vals: strings.Fields("--from --with --with-editable --with-requirements --python -p --index --index-url --extra-index-url --find-links -f --cache-dir --color")}, true
 	case name == "npx" || (name == "npm" && (sub == "exec" || sub == "x")) || name == "bunx" || (name == "bun" && sub == "x") ||
 		((name == "pnpm" || name == "yarn") && sub == "dlx") || (name == "pipx" && sub == "run"):
 		if name == "npx" || name == "bunx" {
 			after = args
 		}
-		spec, pkg = wrapSpec{vals: words("-p --package -c --call --prefix --spec"), script: words("-c --call")}, true
+		spec, pkg = wrapSpec{vals: strings.Fields("-p --package -c --call --prefix --spec"), script: strings.Fields("-c --call")}, true
 	case (name == "poetry" || name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye") && sub == "run",
 		(name == "bundle" || name == "asdf" || name == "pnpm" || name == "yarn") && sub == "exec":
 	case name == "conda" && sub == "run":
-		spec = wrapSpec{vals: words("-n --name -p --prefix --cwd"), dirs: words("--cwd")}
+		spec = wrapSpec{vals: strings.Fields("-n --name -p --prefix --cwd"), dirs: strings.Fields("--cwd")}
 	case name == "mise" && (sub == "exec" || sub == "x"):
 		for i := 0; i < len(after); i++ {
 			a := after[i].lit
@@ -322,11 +322,11 @@ func runner(name string, args []bashWord) (u unwrapped, ok bool, err error) {
 }
 
 var uvRunSpec = wrapSpec{
-	vals: words(`--with --with-editable --with-requirements --python -p --directory --project --package --extra --group
+	vals: strings.Fields(`--with --with-editable --with-requirements --python -p --directory --project --package --extra --group
 		--only-group --no-group --index --default-index --index-url --extra-index-url --find-links -f --env-file
 		--config-file --cache-dir --color -C --config-setting --refresh-package -P --upgrade-package --reinstall-package
 		--exclude-newer --prerelease --resolution --link-mode --index-strategy --keyring-provider --python-preference
 		--no-binary-package --no-build-package --allow-insecure-host --no-extra --no-editable-package`),
-	dirs:  words("--directory --project"),
-	reads: words("--env-file --with-requirements --config-file"),
+	dirs:  strings.Fields("--directory --project"),
+	reads: strings.Fields("--env-file --with-requirements --config-file"),
 }

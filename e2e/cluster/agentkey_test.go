@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,11 +65,7 @@ func agentKeyLocal(t *testing.T, mode string) {
 	creds := make([]string, 2)
 	for i := range creds {
 		creds[i] = filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
-		cmd := exec.Command(zergBin, "cluster", "creds", fmt.Sprintf("a%d", i+1), "-o", creds[i])
-		cmd.Dir, cmd.Env = repo, base
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cluster creds: %v\n%s", err, out)
-		}
+		issueCreds(t, repo, base, fmt.Sprintf("a%d", i+1), creds[i])
 	}
 	// Two scripted APIs, each taking only its own key: the coordinator's
 	// (for the launch probe) and agent a1's, in a1's namespace.

@@ -63,47 +63,27 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code, err := setup(m)
-	if err != nil {
+	if err := needNetns(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e/cluster:", err)
 		os.Exit(1)
 	}
-	os.Exit(code)
+	e2ebin.Main(m, "e2e/cluster", func(t e2ebin.Tools) {
+		repoRoot, zergBin, claudeBin = t.Root, t.Zerg, t.Claude
+	})
 }
 
-func setup(m *testing.M) (int, error) {
-	wd, _ := os.Getwd()
-	repoRoot = filepath.Dir(filepath.Dir(wd))
-	claudeBin = os.Getenv("ZERG_CLAUDE")
-	if claudeBin == "" {
-		claudeBin = filepath.Join(repoRoot, "tools", "claude", "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(claudeBin); err != nil {
-		return 1, fmt.Errorf("the pinned Claude Code CLI is missing (%v): run make claude", err)
-	}
+// needNetns fails the suite (not skips it) where it cannot put the
+// coordinator and each agent in a network namespace of its own.
+func needNetns() error {
 	if os.Geteuid() != 0 {
-		return 1, fmt.Errorf("the cluster test needs root: it puts the coordinator and each agent in a network namespace of its own (ip netns); run it as root (make test does)")
+		return fmt.Errorf("the cluster test needs root: it puts the coordinator and each agent in a network namespace of its own (ip netns); run it as root (make test does)")
 	}
 	probe := fmt.Sprintf("zcp%d", os.Getpid()%100000)
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("ip netns is not available here (%v: %s): the cluster test needs network namespaces and veth pairs (iproute2, CAP_NET_ADMIN)", err, bytes.TrimSpace(out))
+		return fmt.Errorf("ip netns is not available here (%v: %s): the cluster test needs network namespaces and veth pairs (iproute2, CAP_NET_ADMIN)", err, bytes.TrimSpace(out))
 	}
 	_ = exec.Command("ip", "netns", "del", probe).Run()
-	dir, err := os.MkdirTemp("", "zerg-e2e-bin-")
-	if err != nil {
-		return 1, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return 1, err
-	}
-	zergBin = filepath.Join(dir, "zerg")
-	cmd := exec.Command("go", "build", "-o", zergBin, "./cmd/zerg")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("build zerg: %v\n%s", err, out)
-	}
-	return m.Run(), nil
+	return nil
 }
 
 // network is the coordinator's namespace with a bridge, and one namespace
@@ -322,29 +302,18 @@ func TestClusterRun(t *testing.T) {
 	creds := make([]string, 3)
 	for i := range creds {
 		creds[i] = filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
-		cmd := exec.Command(zergBin, "cluster", "creds", fmt.Sprintf("a%d", i+1), "-o", creds[i])
-		cmd.Dir, cmd.Env = repo, base
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("cluster creds: %v\n%s", err, out)
-		}
+		out := issueCreds(t, repo, base, fmt.Sprintf("a%d", i+1), creds[i])
 		fi, err := os.Stat(creds[i])
 		must(t, err)
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s has mode %o, want 0600", creds[i], fi.Mode().Perm())
 		}
-		if strings.Contains(string(out), readCreds(t, creds[i])["password"].(string)) {
+		if strings.Contains(out, readCreds(t, creds[i])["password"].(string)) {
 			t.Errorf("zerg cluster creds printed the password")
 		}
 	}
 	rogueCreds := filepath.Join(tmp, "rogue.json")
-	if out, err := func() ([]byte, error) {
-		cmd := exec.Command(zergBin, "cluster", "creds", "rogue", "-o", rogueCreds)
-		cmd.Dir, cmd.Env = repo, base
-		return cmd.CombinedOutput()
-	}(); err != nil {
-		t.Fatalf("cluster creds: %v\n%s", err, out)
-	}
+	issueCreds(t, repo, base, "rogue", rogueCreds)
 	wrongPassword := forge(t, creds[1], filepath.Join(tmp, "wrong.json"), func(c map[string]any) { c["password"] = "x" + c["password"].(string)[1:] })
 	otherName := forge(t, creds[1], filepath.Join(tmp, "other.json"), func(c map[string]any) { c["user"] = "a1" })
 
@@ -612,11 +581,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 	var agents []*proc
 	for i := range net.agents {
 		file := filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
-		cmd := exec.Command(zergBin, "cluster", "creds", fmt.Sprintf("a%d", i+1), "-o", file)
-		cmd.Dir, cmd.Env = repo, base
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cluster creds: %v\n%s", err, out)
-		}
+		issueCreds(t, repo, base, fmt.Sprintf("a%d", i+1), file)
 		dir := filepath.Join(tmp, fmt.Sprintf("agent%d", i+1))
 		must(t, os.MkdirAll(dir, 0o755))
 		agents = append(agents, start(t, net.agents[i], tmp, base, "agent", "--join", join, "--creds", file, "--dir", dir, "--workers", "3"))
@@ -691,6 +656,19 @@ func mergedOnce(evs []eventlog.Event, trailers string) []string {
 		}
 	}
 	return problems
+}
+
+// issueCreds runs zerg cluster creds NAME -o FILE in the repository and
+// returns what it printed.
+func issueCreds(t *testing.T, repo string, env []string, name, file string) string {
+	t.Helper()
+	cmd := exec.Command(zergBin, "cluster", "creds", name, "-o", file)
+	cmd.Dir, cmd.Env = repo, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster creds %s: %v\n%s", name, err, out)
+	}
+	return string(out)
 }
 
 func readCreds(t *testing.T, file string) map[string]any {

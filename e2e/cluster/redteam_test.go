@@ -138,11 +138,7 @@ func TestClusterRedTeam(t *testing.T) {
 	writeRedTeamProject(t, repo, nw.server, attacks, marker, branchToken)
 	base0 := []string{"PATH=" + os.Getenv("PATH"), "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
 	coordBase := append([]string{"HOME=" + coordHome}, base0...)
-	cmd := exec.Command(zergBin, "cluster", "creds", "a1", "-o", credsPath)
-	cmd.Dir, cmd.Env = repo, coordBase
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cluster creds: %v\n%s", err, out)
-	}
+	issueCreds(t, repo, coordBase, "a1", credsPath)
 	creds := readCreds(t, credsPath)
 	pw, _ := creds["password"].(string)
 	credsSum := sha256.Sum256(readFile(t, credsPath))

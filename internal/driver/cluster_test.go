@@ -390,17 +390,7 @@ func TestClusterTunnelOnlyForTheHolder(t *testing.T) {
 	c := a1.claim(t)
 	post := func(a *testAgent) (int, string) {
 		client := &http.Client{Transport: &cluster.Tunnel{NC: a.nc, Subject: cluster.APISubject(a.name, c.Attempt.ID), HeadTimeout: 10 * time.Second}}
-		req, _ := http.NewRequest("POST", "http://x/v1/messages/count_tokens", strings.NewReader(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", ClusterPlaceholderKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Anthropic-Version", "2023-06-01")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return postCountTokens(t, client, "http://x")
 	}
 	if code, body := post(a2); code != http.StatusForbidden || !strings.Contains(body, "not leased") {
 		t.Errorf("another agent's request: %d %s, want 403", code, body)

@@ -103,6 +103,9 @@ func TestProbesRefuseBeforeAnything(t *testing.T) {
 // down once the run has started: it answers the rush's probe (so the run
 // starts; the control that the probe passes a live endpoint), then stops
 // listening, so the gateway's every request meets "connection refused".
+// Only the listener closes: closing the server's connections as well cut
+// the probe's own answer short once in CI (EOF), and without keep-alives
+// no later request can ride the probe's connection.
 type cutOffUpstream struct {
 	url    string
 	probes int
@@ -122,9 +125,10 @@ func startCutOffUpstream(t *testing.T) *cutOffUpstream {
 		api.ServeHTTP(w, r)
 		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
 			u.probes++
-			u.once.Do(func() { go u.srv.Close() })
+			u.once.Do(func() { _ = ln.Close() })
 		}
 	})}
+	u.srv.SetKeepAlivesEnabled(false)
 	go func() { _ = u.srv.Serve(ln) }()
 	t.Cleanup(func() { u.srv.Close() })
 	return u

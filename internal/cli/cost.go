@@ -84,6 +84,9 @@ against the projection, tiled in one image, or only the one --chart names
 
 func printCost(w io.Writer, r run.CostReport) {
 	fmt.Fprintf(w, "Cost of %s\n", r.Feature)
+	if r.NotMeasured != "" {
+		fmt.Fprintf(w, "not measured: %s; the zeros below are not the run's cost\n", r.NotMeasured)
+	}
 	if r.Subscription {
 		fmt.Fprintln(w, "subscription: usage, not dollars (the workers used a subscription token; COST is the usage at API prices)")
 	}

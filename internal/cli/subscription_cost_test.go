@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
 )
@@ -31,6 +32,30 @@ func TestSubscriptionCostWording(t *testing.T) {
 		newApp(&b, &b).printReport(run.View{Feature: "f", State: run.RunDelivered, CostUSD: 0.25, Subscription: sub})
 		if strings.Contains(b.String(), word) != sub {
 			t.Errorf("subscription %v: rush report\n%s", sub, b.String())
+		}
+	}
+}
+
+// A tasks-mode run's cost and status say that zerg did not measure the
+// session's spending and launched no workers; another mode's (the control)
+// show the figures and the launch governor as they are.
+func TestTasksModeCostNotMeasured(t *testing.T) {
+	for _, mode := range []string{config.ModeTasks, config.ModeSandbox} {
+		tasks := mode == config.ModeTasks
+		start, err := eventlog.NewEvent(run.EvRunStarted, "", 0, run.RunStarted{Feature: "f", Workers: 1, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run.Cost("f", []eventlog.Event{start})
+		var b strings.Builder
+		printCost(&b, r)
+		if (r.NotMeasured != "") != tasks || strings.Contains(b.String(), "not measured: tasks mode") != tasks {
+			t.Errorf("mode %s: not_measured %q\n%s", mode, r.NotMeasured, b.String())
+		}
+		b.Reset()
+		newApp(&b, &b).printStatus(run.View{Feature: "f", State: run.RunRunning, Mode: mode, Governor: &run.Snapshot{Limit: 1}})
+		if strings.Contains(b.String(), "0 running") == tasks || strings.Contains(b.String(), "zerg launches none") != tasks {
+			t.Errorf("mode %s: status\n%s", mode, b.String())
 		}
 	}
 }

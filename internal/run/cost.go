@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
@@ -35,6 +36,11 @@ type CostReport struct {
 	// Subscription: the run's workers used a subscription token; cost_usd
 	// is the usage at API prices, not what was paid.
 	Subscription bool `json:"subscription,omitempty"`
+	// NotMeasured says why the figures are not the run's spending (empty:
+	// they are): in tasks mode the user's Claude Code session does the
+	// tasks and keeps its usage; zerg sees none of it, so its zeros are
+	// not "free".
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // Cost sums every attempt_finished of a run's log by task, level and model,
@@ -49,6 +55,9 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 		r.Basis = proj.Basis
 	}
 	r.Subscription = st.Started != nil && st.Started.Subscription
+	if st.Started != nil && st.Started.Mode == config.ModeTasks {
+		r.NotMeasured = "tasks mode: the tasks ran in your Claude Code session, which keeps their usage (its /cost); zerg sees none of it"
+	}
 	tasks := map[string]*CostLine{}
 	var order []string
 	line := func(id string) *CostLine {

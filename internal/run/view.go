@@ -37,7 +37,10 @@ type View struct {
 	Rehearsal    bool   `json:"rehearsal"`
 	Scenario     string `json:"scenario,omitempty"`
 	Subscription bool   `json:"subscription,omitempty"`
-	Workers      int    `json:"workers"`
+	// Mode is the config's mode the run started in ("tasks": the user's
+	// Claude Code session runs the tasks, not workers zerg launched).
+	Mode    string `json:"mode,omitempty"`
+	Workers int    `json:"workers"`
 	// Schedule is how the run starts and merges tasks: "level" (a level
 	// merges all or nothing, then the next starts) or "dag" (a task starts
 	// when its dependencies are merged; finished tasks merge in batches).
@@ -171,7 +174,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	}
 	if s := st.Started; s != nil {
 		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
-		v.Subscription = s.Subscription
+		v.Subscription, v.Mode = s.Subscription, s.Mode
 		v.Schedule, v.Batches = recordedSchedule(st), len(st.Batches)
 	}
 	switch {

@@ -91,6 +91,10 @@ type clusterPending struct {
 	proxy  http.Handler
 	audit  func(kind string, fields map[string]any) error
 	done   chan clusterOutcome
+	// refused counts the tunnel requests refused per agent (under the
+	// driver's mu): the holder's requests refused while this side did not
+	// know its lease explain an API failure its worker reports.
+	refused map[string]int
 }
 
 // clusterOutcome is an accepted result or the attempt's dead letter.
@@ -296,6 +300,12 @@ func (d *Cluster) handlerFor(agent, attemptID string) http.Handler {
 		}
 		if time.Now().After(wait) {
 			d.journal("api_refused", map[string]any{"attempt": attemptID, "agent": agent})
+			d.mu.Lock()
+			if p.refused == nil {
+				p.refused = map[string]int{}
+			}
+			p.refused[agent]++
+			d.mu.Unlock()
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -557,11 +567,27 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		v = localVerdict(rep, r.Lease.Agent, policy.Run)
 	} else {
 		judgeGateway(&v, rep.Worker, gw.Stats(), false)
+		d.mu.Lock()
+		refused := p.refused[r.Lease.Agent]
+		d.mu.Unlock()
+		tunnelRefusals(&v, refused)
 	}
 	if v.Class != outcome.Success && v.Detail != "" {
 		v.Detail = fmt.Sprintf("on agent %s: %s", r.Lease.Agent, v.Detail)
 	}
 	return v, nil
+}
+
+// tunnelRefusals corrects a verdict of a forged result when this side's
+// tunnel refused the lease holder's own requests (n): the API failure its
+// worker reported was zerg's refusal, which the gateway never saw, so the
+// attempt failed for the run's coordination, not for its task.
+func tunnelRefusals(v *Verdict, n int) {
+	if n == 0 || v.Reason != outcome.ReasonForgedResult {
+		return
+	}
+	v.Class, v.Reason = outcome.Infra, outcome.ReasonAPIUnreachable
+	v.Detail = fmt.Sprintf("the coordinator's tunnel refused %d of its request(s) to the model API: it did not know the agent's lease then", n)
 }
 
 // localBudget is a local job's budget for its agent's gateway: the task's,

@@ -185,6 +185,13 @@ func (a *testAgent) claim(t *testing.T) *cluster.Claimed {
 // as a bundle in the agent's bucket, and a successful report.
 func (a *testAgent) answer(t *testing.T, r *clusterRig, l cluster.Lease, file string) {
 	t.Helper()
+	a.answerWith(t, r, l, file, ClusterReport{Class: outcome.Success, Reason: outcome.ReasonCompleted,
+		Worker: claude.Outcome{Class: outcome.Success, Reason: outcome.ReasonCompleted}, Verified: true, VerifyExit: 0, VerifyOutput: "ok " + a.name})
+}
+
+// answerWith publishes a result for lease l with the report given.
+func (a *testAgent) answerWith(t *testing.T, r *clusterRig, l cluster.Lease, file string, report ClusterReport) {
+	t.Helper()
 	dir := t.TempDir()
 	runGit(t, dir, "clone", "-q", r.repo.Dir, "w")
 	w := filepath.Join(dir, "w")
@@ -200,8 +207,7 @@ func (a *testAgent) answer(t *testing.T, r *clusterRig, l cluster.Lease, file st
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := json.Marshal(ClusterReport{Class: outcome.Success, Reason: outcome.ReasonCompleted,
-		Worker: claude.Outcome{Class: outcome.Success, Reason: outcome.ReasonCompleted}, Verified: true, VerifyExit: 0, VerifyOutput: "ok " + a.name})
+	rep, _ := json.Marshal(report)
 	if err := cluster.PublishResult(ctx, a.js, &cluster.Result{Lease: l, Bundle: name, Outcome: rep}); err != nil {
 		t.Fatal(err)
 	}
@@ -410,6 +416,59 @@ func TestClusterTunnelOnlyForTheHolder(t *testing.T) {
 	cancel()
 	if l := wait(t, ch); l.v.Class != outcome.Infra || l.v.Reason != outcome.ReasonCancelled {
 		t.Errorf("a stopped launch: %+v", l.v)
+	}
+}
+
+// TestClusterTunnelRefusalIsNotForged: when the tunnel refused the lease
+// holder's own requests (here: sent before its lease was known), the API
+// failure its worker then reports is the coordinator's doing, infra, not a
+// forged result; the control, another agent's refused requests, leaves the
+// holder's unexplained claim judged forged.
+func TestClusterTunnelRefusalIsNotForged(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		t.Error("a refused request reached the API")
+	}))
+	defer api.Close()
+	for _, c := range []struct {
+		refusedAgent string
+		class        outcome.Class
+		reason       string
+	}{
+		{"a1", outcome.Infra, outcome.ReasonAPIUnreachable},
+		{"a2", outcome.Task, outcome.ReasonForgedResult},
+	} {
+		t.Run("refused "+c.refusedAgent, func(t *testing.T) {
+			t.Parallel()
+			r := newClusterRig(t, cluster.StreamsConfig{AckWait: 5 * time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, api.URL)
+			a1, a2 := r.agent("a1"), r.agent("a2")
+			if err := r.d.start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			ch := r.launch(context.Background(), "T6")
+			r.ready(a1, a2)
+			id := ""
+			deadline := time.Now().Add(10 * time.Second)
+			for id == "" && time.Now().Before(deadline) {
+				r.d.mu.Lock()
+				for k := range r.d.pending {
+					id = k
+				}
+				r.d.mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+			refused := map[string]*testAgent{"a1": a1, "a2": a2}[c.refusedAgent]
+			client := &http.Client{Transport: &cluster.Tunnel{NC: refused.nc, Subject: cluster.APISubject(refused.name, id), HeadTimeout: 10 * time.Second}}
+			if code, body := postCountTokens(t, client, "http://x"); code != http.StatusForbidden {
+				t.Fatalf("a request without a known lease: %d %s, want 403", code, body)
+			}
+			cl := a1.claim(t)
+			claimed := claude.Outcome{Class: outcome.Infra, Reason: outcome.ReasonRateLimit, Detail: "API Error: 429 rate limited"}
+			a1.answerWith(t, r, cl.Lease, "x.txt", ClusterReport{Class: outcome.Infra, Reason: outcome.ReasonRateLimit, Worker: claimed})
+			l := wait(t, ch)
+			if l.v.Class != c.class || l.v.Reason != c.reason {
+				t.Errorf("verdict %s/%s (%s), want %s/%s", l.v.Class, l.v.Reason, l.v.Detail, c.class, c.reason)
+			}
+		})
 	}
 }
 

@@ -40,6 +40,10 @@ type Devcontainer struct {
 	Context    string            // "build.context"; default: the devcontainer.json's directory
 	Args       map[string]string // "build.args"
 	Target     string            // "build.target"
+	// Bases are the Dockerfile's FROM images as the engine has them,
+	// "ref=image ID" (ID empty when it has none), filled by ResolveImage:
+	// a base rebuilt or pulled again under the same name is a new build.
+	Bases []string
 	// Ignored are the fields present that zerg does not honour (features,
 	// postCreateCommand, mounts, runArgs, ...), sorted, as JSON paths
 	// ("build.cacheFrom"). The caller says so once; zerg never acts as if
@@ -312,6 +316,9 @@ func ResolveImage(ctx context.Context, rt Runtime, root, configured string, prog
 		}
 		return Image{Ref: dc.Image, Source: source, Ignored: dc.Ignored}, nil
 	}
+	if dc.Bases, err = baseIDs(ctx, rt, dc); err != nil {
+		return Image{}, fmt.Errorf("%s: %v", source, err)
+	}
 	sum, err := BuildHash(dc)
 	if err != nil {
 		return Image{}, fmt.Errorf("%s: hash the build's inputs: %v", source, err)
@@ -330,6 +337,75 @@ func ResolveImage(ctx context.Context, rt Runtime, root, configured string, prog
 	}
 	img.Built = true
 	return img, nil
+}
+
+// baseIDs are the Dockerfile's base images with the engine's ID of each
+// (Devcontainer.Bases).
+func baseIDs(ctx context.Context, rt Runtime, dc Devcontainer) ([]string, error) {
+	b, err := os.ReadFile(dc.Dockerfile)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ref := range FromImages(b, dc.Args) {
+		id, err := rt.ImageID(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ref+"="+id)
+	}
+	return out, nil
+}
+
+// FromImages are the images a Dockerfile's FROM lines start from, in
+// order, without the build's own stages (FROM an earlier stage's name)
+// and scratch. ARG defaults before the first FROM and the build's args
+// are put in for $NAME and ${NAME}; a reference that still holds a $ is
+// kept as written (its ID is then never known: every build is new).
+func FromImages(dockerfile []byte, args map[string]string) []string {
+	vars := map[string]string{}
+	stages := map[string]bool{"scratch": true}
+	var out []string
+	text := strings.ReplaceAll(string(dockerfile), "\\\n", " ")
+	seenFrom := false
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch strings.ToUpper(f[0]) {
+		case "ARG":
+			if !seenFrom {
+				name, def, _ := strings.Cut(f[1], "=")
+				vars[name] = strings.Trim(def, `"'`)
+			}
+		case "FROM":
+			seenFrom = true
+			rest := f[1:]
+			for len(rest) > 0 && strings.HasPrefix(rest[0], "--") {
+				rest = rest[1:]
+			}
+			if len(rest) == 0 {
+				continue
+			}
+			ref := os.Expand(rest[0], func(k string) string {
+				if v, ok := args[k]; ok {
+					return v
+				}
+				if v, ok := vars[k]; ok {
+					return v
+				}
+				return "${" + k + "}"
+			})
+			if !stages[strings.ToLower(ref)] && !slices.Contains(out, ref) {
+				out = append(out, ref)
+			}
+			if len(rest) >= 3 && strings.EqualFold(rest[1], "AS") {
+				stages[strings.ToLower(rest[2])] = true
+			}
+		}
+	}
+	return out
 }
 
 func needImage(ctx context.Context, rt Runtime, what, ref string) error {
@@ -375,9 +451,9 @@ func tagName(base string) string {
 // BuildHash is the hex sha256 of everything a devcontainer build reads:
 // the devcontainer.json, the Dockerfile, the build args and target, and
 // the build context's files (names, modes, contents, symlink targets),
-// without .git, .zerg and what a simple .dockerignore excludes. Two builds
-// with the same hash make the same image, unless the Dockerfile fetches
-// from the network or its base image changed under the same name.
+// without .git, .zerg and what a simple .dockerignore excludes, and the
+// base images' IDs (Bases). Two builds with the same hash make the same
+// image, unless the Dockerfile fetches from the network.
 func BuildHash(dc Devcontainer) (string, error) {
 	h := sha256.New()
 	field := func(b []byte) {
@@ -405,6 +481,9 @@ func BuildHash(dc Devcontainer) (string, error) {
 		field([]byte("arg " + k + "=" + dc.Args[k]))
 	}
 	field([]byte("target " + dc.Target))
+	for _, b := range dc.Bases {
+		field([]byte("from " + b))
+	}
 	if err := hashContext(h, field, dc.Context); err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -289,6 +290,7 @@ func TestBuildHash(t *testing.T) {
 		{name: "an arg", edit: func(dc *Devcontainer) { dc.Args["A"] = "2" }, changes: true},
 		{name: "a new arg", edit: func(dc *Devcontainer) { dc.Args["B"] = "" }, changes: true},
 		{name: "the target", edit: func(dc *Devcontainer) { dc.Target = "dev" }, changes: true},
+		{name: "a base image's ID", edit: func(dc *Devcontainer) { dc.Bases = []string{"localhost/base=sha256:1"} }, changes: true},
 		{name: ".git", do: write(".git/HEAD", "ref: x\n"), undo: func() {}},
 		{name: ".zerg", do: write(".zerg/runs/2/log", "y"), undo: func() {}},
 		{name: "a .dockerignored directory", do: write("build/out", "y"), undo: write("build/out", "x")},
@@ -332,8 +334,9 @@ func TestTagFor(t *testing.T) {
 }
 
 // fakeRuntime is a Runtime whose client is a shell script: it logs its
-// arguments, answers `image inspect REF` by whether REF is a line of its
-// images file, and `build` by adding the tag there (or failing with the
+// arguments, answers `image inspect REF` by whether REF starts a line of
+// its images file (the ID is the line's second word, sha256:0123 without;
+// the last line of REF wins), and `build` by adding the tag there (or failing with the
 // output in its fail file).
 type fakeRuntime struct {
 	Runtime
@@ -349,7 +352,8 @@ printf '%s\n' "$*" >> "$d/log"
 case "$1" in
 image)
 	for ref; do :; done
-	if grep -qxF -- "$ref" "$d/images"; then echo sha256:0123; exit 0; fi
+	id=$(awk -v r="$ref" '$1 == r { print ($2 == "" ? "sha256:0123" : $2) }' "$d/images" | tail -n 1)
+	if [ -n "$id" ]; then echo "$id"; exit 0; fi
 	echo "Error: $ref: image not known" >&2; exit 125;;
 build)
 	if [ -f "$d/fail" ]; then cat "$d/fail" >&2; exit 1; fi
@@ -462,6 +466,7 @@ func TestResolveImageBuildsOnceThenCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dc.Bases = []string{"localhost/base="} // the engine has no such image (yet)
 	sum, err := BuildHash(dc)
 	if err != nil {
 		t.Fatal(err)
@@ -472,6 +477,7 @@ func TestResolveImageBuildsOnceThenCaches(t *testing.T) {
 	}
 	calls := rt.calls(t)
 	wantCalls := []string{
+		"image inspect --format {{.Id}} localhost/base",
 		"image inspect --format {{.Id}} " + tag,
 		"build --pull=never -t " + tag + " -f " + filepath.Join(root, ".devcontainer", "Dockerfile") + " --build-arg A=1 --build-arg B=2 --target dev " + root,
 	}
@@ -500,6 +506,46 @@ func TestResolveImageBuildsOnceThenCaches(t *testing.T) {
 	img, err = ResolveImage(ctx, rt.Runtime, root, "", nil)
 	if err != nil || !img.Built || img.Ref == tag {
 		t.Fatalf("after a change: %+v %v", img, err)
+	}
+	tag = img.Ref
+
+	// The base image built again under the same name (a new ID): a new
+	// tag, built; nothing else changed.
+	f, err := os.OpenFile(filepath.Join(rt.dir, "images"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("localhost/base sha256:feed\n")
+	f.Close()
+	img, err = ResolveImage(ctx, rt.Runtime, root, "", nil)
+	if err != nil || !img.Built || img.Ref == tag {
+		t.Fatalf("after the base image changed: %+v %v", img, err)
+	}
+	tag = img.Ref
+	if img, err = ResolveImage(ctx, rt.Runtime, root, "", nil); err != nil || img.Built || img.Ref != tag {
+		t.Fatalf("the same base again: %+v %v", img, err)
+	}
+}
+
+func TestFromImages(t *testing.T) {
+	for _, c := range []struct {
+		name, dockerfile string
+		args             map[string]string
+		want             []string
+	}{
+		{"one", "FROM debian:bookworm\nRUN true\n", nil, []string{"debian:bookworm"}},
+		{"stages", "FROM golang:1.26 AS build\nRUN go build\nFROM build AS test\nFROM --platform=linux/amd64 debian:bookworm\nCOPY --from=build /x /x\n",
+			nil, []string{"golang:1.26", "debian:bookworm"}},
+		{"scratch", "FROM scratch\n", nil, nil},
+		{"arg default", "ARG BASE=localhost/base:1\nFROM ${BASE}\n", nil, []string{"localhost/base:1"}},
+		{"build arg wins", "ARG BASE=localhost/base:1\nFROM $BASE\n", map[string]string{"BASE": "localhost/other:2"}, []string{"localhost/other:2"}},
+		{"unknown arg kept", "FROM ${NOPE}:1\n", nil, []string{"${NOPE}:1"}},
+		{"lower case, continued", "from \\\n  localhost/base\n", nil, []string{"localhost/base"}},
+		{"an image named like a later stage", "FROM base\nFROM localhost/x AS base\nFROM base\n", nil, []string{"base", "localhost/x"}},
+	} {
+		if got := FromImages([]byte(c.dockerfile), c.args); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

@@ -147,16 +147,22 @@ func dockerRootless(ctx context.Context, r Runtime) bool {
 	return err == nil && bytes.Contains(out, []byte("rootless"))
 }
 
+// ImageID is the engine's ID of the image ref ("" when it has none).
+func (r Runtime) ImageID(ctx context.Context, ref string) (string, error) {
+	out, err := r.Output(ctx, "image", "inspect", "--format", "{{.Id}}", ref)
+	if err == nil {
+		return strings.TrimSpace(string(out)), nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return "", nil
+}
+
 // ImageExists reports whether the engine has ref locally. zerg never pulls:
 // an image comes from container.image as the engine has it, or is built
 // from the project's devcontainer.
 func (r Runtime) ImageExists(ctx context.Context, ref string) (bool, error) {
-	_, err := r.Output(ctx, "image", "inspect", "--format", "{{.Id}}", ref)
-	if err == nil {
-		return true, nil
-	}
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	return false, nil
+	id, err := r.ImageID(ctx, ref)
+	return id != "", err
 }

@@ -87,6 +87,15 @@ func TestBashReachOutside(t *testing.T) {
 		{cmd: "toybox nc -l 80", want: "nc is not allowed"},
 		{cmd: "sudo curl http://x", want: "curl is not allowed"},
 		{cmd: "xargs curl < README.md", want: "curl is not allowed"},
+		// short options read as getopt does: a cluster ends at an option
+		// with a value, which is its rest or the next word; -i's value is
+		// only ever glued
+		{cmd: "xargs -0n 1 curl < README.md", want: "curl is not allowed"},
+		{cmd: "xargs -0rn1 curl < README.md", want: "curl is not allowed"},
+		{cmd: "xargs -i curl {} < README.md", want: "curl is not allowed"},
+		{cmd: "xargs -I{} curl {} < README.md", want: "curl is not allowed"},
+		{cmd: "timeout -sKILL 5 curl http://x", want: "curl is not allowed"},
+		{cmd: "strace -fo trace.log curl http://x", want: "curl is not allowed", subWhy: "strace"},
 		{cmd: "echo $(curl http://x)", want: "curl is not allowed"},
 		{cmd: "echo \"`wget -qO- http://x`\"", want: "wget is not allowed"},
 		{cmd: "bash -c 'curl http://x'", want: "curl is not allowed"},

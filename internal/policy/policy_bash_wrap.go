@@ -45,13 +45,14 @@ var shells = set("sh bash dash zsh ksh ash mksh fish")
 // word starting with "-" is a flag; the value of one of writes or reads is a
 // file it opens itself, of dirs a directory it runs the command in, of
 // script a command line it runs; procs act on other processes and are
-// refused. skip operands come before the command (timeout's duration,
-// chroot's root, flock's lock file, chrt's priority); number: -10 is an
-// option (nice).
+// refused; glued take their value only in the same word, or none (xargs
+// -i, --replace). skip operands come before the command (timeout's
+// duration, chroot's root, flock's lock file, chrt's priority); number:
+// -10 is an option (nice).
 type wrapSpec struct {
-	vals, writes, reads, dirs, script, procs []string
-	skip                                     int
-	number                                   bool
+	vals, glued, writes, reads, dirs, script, procs []string
+	skip                                            int
+	number                                          bool
 }
 
 // scan reads the options of args into u; it returns the index of the
@@ -86,17 +87,40 @@ func (s wrapSpec) scan(name string, args []bashWord, u *unwrapped) (int, []strin
 		case s.number && len(a) > 1 && a[1] >= '0' && a[1] <= '9':
 			continue // nice -10
 		}
+		if !strings.HasPrefix(a, "--") {
+			// Short options as getopt reads them: flags until one that
+			// takes a value, which is the rest ("-0n5") or the next word.
+			for j := 1; j < len(a); j++ {
+				o, v := a[:1]+a[j:j+1], a[j+1:]
+				if !slices.Contains(s.vals, o) {
+					if err := note(o, ""); err != nil {
+						return 0, seen, err
+					}
+					continue
+				}
+				if v == "" && !slices.Contains(s.glued, o) {
+					if i+1 >= len(args) {
+						return 0, seen, fmt.Errorf("%s needs a value", a)
+					}
+					i++
+					v = args[i].lit
+				}
+				if err := note(o, v); err != nil {
+					return 0, seen, err
+				}
+				break
+			}
+			continue
+		}
 		o, v, eq := strings.Cut(a, "=")
 		switch {
-		case slices.Contains(s.vals, o) && !eq:
+		case slices.Contains(s.vals, o) && !eq && !slices.Contains(s.glued, o):
 			if i+1 >= len(args) {
 				return 0, seen, fmt.Errorf("%s needs a value", a)
 			}
 			i++
 			v = args[i].lit
 		case slices.Contains(s.vals, o):
-		case !strings.HasPrefix(a, "--") && len(a) > 2 && slices.Contains(s.vals, a[:2]):
-			o, v = a[:2], a[2:] // a cluster or a glued value: -n5, -oL
 		default:
 			o, v = a, ""
 		}
@@ -120,7 +144,7 @@ var wrapSpecs = map[string]wrapSpec{
 	"env":     {vals: strings.Fields("-u --unset -C --chdir -S --split-string"), dirs: strings.Fields("-C --chdir"), script: strings.Fields("-S --split-string")},
 	"sudo":    {vals: sudoVals}, "doas": {vals: sudoVals},
 	"xargs": {vals: strings.Fields("-a --arg-file -d --delimiter -E -e --eof -I -i --replace -L -l --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"),
-		reads: strings.Fields("-a --arg-file")},
+		glued: strings.Fields("-e --eof -i --replace -l --max-lines"), reads: strings.Fields("-a --arg-file")},
 	"watch":  {vals: strings.Fields("-n --interval -q --equexit")},
 	"flock":  {vals: strings.Fields("-w --timeout -E --conflict-exit-code -c --command"), script: strings.Fields("-c --command"), skip: 1},
 	"strace": traceSpec, "ltrace": traceSpec, "valgrind": traceSpec, "perf": traceSpec, "gdb": traceSpec,

@@ -166,7 +166,9 @@ func TestWatchAgentsAcrossServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown()
+	// After the heartbeat's Stop (a defer), whose last publish would
+	// otherwise wait out its timeout on a server already gone.
+	t.Cleanup(srv.Shutdown)
 	lease := Lease{AttemptID: "t-1-aa", Agent: "a", Delivery: 1}
 	mu.Lock()
 	running = []Lease{lease}

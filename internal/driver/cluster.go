@@ -65,6 +65,9 @@ type Cluster struct {
 	// record of leases, revocations and refused results (JSON lines).
 	State   string
 	Journal string
+	// LeaseWait is how long a tunnel request waits for its agent's lease
+	// to be seen before it is refused (0: three heartbeats).
+	LeaseWait time.Duration
 	// Progress, when set, gets one line per notable step.
 	Progress func(line string)
 
@@ -294,7 +297,11 @@ func (d *Cluster) handlerFor(agent, attemptID string) http.Handler {
 	if p == nil {
 		return nil
 	}
-	for wait := time.Now().Add(3 * cluster.HeartbeatEvery); ; {
+	leaseWait := d.LeaseWait
+	if leaseWait == 0 {
+		leaseWait = 3 * cluster.HeartbeatEvery
+	}
+	for wait := time.Now().Add(leaseWait); ; {
 		if l, ok := d.book.Current(attemptID); ok && l.Agent == agent {
 			return p.proxy
 		}

@@ -63,6 +63,9 @@ type Agent struct {
 	LocalUpstream string
 	// Out gets one line per attempt taken, refused and finished.
 	Out io.Writer
+	// RefusalPause is how long the agent waits to pull again after it
+	// refused an attempt (0: 5 s), so that agents that can run it get it.
+	RefusalPause time.Duration
 
 	repo    *gitx.Repo
 	js      jetstream.JetStream
@@ -182,9 +185,13 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 		_ = c.Fail(true, 2*time.Second)
 		// Each refusal spends one of the attempt's deliveries: pull
 		// again only after agents that can run it had their turn.
+		pause := ag.RefusalPause
+		if pause == 0 {
+			pause = 5 * time.Second
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(pause):
 		}
 		return
 	}

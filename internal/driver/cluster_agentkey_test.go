@@ -51,6 +51,7 @@ func postCountTokens(t *testing.T, client *http.Client, url string) (int, string
 // coordinator serves that attempt no tunnel; control: a coordinator job's
 // route goes over the tunnel to the coordinator's key.
 func TestAgentKeyRoute(t *testing.T) {
+	t.Parallel() // its own server and repository
 	for _, agentKey := range []string{config.AgentKeyCoordinator, config.AgentKeyLocal} {
 		t.Run(agentKey, func(t *testing.T) {
 			keys := make(chan string, 8)
@@ -127,6 +128,7 @@ func TestAgentKeyRoute(t *testing.T) {
 // goes back to the queue for another agent; control: with a key (or for a
 // coordinator job) it takes it.
 func TestAgentWithoutKeyRefusesLocalJob(t *testing.T) {
+	t.Parallel() // its own server and repository
 	local := ClusterJob{Mode: config.ModeSubprocess, AgentKey: config.AgentKeyLocal}
 	coordinator := ClusterJob{Mode: config.ModeSubprocess}
 	keyless := &Agent{Mode: config.ModeSubprocess}
@@ -154,7 +156,7 @@ func TestAgentWithoutKeyRefusesLocalJob(t *testing.T) {
 	r.ready(a1, a2)
 	c := a1.claim(t)
 	var out bytes.Buffer
-	ag := &Agent{Name: a1.name, NC: a1.nc, Mode: config.ModeSubprocess, Out: &out}
+	ag := &Agent{Name: a1.name, NC: a1.nc, Mode: config.ModeSubprocess, Out: &out, RefusalPause: 100 * time.Millisecond}
 	ag.runOne(ctx, c)
 	if !strings.Contains(out.String(), "refuses "+c.Attempt.ID) || !strings.Contains(out.String(), "ANTHROPIC_API_KEY") {
 		t.Errorf("the agent's line: %q", out.String())

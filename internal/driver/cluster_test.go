@@ -102,7 +102,8 @@ func newClusterRig(t *testing.T, streams cluster.StreamsConfig, upstream string)
 			}
 			return nc, nc.Close, nil
 		},
-		Verify: func(task string) *ClusterVerify { return &ClusterVerify{Command: "true", Timeout: time.Minute} },
+		Verify:    func(task string) *ClusterVerify { return &ClusterVerify{Command: "true", Timeout: time.Minute} },
+		LeaseWait: 500 * time.Millisecond, // the agents' heartbeats come every 100 ms here
 	}
 	t.Cleanup(r.d.Close)
 	return r
@@ -273,6 +274,7 @@ func (r *clusterRig) snapshot(ws Workspace) (string, string) {
 // hold it) is refused, recorded and audited, and its bundle never
 // reaches the quarantine. The verification is the agent's report.
 func TestClusterTakesOneResultPerAttempt(t *testing.T) {
+	t.Parallel() // its own server and repository
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: 5 * time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
 	a1, a2 := r.agent("a1"), r.agent("a2")
 	if err := r.d.start(context.Background()); err != nil {
@@ -312,6 +314,7 @@ func TestClusterTakesOneResultPerAttempt(t *testing.T) {
 // silent one's late result is recorded and dropped. Control: without the
 // newer delivery the same late result would have been taken.
 func TestClusterDropsALateResult(t *testing.T) {
+	t.Parallel() // its own server and repository
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
 	a1, a2 := r.agent("a1"), r.agent("a2")
 	if err := r.d.start(context.Background()); err != nil {
@@ -348,6 +351,7 @@ func TestClusterDropsALateResult(t *testing.T) {
 // TestClusterDeadLetterIsInfra: an attempt nobody finishes in MaxDeliver
 // deliveries fails as infra (stalled), not as the task's fault.
 func TestClusterDeadLetterIsInfra(t *testing.T) {
+	t.Parallel() // its own server and repository
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: time.Second, MaxDeliver: 2, HeartbeatTTL: time.Second}, "")
 	a1 := r.agent("a1")
 	if err := r.d.start(context.Background()); err != nil {
@@ -378,6 +382,7 @@ func TestClusterDeadLetterIsInfra(t *testing.T) {
 // lease reaches the gateway (which sends the real key upstream); another
 // agent's request for the same attempt reaches nothing.
 func TestClusterTunnelOnlyForTheHolder(t *testing.T) {
+	t.Parallel() // its own server and repository
 	keys := make(chan string, 4)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		keys <- req.Header.Get("X-Api-Key")
@@ -425,6 +430,7 @@ func TestClusterTunnelOnlyForTheHolder(t *testing.T) {
 // forged result; the control, another agent's refused requests, leaves the
 // holder's unexplained claim judged forged.
 func TestClusterTunnelRefusalIsNotForged(t *testing.T) {
+	t.Parallel() // its own server and repository
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		t.Error("a refused request reached the API")
 	}))

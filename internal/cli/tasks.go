@@ -45,7 +45,8 @@ func newTasksCmd(a *app) *cobra.Command {
 session (/zerg:rush FEATURE --mode tasks) while zerg stays the coordinator:
 it prepares each task's workspace (a private clone under .zerg/tasks), checks
 and commits each result exactly as in every mode (sandbox, container,
-subprocess), and merges each level through the gates.
+subprocess), and merges each level (schedule: dag, each batch of finished
+tasks) through the gates.
 
   zerg tasks next FEATURE    the tasks ready now, each with its lease, workspace,
                              model and prompt (starts the coordinator if none runs)
@@ -89,16 +90,17 @@ func newTasksNextCmd(a *app) *cobra.Command {
 		Use:   "next FEATURE",
 		Short: "Print the tasks ready now, each with its lease, workspace and prompt",
 		Long: `Print the tasks of FEATURE that are ready now and not handed out before, each
-with its lease, its workspace (a private clone of the level's base under
-.zerg/tasks/FEATURE), its model and its prompt. Start one Task subagent per task
+with its lease, its workspace (a private clone of the base it starts from,
+under .zerg/tasks/FEATURE), its model and its prompt. Start one Task subagent per task
 with that prompt, then report each with zerg tasks done.
 
 When no coordinator runs the feature, zerg tasks next starts one in the
 background (zerg rush FEATURE --mode tasks, or --resume for a run that exists;
 its output goes to .zerg/runs/FEATURE/tasks-rush.log). When nothing is ready
-(a level is merging, subagents are still working) it waits up to --wait for
-new tasks, then prints what is still being worked on. When the run has ended
-it prints its state: delivered, or not_delivered with the failed tasks.
+(a level or a batch is merging, subagents are still working) it waits up to
+--wait for new tasks, then prints what is still being worked on. When the run
+has ended it prints its state: delivered, or not_delivered with the failed
+tasks.
 
 Exit status: 0 tasks handed out, nothing ready yet, or delivered; 1 not
 delivered or the coordinator could not start; 2 bad input.`,
@@ -195,14 +197,7 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 					}
 				}
 				rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: fresh, Working: working}
-				switch {
-				case len(fresh) > 0:
-					rep.Next = fmt.Sprintf("start one Task subagent per task with its prompt (and model), then zerg tasks done %s TASK --lease LEASE for each", feature)
-				case len(working) > 0:
-					rep.Next = fmt.Sprintf("report each finished subagent with zerg tasks done %s TASK --lease LEASE; then zerg tasks next %s", feature, feature)
-				default:
-					rep.Next = fmt.Sprintf("nothing is ready yet (a level is being checked or merged); run zerg tasks next %s again", feature)
-				}
+				rep.Next = sessionNext(feature, v.Schedule, len(fresh), len(working))
 				return printNext(a, asJSON, rep)
 			}
 		}
@@ -211,6 +206,21 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 			return context.Cause(ctx)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// sessionNext is what the session does next while the run goes on, with
+// fresh leases handed out now and working ones out before.
+func sessionNext(feature, schedule string, fresh, working int) string {
+	switch {
+	case fresh > 0:
+		return fmt.Sprintf("start one Task subagent per task with its prompt (and model), then zerg tasks done %s TASK --lease LEASE for each", feature)
+	case working > 0:
+		return fmt.Sprintf("report each finished subagent with zerg tasks done %s TASK --lease LEASE; then zerg tasks next %s", feature, feature)
+	case schedule == config.ScheduleDAG:
+		return fmt.Sprintf("nothing is ready yet (finished tasks are being checked or merged; the rest wait for their dependencies); run zerg tasks next %s again", feature)
+	default:
+		return fmt.Sprintf("nothing is ready yet (a level is being checked or merged); run zerg tasks next %s again", feature)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/config"
 )
 
 // TestUnknownTaskIsNamed: retry, logs and context say the same thing of a
@@ -42,5 +44,19 @@ func TestUnknownTaskIsNamed(t *testing.T) {
 	// A task of the feature without attempts is still told apart.
 	if code, _, errOut := runZerg(t, "logs", "auth", "T2"); code != ExitUsage || !strings.Contains(errOut, "task T2 has no attempts in the run of auth") {
 		t.Errorf("logs T2: exit %d %q", code, errOut)
+	}
+}
+
+// With nothing ready, the next step names what the run waits for in its
+// schedule: a level under level, batches and dependencies under dag.
+func TestTasksNextStepSpeaksOfTheSchedule(t *testing.T) {
+	if got := sessionNext("f", config.ScheduleDAG, 0, 0); strings.Contains(got, "level") || !strings.Contains(got, "dependencies") {
+		t.Errorf("dag: %q", got)
+	}
+	if got := sessionNext("f", config.ScheduleLevel, 0, 0); !strings.Contains(got, "a level is being checked") {
+		t.Errorf("level: %q", got)
+	}
+	if got := sessionNext("f", config.ScheduleDAG, 2, 0); !strings.Contains(got, "start one Task subagent per task") {
+		t.Errorf("fresh leases: %q", got)
 	}
 }

@@ -151,9 +151,9 @@ func (a *app) printStatus(v run.View) {
 	if v.Head != "" {
 		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
 	}
-	if g := v.Governor; v.Mode == config.ModeTasks {
+	if v.Mode == config.ModeTasks {
 		fmt.Fprintln(w, "workers: the Claude Code session's own subagents (tasks mode: zerg launches none)")
-	} else if g != nil {
+	} else if g := v.Governor; g != nil {
 		line := fmt.Sprintf("workers: %d running, concurrency %d · breaker %s · zone %s", g.Running, g.Limit, g.Breaker, g.Zone)
 		if !g.PausedUntil.IsZero() {
 			line += fmt.Sprintf(" · launches paused for %s", time.Until(g.PausedUntil).Round(time.Second))

@@ -463,12 +463,13 @@ func (w *shellWalker) word(x *syntax.Word) ([]bashWord, error) {
 		bw, err := w.convert(x, false) // lenient: the braces as they are
 		return []bashWord{bw}, err
 	}
-	alts := expand.Braces(cp)
-	if len(alts) > maxBraceWords {
-		return nil, fmt.Errorf("a brace list of more than %d words", maxBraceWords)
-	}
+	// Lazily: lists side by side multiply ({a,b} twenty times is a
+	// million words), so the count stops the expansion, not the memory.
 	var out []bashWord
-	for _, a := range alts {
+	for a, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || len(out) == maxBraceWords {
+			return nil, fmt.Errorf("a brace list of more than %d words", maxBraceWords)
+		}
 		bw, err := w.convert(a, false)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +183,31 @@ func TestBashShellConstructs(t *testing.T) {
 			if strings.Contains(d.Reason, "\n") {
 				t.Errorf("%q: reason is not one line: %q", tc.cmd, d.Reason)
 			}
+		}
+	}
+}
+
+// Brace lists side by side multiply: twenty-four {a,b} are some 16 million
+// words. The count stops at the word limit, without making the words: the
+// hook stays small and quick whatever a worker writes, and the curl beside
+// them is still seen (subprocess mode refuses the list itself). Expanded
+// eagerly, twenty of them took the hook 7 s and 4.4 GB.
+func TestBashBraceBlowUpIsBounded(t *testing.T) {
+	ws, sub, sb := modeFixture(t)
+	cmd := "echo " + strings.Repeat("{a,b}", 24) + " && curl http://x"
+	for name, p := range map[string]*Policy{"subprocess": sub, "sandbox": sb} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d := p.Decide(hookInput(t, ws, "Bash", map[string]any{"command": cmd}))
+		runtime.ReadMemStats(&after)
+		if d.Allow {
+			t.Errorf("%s: allowed: %s", name, d.Reason)
+		}
+		if name == "subprocess" && !strings.Contains(d.Reason, "a brace list of more than") {
+			t.Errorf("%s: reason %q", name, d.Reason)
+		}
+		if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 64 {
+			t.Errorf("%s: the decision allocated %d MB", name, mb)
 		}
 	}
 }

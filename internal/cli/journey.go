@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
@@ -107,7 +106,7 @@ func (j *journeyCtx) connect(ctx context.Context, f journeyFlags, needKey bool) 
 		j.closers = append(j.closers, func() { srv.Close() })
 		base.API = claude.APISettings{BaseURL: url, APIKey: "zerg-rehearsal"}
 		base.MaxRetries = 2
-		base.APITimeout = 30 * time.Second
+		base.APITimeout = sc.RehearsalTimeout()
 	} else {
 		if base.API, err = apiFromConfig(j.cfg, needKey); err != nil {
 			return nil, err

@@ -326,10 +326,10 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		}
 		defer srv.Close()
 		worker.API = claude.APISettings{BaseURL: url, APIKey: "zerg-rehearsal"}
-		// A scripted model answers at once: short timeouts keep injected
-		// faults from costing minutes.
+		// A scripted model answers when its turn's think time is over:
+		// timeouts just past that keep injected faults from costing minutes.
 		worker.MaxRetries = 2
-		worker.APITimeout = 30 * time.Second
+		worker.APITimeout = sc.RehearsalTimeout()
 	}
 	if !f.noCheck {
 		if err := rushCheck(ctx, a, opts, worker); err != nil {

@@ -489,7 +489,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		sock := filepath.Join(sockDir, "s")
 		gw, err = gateway.Start(gateway.Config{
 			Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
-			Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
+			Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage, WorkerTimeout: sp.APITimeout,
 		}, sock)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)

@@ -404,7 +404,7 @@ func (ag *Agent) route(job ClusterJob, attemptID string, audit func(string, map[
 		}
 		sock := filepath.Join(sockDir, "s")
 		r.gw, err = gateway.Start(gateway.Config{Upstream: ag.localUpstream(), APIKey: string(ag.LocalKey), Placeholder: placeholderKey,
-			Audit: audit, Policy: policy, Price: priceUsage}, sock)
+			Audit: audit, Policy: policy, Price: priceUsage, WorkerTimeout: job.Worker.APITimeout}, sock)
 		if err != nil {
 			ln.Close()
 			os.RemoveAll(sockDir)

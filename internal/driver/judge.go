@@ -69,6 +69,11 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 		// The gateway could not reach the API: the run's infrastructure.
 		res.Class, res.Reason = outcome.Infra, outcome.ReasonAPIUnreachable
 		res.Detail = "the gateway could not reach the model API: " + textx.Clip(st.LastError, 300)
+	case st.UpstreamTimeouts > 0 && out.Class != outcome.Success && out.Class != outcome.Task:
+		// The API sent nothing for as long as the worker waits: the API's
+		// slowness, not the worker's and not an unreachable API.
+		res.Class, res.Reason = outcome.Infra, outcome.ReasonTimeout
+		res.Detail = fmt.Sprintf("the model API did not answer %d request(s) within the worker's API timeout: %s", st.UpstreamTimeouts, textx.Clip(st.LastError, 300))
 	case out.Class == outcome.Fatal || out.Class == outcome.Account:
 		forged("a fatal or account error")
 	case out.Class == outcome.Infra && apiReasons[out.Reason] && !v.trouble:

@@ -259,7 +259,7 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	gw, err := gateway.Start(gateway.Config{
 		Upstream: d.Upstream, APIKey: d.APIKey, AuthToken: d.AuthToken, OAuthToken: d.OAuthToken, Placeholder: placeholderKey,
 		Allow: d.Allow, Audit: a.Audit, Screen: a.Screen, Policy: policy, Price: priceUsage,
-		Peer: &gateway.Peer{UID: w.user.UID, GID: w.user.GID},
+		Peer: &gateway.Peer{UID: w.user.UID, GID: w.user.GID}, WorkerTimeout: sp.APITimeout,
 	}, sock)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("start the gateway of %s: %w", a.Task, err)

@@ -75,7 +75,8 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	target.RawPath = ""
 	target.RawQuery = r.URL.RawQuery
 
-	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
+	client, began := r.Context(), time.Now()
+	ctx, cancel := context.WithTimeout(client, g.timeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -120,6 +121,21 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if client.Err() != nil {
+				// The worker went away before the API answered: after its
+				// own timeout, the API was too slow; sooner, it left.
+				waited := time.Since(began)
+				g.mu.Lock()
+				if wt := g.cfg.WorkerTimeout; wt > 0 && waited >= wt*9/10 {
+					g.stats.UpstreamTimeouts++
+					g.mu.Unlock()
+					g.setLastError(fmt.Sprintf("zerg gateway: the model API sent no answer in %s, the worker's API timeout", waited.Round(time.Second)))
+				} else {
+					g.stats.ClientDrops++
+					g.mu.Unlock()
+				}
+				return
+			}
 			msg := g.scrubString(err.Error())
 			g.setLastError("zerg gateway: upstream request failed: " + msg)
 			g.mu.Lock()

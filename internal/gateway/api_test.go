@@ -431,3 +431,52 @@ func TestUpstreamTimeout(t *testing.T) {
 		t.Errorf("LastError %q", le)
 	}
 }
+
+// A worker that gives up on a request after its own API timeout with no
+// answer from upstream saw the API's slowness (UpstreamTimeouts, named in
+// LastError); one that drops a request sooner shows nothing of the API
+// (ClientDrops); neither is an unreachable API (UpstreamFailures).
+func TestWorkerGivesUpWaiting(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select { // no headers for as long as the client stays
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(up.Close)
+	for _, c := range []struct {
+		name         string
+		clientWaits  time.Duration
+		timeouts     int
+		drops        int
+		lastErrorHas string
+	}{
+		{"after its timeout", 400 * time.Millisecond, 1, 0, "sent no answer in"},
+		{"sooner", 50 * time.Millisecond, 0, 1, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, sock := startGW(t, Config{Upstream: up.URL, WorkerTimeout: 400 * time.Millisecond}, nil)
+			client := apiClient(sock)
+			client.Timeout = c.clientWaits
+			req, _ := http.NewRequest(http.MethodPost, baseURL+"/v1/messages", strings.NewReader(messagesBody(true)))
+			req.Header.Set("X-Api-Key", placeholder)
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("the client got an answer: %d", resp.StatusCode)
+			}
+			var st Stats
+			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if st = g.Stats(); st.UpstreamTimeouts+st.ClientDrops > 0 {
+					break
+				}
+			}
+			if st.UpstreamTimeouts != c.timeouts || st.ClientDrops != c.drops || st.UpstreamFailures != 0 {
+				t.Errorf("timeouts %d drops %d failures %d; want %d %d 0", st.UpstreamTimeouts, st.ClientDrops, st.UpstreamFailures, c.timeouts, c.drops)
+			}
+			if !strings.Contains(st.LastError, c.lastErrorHas) {
+				t.Errorf("LastError %q, want %q in it", st.LastError, c.lastErrorHas)
+			}
+		})
+	}
+}

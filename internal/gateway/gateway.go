@@ -112,6 +112,11 @@ type Config struct {
 	// Timeout bounds each upstream request, including its streamed body;
 	// 0 = 10 min.
 	Timeout time.Duration
+	// WorkerTimeout is how long the worker's CLI waits for an answer's
+	// headers (its API_TIMEOUT_MS; 0: not known). A request it gives up on
+	// after about that long is the API's slowness (Stats.UpstreamTimeouts);
+	// one it drops sooner is its own doing, not the API's.
+	WorkerTimeout time.Duration
 	// Screen, when set, rewrites each tool call's input before the summary
 	// records it: the model may have put a secret in it, and the audit log
 	// is plain text. Stats keeps the inputs as they came.
@@ -171,6 +176,12 @@ type Stats struct {
 	// upstream (connection refused, DNS, TLS, timeout): the run's
 	// infrastructure, never the worker.
 	UpstreamFailures int
+	// UpstreamTimeouts counts requests the worker gave up on after its own
+	// API timeout (Config.WorkerTimeout) with no answer from the API yet:
+	// the API's slowness, the run's infrastructure too. ClientDrops counts
+	// requests the worker dropped sooner: evidence of nothing upstream.
+	UpstreamTimeouts int
+	ClientDrops      int
 	// HookDenials are tool calls the CLI reported back to the model as
 	// denied (the first MaxRefusals), in the order it did.
 	HookDenials []HookDenial
@@ -494,6 +505,12 @@ func (g *Gateway) summary() map[string]any {
 	}
 	if s.UpstreamFailures > 0 {
 		m["upstream_failures"] = s.UpstreamFailures
+	}
+	if s.UpstreamTimeouts > 0 {
+		m["upstream_timeouts"] = s.UpstreamTimeouts
+	}
+	if s.ClientDrops > 0 {
+		m["client_drops"] = s.ClientDrops
 	}
 	if s.LastError != "" {
 		m["last_error"] = s.LastError

@@ -38,6 +38,28 @@ type Scenario struct {
 	Faults     []*Fault `yaml:"faults"`
 }
 
+// RehearsalTimeout is the API timeout a rehearsal's workers get against s:
+// 30 s past the longest think time a turn scripts (its delay), so that a
+// slow scripted turn is waited for as a real answer would be, while an
+// injected stall still costs seconds, not the CLI's default ten minutes.
+// Faults' delays are not think times and do not count.
+func (s *Scenario) RehearsalTimeout() time.Duration {
+	longest := time.Duration(0)
+	scripts := []*Script{s.Default}
+	for _, t := range s.Tasks {
+		scripts = append(scripts, &t.Script)
+	}
+	for _, sc := range scripts {
+		if sc == nil {
+			continue
+		}
+		for _, t := range sc.Turns {
+			longest = max(longest, time.Duration(t.Delay))
+		}
+	}
+	return longest + 30*time.Second
+}
+
 // Script is a sequence of turns plus the faults that apply to it.
 type Script struct {
 	Turns  []*Turn  `yaml:"turns"`

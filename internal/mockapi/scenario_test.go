@@ -132,3 +132,30 @@ func FuzzParseScenario(f *testing.F) {
 		}
 	})
 }
+
+// A rehearsal waits 30 s past the longest think time any turn scripts;
+// a fault's delay is no think time (control: it does not count).
+func TestRehearsalTimeout(t *testing.T) {
+	sc, err := ParseScenario([]byte(`
+default:
+  turns:
+    - {text: a, delay: 2s}
+tasks:
+  - name: T1
+    match: "Task T1"
+    turns:
+      - {text: b, delay: 45s}
+      - {text: c, faults: [{delay: 5m}]}
+faults:
+  - {delay: 10m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.RehearsalTimeout(); got != 75*time.Second {
+		t.Errorf("RehearsalTimeout = %s, want 1m15s", got)
+	}
+	if got := (&Scenario{}).RehearsalTimeout(); got != 30*time.Second {
+		t.Errorf("without think times: %s, want 30s", got)
+	}
+}

@@ -375,8 +375,7 @@ func FromImages(dockerfile []byte, args map[string]string) []string {
 		}
 		switch strings.ToUpper(f[0]) {
 		case "ARG":
-			if !seenFrom {
-				name, def, _ := strings.Cut(f[1], "=")
+			if name, def, ok := strings.Cut(f[1], "="); ok && !seenFrom {
 				vars[name] = strings.Trim(def, `"'`)
 			}
 		case "FROM":

@@ -335,9 +335,9 @@ func TestTagFor(t *testing.T) {
 
 // fakeRuntime is a Runtime whose client is a shell script: it logs its
 // arguments, answers `image inspect REF` by whether REF starts a line of
-// its images file (the ID is the line's second word, sha256:0123 without;
-// the last line of REF wins), and `build` by adding the tag there (or failing with the
-// output in its fail file).
+// its images file (the ID is the line's second word, sha256:0123 without
+// one; the last line of REF wins), and `build` by adding the tag there (or
+// failing with the output in its fail file).
 type fakeRuntime struct {
 	Runtime
 	dir string
@@ -540,6 +540,7 @@ func TestFromImages(t *testing.T) {
 		{"arg default", "ARG BASE=localhost/base:1\nFROM ${BASE}\n", nil, []string{"localhost/base:1"}},
 		{"build arg wins", "ARG BASE=localhost/base:1\nFROM $BASE\n", map[string]string{"BASE": "localhost/other:2"}, []string{"localhost/other:2"}},
 		{"unknown arg kept", "FROM ${NOPE}:1\n", nil, []string{"${NOPE}:1"}},
+		{"an arg without a default", "ARG BASE\nFROM ${BASE}\n", nil, []string{"${BASE}"}},
 		{"lower case, continued", "from \\\n  localhost/base\n", nil, []string{"localhost/base"}},
 		{"an image named like a later stage", "FROM base\nFROM localhost/x AS base\nFROM base\n", nil, []string{"base", "localhost/x"}},
 	} {

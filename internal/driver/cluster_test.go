@@ -103,7 +103,7 @@ func newClusterRig(t *testing.T, streams cluster.StreamsConfig, upstream string)
 			return nc, nc.Close, nil
 		},
 		Verify:    func(task string) *ClusterVerify { return &ClusterVerify{Command: "true", Timeout: time.Minute} },
-		LeaseWait: 500 * time.Millisecond, // the agents' heartbeats come every 100 ms here
+		LeaseWait: 2 * time.Second, // the agents' heartbeats come every 100 ms here; margin for a loaded machine
 	}
 	t.Cleanup(r.d.Close)
 	return r

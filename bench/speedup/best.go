@@ -7,9 +7,16 @@ import (
 	"time"
 )
 
-// maxBestTasks bounds the exhaustive search of bestSchedule; the graphs of
-// this benchmark have at most 12 tasks.
-const maxBestTasks = 20
+// maxBestTasks bounds the graphs bestSchedule searches (a task is a bit of
+// a uint32); maxBestStates bounds the states it solves, so that a wide graph
+// with many distinct durations gives up in well under a second instead of
+// searching for minutes (twelve independent tasks of distinct durations on
+// four workers took 14 s, fourteen did not finish in five minutes). The
+// graphs of this benchmark need at most about 10,500 (wide, four workers).
+const (
+	maxBestTasks  = 20
+	maxBestStates = 200_000
+)
 
 // bestSchedule is the shortest makespan that a scheduler which never leaves
 // a worker idle while a task is ready (zerg's dag schedule is one) can reach
@@ -21,7 +28,8 @@ const maxBestTasks = 20
 // equal tasks before a ninth on four workers take two waves, where the bound
 // assumes two waves' work spreads evenly over the whole run. Paths owned in
 // common are not modelled (this benchmark's tasks own distinct files). Zero
-// for a graph over maxBestTasks tasks or with a dependency outside it.
+// for a graph over maxBestTasks tasks, one whose search needs more than
+// maxBestStates states, or one with a dependency outside it: not a guess.
 func bestSchedule(ts []task, d map[string]time.Duration, workers int) time.Duration {
 	n := len(ts)
 	if n == 0 || n > maxBestTasks {
@@ -45,7 +53,11 @@ func bestSchedule(ts []task, d map[string]time.Duration, workers int) time.Durat
 		dur[i] = d[t.ID]
 	}
 	s := &bestSearch{n: n, workers: workers, deps: deps, dur: dur, memo: map[string]time.Duration{}}
-	return s.from(0, 0, make([]time.Duration, n))
+	best := s.from(0, 0, make([]time.Duration, n))
+	if s.gaveUp {
+		return 0
+	}
+	return best
 }
 
 type bestSearch struct {
@@ -53,13 +65,18 @@ type bestSearch struct {
 	deps       []uint32
 	dur        []time.Duration
 	memo       map[string]time.Duration
+	gaveUp     bool // more than maxBestStates states: the result means nothing
 }
 
 // from is the least time to finish the graph from a state: the tasks done,
 // the tasks running, and each running task's time left.
 func (s *bestSearch) from(done, running uint32, left []time.Duration) time.Duration {
 	all := uint32(1)<<s.n - 1
-	if done == all {
+	if done == all || s.gaveUp {
+		return 0
+	}
+	if len(s.memo) >= maxBestStates {
+		s.gaveUp = true
 		return 0
 	}
 	key := s.key(done, running, left)

@@ -305,4 +305,17 @@ func TestBestSchedule(t *testing.T) {
 	if got := bestSchedule(many, map[string]time.Duration{}, 4); got != 0 {
 		t.Errorf("over %d tasks: %v, want 0", maxBestTasks, got)
 	}
+	// Sixteen independent tasks of distinct durations: within the task
+	// limit, far past the states the search may solve; it gives up (0)
+	// instead of searching for minutes.
+	var wide []task
+	wd := map[string]time.Duration{}
+	for i := range 16 {
+		id := string(rune('A' + i))
+		wide = append(wide, task{ID: id, Level: 1})
+		wd[id] = time.Duration(1000+137*i) * time.Millisecond
+	}
+	if got := bestSchedule(wide, wd, 4); got != 0 {
+		t.Errorf("sixteen distinct independent tasks: %v, want 0 (too many states to search)", got)
+	}
 }

@@ -246,6 +246,21 @@ func dangerousEnv(name string) bool {
 	return hasPrefix(name, "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG")
 }
 
+// shellVariable reports whether the shell gives a meaning to the variable
+// name: bash's own (CDPATH says where cd goes, IFS how words split, PATH
+// where programs are found) and zsh's (Claude Code runs its Bash tool with
+// zsh when it finds one and SHELL names no bash; path and cdpath are PATH
+// and CDPATH there), and those dangerousEnv names. A for loop over one, or
+// printf -v into one, would change how the rest of the line runs in ways
+// this check does not follow.
+func shellVariable(name string) bool {
+	return dangerousEnv(name) || shellVariables[name] || hasPrefix(name, "LC_", "BASH", "HIST", "COMP", "ZSH", "READLINE")
+}
+
+var shellVariables = set(`CDPATH OLDPWD PWD IFS GLOBIGNORE FIGNORE EXECIGNORE LANG LANGUAGE TIMEFORMAT FUNCNEST OPTIND OPTARG
+	REPLY MAIL MAILPATH MAILCHECK TMOUT PS0 PS1 PS2 PS3 INPUTRC ZDOTDIR NULLCMD READNULLCMD WORDCHARS path cdpath fpath
+	manpath mailpath module_path fignore psvar watch`)
+
 // pathListEnv are variables that only add directories to a search path
 // (imports of the worker's own code): allowed when every directory is one
 // the worker may read.
@@ -495,6 +510,11 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		if u, ok, err := runner(name, args); ok {
 			return ck.runner(name, c, u, err, depth)
 		}
+	}
+	if name == "printf" && !script && len(args) > 0 && (args[0].dynamic || strings.HasPrefix(args[0].lit, "-v")) {
+		// printf -v NAME sets a variable (CDPATH, IFS …) the rest of the
+		// line would run under
+		return fmt.Errorf("printf %s is not allowed (printf -v sets a shell variable); print to standard output", args[0].raw)
 	}
 	if pureCommands[name] && !script {
 		return ck.pureArgs(name, args)

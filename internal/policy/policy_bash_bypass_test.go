@@ -378,3 +378,33 @@ func TestBashImplicitPaths(t *testing.T) {
 		{cmd: "cp README.md sub/deep", allow: true, want: "allowed"},
 	})
 }
+
+// TestBashShellVariablesSetByTheLine: a line may not set a variable the
+// shell gives a meaning to, through a for loop or printf -v: with CDPATH=/
+// bash's `cd etc` goes to /etc, so `cat passwd` there read /etc/passwd
+// while the check judged sub/etc/passwd. zsh's path and cdpath are PATH and
+// CDPATH. Loops over other names, and printf to standard output, stay
+// allowed.
+func TestBashShellVariablesSetByTheLine(t *testing.T) {
+	ws, p, _, _ := subFixture(t)
+	runBashCases(t, ws, p, []bashCase{
+		{cmd: "for CDPATH in /; do cd etc && cat passwd; done", want: "the loop would set CDPATH"},
+		{cmd: "select CDPATH in /; do cd etc && cat passwd; done", want: "the loop would set CDPATH"},
+		{cmd: "for cdpath in /; do cd etc && cat passwd; done", want: "the loop would set cdpath"},
+		{cmd: "for IFS in 1; do ls; done", want: "the loop would set IFS"},
+		{cmd: "for path in /tmp; do ls; done", want: "the loop would set path"},
+		{cmd: "for PATH in bin; do ls; done", want: "the loop would set PATH"},
+		{cmd: "for GIT_DIR in /etc; do git status; done", want: "the loop would set GIT_DIR"},
+		{cmd: "printf -v CDPATH / ; cd etc && cat passwd", want: "printf -v sets a shell variable"},
+		{cmd: "printf -vCDPATH /; cd etc && cat passwd", want: "printf -v sets a shell variable"},
+		{cmd: "command printf -v CDPATH %s /; cd etc && cat passwd", want: "printf -v sets a shell variable"},
+		{cmd: "printf \"$(echo -v)\" CDPATH /; cd etc && cat passwd", want: "printf -v sets a shell variable"},
+		// the twins that stay allowed
+		{cmd: "for f in README.md; do cat \"$f\"; done", allow: true, want: "allowed"},
+		{cmd: "for dir in sub bin; do ls \"$dir\"; done", allow: true, want: "allowed"},
+		{cmd: "for line in a b; do echo \"$line\"; done", allow: true, want: "allowed"},
+		{cmd: "printf '%s\\n' a b", allow: true, want: "allowed"},
+		{cmd: "printf -- -v", allow: true, want: "allowed"},
+		{cmd: "printf \"%s\\n\" \"$(cat README.md)\"", allow: true, want: "allowed"},
+	})
+}

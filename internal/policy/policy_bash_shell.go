@@ -295,6 +295,9 @@ func (w *shellWalker) forClause(x *syntax.ForClause) error {
 		if !syntax.ValidName(name) {
 			return fmt.Errorf("for %s: not a variable name", name)
 		}
+		if shellVariable(name) {
+			w.strict("for %s: the loop would set %s, which changes how the shell runs what follows; use another name", name, name)
+		}
 		if !l.InPos.IsValid() {
 			w.strict("for %s without a list of words is not allowed", name)
 		}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -735,7 +737,16 @@ func (w *shellWalker) expansion(st *wordState, p syntax.WordPart, inDouble bool)
 		st.bw.split = st.bw.split || !inDouble
 		return nil
 	case *syntax.ArithmExp:
-		w.strict("arithmetic $(( )) is not allowed")
+		if v, ok := constArithm(p.X); ok && !p.Bracket && !p.Unsigned {
+			// a number known before the line runs: the word holds it
+			// as if it had been written
+			for _, c := range []byte(strconv.FormatInt(v, 10)) {
+				st.b.WriteByte(c)
+				patLit(&st.pb, c)
+			}
+			return nil
+		}
+		w.strict("arithmetic $(( )) is not allowed but on numbers (+ - * / %% and parentheses)")
 		st.bw.dynamic = true
 		return w.scan(p.X)
 	case *syntax.ProcSubst:
@@ -820,4 +831,65 @@ func (w *shellWalker) scan(n syntax.Node) error {
 		return true
 	})
 	return err
+}
+
+// constArithm evaluates an arithmetic expression made only of decimal
+// numbers, + - * / % and parentheses, whose value is therefore known before
+// the line runs, alike in bash and zsh. ok is false for anything else: a
+// name is a variable (and its subscript may run a command), an assignment
+// changes one, a leading 0 is octal in bash but not in zsh, and a division
+// by zero or an overflow is an error or differs between shells.
+func constArithm(x syntax.ArithmExpr) (v int64, ok bool) {
+	switch x := x.(type) {
+	case *syntax.ParenArithm:
+		return constArithm(x.X)
+	case *syntax.Word:
+		if len(x.Parts) != 1 {
+			return 0, false
+		}
+		l, isLit := x.Parts[0].(*syntax.Lit)
+		if !isLit || l.Value == "" || len(l.Value) > 18 || strings.Trim(l.Value, "0123456789") != "" || len(l.Value) > 1 && l.Value[0] == '0' {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(l.Value, 10, 64)
+		return n, err == nil
+	case *syntax.UnaryArithm:
+		n, ok := constArithm(x.X)
+		switch {
+		case !ok || x.Post:
+		case x.Op == syntax.Plus:
+			return n, true
+		case x.Op == syntax.Minus && n != math.MinInt64:
+			return -n, true
+		}
+	case *syntax.BinaryArithm:
+		a, ok1 := constArithm(x.X)
+		b, ok2 := constArithm(x.Y)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch x.Op {
+		case syntax.Add:
+			if r := a + b; (r > a) == (b > 0) {
+				return r, true
+			}
+		case syntax.Sub:
+			if r := a - b; (r < a) == (b > 0) {
+				return r, true
+			}
+		case syntax.Mul:
+			if r := a * b; a == 0 || r/a == b && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64) {
+				return r, true
+			}
+		case syntax.Quo, syntax.Rem:
+			if b == 0 || a == math.MinInt64 && b == -1 {
+				return 0, false
+			}
+			if x.Op == syntax.Quo {
+				return a / b, true
+			}
+			return a % b, true
+		}
+	}
+	return 0, false
 }

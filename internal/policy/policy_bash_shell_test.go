@@ -64,7 +64,8 @@ func TestBashShellConstructs(t *testing.T) {
 		{"echo {1..3}", false, false, true},         // a brace range is not allowed; list the words
 		{"touch /etc/x{1..3}", false, false, false}, // a brace range is not allowed; list the words
 		{"echo {a,b}{c,d}", true, true, true},
-		{"echo $((1+2))", false, false, true},                    // arithmetic $(( )) is not allowed
+		{"echo $((1+2))", true, true, true},
+		{"echo $((x+2))", false, false, true},                    // arithmetic $(( )) is not allowed but on numbers
 		{"((x++))", false, false, true},                          // arithmetic (( )) is not allowed
 		{"let x=1", false, false, true},                          // let is not allowed (arithmetic)
 		{"for ((i=0;i<3;i++)); do ls; done", false, false, true}, // arithmetic for (( )) is not allowed

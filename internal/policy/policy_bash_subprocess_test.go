@@ -101,7 +101,8 @@ func TestBashSubprocessRules(t *testing.T) {
 		{cmd: "git commit -F /etc/passwd", want: "outside the workspace"},
 		{cmd: "git commit -am \"$(printf msg)\"", allow: true, want: "allowed"},
 		{cmd: "git add \"$(echo README.md)\"", want: "computed at run time"},
-		{cmd: "echo $((1+1))", want: "arithmetic"},
+		{cmd: "echo $((1+1))", allow: true, want: "allowed"},
+		{cmd: "echo $((n+1))", want: "arithmetic"},
 		// text that is no path
 		{cmd: "grep -rn \"/etc/passwd\" .", allow: true, want: "allowed"},
 		{cmd: "sed -n '/^\\/usr/p' README.md", allow: true, want: "allowed"},
@@ -385,4 +386,33 @@ func TestValidateBashPolicyFields(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestBashConstantArithmetic: $(( )) over decimal numbers with + - * / %
+// and parentheses is the number, known before the line runs, and the word
+// holding it is judged as if the number had been written (head -n 290).
+// Anything else in it stays refused: a name is a variable (its subscript
+// may run a command), an assignment changes one, 010 is 8 in bash and 10
+// in zsh, a division by zero or an overflow is an error.
+func TestBashConstantArithmetic(t *testing.T) {
+	ws, p, _, _ := subFixture(t)
+	runBashCases(t, ws, p, []bashCase{
+		{cmd: "git show HEAD:README.md | tail -n +1311 | head -n $(( 1601 - 1311 ))", allow: true, want: "allowed"},
+		{cmd: "head -n $((10*(2+3)%7)) README.md", allow: true, want: "allowed"},
+		{cmd: "sleep $((-1+2))", allow: true, want: "allowed"},
+		{cmd: "cat README$((1)).md", allow: true, want: "allowed"},
+		// the twins: what the number makes is judged like any other word
+		{cmd: "cat /etc/passwd$((0))", want: "outside the workspace"},
+		{cmd: "cat /etc/pass$((1-1))wd", want: "outside the workspace"},
+		// and what is no constant stays refused
+		{cmd: "head -n $((n+1)) README.md", want: "arithmetic"},
+		{cmd: "echo $((a[$(cat /etc/shadow)]))", want: "arithmetic"},
+		{cmd: "echo $((x=1))", want: "arithmetic"},
+		{cmd: "echo $((010))", want: "arithmetic"},
+		{cmd: "echo $((1/0))", want: "arithmetic"},
+		{cmd: "echo $((9223372036854775807+1))", want: "arithmetic"},
+		{cmd: "echo $((2**3))", want: "arithmetic"},
+		{cmd: "echo $[1+1]", want: "arithmetic"},
+		{cmd: "((1+1))", want: "arithmetic"},
+	})
 }

@@ -408,3 +408,43 @@ func TestBashShellVariablesSetByTheLine(t *testing.T) {
 		{cmd: "printf \"%s\\n\" \"$(cat README.md)\"", allow: true, want: "allowed"},
 	})
 }
+
+// TestBashBSDUserland: on macOS sed and tar are BSD's. BSD sed's -i takes
+// the next word as its backup suffix, so `sed -i '' '1w FILE' f` writes
+// FILE, where GNU sed (and the check, reading it the GNU way) takes '' for
+// the script and '1w FILE' for a file in the workspace; -l takes no value
+// there. With bsdUserland a sed line must pass both readings. BSD tar's
+// @ARCHIVE operand adds another archive's members, wherever it is: refused
+// everywhere (for GNU tar it is a file named @…).
+func TestBashBSDUserland(t *testing.T) {
+	ws, p := bypassFixture(t)
+	was := bsdUserland
+	defer func() { bsdUserland = was }()
+	bsdUserland = false
+	runBashCases(t, ws, p, []bashCase{
+		{cmd: "sed -i 's/a/b/' README.md", allow: true, want: "allowed"},
+		{cmd: "sed -i '' '1w /etc/x' README.md", allow: true, want: "allowed"}, // GNU sed: the script is '', the files '1w /etc/x' and README.md
+		{cmd: "tar -cf out.tar @/etc/x.tar", want: "members of another archive"},
+		{cmd: "tar -cf out.tar README.md", allow: true, want: "allowed"},
+	})
+	bsdUserland = true
+	runBashCases(t, ws, p, []bashCase{
+		{cmd: "sed -i '' '1w /etc/x' README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "sed -i '' 'r /etc/passwd' README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "sed -i '' -e 's/a/b/w /etc/x' README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "sed -l 'w /etc/x' p README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "sed -ni '' 'w /etc/x' README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "sed -i '' s/a/b/ /etc/passwd", want: "outside the workspace"},
+		{cmd: "sed -i '/../../../etc/x' s/a/b/ README.md", want: "the backup README.md/../../../etc/x"},
+		{cmd: "sed -i 's/a/b/' README.md", want: "as the BSD sed of macOS reads it"}, // BSD sed: the suffix s/a/b/, the script README.md
+		{cmd: "sed -z s/a/b/ README.md", want: "as the BSD sed of macOS reads it"},
+		{cmd: "tar -cf out.tar @/etc/x.tar", want: "members of another archive"},
+		// the twins that stay allowed
+		{cmd: "sed -i '' 's/a/b/' README.md", allow: true, want: "allowed"},
+		{cmd: "sed -i.bak 's/a/b/' README.md", allow: true, want: "allowed"},
+		{cmd: "sed -E -n -e '1,5p' -e '/x/d' README.md", allow: true, want: "allowed"},
+		{cmd: "sed -n '1,5p' README.md", allow: true, want: "allowed"},
+		{cmd: "cat README.md | sed 's/a/b/'", allow: true, want: "allowed"},
+		{cmd: "tar -cf out.tar README.md", allow: true, want: "allowed"},
+	})
+}

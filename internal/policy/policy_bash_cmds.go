@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -91,6 +92,11 @@ func (ck *bashChecker) specArgs(name string, args []bashWord, mutating bool) err
 	}
 	if name == "tar" {
 		lits, globs = tarOldStyle(lits, globs)
+	}
+	if name == "sed" && bsdUserland {
+		if err := ck.bsdSed(lits, globs); err != nil {
+			return fmt.Errorf("%v (as the BSD sed of macOS reads it)", err)
+		}
 	}
 	inv, err := cmdSpecs[name].parse(name, lits, globs)
 	if err != nil {
@@ -575,6 +581,92 @@ func checkSed(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	return nil
 }
 
+// bsdUserland says the system's sed and tar are BSD's (macOS), whose
+// options differ from GNU's in ways a check must follow: sed's -i takes its
+// backup suffix as the next word (sed -i "" 'w FILE' f writes FILE there,
+// where GNU sed reads "" as the script), -l takes no value, options end at
+// the first operand; tar reads the members of another archive from an
+// operand @ARCHIVE. Such a command must pass both readings (a GNU sed
+// installed first on PATH reads it the GNU way). A variable so tests run
+// the BSD reading on Linux too.
+var bsdUserland = runtime.GOOS != "linux"
+
+// bsdSed checks sed's command line as BSD sed's getopt("EI:ae:f:i:lnru")
+// reads it: the scripts (-e, else the first operand) and the files, each
+// written when -i or -I edits in place, with its backup (the file's name
+// and the suffix) written too.
+func (ck *bashChecker) bsdSed(args []string, globs []bool) error {
+	var scripts, suffixes []string
+	inPlace := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			if strings.IndexByte("Ealnru", c) >= 0 {
+				continue
+			}
+			if strings.IndexByte("eiI", c) < 0 {
+				return fmt.Errorf("sed -%c is not an option this check knows", c)
+			}
+			v := a[j+1:]
+			if v == "" {
+				if i+1 >= len(args) {
+					return fmt.Errorf("sed -%c without its value", c)
+				}
+				i++
+				v = args[i]
+			}
+			if c == 'e' {
+				if globs[i] {
+					return errors.New("sed with a pattern as its script")
+				}
+				scripts = append(scripts, v)
+			} else {
+				inPlace = true
+				suffixes = append(suffixes, v)
+			}
+			break
+		}
+	}
+	files := args[i:]
+	if len(scripts) == 0 {
+		if len(files) == 0 {
+			return errors.New("sed without a script")
+		}
+		if globs[i] {
+			return errors.New("sed with a pattern as its script")
+		}
+		scripts, files = files[:1], files[1:]
+	}
+	if err := checkSedScript(strings.Join(scripts, "\n")); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f == "-" && !inPlace {
+			continue
+		}
+		if err := ck.checkPath(f, inPlace); err != nil {
+			return err
+		}
+		for _, s := range suffixes {
+			if s != "" {
+				if err := ck.checkPath(f+s, true); err != nil {
+					return fmt.Errorf("the backup %s: %v", f+s, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func checkAwk(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	if len(inv.operands) == 0 {
 		return errors.New("awk without a program")
@@ -625,6 +717,14 @@ func checkTar(_ *bashChecker, inv *invocation, kinds []optKind) error {
 	}
 	if !create {
 		textOperands(nil, inv, kinds) // member names
+		return nil
+	}
+	for _, op := range inv.operands {
+		if strings.HasPrefix(op, "@") {
+			// GNU tar adds the file @x; BSD tar (macOS's) the members of
+			// the archive x, wherever it is
+			return fmt.Errorf("tar -c %s is not allowed (the BSD tar of macOS adds the members of another archive); name the files", op)
+		}
 	}
 	return nil
 }

@@ -240,7 +240,10 @@ func dangerousEnv(name string) bool {
 		// They change how the commands this check parses read their
 		// arguments, or add options to them.
 		"POSIXLY_CORRECT", "TAR_OPTIONS", "GREP_OPTIONS", "GZIP", "BZIP2", "XZ_OPT", "ZSTD_CLEVEL", "AWKPATH", "AWKLIBPATH",
-		"JQ_LIBRARY_PATH", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "TAPE", "MAKEFLAGS", "MFLAGS", "GOENV", "GOTOOLCHAIN":
+		"JQ_LIBRARY_PATH", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "TAPE", "MAKEFLAGS", "MFLAGS", "GOENV", "GOTOOLCHAIN",
+		// zsh's arrays tied to PATH, CDPATH … (Claude Code runs its Bash
+		// tool with zsh when SHELL names no bash and zsh is there)
+		"path", "cdpath", "fpath", "manpath", "module_path", "mailpath", "fignore", "psvar", "watch":
 		return true
 	}
 	return hasPrefix(name, "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "CLAUDE", "ANTHROPIC", "ZERG")
@@ -257,9 +260,8 @@ func shellVariable(name string) bool {
 	return dangerousEnv(name) || shellVariables[name] || hasPrefix(name, "LC_", "BASH", "HIST", "COMP", "ZSH", "READLINE")
 }
 
-var shellVariables = set(`CDPATH OLDPWD PWD IFS GLOBIGNORE FIGNORE EXECIGNORE LANG LANGUAGE TIMEFORMAT FUNCNEST OPTIND OPTARG
-	REPLY MAIL MAILPATH MAILCHECK TMOUT PS0 PS1 PS2 PS3 INPUTRC ZDOTDIR NULLCMD READNULLCMD WORDCHARS path cdpath fpath
-	manpath mailpath module_path fignore psvar watch`)
+var shellVariables = set(`OLDPWD PWD FIGNORE EXECIGNORE LANG LANGUAGE TIMEFORMAT FUNCNEST OPTIND OPTARG REPLY MAIL MAILPATH
+	MAILCHECK TMOUT PS0 PS1 PS2 PS3 INPUTRC ZDOTDIR NULLCMD READNULLCMD WORDCHARS`)
 
 // pathListEnv are variables that only add directories to a search path
 // (imports of the worker's own code): allowed when every directory is one
@@ -1045,6 +1047,11 @@ func (ck *bashChecker) redirect(r bashRedir) error {
 		}
 	}
 	t := r.target
+	if strings.HasPrefix(t.raw, "!") {
+		// zsh reads >! and >>! as redirections that overwrite: the file
+		// is what follows, where bash writes a file named !…
+		return fmt.Errorf("redirection %s%s: zsh reads %s! as a redirection of its own; drop the !", r.op, t.raw, r.op)
+	}
 	if t.dynamic || t.glob >= 0 || t.tilde {
 		return fmt.Errorf("redirection to a computed file %q", t.lit)
 	}

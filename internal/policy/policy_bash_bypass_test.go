@@ -410,8 +410,8 @@ func TestBashShellVariablesSetByTheLine(t *testing.T) {
 }
 
 // TestBashBSDUserland: on macOS sed and tar are BSD's. BSD sed's -i takes
-// the next word as its backup suffix, so `sed -i '' '1w FILE' f` writes
-// FILE, where GNU sed (and the check, reading it the GNU way) takes '' for
+// the next word as its backup suffix, so `sed -i ” '1w FILE' f` writes
+// FILE, where GNU sed (and the check, reading it the GNU way) takes ” for
 // the script and '1w FILE' for a file in the workspace; -l takes no value
 // there. With bsdUserland a sed line must pass both readings. BSD tar's
 // @ARCHIVE operand adds another archive's members, wherever it is: refused
@@ -446,5 +446,35 @@ func TestBashBSDUserland(t *testing.T) {
 		{cmd: "sed -n '1,5p' README.md", allow: true, want: "allowed"},
 		{cmd: "cat README.md | sed 's/a/b/'", allow: true, want: "allowed"},
 		{cmd: "tar -cf out.tar README.md", allow: true, want: "allowed"},
+	})
+}
+
+// TestBashZshReadings: Claude Code runs its Bash tool with zsh when SHELL
+// names no bash and zsh is installed (every Mac), and some lines bash
+// parses read otherwise there (each checked with zsh 5.9): >! and >>!
+// overwrite the file that follows (bash writes a file named !…), path and
+// cdpath are PATH and CDPATH, =ls is /usr/bin/ls, 010 is 10. The check
+// parses bash and refuses what zsh would read differently.
+func TestBashZshReadings(t *testing.T) {
+	ws, p, _, _ := subFixture(t)
+	runBashCases(t, ws, p, []bashCase{
+		{cmd: "echo x >! /etc/cronx", want: "zsh reads >! as a redirection"},
+		{cmd: "echo x >>! /etc/cronx", want: "zsh reads >>! as a redirection"},
+		{cmd: "echo x &>! /etc/cronx", want: "zsh reads &>! as a redirection"},
+		{cmd: "echo x >!/etc/cronx", want: "zsh reads >! as a redirection"},
+		{cmd: "cdpath=/; cd etc && cat passwd", want: "setting cdpath is not allowed"},
+		{cmd: "cdpath=/ cd etc", want: "setting cdpath is not allowed"},
+		{cmd: "path=bin; ls", want: "setting path is not allowed"},
+		{cmd: "cat =ls", want: "zsh reads a word starting with = as the path of a program"},
+		{cmd: "A==ls cat README.md", want: "zsh reads a word starting with ="},
+		{cmd: "echo $((010))", want: "arithmetic"},
+		// the twins that stay allowed
+		{cmd: "echo x > out.txt", allow: true, want: "allowed"},
+		{cmd: "echo x >| out.txt", allow: true, want: "allowed"},
+		{cmd: "echo x > '!x'", allow: true, want: "allowed"},
+		{cmd: "[ a == b ] || [ a = b ] || echo differ", allow: true, want: "allowed"},
+		{cmd: "echo '=ls' \"=x\" \\=y a=b", allow: true, want: "allowed"},
+		{cmd: "mypath=sub ls", allow: true, want: "allowed"},
+		{cmd: "echo $((10))", allow: true, want: "allowed"},
 	})
 }

@@ -643,6 +643,13 @@ func (w *shellWalker) lit(st *wordState, s string, first, last bool) {
 			st.b.WriteString(s[j : j+n])
 			st.pb.WriteString(class)
 			j += n - 1
+		case '=':
+			if first && j == 0 && j+1 < len(s) && s[j+1] != '=' {
+				// zsh's =cmd is the path of the program cmd
+				w.strict("%s: zsh reads a word starting with = as the path of a program; quote it", s)
+			}
+			st.b.WriteByte(c)
+			patLit(&st.pb, c)
 		case '~':
 			if (first && j == 0) || st.prev == '=' || st.prev == ':' {
 				st.bw.tilde = true

@@ -13,17 +13,22 @@ func (p *Policy) decideRead(in *HookInput, input map[string]any, field string) D
 	if raw == "" {
 		return deny("", "%s: no %s in tool_input", in.ToolName, field)
 	}
-	resolved, d := p.readTarget(in, raw)
+	resolved, where, d := p.readTarget(in, raw)
 	if d != nil {
 		return *d
 	}
-	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": inside the workspace"}
+	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": " + where}
 }
 
 // readTarget resolves the path a read tool names, or denies it when
-// either reading of it is outside the workspace and the read dirs.
-func (p *Policy) readTarget(in *HookInput, raw string) (string, *Decision) {
-	fail := func(d Decision) (string, *Decision) { return "", &d }
+// either reading of it is outside the workspace, the read dirs and the
+// worker's scratch directory (its TMPDIR, where its commands put their
+// output and Claude Code the output of its background tasks, which it tells
+// the model to read there).
+// The place it names says where it is: inside the workspace, or in the
+// worker's scratch directory.
+func (p *Policy) readTarget(in *HookInput, raw string) (string, string, *Decision) {
+	fail := func(d Decision) (string, string, *Decision) { return "", "", &d }
 	all, err := target(in.Cwd, raw)
 	if err != nil {
 		return fail(deny(raw, "%s %s: %v", in.ToolName, raw, err))
@@ -32,12 +37,17 @@ func (p *Policy) readTarget(in *HookInput, raw string) (string, *Decision) {
 	if err != nil {
 		return fail(deny(all[0], "%s %s: %v", in.ToolName, raw, err))
 	}
+	where := "inside the workspace"
 	for _, r := range all {
+		if sc.inScratch(r) {
+			where = "in the worker's scratch directory"
+			continue
+		}
 		if !sc.readable(r) || sc.isProtected(r) {
 			return fail(deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws))
 		}
 	}
-	return all[0], nil
+	return all[0], where, nil
 }
 
 // decideSearch allows Glob/Grep/LS only under a directory inside the
@@ -57,7 +67,7 @@ func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
 	if dir == "" {
 		return deny("", "%s: no path and no cwd", in.ToolName)
 	}
-	resolved, d := p.readTarget(in, dir)
+	resolved, where, d := p.readTarget(in, dir)
 	if d != nil {
 		return *d
 	}
@@ -87,7 +97,7 @@ func (p *Policy) decideSearch(in *HookInput, input map[string]any) Decision {
 			}
 		}
 	}
-	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " under " + resolved + ": inside the workspace"}
+	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " under " + resolved + ": " + where}
 }
 
 // escapingPattern says why a glob could match outside its base directory.

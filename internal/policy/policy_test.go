@@ -227,3 +227,52 @@ func TestDotDotAfterSymlink(t *testing.T) {
 		t.Errorf("sub/deep/../../README.md denied: %s", d.Reason)
 	}
 }
+
+// TestReadToolsInScratch: the read tools may read the worker's scratch
+// directory (BashPolicy.Scratch, its TMPDIR: Claude Code writes a
+// background task's output there and tells the model to Read it; the
+// worker's Bash commands may read and write it anyway), in both modes. The
+// rest of the attempt directory (policy, settings, Claude Code's config)
+// stays unreadable, a link in scratch is judged by its target, and the
+// write tools still write only the task's files.
+func TestReadToolsInScratch(t *testing.T) {
+	ws, sub, sb := modeFixture(t)
+	scratch := mkdirs(t, sub.Bash.Scratch[0])
+	attempt := filepath.Dir(scratch)
+	task := filepath.Join(scratch, "claude-0", "-ws", "s1", "tasks", "b1.output")
+	mkdirs(t, filepath.Dir(task))
+	mkdirs(t, filepath.Join(attempt, "config"))
+	for _, f := range []string{task, filepath.Join(attempt, "policy.json"), filepath.Join(attempt, "config", ".claude.json")} {
+		if err := os.WriteFile(f, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSymlink(t, "/etc/passwd", filepath.Join(scratch, "pw"))
+	for _, p := range []*Policy{sub, sb} {
+		p.Protected = []string{attempt}
+		for _, tc := range []struct {
+			tool  string
+			input map[string]any
+			allow bool
+			want  string
+		}{
+			{"Read", map[string]any{"file_path": task}, true, "in the worker's scratch directory"},
+			{"Grep", map[string]any{"pattern": "x", "path": scratch}, true, "in the worker's scratch directory"},
+			{"Glob", map[string]any{"pattern": "**/*.output", "path": scratch}, true, "in the worker's scratch directory"},
+			{"Read", map[string]any{"file_path": "README.md"}, true, "inside the workspace"},
+			// the twins
+			{"Read", map[string]any{"file_path": filepath.Join(attempt, "policy.json")}, false, "outside the workspace"},
+			{"Read", map[string]any{"file_path": filepath.Join(scratch, "..", "policy.json")}, false, "outside the workspace"},
+			{"Read", map[string]any{"file_path": filepath.Join(attempt, "config", ".claude.json")}, false, "outside the workspace"},
+			{"Read", map[string]any{"file_path": filepath.Join(scratch, "pw")}, false, "outside the workspace"},
+			{"Grep", map[string]any{"pattern": "x", "path": attempt}, false, "outside the workspace"},
+			{"Write", map[string]any{"file_path": task}, false, "a protected file"},
+			{"Edit", map[string]any{"file_path": filepath.Join(scratch, "new.txt")}, false, "a protected file"},
+		} {
+			d := p.Decide(hookInput(t, ws, tc.tool, tc.input))
+			if d.Allow != tc.allow || !strings.Contains(d.Reason, tc.want) {
+				t.Errorf("sandboxed=%v %s %v: allow=%v %q, want %v %q", p.Bash.Sandboxed, tc.tool, tc.input, d.Allow, d.Reason, tc.allow, tc.want)
+			}
+		}
+	}
+}

@@ -262,27 +262,38 @@ func makeCorpus(t *testing.T, root string) ([]corpusSetup, map[string]corpusSess
 	return out, sessions
 }
 
-// replayCorpus decides every call of every session in mode, through the
-// graph loading, policy building and per-call decision of hook check.
+// replayCorpus decides every call of every session in mode through the
+// command itself, `zerg hook check --graph G --task ID --mode MODE
+// --workspace WS --json`, with the session's calls on its stdin, one a line,
+// as the public replay of the corpus does.
 func replayCorpus(t *testing.T, setups []corpusSetup, mode string) []corpusResult {
 	t.Helper()
 	var res []corpusResult
 	for _, s := range setups {
-		task, err := loadHookCheckTask(s.graph, s.key)
-		if err != nil {
-			t.Fatalf("session %s: %v", s.key, err)
-		}
-		attemptDir := filepath.Join(s.dir, "attempt-"+mode)
-		if err := os.MkdirAll(attemptDir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		pol, err := hookCheckPolicy(s.ws, attemptDir, task, mode, config.Default()) // no session's repository has a zerg config
-		if err != nil {
-			t.Fatalf("session %s: policy: %v", s.key, err)
-		}
+		var stdin bytes.Buffer
 		for _, c := range s.calls {
-			_, d := decideCall(pol, bytes.NewReader(corpusPayload(t, c, s.ws, filepath.Join(attemptDir, "home"))), s.ws)
-			res = append(res, corpusResult{call: c, allow: d.Allow, reason: strings.ReplaceAll(d.Reason, s.ws, "@WS@")})
+			stdin.Write(corpusPayload(t, c, s.ws, filepath.Join(s.dir, "home")))
+			stdin.WriteByte('\n')
+		}
+		old := hookStdin
+		hookStdin = &stdin
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), []string{"hook", "check", "--graph", s.graph, "--task", s.key,
+			"--mode", mode, "--workspace", s.ws, "--json"}, &stdout, &stderr)
+		hookStdin = old
+		if code != 0 {
+			t.Fatalf("session %s: zerg hook check exit %d: %s", s.key, code, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+		if len(lines) != len(s.calls) {
+			t.Fatalf("session %s: %d decisions for %d calls", s.key, len(lines), len(s.calls))
+		}
+		for i, l := range lines {
+			var got hookCheckLine
+			if err := json.Unmarshal([]byte(l), &got); err != nil {
+				t.Fatalf("session %s line %d %q: %v", s.key, i+1, l, err)
+			}
+			res = append(res, corpusResult{call: s.calls[i], allow: got.Decision == "allow", reason: strings.ReplaceAll(got.Reason, s.ws, "@WS@")})
 		}
 	}
 	return res
@@ -483,69 +494,4 @@ func corpusClip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-// TestHookCheckCorpusCLI runs a few corpus calls through the real command
-// line, `zerg hook check`, and expects the decisions the in-process replay
-// makes for them: a few allowed and a few denied calls of the first session
-// that has both in that mode.
-func TestHookCheckCorpusCLI(t *testing.T) {
-	corpusEnv(t)
-	setups, _ := setupCorpus(t)
-	for _, mode := range []string{config.ModeSubprocess, config.ModeSandbox} {
-		t.Run(mode, func(t *testing.T) {
-			var s corpusSetup
-			var pick []corpusResult
-			for _, x := range setups {
-				var allowed, denied []corpusResult
-				for _, r := range replayCorpus(t, []corpusSetup{x}, mode) {
-					if r.allow && len(allowed) < 4 {
-						allowed = append(allowed, r)
-					} else if !r.allow && len(denied) < 4 {
-						denied = append(denied, r)
-					}
-				}
-				if len(allowed) > 0 && len(denied) > 0 {
-					s, pick = x, append(allowed, denied...)
-					break
-				}
-			}
-			if s.key == "" {
-				t.Fatalf("no session has both allowed and denied calls in %s mode", mode)
-			}
-			var stdin bytes.Buffer
-			for _, x := range pick {
-				stdin.Write(corpusPayload(t, x.call, s.ws, t.TempDir()))
-				stdin.WriteString("\n\n") // blank lines are skipped
-			}
-			old := hookStdin
-			hookStdin = &stdin
-			defer func() { hookStdin = old }()
-			var stdout, stderr bytes.Buffer
-			code := Run(context.Background(), []string{"hook", "check", "--graph", s.graph, "--task", s.key,
-				"--mode", mode, "--workspace", s.ws, "--json"}, &stdout, &stderr)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr.String())
-			}
-			lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-			if len(lines) != len(pick) {
-				t.Fatalf("%d decisions for %d calls:\n%s", len(lines), len(pick), stdout.String())
-			}
-			for i, l := range lines {
-				var got hookCheckLine
-				if err := json.Unmarshal([]byte(l), &got); err != nil {
-					t.Fatalf("line %d %q: %v", i+1, l, err)
-				}
-				x := pick[i]
-				want := hookCheckLine{Tool: x.call.Tool, Decision: "allow", Reason: strings.Join(strings.Fields(x.reason), " ")}
-				if !x.allow {
-					want.Decision, want.Reason = "deny", strings.TrimPrefix(want.Reason, "denied: ")
-				}
-				got.Reason = strings.ReplaceAll(got.Reason, s.ws, "@WS@")
-				if got != want {
-					t.Errorf("%s (session %s):\n got %+v\nwant %+v", x.call.ID, s.key, got, want)
-				}
-			}
-		})
-	}
 }

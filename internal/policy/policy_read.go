@@ -20,13 +20,11 @@ func (p *Policy) decideRead(in *HookInput, input map[string]any, field string) D
 	return Decision{Allow: true, Path: resolved, Reason: in.ToolName + " " + resolved + ": " + where}
 }
 
-// readTarget resolves the path a read tool names, or denies it when
-// either reading of it is outside the workspace, the read dirs and the
-// worker's scratch directory (its TMPDIR, where its commands put their
-// output and Claude Code the output of its background tasks, which it tells
-// the model to read there).
-// The place it names says where it is: inside the workspace, or in the
-// worker's scratch directory.
+// readTarget resolves the path a read tool names, and says where it is;
+// or denies it when either reading of it is outside the workspace, the read
+// dirs and the worker's scratch directory (its TMPDIR, where its commands
+// put their output and Claude Code the output of its background tasks,
+// which it tells the model to read there).
 func (p *Policy) readTarget(in *HookInput, raw string) (string, string, *Decision) {
 	fail := func(d Decision) (string, string, *Decision) { return "", "", &d }
 	all, err := target(in.Cwd, raw)

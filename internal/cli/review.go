@@ -14,6 +14,8 @@ import (
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newReviewCmd) }
@@ -78,11 +80,11 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return err
 	}
-	names, err := j.repo.Run(ctx, "diff", "--name-only", "--no-renames", base, head, "--")
+	names, err := j.repo.Run(ctx, "diff", "--name-only", "-z", "--no-renames", base, head, "--")
 	if err != nil {
 		return err
 	}
-	changed := strings.Fields(names)
+	changed := strings.FieldsFunc(names, func(r rune) bool { return r == 0 })
 
 	sum := &journey.Summary{Version: journey.SummaryVersion, Feature: feature, Branch: branch, Head: head, Base: base, Time: time.Now().UTC()}
 	add := func(fs ...journey.Finding) { sum.Findings = append(sum.Findings, fs...) }
@@ -126,20 +128,37 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 		add(fnd)
 	}
 
-	// Claude's review of the diff.
+	// Claude's review of the diff: all of it, in parts when it is large,
+	// or a blocking finding saying what no prompt held.
 	sum.Checks = append(sum.Checks, "claude")
-	fmt.Fprintf(a.stderr, "zerg: review: Claude reviews %s\n", pluralf(len(changed), "%d changed file", "%d changed files"))
-	ans, err := model.Run(ctx, journey.Session{Name: "review", Workdir: ws,
-		Prompt: journey.ReviewPrompt(feature, base, head, diff, ruleNames),
-		System: journey.ReviewSystem, Tools: journey.ReaderTools, Model: j.cfg.Models.For("review")})
-	if err != nil {
-		return sessionFailed("review "+feature, err)
-	}
-	sum.CostUSD = ans.CostUSD
-	if fs, err := journey.ParseModelFindings(ans.Text); err != nil {
-		add(journey.Finding{Severity: journey.Major, Source: "claude", Title: "the review's answer could not be read: " + err.Error(),
-			Detail: truncate(strings.TrimSpace(ans.Text), 2000)})
-	} else {
+	plan := journey.PlanReview(diff, journey.MaxPromptDiff, journey.MaxReviewParts)
+	add(plan.Findings()...)
+	parts := max(len(plan.Parts), 1)
+	sum.Parts = parts
+	fmt.Fprintf(a.stderr, "zerg: review: Claude reviews %s%s\n", pluralf(len(plan.Files), "%d changed file", "%d changed files"),
+		map[bool]string{true: fmt.Sprintf(" in %d parts", parts), false: ""}[parts > 1])
+	for part := 1; part <= parts; part++ {
+		name := "review"
+		if part > 1 {
+			name = fmt.Sprintf("review-%d", part)
+		}
+		ans, err := model.Run(ctx, journey.Session{Name: name, Workdir: ws,
+			Prompt: journey.ReviewPrompt(feature, base, head, plan, part, ruleNames),
+			System: journey.ReviewSystem, Tools: journey.ReaderTools, Model: j.cfg.Models.For("review")})
+		if err != nil {
+			return sessionFailed("review "+feature, err)
+		}
+		sum.CostUSD += ans.CostUSD
+		fs, err := journey.ParseModelFindings(ans.Text)
+		if err != nil {
+			where := ""
+			if parts > 1 {
+				where = fmt.Sprintf("part %d of %d: ", part, parts)
+			}
+			sum.Errors = append(sum.Errors, fmt.Sprintf("%s%s: %v (the answer began %q)", where, unreadableAnswer, err,
+				textx.Clip(textx.OneLine(term.Clean(ans.Text)), 200)))
+			continue
+		}
 		add(fs...)
 	}
 
@@ -148,13 +167,21 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 		return err
 	}
 	printReview(a, j, sum)
+	reviewMD := j.rel(filepath.Join(j.specDir, journey.ReviewFile))
+	if len(sum.Errors) > 0 {
+		return failedf("%s: %s; the review of %s is incomplete and zerg merge refuses this head without --force: run zerg review %s again (%s)",
+			feature, unreadableAnswer, shortID(head), feature, reviewMD)
+	}
 	if sum.Blocking {
 		return failedf("%s: %s at %s (%s); fix them and review again; zerg merge refuses this head without --force",
-			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head),
-			j.rel(filepath.Join(j.specDir, journey.ReviewFile)))
+			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head), reviewMD)
 	}
 	return nil
 }
+
+// unreadableAnswer is the review error of an answer zerg could not read:
+// the review did not happen, so it blocks like a blocking finding.
+const unreadableAnswer = "the review's answer could not be read"
 
 // reviewBase is the commit the branch is reviewed against: the run's base
 // when a run is recorded, else where the branch left HEAD.
@@ -237,6 +264,9 @@ func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 		counts = append(counts, fmt.Sprintf("%d %s", s.Counts[sev], sev))
 	}
 	fmt.Fprintf(a.stdout, "%s: review of %s at %s: %s\n", s.Feature, s.Branch, shortID(s.Head), strings.Join(counts, ", "))
+	for _, e := range s.Errors {
+		fmt.Fprintf(a.stdout, "  review error: %s\n", e)
+	}
 	for _, f := range s.Findings {
 		if f.Severity == journey.Info {
 			continue

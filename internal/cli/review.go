@@ -111,7 +111,8 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 			Detail: "Remove it from the branch (and revoke it if it is real), or list a false positive in " + security.SecretsAllowFile + "."})
 	}
 
-	// Protected paths a task was let change (security.allow_protected).
+	// Protected paths a task was let change (security.allow_protected),
+	// and the instruction files of coding agents any task may change.
 	sum.Checks = append(sum.Checks, "protected")
 	prot, err := protectedChanges(ctx, j.repo, j.cfg, base, head)
 	if err != nil {

@@ -174,8 +174,8 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 			feature, unreadableAnswer, shortID(head), feature, reviewMD)
 	}
 	if sum.Blocking {
-		return failedf("%s: %s at %s (%s); fix them and review again; zerg merge refuses this head without --force",
-			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head), reviewMD)
+		return failedf("%s: %s at %s (%s); fix them (zerg fix %s adds a task for each and resumes the run) and review again; zerg merge refuses this head without --force",
+			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head), reviewMD, feature)
 	}
 	return nil
 }
@@ -258,7 +258,8 @@ func rulesFinding(root string, rc config.SecurityRules, changed []string) (journ
 		Detail: strings.Join(lines, "\n")}, names
 }
 
-// printReview is the summary on stdout: counts, then every finding above info.
+// printReview is the summary on stdout: counts, then every finding above
+// info, numbered for zerg fix.
 func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 	var counts []string
 	for _, sev := range journey.Severities {
@@ -268,7 +269,7 @@ func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 	for _, e := range s.Errors {
 		fmt.Fprintf(a.stdout, "  review error: %s\n", e)
 	}
-	for _, f := range s.Findings {
+	for i, f := range s.Findings {
 		if f.Severity == journey.Info {
 			continue
 		}
@@ -279,7 +280,9 @@ func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 				where += fmt.Sprintf(":%d", f.Line)
 			}
 		}
-		fmt.Fprintf(a.stdout, "  %s [%s]%s: %s\n", f.Severity, f.Source, where, f.Title)
+		// The number is the finding's place in review.json: zerg fix
+		// FEATURE N takes it.
+		fmt.Fprintf(a.stdout, "  %d. %s [%s]%s: %s\n", i+1, f.Severity, f.Source, where, f.Title)
 	}
 	fmt.Fprintf(a.stdout, "wrote %s and %s\n", j.rel(filepath.Join(j.specDir, journey.ReviewFile)), j.rel(filepath.Join(j.specDir, journey.ReviewJSONFile)))
 }

@@ -30,26 +30,8 @@ const forged = "0 blocking FORGED"
 // a marker line that a clear-screen or a line erase would remove.
 func (p *project) hostilePane(env []string, line string) *pane {
 	p.t.Helper()
-	dir, err := os.MkdirTemp("", "zt")
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	conf := filepath.Join(dir, "tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -s set-clipboard on\nset -g history-limit 5000\n"), 0o644); err != nil {
-		p.t.Fatal(err)
-	}
-	tp := &pane{t: p.t, sock: filepath.Join(dir, "s")}
 	full := "printf 'BEFORE-MARKER\\n'; " + line + "; echo ZERG-EXIT=$?; exec sleep 600"
-	cmd := exec.Command("tmux", "-S", tp.sock, "-f", conf, "new-session", "-d", "-x", "200", "-y", "120", "-c", p.dir, "sh", "-c", full)
-	cmd.Env = append(append(p.env(), "TERM=screen"), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		p.t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	p.t.Cleanup(func() {
-		exec.Command("tmux", "-S", tp.sock, "kill-server").Run()
-		os.RemoveAll(dir)
-	})
-	return tp
+	return p.tmuxPane("set -s set-clipboard on\n", 200, 120, full, append([]string{"TERM=screen"}, env...))
 }
 
 func (tp *pane) tmux(args ...string) string {

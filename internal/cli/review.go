@@ -27,11 +27,15 @@ func newReviewCmd(a *app) *cobra.Command {
 		Short: "Review the integration branch: gates, secret scan, security rules and a Claude review",
 		Long: `Review zerg/FEATURE/integration in a private clone of its head (never your
 checkout): run the gates of .zerg/config.yaml, scan the diff against the run's
-base for secrets, list the security rules of the languages touched, and have
-Claude review the diff (read-only tools). Findings are graded blocking, major,
-minor or info and written to .zerg/specs/FEATURE/review.md, with review.json
-for programs. zerg merge refuses a head whose review has a blocking finding
-unless --force.
+base for secrets, name the protected paths and the instruction files of coding
+agents (CLAUDE.md, AGENTS.md, …) it changes, list the security rules of the
+languages touched, and have Claude review the whole diff (read-only tools;
+over 60 KB in parts, each its own session, at most 8: what no part holds is a
+blocking "not fully reviewed" finding). Findings are graded blocking, major,
+minor or info, numbered for zerg fix, and written to
+.zerg/specs/FEATURE/review.md, with review.json for programs. An answer zerg
+cannot read is a review error, never a lesser finding. zerg merge refuses a
+head whose review has a blocking finding or an error unless --force.
 
 A failing required gate and a secret are blocking; a failing optional gate
 is major. Gates run in the isolation of the run's own gates: in sandbox mode
@@ -41,8 +45,9 @@ subprocess mode as the worker user, in tasks mode as you. --rehearse plays
 the model from the scenario, matching the prompt's first line "Review
 FEATURE:".
 
-Exit status: 0 no blocking finding, 1 a blocking finding (or the review
-session failed: nothing written), 2 bad input (nothing written).`,
+Exit status: 0 no blocking finding, 1 a blocking finding or a review error
+(or the review session failed: nothing written), 2 bad input (nothing
+written).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReview(cmd.Context(), a, args[0], f)

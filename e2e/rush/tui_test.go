@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,15 +31,29 @@ func (p *project) startPane(extraEnv []string, args ...string) *pane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		p.t.Fatal("tmux is missing: make test installs it (apt-get install tmux)")
 	}
+	line := zergBin + " " + strings.Join(args, " ") + "; echo ZERG-EXIT=$?; exec sleep 600"
+	return p.tmuxPane("", 120, 45, line, append([]string{"TERM=screen"}, extraEnv...))
+}
+
+// tmuxPane runs the shell line in a width×height pane of its own tmux
+// server (conf: its configuration, "" for none) in the project.
+func (p *project) tmuxPane(conf string, width, height int, line string, env []string) *pane {
+	p.t.Helper()
 	// A socket path must be short (sun_path): not under t.TempDir.
 	dir, err := os.MkdirTemp("", "zt")
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	confFile := "/dev/null"
+	if conf != "" {
+		confFile = filepath.Join(dir, "tmux.conf")
+		if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+			p.t.Fatal(err)
+		}
+	}
 	tp := &pane{t: p.t, sock: filepath.Join(dir, "s")}
-	line := zergBin + " " + strings.Join(args, " ") + "; echo ZERG-EXIT=$?; exec sleep 600"
-	cmd := exec.Command("tmux", "-S", tp.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "45", "-c", p.dir, "sh", "-c", line)
-	cmd.Env = append(append(p.env(), "TERM=screen"), extraEnv...)
+	cmd := exec.Command("tmux", "-S", tp.sock, "-f", confFile, "new-session", "-d", "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "-c", p.dir, "sh", "-c", line)
+	cmd.Env = append(p.env(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		p.t.Fatalf("tmux: %v\n%s", err, out)
 	}

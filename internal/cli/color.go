@@ -4,7 +4,9 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
+
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // colorEnabled reports whether w is a terminal and the user has not asked for
@@ -18,7 +20,7 @@ func colorEnabled(w io.Writer) bool {
 }
 
 // terminalFile is the terminal under w (through the wrappers that
-// survivePipes adds), if w writes to one.
+// survivePipes and newApp add), if w writes to one.
 func terminalFile(w io.Writer) (*os.File, bool) {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
@@ -28,16 +30,18 @@ func terminalFile(w io.Writer) (*os.File, bool) {
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
-	return f, ok && term.IsTerminal(int(f.Fd()))
+	return f, ok && xterm.IsTerminal(int(f.Fd()))
 }
 
+// The styles of paint: internal/term's palette, the only sequences the
+// app's writers let through.
 const (
-	ansiBold  = "\x1b[1m"
-	ansiDim   = "\x1b[2m"
-	ansiRed   = "\x1b[31m"
-	ansiGreen = "\x1b[32m"
-	ansiYel   = "\x1b[33m"
-	ansiReset = "\x1b[0m"
+	ansiBold  = term.Bold
+	ansiDim   = term.Dim
+	ansiRed   = term.Red
+	ansiGreen = term.Green
+	ansiYel   = term.Yellow
+	ansiReset = term.Reset
 )
 
 // paint wraps s in an ANSI style when colour is on.
@@ -46,4 +50,21 @@ func (a *app) paint(style, s string) string {
 		return s
 	}
 	return style + s + ansiReset
+}
+
+// uncleaned is the writer beneath the app's term.Writer, for the two
+// things zerg writes that are not text: the screen control of status
+// --watch's redraw, and a PNG on a pipe. Everything else, zerg's own
+// lines included, goes through the cleaning.
+func uncleaned(w io.Writer) io.Writer {
+	for {
+		if tw, ok := w.(*term.Writer); ok {
+			return tw.Unwrap()
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }

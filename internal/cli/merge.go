@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,51 +13,66 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newMergeCmd) }
 
+// mergeOptions are zerg merge's flags.
+type mergeOptions struct {
+	into                  string
+	create, force, squash bool
+}
+
 func newMergeCmd(a *app) *cobra.Command {
-	var into string
-	var create, force bool
+	var o mergeOptions
 	cmd := &cobra.Command{
 		Use:   "merge [FEATURE] --into BRANCH",
 		Short: "Merge a delivered integration branch into a branch of yours",
 		Long: `Merge zerg/FEATURE/integration into BRANCH: a fast-forward when possible, else a
-merge commit. This is the only command that writes to your branches, and only
-when you ask. If BRANCH is checked out, your working tree must be clean.
+merge commit; with --squash, one new commit on BRANCH holding the whole change
+(the integration branch's commits stay on it, not in BRANCH's history). This
+is the only command that writes to your branches, and only when you ask. If
+BRANCH is checked out, your working tree must be clean.
 FEATURE may be left out when the repository has a single run.
 
 BRANCH must exist: a mistyped name is an error, not a new branch. --create
 creates it at the integration head when it does not exist.
 
 When zerg review FEATURE reviewed the integration head and found something
-blocking (.zerg/specs/FEATURE/review.json), merge refuses (exit 1) unless
---force. A review of an older head does not count.
+blocking, or could not finish (its answer could not be read), merge refuses
+(exit 1) unless --force (.zerg/specs/FEATURE/review.json). A review of an
+older head does not count.
 
-When the branch changes protected paths (CI, hook and editor files, which
+When the branch changes protected paths (CI, hook and editor files, and the
+instruction files of coding agents such as CLAUDE.md and AGENTS.md, which
 only a task security.allow_protected opened can change), merge names them
-and asks on a terminal; without one it refuses (exit 1) unless --force.`,
+and asks on a terminal; without one it refuses (exit 1) unless --force.
+
+A merge that conflicts changes nothing: zerg names the conflicting files and
+the git commands that resolve them by hand.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if into == "" {
+			if o.into == "" {
 				return usageErrorf("--into BRANCH is required: name the branch to merge into")
 			}
 			feature := ""
 			if len(args) == 1 {
 				feature = args[0]
 			}
-			return runMerge(cmd.Context(), a, feature, into, create, force)
+			return runMerge(cmd.Context(), a, feature, o)
 		},
 	}
-	cmd.Flags().StringVar(&into, "into", "", "the branch to merge into (required)")
-	cmd.Flags().BoolVar(&create, "create", false, "create BRANCH at the integration head if it does not exist")
-	cmd.Flags().BoolVar(&force, "force", false, "merge even though the review of the integration head has a blocking finding, or the branch changes protected paths")
+	cmd.Flags().StringVar(&o.into, "into", "", "the branch to merge into (required)")
+	cmd.Flags().BoolVar(&o.create, "create", false, "create BRANCH at the integration head if it does not exist")
+	cmd.Flags().BoolVar(&o.squash, "squash", false, "add the whole change to BRANCH as one commit instead of merging the integration branch's history")
+	cmd.Flags().BoolVar(&o.force, "force", false, "merge even though the review of the integration head blocks (a blocking finding or an incomplete review), or the branch changes protected paths")
 	return cmd
 }
 
-func runMerge(ctx context.Context, a *app, feature, into string, create, force bool) error {
+func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error {
+	into, force := o.into, o.force
 	if err := gitx.ValidateRef(into); err != nil {
 		return usageErrorf("--into: %v", err)
 	}
@@ -105,7 +121,7 @@ func runMerge(ctx context.Context, a *app, feature, into string, create, force b
 		return err
 	}
 	if !exists {
-		if !create {
+		if !o.create {
 			return usageErrorf("branch %s does not exist; check the name, or pass --create to create it at the head of %s", into, integration)
 		}
 		// The all-zero old value makes the update fail if the branch
@@ -130,55 +146,111 @@ func runMerge(ctx context.Context, a *app, feature, into string, create, force b
 	if err != nil {
 		return err
 	}
-	message := fmt.Sprintf("Merge %s (zerg)", integration)
+	ff = ff && !o.squash
 	// Where is BRANCH checked out? Then git must update that working tree too.
 	checkedOut, err := repo.WorktreeOf(ctx, into)
 	if err != nil {
 		return err
 	}
 	if checkedOut != "" {
-		w := repo.In(checkedOut)
 		// Untracked files do not block a merge (git refuses by itself to
 		// overwrite one); changes to tracked files do.
-		if changed, err := w.HasTrackedChanges(ctx); err != nil || changed {
+		if changed, err := repo.In(checkedOut).HasTrackedChanges(ctx); err != nil || changed {
 			return usageErrorf("%s is checked out in %s with uncommitted changes; commit or stash them first", into, checkedOut)
 		}
-		if ff {
-			err = w.FastForward(ctx, integration)
-		} else {
-			// Merge aborts a failed merge, leaving the working tree as it was.
-			_, err = w.Merge(ctx, integration, message)
-		}
+	}
+	result := head
+	if !ff {
+		// The merge (or squash) commit is made in a worktree of zerg's, so
+		// a conflict never touches a person's files; then BRANCH moves to it.
+		result, err = mergeCommit(ctx, repo, t.feature, integration, target, head, o.squash)
 		if err != nil {
-			return failedf("merge into %s failed; nothing changed: %v", into, err)
+			return mergeFailed(err, t.feature, into, integration, checkedOut, o.squash)
 		}
-	} else if ff {
-		if err := repo.SetBranch(ctx, into, head, target); err != nil {
-			return err
-		}
-	} else {
-		tmp, err := os.MkdirTemp("", "zerg-merge-")
-		if err != nil {
-			return err
-		}
-		ws := filepath.Join(tmp, "ws")
-		defer os.RemoveAll(tmp)
-		if err := repo.AddDetachedWorktree(ctx, ws, target); err != nil {
-			return err
-		}
-		defer repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
-		merged, err := repo.In(ws).Merge(ctx, integration, message)
-		if err != nil {
-			return failedf("merge into %s failed; nothing changed: %v", into, err)
-		}
-		if err := repo.SetBranch(ctx, into, merged, target); err != nil {
-			return err
+		if result == target {
+			fmt.Fprintf(a.stdout, "%s already holds the change of %s; nothing to merge\n", into, integration)
+			return nil
 		}
 	}
+	if checkedOut != "" {
+		if err := repo.In(checkedOut).FastForward(ctx, result); err != nil {
+			return failedf("update %s in %s failed; nothing changed: %s", into, checkedOut, gitMessage(err))
+		}
+	} else if err := repo.SetBranch(ctx, into, result, target); err != nil {
+		return err
+	}
 	now, _ := repo.RevParse(ctx, "refs/heads/"+into)
-	how := map[bool]string{true: "fast-forwarded", false: "merged"}[ff]
-	fmt.Fprintf(a.stdout, "%s %s into %s: %s → %s\n", how, integration, into, shortID(target), shortID(now))
+	switch {
+	case o.squash:
+		fmt.Fprintf(a.stdout, "squashed %s into one commit on %s: %s → %s; its own commits are not in %s's history, so zerg cleanup --all %s needs --force to remove it\n",
+			integration, into, shortID(target), shortID(now), into, t.feature)
+	case ff:
+		fmt.Fprintf(a.stdout, "fast-forwarded %s to %s: %s → %s\n", into, integration, shortID(target), shortID(now))
+	default:
+		fmt.Fprintf(a.stdout, "merged %s into %s: %s → %s (a merge commit)\n", integration, into, shortID(target), shortID(now))
+	}
 	return nil
+}
+
+// mergeCommit makes, in a private worktree at target, the commit that
+// takes integration (at head) into target: a merge commit, or with squash
+// one commit of the whole change.
+func mergeCommit(ctx context.Context, repo *gitx.Repo, feature, integration, target, head string, squash bool) (string, error) {
+	tmp, err := os.MkdirTemp("", "zerg-merge-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	ws := filepath.Join(tmp, "ws")
+	if err := repo.AddDetachedWorktree(ctx, ws, target); err != nil {
+		return "", err
+	}
+	defer repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
+	w := repo.In(ws)
+	if !squash {
+		return w.Merge(ctx, integration, fmt.Sprintf("Merge %s (zerg)", integration))
+	}
+	subjects, err := w.Run(ctx, "log", "--format=- %s", "--reverse", target+".."+head, "--")
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(strings.TrimSpace(subjects), "\n")
+	if len(lines) > 50 {
+		lines = append(lines[:50], fmt.Sprintf("- … and %d more", len(lines)-50))
+	}
+	msg := fmt.Sprintf("%s: squash of %s at %s (zerg)\n\n%s", feature, integration, shortID(head), strings.Join(lines, "\n"))
+	return w.SquashMerge(ctx, head, msg)
+}
+
+// mergeFailed is the one line of a merge that could not be made: which
+// files conflict and how to resolve them by hand, or git's own message
+// (never git's argv).
+func mergeFailed(err error, feature, into, integration, checkedOut string, squash bool) error {
+	var mc *gitx.MergeConflict
+	if !errors.As(err, &mc) {
+		return failedf("merge into %s failed; nothing changed: %s", into, gitMessage(err))
+	}
+	how := "git merge " + integration
+	if squash {
+		how = "git merge --squash " + integration
+	}
+	where := "git switch " + into + " && "
+	if checkedOut != "" {
+		where = "in " + checkedOut + ": "
+	}
+	return failedf("%s conflicts with %s on %s; nothing changed. Resolve it by hand: %s%s, fix those files, git add them and git commit (zerg review %s first if you have not)",
+		integration, into, listPaths(mc.Paths), where, how, feature)
+}
+
+// gitMessage is what git said, without the command line zerg ran.
+func gitMessage(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		if m := strings.TrimSpace(ge.Stderr); m != "" {
+			return textx.OneLine(m)
+		}
+	}
+	return err.Error()
 }
 
 // reviewGate refuses a head whose latest review has a blocking finding,
@@ -193,11 +265,19 @@ func reviewGate(a *app, t *runTarget, head string, force bool) error {
 		return nil
 	}
 	n := latest.Counts[journey.Blocking]
+	md := filepath.Join(run.SpecDir(".", t.feature), journey.ReviewFile)
 	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), shortID(head),
-		pluralf(n, "%d blocking finding", "%d blocking findings"), filepath.Join(run.SpecDir(".", t.feature), journey.ReviewFile))
+		pluralf(n, "%d blocking finding", "%d blocking findings"), md)
+	next := fmt.Sprintf("fix them and run zerg review %s again (zerg fix %s adds a task for a finding), or merge anyway with --force", t.feature, t.feature)
+	if len(latest.Errors) > 0 {
+		// A review that could not finish says nothing about the head: it
+		// blocks like a blocking finding, whatever else it found.
+		what = fmt.Sprintf("the review of %s at %s is incomplete: %s (%s)", run.IntegrationBranch(t.feature), shortID(head), latest.Errors[0], md)
+		next = fmt.Sprintf("run zerg review %s again, or merge anyway with --force", t.feature)
+	}
 	if force {
 		fmt.Fprintf(a.stderr, "zerg: warning: %s; merging anyway (--force)\n", what)
 		return nil
 	}
-	return failedf("%s; fix them and run zerg review %s again, or merge anyway with --force", what, t.feature)
+	return failedf("%s; %s", what, next)
 }

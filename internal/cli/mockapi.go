@@ -197,7 +197,7 @@ func unmatchedScenarioTasks(sc *mockapi.Scenario, feature string, g *spec.Graph,
 		prompts = append(prompts, attempt.Prompt(in))
 	}
 	prompts = append(prompts, journey.PlanPrompt(feature, "", false), journey.PlanPrompt(feature, "", true),
-		journey.DesignPrompt(feature, ""), journey.RepairPrompt(feature, 2, nil), journey.ReviewPrompt(feature, "", "", "", nil))
+		journey.DesignPrompt(feature, ""), journey.RepairPrompt(feature, 2, nil), journey.ReviewPrompt(feature, "", "", journey.ReviewPlan{}, 1, nil))
 	var out []*mockapi.Task
 	for _, st := range sc.Tasks {
 		if !slices.ContainsFunc(prompts, st.Matches) {

@@ -47,14 +47,28 @@ func (a *app) writePicture(output string, f picture.Format, b []byte) error {
 		}
 		return nil
 	}
-	if f == picture.FormatPNG && isTerminal(a.stdout) {
+	if f != picture.FormatPNG {
+		_, err := a.stdout.Write(b)
+		return err
+	}
+	if isTerminal(a.stdout) {
 		return usageErrorf("--format png writes binary data; redirect stdout to a file or pass --output FILE")
 	}
-	_, err := a.stdout.Write(b)
+	// Binary data, never to a terminal: the bytes are the picture.
+	_, err := uncleaned(a.stdout).Write(b)
 	return err
 }
 
+// isTerminal reports whether w writes to a character device, through the
+// app's wrappers.
 func isTerminal(w io.Writer) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

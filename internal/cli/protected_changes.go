@@ -13,48 +13,75 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 )
 
-// protectedChanges are the paths changed between base and head that are
-// protected (zerg's list and security.protected_paths). On an integration
-// branch they can only come from a task security.allow_protected let
-// through, or from a person's commit: either way a person reads them
-// before they are merged.
-func protectedChanges(ctx context.Context, repo *gitx.Repo, cfg config.Config, base, head string) ([]string, error) {
+// readerChanges are the paths changed between base and head that a person
+// reads before they are merged: protected paths (zerg's list and
+// security.protected_paths), which on an integration branch can only come
+// from a task security.allow_protected let through or from a person's
+// commit, and the instruction files of coding agents, which any task may
+// change but which are prompts for the user's next session.
+type readerChanges struct {
+	protected    []string
+	instructions []string
+}
+
+func (c readerChanges) empty() bool { return len(c.protected)+len(c.instructions) == 0 }
+
+func protectedChanges(ctx context.Context, repo *gitx.Repo, cfg config.Config, base, head string) (readerChanges, error) {
+	var out readerChanges
 	prot, err := security.NewProtectedPaths(run.ProtectedPaths(cfg))
 	if err != nil {
-		return nil, badInput(err)
+		return out, badInput(err)
 	}
 	names, err := repo.Run(ctx, "diff", "--name-only", "-z", "--no-renames", base, head, "--")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	var out []string
 	for _, p := range strings.Split(names, "\x00") {
-		if _, ok := prot.Match(p); p != "" && ok {
-			out = append(out, p)
+		if p == "" {
+			continue
+		}
+		if _, ok := prot.Match(p); ok {
+			out.protected = append(out.protected, p)
+		} else if _, ok := security.InstructionFile(p); ok {
+			out.instructions = append(out.instructions, p)
 		}
 	}
 	return out, nil
 }
 
 // protectedFindings are review findings for them: blocking, since no
-// check of zerg's can say a CI workflow or a devcontainer is safe.
-func protectedFindings(paths []string) []journey.Finding {
+// check of zerg's can say a CI workflow, a devcontainer or an agent's
+// instructions are safe.
+func protectedFindings(c readerChanges) []journey.Finding {
 	var out []journey.Finding
-	for _, p := range paths {
+	for _, p := range c.protected {
 		out = append(out, journey.Finding{Severity: journey.Blocking, Source: "protected", File: p,
 			Title:  "changes a protected path (" + p + ")",
 			Detail: "CI, hook and editor files run commands with your credentials; security.allow_protected let a task change this one. Read the change yourself, then merge with --force (or answer yes when zerg merge asks)."})
+	}
+	for _, p := range c.instructions {
+		out = append(out, journey.Finding{Severity: journey.Blocking, Source: "instructions", File: p,
+			Title:  "changes instructions your coding agents load (" + p + ")",
+			Detail: "Claude Code, Codex, Cursor, Copilot and other agents read this file as instructions when you open the repository: what a worker wrote here is a prompt for your next session, with your credentials and no sandbox. Read the change yourself, then merge with --force (or answer yes when zerg merge asks)."})
 	}
 	return out
 }
 
 // protectedGate asks before a merge that brings changes to protected
-// paths: on a terminal it asks, otherwise it needs --force.
-func protectedGate(a *app, feature string, paths []string, force bool) error {
-	if len(paths) == 0 {
+// paths or instruction files: on a terminal it asks, otherwise it needs
+// --force.
+func protectedGate(a *app, feature string, c readerChanges, force bool) error {
+	if c.empty() {
 		return nil
 	}
-	what := fmt.Sprintf("%s changes %s, protected (CI, hook or editor files that run commands)", feature, listPaths(paths))
+	var parts []string
+	if len(c.protected) > 0 {
+		parts = append(parts, fmt.Sprintf("%s, protected (CI, hook or editor files that run commands)", listPaths(c.protected)))
+	}
+	if len(c.instructions) > 0 {
+		parts = append(parts, fmt.Sprintf("%s, instructions your coding agents load (a prompt for your next session)", listPaths(c.instructions)))
+	}
+	what := fmt.Sprintf("%s changes %s", feature, strings.Join(parts, "; and "))
 	if force {
 		fmt.Fprintf(a.stderr, "zerg: warning: %s; merging anyway (--force)\n", what)
 		return nil

@@ -14,6 +14,8 @@ import (
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newReviewCmd) }
@@ -25,11 +27,15 @@ func newReviewCmd(a *app) *cobra.Command {
 		Short: "Review the integration branch: gates, secret scan, security rules and a Claude review",
 		Long: `Review zerg/FEATURE/integration in a private clone of its head (never your
 checkout): run the gates of .zerg/config.yaml, scan the diff against the run's
-base for secrets, list the security rules of the languages touched, and have
-Claude review the diff (read-only tools). Findings are graded blocking, major,
-minor or info and written to .zerg/specs/FEATURE/review.md, with review.json
-for programs. zerg merge refuses a head whose review has a blocking finding
-unless --force.
+base for secrets, name the protected paths and the instruction files of coding
+agents (CLAUDE.md, AGENTS.md, …) it changes, list the security rules of the
+languages touched, and have Claude review the whole diff (read-only tools;
+over 60 KB in parts, each its own session, at most 8: what no part holds is a
+blocking "not fully reviewed" finding). Findings are graded blocking, major,
+minor or info, numbered for zerg fix, and written to
+.zerg/specs/FEATURE/review.md, with review.json for programs. An answer zerg
+cannot read is a review error, never a lesser finding. zerg merge refuses a
+head whose review has a blocking finding or an error unless --force.
 
 A failing required gate and a secret are blocking; a failing optional gate
 is major. Gates run in the isolation of the run's own gates: in sandbox mode
@@ -39,8 +45,9 @@ subprocess mode as the worker user, in tasks mode as you. --rehearse plays
 the model from the scenario, matching the prompt's first line "Review
 FEATURE:".
 
-Exit status: 0 no blocking finding, 1 a blocking finding (or the review
-session failed: nothing written), 2 bad input (nothing written).`,
+Exit status: 0 no blocking finding, 1 a blocking finding or a review error
+(or the review session failed: nothing written), 2 bad input (nothing
+written).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReview(cmd.Context(), a, args[0], f)
@@ -78,11 +85,11 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return err
 	}
-	names, err := j.repo.Run(ctx, "diff", "--name-only", "--no-renames", base, head, "--")
+	names, err := j.repo.Run(ctx, "diff", "--name-only", "-z", "--no-renames", base, head, "--")
 	if err != nil {
 		return err
 	}
-	changed := strings.Fields(names)
+	changed := strings.FieldsFunc(names, func(r rune) bool { return r == 0 })
 
 	sum := &journey.Summary{Version: journey.SummaryVersion, Feature: feature, Branch: branch, Head: head, Base: base, Time: time.Now().UTC()}
 	add := func(fs ...journey.Finding) { sum.Findings = append(sum.Findings, fs...) }
@@ -109,7 +116,8 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 			Detail: "Remove it from the branch (and revoke it if it is real), or list a false positive in " + security.SecretsAllowFile + "."})
 	}
 
-	// Protected paths a task was let change (security.allow_protected).
+	// Protected paths a task was let change (security.allow_protected),
+	// and the instruction files of coding agents any task may change.
 	sum.Checks = append(sum.Checks, "protected")
 	prot, err := protectedChanges(ctx, j.repo, j.cfg, base, head)
 	if err != nil {
@@ -126,20 +134,37 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 		add(fnd)
 	}
 
-	// Claude's review of the diff.
+	// Claude's review of the diff: all of it, in parts when it is large,
+	// or a blocking finding saying what no prompt held.
 	sum.Checks = append(sum.Checks, "claude")
-	fmt.Fprintf(a.stderr, "zerg: review: Claude reviews %s\n", pluralf(len(changed), "%d changed file", "%d changed files"))
-	ans, err := model.Run(ctx, journey.Session{Name: "review", Workdir: ws,
-		Prompt: journey.ReviewPrompt(feature, base, head, diff, ruleNames),
-		System: journey.ReviewSystem, Tools: journey.ReaderTools, Model: j.cfg.Models.For("review")})
-	if err != nil {
-		return sessionFailed("review "+feature, err)
-	}
-	sum.CostUSD = ans.CostUSD
-	if fs, err := journey.ParseModelFindings(ans.Text); err != nil {
-		add(journey.Finding{Severity: journey.Major, Source: "claude", Title: "the review's answer could not be read: " + err.Error(),
-			Detail: truncate(strings.TrimSpace(ans.Text), 2000)})
-	} else {
+	plan := journey.PlanReview(diff, journey.MaxPromptDiff, journey.MaxReviewParts)
+	add(plan.Findings()...)
+	parts := max(len(plan.Parts), 1)
+	sum.Parts = parts
+	fmt.Fprintf(a.stderr, "zerg: review: Claude reviews %s%s\n", pluralf(len(plan.Files), "%d changed file", "%d changed files"),
+		map[bool]string{true: fmt.Sprintf(" in %d parts", parts), false: ""}[parts > 1])
+	for part := 1; part <= parts; part++ {
+		name := "review"
+		if part > 1 {
+			name = fmt.Sprintf("review-%d", part)
+		}
+		ans, err := model.Run(ctx, journey.Session{Name: name, Workdir: ws,
+			Prompt: journey.ReviewPrompt(feature, base, head, plan, part, ruleNames),
+			System: journey.ReviewSystem, Tools: journey.ReaderTools, Model: j.cfg.Models.For("review")})
+		if err != nil {
+			return sessionFailed("review "+feature, err)
+		}
+		sum.CostUSD += ans.CostUSD
+		fs, err := journey.ParseModelFindings(ans.Text)
+		if err != nil {
+			where := ""
+			if parts > 1 {
+				where = fmt.Sprintf("part %d of %d: ", part, parts)
+			}
+			sum.Errors = append(sum.Errors, fmt.Sprintf("%s%s: %v (the answer began %q)", where, unreadableAnswer, err,
+				textx.Clip(textx.OneLine(term.Clean(ans.Text)), 200)))
+			continue
+		}
 		add(fs...)
 	}
 
@@ -148,13 +173,21 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 		return err
 	}
 	printReview(a, j, sum)
+	reviewMD := j.rel(filepath.Join(j.specDir, journey.ReviewFile))
+	if len(sum.Errors) > 0 {
+		return failedf("%s: %s; the review of %s is incomplete and zerg merge refuses this head without --force: run zerg review %s again (%s)",
+			feature, unreadableAnswer, shortID(head), feature, reviewMD)
+	}
 	if sum.Blocking {
-		return failedf("%s: %s at %s (%s); fix them and review again; zerg merge refuses this head without --force",
-			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head),
-			j.rel(filepath.Join(j.specDir, journey.ReviewFile)))
+		return failedf("%s: %s at %s (%s); fix them (zerg fix %s adds a task for each and resumes the run) and review again; zerg merge refuses this head without --force",
+			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head), reviewMD, feature)
 	}
 	return nil
 }
+
+// unreadableAnswer is the review error of an answer zerg could not read:
+// the review did not happen, so it blocks like a blocking finding.
+const unreadableAnswer = "the review's answer could not be read"
 
 // reviewBase is the commit the branch is reviewed against: the run's base
 // when a run is recorded, else where the branch left HEAD.
@@ -230,14 +263,18 @@ func rulesFinding(root string, rc config.SecurityRules, changed []string) (journ
 		Detail: strings.Join(lines, "\n")}, names
 }
 
-// printReview is the summary on stdout: counts, then every finding above info.
+// printReview is the summary on stdout: counts, then every finding above
+// info, numbered for zerg fix.
 func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 	var counts []string
 	for _, sev := range journey.Severities {
 		counts = append(counts, fmt.Sprintf("%d %s", s.Counts[sev], sev))
 	}
 	fmt.Fprintf(a.stdout, "%s: review of %s at %s: %s\n", s.Feature, s.Branch, shortID(s.Head), strings.Join(counts, ", "))
-	for _, f := range s.Findings {
+	for _, e := range s.Errors {
+		fmt.Fprintf(a.stdout, "  review error: %s\n", e)
+	}
+	for i, f := range s.Findings {
 		if f.Severity == journey.Info {
 			continue
 		}
@@ -248,7 +285,9 @@ func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 				where += fmt.Sprintf(":%d", f.Line)
 			}
 		}
-		fmt.Fprintf(a.stdout, "  %s [%s]%s: %s\n", f.Severity, f.Source, where, f.Title)
+		// The number is the finding's place in review.json: zerg fix
+		// FEATURE N takes it.
+		fmt.Fprintf(a.stdout, "  %d. %s [%s]%s: %s\n", i+1, f.Severity, f.Source, where, f.Title)
 	}
 	fmt.Fprintf(a.stdout, "wrote %s and %s\n", j.rel(filepath.Join(j.specDir, journey.ReviewFile)), j.rel(filepath.Join(j.specDir, journey.ReviewJSONFile)))
 }

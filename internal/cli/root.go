@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // Version is set at build time by make build:
@@ -82,12 +84,19 @@ type app struct {
 	color  bool // colour on stdout (a terminal and NO_COLOR unset)
 }
 
+// newApp prints through term.Writers: every byte a command prints is
+// cleaned of what a terminal would act on (escape sequences, "\r", bidi
+// controls), so text that a worker, a repository, a reviewer or a gate
+// wrote cannot set the clipboard or the title, clear the screen or forge
+// a line, whichever command prints it. zerg's own colours (the palette of
+// internal/term) pass when colour is on.
 func newApp(stdout, stderr io.Writer) *app {
+	color := colorEnabled(stdout)
 	return &app{
-		stdout: stdout,
-		stderr: stderr,
+		stdout: term.NewWriter(stdout, color),
+		stderr: term.NewWriter(stderr, color),
 		getwd:  os.Getwd,
-		color:  colorEnabled(stdout),
+		color:  color,
 	}
 }
 
@@ -132,7 +141,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		code, msg := explain(classifyCobraError(cmd, err))
 		if msg != "" {
-			fmt.Fprintf(stderr, "zerg: %s\n", oneLine(msg))
+			fmt.Fprintf(a.stderr, "zerg: %s\n", oneLine(msg))
 		}
 		if ctx.Err() != nil && code != ExitUsage && code != ExitLocked {
 			return ExitInterrupted

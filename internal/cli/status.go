@@ -126,7 +126,7 @@ func (a *app) watchStatus(ctx context.Context, t *runTarget, interval time.Durat
 				return err
 			}
 		case a.color:
-			fmt.Fprint(a.stdout, "\x1b[H\x1b[2J")
+			fmt.Fprint(uncleaned(a.stdout), "\x1b[H\x1b[2J")
 			a.printStatus(v)
 		default:
 			a.printStatus(v)

@@ -243,8 +243,22 @@ func commitMessage(message string, trailers map[string]string) string {
 	return b.String()
 }
 
+// MergeConflict is a merge that stopped on conflicting paths; it was
+// undone, so the working tree is as it was.
+type MergeConflict struct {
+	Branch string
+	Paths  []string
+	Err    error // git's own failure
+}
+
+func (e *MergeConflict) Error() string {
+	return fmt.Sprintf("merging %s conflicts on %s: %v", e.Branch, strings.Join(e.Paths, ", "), e.Err)
+}
+
+func (e *MergeConflict) Unwrap() error { return e.Err }
+
 // Merge merges branch into the current HEAD of the working tree with a merge
-// commit. On a conflict the merge is aborted and an error naming the
+// commit. On a conflict the merge is aborted and a *MergeConflict naming the
 // conflicting paths is returned.
 func (r *Runner) Merge(ctx context.Context, branch, message string) (string, error) {
 	if _, err := refArg(branch); err != nil {
@@ -252,14 +266,53 @@ func (r *Runner) Merge(ctx context.Context, branch, message string) (string, err
 	}
 	_, err := r.Run(ctx, "merge", "--no-ff", "--no-verify", "--no-edit", "-m", message, "--end-of-options", branch)
 	if err != nil {
-		conflicts, _ := r.Run(ctx, "diff", "--name-only", "--diff-filter=U")
+		conflicts, _ := r.Run(ctx, "diff", "--name-only", "-z", "--diff-filter=U")
 		_, _ = r.Run(ctx, "merge", "--abort")
-		if c := strings.Fields(conflicts); len(c) > 0 {
-			return "", fmt.Errorf("merging %s conflicts on %s: %w", branch, strings.Join(c, ", "), err)
+		if c := splitZ(conflicts); len(c) > 0 {
+			return "", &MergeConflict{Branch: branch, Paths: c, Err: err}
 		}
 		return "", err
 	}
 	return r.RevParse(ctx, "HEAD")
+}
+
+// SquashMerge records what branch changes since its merge base with HEAD
+// as one commit on top of HEAD (git merge --squash, then a commit with
+// message), and returns it; HEAD itself when it already holds the change. On a conflict the working tree is reset to
+// HEAD and a *MergeConflict is returned: use it in a worktree of zerg's,
+// never one with a person's uncommitted work.
+func (r *Runner) SquashMerge(ctx context.Context, branch, message string) (string, error) {
+	if _, err := refArg(branch); err != nil {
+		return "", err
+	}
+	if _, err := r.Run(ctx, "merge", "--squash", "--no-verify", "--end-of-options", branch); err != nil {
+		conflicts, _ := r.Run(ctx, "diff", "--name-only", "-z", "--diff-filter=U")
+		_, _ = r.Run(ctx, "reset", "--hard", "--quiet", "HEAD")
+		if c := splitZ(conflicts); len(c) > 0 {
+			return "", &MergeConflict{Branch: branch, Paths: c, Err: err}
+		}
+		return "", err
+	}
+	// Nothing staged: HEAD already holds the change (an earlier squash).
+	if _, err := r.Run(ctx, "diff", "--cached", "--quiet"); err == nil {
+		return r.RevParse(ctx, "HEAD")
+	} else if ge, ok := err.(*Error); !ok || ge.ExitCode != 1 {
+		return "", err
+	}
+	if _, err := r.RunInput(ctx, []byte(commitMessage(message, nil)), "commit", "--quiet", "--no-verify", "--file=-"); err != nil {
+		return "", err
+	}
+	return r.RevParse(ctx, "HEAD")
+}
+
+func splitZ(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, "\x00") {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // FastForward moves the branch checked out in the working tree forward to

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Files review writes in the spec dir.
@@ -75,20 +78,30 @@ type Summary struct {
 	Base string    `json:"base"`
 	Time time.Time `json:"time"`
 	// Counts has every severity, zero included.
-	Counts   map[Severity]int `json:"counts"`
-	Blocking bool             `json:"blocking"`
-	Findings []Finding        `json:"findings"`
+	Counts map[Severity]int `json:"counts"`
+	// Blocking is a blocking finding or a review error: zerg merge
+	// refuses this head without --force.
+	Blocking bool      `json:"blocking"`
+	Findings []Finding `json:"findings"`
+	// Errors are the checks that could not give a verdict (the review's
+	// answer could not be read): the review is not done, and it blocks.
+	Errors []string `json:"errors,omitempty"`
+	// Parts is how many review sessions shared the diff (each prompt
+	// holds at most MaxPromptDiff bytes of it).
+	Parts int `json:"parts,omitempty"`
 	// Checks says what ran: gate names, "secrets", "rules", "claude".
 	Checks  []string `json:"checks"`
 	CostUSD float64  `json:"cost_usd"`
 }
 
-// SummaryVersion is the review.json format version.
-const SummaryVersion = 1
+// SummaryVersion is the review.json format version. 2 added errors and
+// parts; a zerg that reads a newer version refuses it rather than miss
+// what it cannot read.
+const SummaryVersion = 2
 
 // Aggregate sorts the findings worst first (keeping the order of each
 // severity: gates, secrets, rules, then the model's), counts them, and sets
-// Blocking.
+// Blocking: a blocking finding or an error.
 func Aggregate(s *Summary) {
 	slices.SortStableFunc(s.Findings, func(a, b Finding) int {
 		return a.Severity.Rank() - b.Severity.Rank()
@@ -100,7 +113,7 @@ func Aggregate(s *Summary) {
 	for _, f := range s.Findings {
 		s.Counts[f.Severity]++
 	}
-	s.Blocking = s.Counts[Blocking] > 0
+	s.Blocking = s.Counts[Blocking] > 0 || len(s.Errors) > 0
 	if s.Findings == nil {
 		s.Findings = []Finding{}
 	}
@@ -109,69 +122,94 @@ func Aggregate(s *Summary) {
 	}
 }
 
-// modelFindings is the JSON the review session is asked to answer with.
-type modelFindings struct {
-	Findings []struct {
-		Severity string `json:"severity"`
-		Title    string `json:"title"`
-		File     string `json:"file"`
-		Line     int    `json:"line"`
-		Detail   string `json:"detail"`
-	} `json:"findings"`
-}
-
-// ParseModelFindings reads the review session's answer: a JSON object
-// {"findings": [...]}, alone or in a fenced block among prose. A finding
-// with an unknown severity is kept as major, so a typo never hides one.
+// ParseModelFindings reads the review session's answer as models send it:
+// a JSON object {"findings": [...]} alone, in a fenced block, or among
+// prose before and after it. It takes the most severe reading: every
+// object of the text with a "findings" key counts (an answer given twice,
+// or an object wrapped in another, loses nothing), and a finding whose
+// severity is missing or unknown is blocking. An answer that holds no such
+// object, or whose findings are not a list of objects, is an error: the
+// caller must treat it as a review that did not happen, never as a lesser
+// finding.
 func ParseModelFindings(text string) ([]Finding, error) {
-	start, end := strings.Index(text, "{"), strings.LastIndex(text, "}")
-	if start < 0 || end < start {
-		return nil, errors.New("the answer holds no JSON object")
-	}
-	var mf modelFindings
-	if err := json.Unmarshal([]byte(text[start:end+1]), &mf); err != nil {
-		return nil, fmt.Errorf("the answer's JSON: %v", err)
-	}
-	out := []Finding{}
-	for _, f := range mf.Findings {
-		sev, ok := ParseSeverity(f.Severity)
-		title := strings.TrimSpace(f.Title)
+	var out []Finding
+	seen := map[Finding]bool{}
+	answers := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var obj map[string]json.RawMessage
+		if dec.Decode(&obj) != nil {
+			continue
+		}
+		raw, ok := obj["findings"]
 		if !ok {
-			sev = Major
-			title = fmt.Sprintf("%s (severity %q read as major)", title, f.Severity)
+			continue // perhaps a wrapper: the objects inside it are read in turn
 		}
-		if title == "" {
-			title = "(untitled)"
+		var items []map[string]any
+		if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+			return nil, fmt.Errorf(`"findings" is not a list of objects (%s)`, textx.Clip(textx.OneLine(string(raw)), 80))
 		}
-		out = append(out, Finding{Severity: sev, Source: "claude", Title: title, File: f.File, Line: f.Line, Detail: strings.TrimSpace(f.Detail)})
+		answers++
+		for _, item := range items {
+			f := modelFinding(item)
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+		i += int(dec.InputOffset()) - 1
+	}
+	if answers == 0 {
+		if strings.TrimSpace(text) == "" {
+			return nil, errors.New("the answer is empty")
+		}
+		return nil, errors.New(`the answer holds no JSON object with "findings"`)
+	}
+	if out == nil {
+		out = []Finding{}
 	}
 	return out, nil
 }
 
-// ReviewPrompt is the review session's prompt: the diff (cut at maxDiff
-// bytes; the session can read the files) and the answer format.
-func ReviewPrompt(feature, base, head, diff string, rules []string) string {
-	const maxDiff = 60000
-	cut := ""
-	if len(diff) > maxDiff {
-		diff, cut = diff[:maxDiff], "\n…(diff cut; read the files for the rest)"
+// modelFinding is one finding of the model's answer, read leniently but
+// never milder than written: a missing or unknown severity is blocking.
+func modelFinding(item map[string]any) Finding {
+	str := func(k string) string {
+		switch v := item[k].(type) {
+		case nil:
+			return ""
+		case string:
+			return strings.TrimSpace(v)
+		default:
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Review %s: review the changes of the integration branch against its base.\n\n", feature)
-	fmt.Fprintf(&b, "Your working directory is the branch's head (%s); the base is %s. ", short(head), short(base))
-	b.WriteString("Look for bugs, security problems, missing tests and departures from the design (.zerg/specs may hold it). ")
-	if len(rules) > 0 {
-		fmt.Fprintf(&b, "Security rules that apply to the languages touched: %s. ", strings.Join(rules, ", "))
+	// The text goes into review.md, which a person may cat: cleaned here
+	// as well as on the way to the terminal.
+	f := Finding{Source: "claude", Title: textx.OneLine(term.Clean(str("title"))), File: textx.OneLine(term.Clean(str("file"))),
+		Detail: term.Clean(str("detail"))}
+	switch v := item["line"].(type) {
+	case float64:
+		if v > 0 && v < 1e9 {
+			f.Line = int(v)
+		}
+	case string:
+		fmt.Sscanf(v, "%d", &f.Line)
 	}
-	b.WriteString(`Answer with one JSON object and nothing else:
-{"findings": [{"severity": "blocking|major|minor|info", "title": "...", "file": "path", "line": 0, "detail": "..."}]}
-blocking means the branch must not be merged as it is. An empty list means nothing to report.
-
-The diff:
-`)
-	b.WriteString(diff)
-	b.WriteString(cut)
-	return b.String()
+	if f.Title == "" {
+		f.Title = "(untitled)"
+	}
+	sev, ok := ParseSeverity(str("severity"))
+	if !ok {
+		sev = Blocking
+		f.Title = fmt.Sprintf("%s (severity %q read as blocking)", f.Title, str("severity"))
+	}
+	f.Severity = sev
+	return f
 }
 
 // ReviewSystem is appended to the review session's system prompt.
@@ -184,10 +222,16 @@ func RenderMarkdown(s *Summary) string {
 	fmt.Fprintf(&b, "# Review of %s\n\n", s.Feature)
 	fmt.Fprintf(&b, "Branch `%s` at `%s`, against base `%s`, on %s.\n\n", s.Branch, short(s.Head), short(s.Base), s.Time.UTC().Format(time.RFC3339))
 	verdict := "no blocking finding: ready to merge (`zerg merge " + s.Feature + " --into BRANCH`)"
-	if s.Blocking {
+	switch {
+	case len(s.Errors) > 0:
+		verdict = "**the review is incomplete**: `zerg merge` refuses this head until it is reviewed again (or `--force`)"
+	case s.Blocking:
 		verdict = "**blocking findings**: `zerg merge` refuses this head until they are fixed and the branch is reviewed again (or `--force`)"
 	}
 	fmt.Fprintf(&b, "Verdict: %s.\n\n", verdict)
+	for _, e := range s.Errors {
+		fmt.Fprintf(&b, "Review error: %s.\n\n", e)
+	}
 	var counts []string
 	for _, sev := range Severities {
 		counts = append(counts, fmt.Sprintf("%s %d", sev, s.Counts[sev]))
@@ -263,15 +307,19 @@ func LoadReview(specDir string) (*Summary, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(specDir, ReviewJSONFile), err)
 	}
+	if s.Version > SummaryVersion {
+		return nil, fmt.Errorf("%s: version %d was written by a newer zerg (this one reads up to %d); upgrade zerg or review again", filepath.Join(specDir, ReviewJSONFile), s.Version, SummaryVersion)
+	}
 	return &s, nil
 }
 
 // MergeBlock is the merge decision: the latest review blocks merging head
-// when it reviewed that very head and found something blocking. A review of
-// another head (the branch moved on) or no review does not block: zerg
-// merge never requires a review, it heeds one.
+// when it reviewed that very head and found something blocking, or could
+// not finish (an error). A review of another head (the branch moved on) or
+// no review does not block: zerg merge never requires a review, it heeds
+// one.
 func MergeBlock(latest *Summary, head string) bool {
-	return latest != nil && latest.Head == head && latest.Blocking
+	return latest != nil && latest.Head == head && (latest.Blocking || len(latest.Errors) > 0)
 }
 
 // writeAtomic writes data to path through a temporary file and a rename.

@@ -47,17 +47,53 @@ func TestParseModelFindings(t *testing.T) {
 	if fs[1].Severity != Minor {
 		t.Errorf("low read as %s", fs[1].Severity)
 	}
-	// An unknown severity is never dropped or downgraded below major.
-	if fs[2].Severity != Major || !strings.Contains(fs[2].Title, `"urgent"`) {
+	// An unknown severity takes the most severe reading.
+	if fs[2].Severity != Blocking || !strings.Contains(fs[2].Title, `"urgent" read as blocking`) {
 		t.Errorf("unknown severity %+v", fs[2])
 	}
-	if fs, err := ParseModelFindings(`{"findings": []}`); err != nil || len(fs) != 0 {
+	if fs, err := ParseModelFindings(`{"findings": []}`); err != nil || len(fs) != 0 || fs == nil {
 		t.Errorf("empty: %v %v", fs, err)
 	}
-	for _, bad := range []string{"Looks good to me.", `{"findings": [}`} {
+	for _, bad := range []string{"", "Looks good to me.", `{"findings": [}`, `{"findings": "none"}`, `{"findings": null}`, `{"verdict": "ok"}`} {
 		if _, err := ParseModelFindings(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestParseModelFindingsAsModelsAnswer: the answers the red team saw and
+// their neighbours. A blocking finding is blocking whatever surrounds it:
+// prose after it (with braces), before it, a fence, an answer wrapped in
+// another object, the same answer twice, or a missing severity.
+func TestParseModelFindingsAsModelsAnswer(t *testing.T) {
+	obj := `{"findings": [{"severity": "blocking", "title": "backdoor in auth.go", "file": "auth.go", "line": 7}]}`
+	for name, text := range map[string]string{
+		"bare":                     obj,
+		"one sentence after":       obj + "\nThe handler accepts the token {debug} for any user; remove it before merging.",
+		"prose before with braces": "I read auth.go; the check `if (x) { ok }` is odd.\n" + obj,
+		"fenced among prose":       "Summary below.\n\n```json\n" + obj + "\n```\n\nLet me know if you need more.",
+		"wrapped":                  `{"review": ` + obj + `, "notes": "done"}`,
+		"twice":                    obj + "\n\nAgain, as JSON:\n" + obj,
+		"example then answer":      `Format: {"findings": [...]}` + "\n" + obj,
+	} {
+		fs, err := ParseModelFindings(text)
+		if err != nil || len(fs) != 1 || fs[0].Severity != Blocking || fs[0].File != "auth.go" {
+			t.Errorf("%s: %v %+v", name, err, fs)
+		}
+	}
+	// Two answers: both are kept, the worst decides.
+	fs, err := ParseModelFindings(`{"findings": [{"severity": "minor", "title": "a"}]} and then {"findings": [{"severity": "blocking", "title": "b"}]}`)
+	if err != nil || len(fs) != 2 || fs[1].Severity != Blocking {
+		t.Errorf("two answers: %v %+v", err, fs)
+	}
+	fs, err = ParseModelFindings(`{"findings": [{"title": "no grade"}]}`)
+	if err != nil || len(fs) != 1 || fs[0].Severity != Blocking {
+		t.Errorf("missing severity: %v %+v", err, fs)
+	}
+	// What a model copied from the diff is cleaned before review.md.
+	fs, _ = ParseModelFindings(`{"findings": [{"severity": "info", "title": "x\u001b]52;c;QUFB\u0007\r0 blocking", "detail": "a\u001b[2Jb"}]}`)
+	if len(fs) != 1 || fs[0].Title != "x0 blocking" || fs[0].Detail != "ab" {
+		t.Errorf("not cleaned: %+v", fs)
 	}
 }
 
@@ -66,6 +102,7 @@ func TestParseModelFindings(t *testing.T) {
 func TestMergeBlock(t *testing.T) {
 	blocking := &Summary{Head: "abc", Blocking: true}
 	clean := &Summary{Head: "abc"}
+	unread := &Summary{Head: "abc", Errors: []string{"the review's answer could not be read"}}
 	for _, c := range []struct {
 		s    *Summary
 		head string
@@ -74,6 +111,7 @@ func TestMergeBlock(t *testing.T) {
 		{nil, "abc", false},
 		{clean, "abc", false},
 		{blocking, "abc", true},
+		{unread, "abc", true},    // an error blocks even without a finding
 		{blocking, "def", false}, // the branch moved on since the review
 	} {
 		if got := MergeBlock(c.s, c.head); got != c.want {

@@ -158,3 +158,45 @@ func (o *Opening) Opens(path string) bool {
 	}
 	return false
 }
+
+// instructionFiles are the files coding agents load as instructions when a
+// person opens the repository: Claude Code's CLAUDE.md (its .claude/ is
+// never opened at all, above), AGENTS.md (Codex, Cursor, Copilot, Amp,
+// Zed, Roo Code and others), GEMINI.md, the rules of Cursor, Windsurf,
+// Cline, Roo Code, Junie, Kiro, Amazon Q, Continue, Augment, Goose, Zed,
+// Crush, Qwen Code and Warp, Copilot's instructions, prompts and agents,
+// the Agent Skills directory, and the agent configurations that start MCP
+// servers (.vscode/mcp.json, .cursor/, .gemini/, .codex/). Matched
+// anywhere in the tree (nested ones load too) and case-insensitively.
+//
+// What a worker writes there is a prompt for the user's next session,
+// which runs with the user's credentials and outside any sandbox. Inside
+// a run they do nothing (zerg's sessions load no project instructions), so
+// they are not refused at commit: real graphs change CLAUDE.md (5 of the
+// 50 real graphs in internal/spec/testdata/corpus). They are put before a
+// person instead: zerg review reports each change as blocking and zerg
+// merge names them and asks, as for an opened protected path. A project
+// that wants them refused outright lists them in security.protected_paths.
+var instructionFiles = []string{
+	"**/claude.md", "**/claude.local.md",
+	"**/agents.md", "**/agents.override.md", "**/agents.local.md", "**/agent.md",
+	"**/gemini.md", "**/.gemini/**", "**/qwen.md", "**/.qwen/**", "**/crush.md", "**/warp.md",
+	"**/.cursorrules", "**/.cursor/**", "**/.windsurfrules", "**/.windsurf/**", "**/.devin/**",
+	"**/.clinerules", "**/.clinerules/**", "**/.roorules", "**/.roomodes", "**/.roo/**",
+	"**/.junie/**", "**/.kiro/**", "**/.amazonq/**", "**/.continuerules", "**/.continue/**",
+	"**/.augment-guidelines", "**/.augment/**", "**/.goosehints", "**/.rules", "**/.codex/**", "**/.agents/**",
+	"**/.aider.conf.yml", ".zed/**", ".vscode/mcp.json",
+	".github/copilot-instructions.md", ".github/instructions/**", ".github/prompts/**", ".github/chatmodes/**", ".github/agents/**",
+}
+
+// InstructionFile reports the pattern of the coding agents' instruction
+// files (instructionFiles) that path matches.
+func InstructionFile(path string) (string, bool) {
+	lp := strings.ToLower(strings.TrimPrefix(path, "./"))
+	for _, pat := range instructionFiles {
+		if ok, _ := doublestar.Match(pat, lp); ok {
+			return pat, true
+		}
+	}
+	return "", false
+}

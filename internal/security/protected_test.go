@@ -89,3 +89,21 @@ func TestOpening(t *testing.T) {
 		t.Error("a nil opening opened a path")
 	}
 }
+
+// TestInstructionFile: the instruction files of coding agents anywhere in
+// the tree, in any case; their look-alikes are not.
+func TestInstructionFile(t *testing.T) {
+	for _, p := range []string{"CLAUDE.md", "docs/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "pkg/api/AGENTS.md", "agents.md",
+		"GEMINI.md", ".cursorrules", ".cursor/rules/go.mdc", ".cursor/mcp.json", ".windsurfrules", ".windsurf/rules/a.md",
+		".clinerules", ".clinerules/01.md", ".roo/rules/x.md", ".github/copilot-instructions.md", ".github/instructions/go.instructions.md",
+		".github/prompts/release.prompt.md", ".gemini/settings.json", ".vscode/mcp.json", ".kiro/steering/tech.md", ".agents/skills/x/SKILL.md"} {
+		if _, ok := InstructionFile(p); !ok {
+			t.Errorf("%s is not an instruction file", p)
+		}
+	}
+	for _, p := range []string{"README.md", "docs/claude.md.txt", "CLAUDE.mdx", "src/agents.go", ".github/workflows/ci.yml", "my.cursorrules.bak", ".vscode/settings.json"} {
+		if pat, ok := InstructionFile(p); ok {
+			t.Errorf("%s matched %s", p, pat)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // MaxGraphBytes bounds the size of a task-graph file. A 10,000-task graph with
@@ -295,6 +297,11 @@ func parseTask(index int, raw any) (*Task, []Issue) {
 		t.Title = v
 		if strings.TrimSpace(v) == "" {
 			add(CodeMissing, "title", "is empty; give the task a short title")
+		} else if r, at := term.FirstControl(v); at >= 0 {
+			// Titles are printed on one line by every command that lists
+			// tasks: an escape sequence, "\r" or a newline there would act
+			// on the terminal or forge a line.
+			add(CodeBadValue, "title", "holds a control character (U+%04X at byte %d); write the title as one line of plain text", r, at)
 		}
 	default:
 		add(CodeType, "title", "is %s; it must be a string", jsonKind(v))

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // Options tune validation.
@@ -234,6 +236,8 @@ func unsafePath(p string) string {
 		return "is empty"
 	case strings.ContainsRune(p, 0):
 		return "contains a NUL byte"
+	case hasControl(p):
+		return "contains a control character (an escape, a newline, a bidi control)"
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`):
 		return "is absolute"
 	case len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z'):
@@ -250,6 +254,11 @@ func unsafePath(p string) string {
 		return "is inside .git"
 	}
 	return ""
+}
+
+func hasControl(s string) bool {
+	_, at := term.FirstControl(s)
+	return at >= 0
 }
 
 func cleanPath(p string) string {

@@ -18,9 +18,13 @@ import (
 // text display in another order than it reads. Invalid UTF-8 bytes become
 // U+FFFD. Everything else, printable UTF-8 text of any script, is kept.
 //
-// Use it on everything zerg prints that a worker or a gate wrote: their
-// output, error messages, tool inputs, diffs, reasons built from them.
-func Clean(s string) string {
+// zerg's commands print through a Writer, which applies it to every byte;
+// use Clean itself where text from a worker, a repository, a reviewer or a
+// gate goes elsewhere for a person to read (the live view, review.md).
+func Clean(s string) string { return clean(s, false) }
+
+// clean is Clean; with styles it keeps the sequences of Palette.
+func clean(s string, styles bool) string {
 	if isClean(s) {
 		return s
 	}
@@ -33,6 +37,11 @@ func Clean(s string) string {
 			b.WriteByte(c)
 			i++
 		case c == 0x1b:
+			if n := styleAt(s[i:]); styles && n > 0 {
+				b.WriteString(s[i : i+n])
+				i += n
+				continue
+			}
 			i = skipEscape(s, i+1)
 		case c < 0x20 || c == 0x7f:
 			i++
@@ -167,4 +176,20 @@ func skipString(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// FirstControl is the first character of s that is not plain one-line
+// text, and its byte offset: a C0 control (newline and tab included), DEL,
+// a C1 control, a bidi control or an invalid UTF-8 byte (as U+FFFD);
+// offset -1 when there is none. Fields that are printed as one line, such
+// as a task's title, refuse these.
+func FirstControl(s string) (rune, int) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r < 0x20 || r == 0x7f || (0x80 <= r && r <= 0x9f) || isBidi(r) || (r == utf8.RuneError && size == 1) {
+			return r, i
+		}
+		i += size
+	}
+	return 0, -1
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
@@ -157,7 +158,7 @@ func runMerge(ctx context.Context, a *app, feature, into string, create, force b
 			return err
 		}
 	} else {
-		tmp, err := os.MkdirTemp("", "zerg-merge-")
+		tmp, err := fsx.MkdirTemp("zerg-merge-")
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 	run := RunDirOf(root, feature)
 	wsRoot, err := WorkspaceRoot()
 	if err != nil {
-		return Paths{}, err
+		return Paths{}, &Error{Kind: Setup, Feature: feature, Err: err}
 	}
 	sum := sha256.Sum256([]byte(common))
 	ws := filepath.Join(wsRoot, filepath.Base(root)+"-"+hex.EncodeToString(sum[:4]), feature)

@@ -44,8 +44,12 @@ func OtherAccount(t testing.TB) Account {
 	return Account{Name: u.Username, UID: uid, GID: gid}
 }
 
-// As is argv run as the account (runuser, no login shell, no groups of
-// root's).
+// As is argv run as the account, no groups of root's. setpriv changes
+// the credentials and execs argv in place (runuser would fork and wait),
+// so the process the Cmd starts is argv's own: killing it kills the
+// program, and nothing of the account's outlives the test holding what
+// the test holds (the e2e lock's descriptor, say).
 func (a Account) As(argv ...string) *exec.Cmd {
-	return exec.Command("runuser", append([]string{"-u", a.Name, "--"}, argv...)...)
+	return exec.Command("setpriv", append([]string{"--reuid=" + strconv.Itoa(a.UID), "--regid=" + strconv.Itoa(a.GID), "--clear-groups",
+		"--reset-env", "--"}, argv...)...)
 }

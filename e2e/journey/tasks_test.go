@@ -186,7 +186,7 @@ func tasksModeThroughClaude(t *testing.T, dropEdit bool) {
 		"task T2 owns only b.txt; notes.txt is not its file", // the hook
 		"T1: committed as",
 		"T2: refused (ownership)",      // the first subagent of T2 wrote notes.txt
-		"lease T3-1 of T3 is not open", // expired, handed out again as T3-2
+		"of T3 is not open (its open lease is attempt 2's", // T3-1's, expired, handed out again as T3-2
 		"T3: committed as",
 		"T4: committed as",
 		`"state": "delivered"`,

@@ -114,7 +114,9 @@ func TestRedTeamDirs(t *testing.T) {
 // whose /var/tmp is an empty tmpfs of its own (mode 1777, as the real one):
 // first plant as the other account (a shell command, none when ""), then
 // zerg as root, then after (a shell command as root, "" for none), whose
-// output it returns with zerg's.
+// output it returns with zerg's. zerg is killed after two minutes: an agent
+// that took another account's directory would wait for its server for
+// ever, and the test must fail, not hang.
 func inPrivateVarTmp(t *testing.T, p *project, env []string, other e2ebin.Account, plant, after string, argv ...string) (result, string) {
 	t.Helper()
 	out := t.TempDir()
@@ -123,7 +125,7 @@ mount -t tmpfs -o mode=1777 zerg-rt-vartmp /var/tmp
 if [ -n "$RT_PLANT" ]; then runuser -u "$RT_OTHER" -- sh -c "$RT_PLANT"; fi
 set +e
 cd "$RT_REPO"
-"$RT_ZERG" "$@" >"$RT_OUT/stdout" 2>"$RT_OUT/stderr"
+timeout -s KILL 120 "$RT_ZERG" "$@" >"$RT_OUT/stdout" 2>"$RT_OUT/stderr"
 echo $? >"$RT_OUT/code"
 if [ -n "$RT_AFTER" ]; then sh -c "$RT_AFTER" >"$RT_OUT/after" 2>&1; fi
 `

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,7 +185,18 @@ func TestRedTeamDashboard(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(desk, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >> "+opened+"\nsleep 2\n"), 0o755))
 	p.pathPrefix = desk
 	u := startDashboardOpen(t, p, "demo")
-	token := strings.SplitN(strings.TrimPrefix(u[strings.Index(u, "#")+1:], "t="), "&", 2)[0]
+	// The token as the person has it: in the fragment (or, from an older
+	// zerg, the query), and the server's address.
+	pu, err := url.Parse(u)
+	must(t, err)
+	token := pu.Query().Get("t")
+	if f, ok := strings.CutPrefix(pu.Fragment, "t="); ok {
+		token = strings.SplitN(f, "&", 2)[0]
+	}
+	if len(token) < 32 {
+		t.Fatalf("no token in %s", u)
+	}
+	base := pu.Scheme + "://" + pu.Host + "/"
 	waitFor(t, "xdg-open", func() bool { return readText(opened) != "" })
 	launcher := strings.TrimSpace(readText(opened))
 	// A file (what the browser opens next), never a URL with a secret; the
@@ -228,7 +240,6 @@ func TestRedTeamDashboard(t *testing.T) {
 	words := regexp.MustCompile(`[0-9A-Za-z_-]{16,}`).FindAllString(learned, -1)
 	slices.Sort(words)
 	words = slices.Compact(words)
-	base := u[:strings.Index(u, "#")]
 	for _, w := range words {
 		if code := tryDashboard(t, base, w); code != 0 {
 			t.Errorf("%q, which the other account learned, opens the dashboard (%d)", w, code)

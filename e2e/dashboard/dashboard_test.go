@@ -32,7 +32,14 @@ func slowTests(s string) string {
 // startDashboard starts zerg dashboard and returns the URL it printed.
 func startDashboard(t *testing.T, p *project, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(zergBin, append([]string{"dashboard", "--open=false"}, args...)...)
+	return startDashboardWith(t, p, append([]string{"dashboard", "--open=false"}, args...))
+}
+
+// startDashboardWith starts zerg with argv (a dashboard command) and
+// returns the URL it printed.
+func startDashboardWith(t *testing.T, p *project, argv []string) string {
+	t.Helper()
+	cmd := exec.Command(zergBin, argv...)
 	cmd.Dir, cmd.Env = p.dir, p.env()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -107,7 +114,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // TestDashboardRehearsal: during a rehearsal rush, the dashboard refuses a
-// request without its token and serves the page with it; the page follows
+// request of the run's data without a session and gives the page one for
+// the token in its URL's fragment; the page follows
 // the run live (L3-tests goes from running to merged while a marker set
 // in the page survives: no reload); the task page of L2-shout, whose first
 // attempt failed verification, shows the diff and the diagnosis; at the
@@ -118,31 +126,41 @@ func TestDashboardRehearsal(t *testing.T) {
 	rush, rushOut := p.start("rush", "demo", "--rehearse")
 	u := startDashboard(t, p, "demo")
 	pu, err := url.Parse(u)
-	if err != nil || pu.Query().Get("t") == "" || pu.Hostname() != "127.0.0.1" {
-		t.Fatalf("URL %q: want 127.0.0.1 and a token", u)
+	if err != nil || !strings.HasPrefix(pu.Fragment, "t=") || pu.RawQuery != "" || pu.Hostname() != "127.0.0.1" {
+		t.Fatalf("URL %q: want 127.0.0.1 and a token in the fragment", u)
 	}
+	token := strings.SplitN(strings.TrimPrefix(pu.Fragment, "t="), "&", 2)[0]
 
-	// Refused without the token (and with a wrong one), from Go and in the browser.
+	// Refused without a session (and with the token where a session or a
+	// cookie would be), from Go and in the browser.
 	bare := *pu
 	bare.RawQuery, bare.Fragment = "", ""
-	for _, q := range []string{"", "?t=wrong"} {
-		resp, err := http.Get(bare.String() + q)
+	for _, c := range []struct {
+		name, query string
+		header      http.Header
+	}{
+		{name: "nothing"},
+		{name: "?t=TOKEN", query: "?t=" + token},
+		{name: "a wrong session", header: http.Header{"X-Zerg-Session": {"wrong"}}},
+		{name: "the token as a session", header: http.Header{"X-Zerg-Session": {token}}},
+		{name: "the token as a cookie", header: http.Header{"Cookie": {"zerg_dashboard=" + token}}},
+	} {
+		req, _ := http.NewRequest("GET", bare.String()+"api/runs/demo"+c.query, nil)
+		maps.Copy(req.Header, c.header)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("GET %s%s: %d, want 403", bare.String(), q, resp.StatusCode)
+			t.Errorf("GET /api/runs/demo with %s: %d, want 403", c.name, resp.StatusCode)
 		}
 	}
 	if err := chromedp.Do(within(t, ctx), chromedp.Navigate(bare.String())); err != nil {
 		t.Fatal(err)
 	}
-	refused, err := chromedp.Run(within(t, ctx), chromedp.Text("body"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(refused, "needs the token") {
+	if _, err := chromedp.Run(within(t, ctx), chromedp.Poll[bool](`document.body.innerText.includes("needs the token")`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		refused, _ := chromedp.Run(within(t, ctx), chromedp.Text("body"))
 		t.Errorf("the browser without the token got %q", refused)
 	}
 
@@ -150,6 +168,10 @@ func TestDashboardRehearsal(t *testing.T) {
 	tests := `#graph g.task[data-task="L3-tests"]`
 	if err := chromedp.Do(within(t, ctx), chromedp.Navigate(u), chromedp.WaitVisible(`#graph svg`)); err != nil {
 		t.Fatalf("the page: %v", err)
+	}
+	// The token left the address bar at once; the route stayed.
+	if href, err := chromedp.Run(within(t, ctx), chromedp.Evaluate[string](`location.href`)); err != nil || strings.Contains(href, token) || !strings.HasSuffix(href, "#/run/demo") {
+		t.Errorf("the address after the login: %q %v", href, err)
 	}
 	// Set once the page shows the run; a reload would lose both.
 	loadedAt, err := chromedp.Run(within(t, ctx), chromedp.Evaluate[float64](`document.body.dataset.marker = "set-before-the-update"; window.zergLoadedAt`))

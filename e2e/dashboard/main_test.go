@@ -26,6 +26,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == eveArg { // a role of the red team's other account
+		os.Exit(eveMain(os.Args[2:]))
+	}
 	e2ebin.Main(m, "e2e/dashboard", func(t e2ebin.Tools) {
 		repoRoot, zergBin, claudeBin = t.Root, t.Zerg, t.Claude
 	})
@@ -72,6 +75,9 @@ type project struct {
 	t    *testing.T
 	dir  string
 	home string
+	// pathPrefix goes before PATH (a desktop's xdg-open, in the red team's
+	// test).
+	pathPrefix string
 }
 
 func newProject(t *testing.T, scenario func(string) string) *project {
@@ -100,8 +106,12 @@ func newProject(t *testing.T, scenario func(string) string) *project {
 }
 
 func (p *project) env() []string {
+	path := os.Getenv("PATH")
+	if p.pathPrefix != "" {
+		path = p.pathPrefix + ":" + path
+	}
 	return []string{
-		"PATH=" + os.Getenv("PATH"),
+		"PATH=" + path,
 		"HOME=" + p.home,
 		"ZERG_CLAUDE=" + claudeBin,
 		"ZERG_WORKSPACES=" + filepath.Join(p.home, "workspaces"),

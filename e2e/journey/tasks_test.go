@@ -38,9 +38,10 @@ security_rules:
 
 // tasksScenario scripts the user's session (matched by a line of the
 // installed rush.md) and its subagents (matched by the prompts the session
-// gives them). The scripted model cannot read what zerg prints, so the
-// session's turns follow the one order the protocol allows: zerg tasks next
-// blocks until there is something new to hand out. T2's first subagent
+// gives them). The scripted model reads only the leases zerg tasks next
+// printed (captures: each is a secret only the session and its task's
+// prompt hold), so the session's turns follow the one order the protocol
+// allows: zerg tasks next blocks until there is something new to hand out. T2's first subagent
 // tries to write a file its task does not own: zerg's hook denies the
 // Write, and the same file written through Bash (which a user's permission
 // rule allows and no hook can attribute) fails the attempt at commit. T3's
@@ -54,19 +55,19 @@ const tasksScenario = `tasks:
           - {name: Agent, input: {description: "T1", subagent_type: general-purpose, prompt: "Task T1: one. Workspace .zerg/tasks/tf/T1-1"}}
           - {name: Agent, input: {description: "T2", subagent_type: general-purpose, prompt: "Task T2: two. Workspace .zerg/tasks/tf/T2-1"}}
       - tools:
-          - {name: Bash, input: {command: "zerg tasks done tf T1 --lease T1-1", description: "report T1"}}
-          - {name: Bash, input: {command: "zerg tasks done tf T2 --lease T2-1", description: "report T2"}}
+          - {name: Bash, input: {command: "zerg tasks done tf T1 --lease {{lease}}", description: "report T1"}, captures: {lease: '"lease": "(T1-1-[0-9a-f]{32})"'}}
+          - {name: Bash, input: {command: "zerg tasks done tf T2 --lease {{lease}}", description: "report T2"}, captures: {lease: '"lease": "(T2-1-[0-9a-f]{32})"'}}
       - tools: [{name: Bash, input: {command: "zerg tasks next tf --json", description: "tasks ready now"}}]
       - tools: [{name: Agent, input: {description: "T2 again", subagent_type: general-purpose, prompt: "Task T2: two, again. Workspace .zerg/tasks/tf/T2-2"}}]
-      - tools: [{name: Bash, input: {command: "zerg tasks done tf T2 --lease T2-2", description: "report T2"}}]
+      - tools: [{name: Bash, input: {command: "zerg tasks done tf T2 --lease {{lease}}", description: "report T2"}, captures: {lease: '"lease": "(T2-2-[0-9a-f]{32})"'}}]
       - tools: [{name: Bash, input: {command: "zerg tasks next tf --json", description: "tasks ready now"}}]
       - tools: [{name: Agent, input: {description: "T3 again", subagent_type: general-purpose, prompt: "Task T3: three, again. Workspace .zerg/tasks/tf/T3-2"}}]
       - tools:
-          - {name: Bash, input: {command: "zerg tasks done tf T3 --lease T3-1", description: "report the expired lease"}}
-          - {name: Bash, input: {command: "zerg tasks done tf T3 --lease T3-2", description: "report T3"}}
+          - {name: Bash, input: {command: "zerg tasks done tf T3 --lease {{lease}}", description: "report the expired lease"}, captures: {lease: '"lease": "(T3-1-[0-9a-f]{32})"'}}
+          - {name: Bash, input: {command: "zerg tasks done tf T3 --lease {{lease}}", description: "report T3"}, captures: {lease: '"lease": "(T3-2-[0-9a-f]{32})"'}}
       - tools: [{name: Bash, input: {command: "zerg tasks next tf --json", description: "tasks ready now"}}]
       - tools: [{name: Agent, input: {description: "T4", subagent_type: general-purpose, prompt: "Task T4: four. Workspace .zerg/tasks/tf/T4-1"}}]
-      - tools: [{name: Bash, input: {command: "zerg tasks done tf T4 --lease T4-1", description: "report T4"}}]
+      - tools: [{name: Bash, input: {command: "zerg tasks done tf T4 --lease {{lease}}", description: "report T4"}, captures: {lease: '"lease": "(T4-1-[0-9a-f]{32})"'}}]
       - tools: [{name: Bash, input: {command: "zerg tasks next tf --json", description: "the run's end"}}]
       - text: "zerg delivered tf."
   - name: t1
@@ -184,8 +185,8 @@ func tasksModeThroughClaude(t *testing.T, dropEdit bool) {
 	for _, want := range []string{
 		"task T2 owns only b.txt; notes.txt is not its file", // the hook
 		"T1: committed as",
-		"T2: refused (ownership)",      // the first subagent of T2 wrote notes.txt
-		"lease T3-1 of T3 is not open", // expired, handed out again as T3-2
+		"T2: refused (ownership)",                          // the first subagent of T2 wrote notes.txt
+		"of T3 is not open (its open lease is attempt 2's", // T3-1's, expired, handed out again as T3-2
 		"T3: committed as",
 		"T4: committed as",
 		`"state": "delivered"`,

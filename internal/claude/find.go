@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // Source says where the claude binary was found.
@@ -200,7 +202,7 @@ var versionRE = regexp.MustCompile(`\b(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?)\b`)
 func Version(ctx context.Context, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	home, err := os.MkdirTemp("", "zerg-claude-version-")
+	home, err := fsx.MkdirTemp("zerg-claude-version-")
 	if err != nil {
 		return "", fmt.Errorf("claude version: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/cluster"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
@@ -90,12 +91,15 @@ finish, no new one is taken); a second abandons them to other agents.
 			if dir, err = filepath.Abs(dir); err != nil {
 				return err
 			}
+			// The agent keeps its workspaces, base bundles and streams
+			// there, in /var/tmp by default as root: a directory another
+			// account made first would be theirs to read and swap.
+			if err := fsx.OwnDir(dir, driver.AgentDirMode); err != nil {
+				return badInput(fmt.Errorf("the agent's directory %s is not zerg's own: %w; remove it if you did not make it, or give --dir a directory only you can write", dir, err))
+			}
 			var runAs *security.WorkerUser
 			var sb *driver.Sandbox
 			if mode == config.ModeSandbox {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
 				repo, err := agentRepo(cmd.Context(), dir)
 				if err != nil {
 					return err

@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/dashboard"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -32,11 +36,14 @@ diagnosis) and the cost with its charts. It follows a run live from its event lo
 and shows finished runs as they ended. Its only source is what zerg status reads;
 it never locks the log, so a rush does not wait on it.
 
-The URL it prints carries a random token; a request without it is refused (403).
-Everything is served by zerg itself: no network, no CDN. FEATURE opens that run's
-page (it may start later). --addr chooses the address; one that is not loopback
-needs --allow-remote, as anyone who can reach it and learns the token sees the
-run. Ctrl-C stops it.`,
+The URL it prints carries a random token in its fragment (#t=…), which the page
+exchanges for a session of its own; a request of the run's data without a
+session is refused (403). The browser is opened with a file only you can read,
+holding a code that works once, so that no secret is in any process's command
+line. Everything is served by zerg itself: no network, no CDN. FEATURE opens
+that run's page (it may start later). --addr chooses the address; one that is
+not loopback needs --allow-remote, as anyone who can reach it and learns the
+token sees the run. Ctrl-C stops it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +77,7 @@ run. Ctrl-C stops it.`,
 			if err != nil {
 				return err
 			}
-			srv, err := dashboard.New(dashboard.Options{Root: root, Token: token})
+			srv, err := dashboard.New(dashboard.Options{Root: root, Token: token, Loopback: loopback})
 			if err != nil {
 				return err
 			}
@@ -81,10 +88,14 @@ run. Ctrl-C stops it.`,
 			if !loopback {
 				fmt.Fprintf(a.stderr, "zerg: warning: the dashboard listens on %s, beyond this machine; anyone with the URL sees the run's code and logs\n", ln.Addr())
 			}
-			u := dashboardURL(ln.Addr().String(), token, feature)
-			fmt.Fprintf(a.stdout, "zerg dashboard: %s\n", u)
+			fmt.Fprintf(a.stdout, "zerg dashboard: %s\n", dashboardURL(ln.Addr().String(), token, feature))
 			if open {
-				openBrowser(u)
+				file, done, err := dashboardLauncher(srv, ln.Addr().String(), feature)
+				if err != nil {
+					return err
+				}
+				defer done()
+				openBrowser(file)
 			}
 			return serveDashboard(ctx, ln, srv)
 		},
@@ -95,12 +106,47 @@ run. Ctrl-C stops it.`,
 	return cmd
 }
 
-func dashboardURL(addr, token, feature string) string {
-	u := url.URL{Scheme: "http", Host: addr, Path: "/", RawQuery: url.Values{"t": {token}}.Encode()}
+// dashboardURL is the page's address with a login secret in its fragment
+// (#t=SECRET, then the page's route): a fragment is in no request, no
+// server log and no Referer.
+func dashboardURL(addr, secret, feature string) string {
+	u := url.URL{Scheme: "http", Host: addr, Path: "/", Fragment: "t=" + secret}
 	if feature != "" {
-		u.Fragment = "/run/" + feature
+		u.Fragment += "&/run/" + feature
 	}
 	return u.String()
+}
+
+// dashboardLauncher writes the file the browser is opened with: a page
+// that goes on to the dashboard with a one-time code, in a directory of
+// zerg's own (mode 0700, the file 0600), so that the browser's command line
+// (which /proc shows to every account) names only the file. The file goes
+// once its code is used, and at the latest with done.
+func dashboardLauncher(srv *dashboard.Server, addr, feature string) (string, func(), error) {
+	dir, err := fsx.MkdirTemp("zerg-dashboard-")
+	if err != nil {
+		return "", nil, err
+	}
+	done := func() { _ = os.RemoveAll(dir) }
+	code, err := srv.OneTimeCode(done)
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	target := html.EscapeString(dashboardURL(addr, code, feature))
+	page := `<!doctype html>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0; url=` + target + `">
+<title>zerg dashboard</title>
+<p><a href="` + target + `">Open the zerg dashboard</a></p>
+`
+	file := filepath.Join(dir, "dashboard.html")
+	if err := fsx.WritePrivate(file, []byte(page)); err != nil {
+		done()
+		return "", nil, err
+	}
+	return file, done, nil
 }
 
 // serveDashboard serves until ctx ends (Ctrl-C), then closes the event
@@ -123,8 +169,10 @@ func serveDashboard(ctx context.Context, ln net.Listener, srv *dashboard.Server)
 	return nil
 }
 
-// openBrowser asks the desktop to open u; without one (a server, CI)
-// nothing happens and the printed URL is the way in.
+// openBrowser asks the desktop to open u (a file: never a URL with a
+// secret, which the opener's and the browser's command lines would show);
+// without a desktop (a server, CI) nothing happens and the printed URL is
+// the way in.
 func openBrowser(u string) {
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {

@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
@@ -104,7 +105,7 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	if mode == config.ModeTasks {
 		return usageErrorf("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
 	}
-	attemptDir, err := os.MkdirTemp("", "zerg-hook-check-")
+	attemptDir, err := fsx.MkdirTemp("zerg-hook-check-")
 	if err != nil {
 		return err
 	}

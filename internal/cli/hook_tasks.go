@@ -35,8 +35,8 @@ func newTasksHookCmd(a *app, stdin io.Reader) *cobra.Command {
 		Use:   "tasks-pre-tool-use",
 		Short: "Keep a tasks-mode subagent's file tools to its own workspace's owned files (exit 2 denies)",
 		Long: `Reads Claude Code's PreToolUse hook JSON on stdin. A Write, Edit, MultiEdit or
-NotebookEdit of a path inside a tasks-mode workspace (.zerg/tasks/FEATURE/LEASE/)
-is allowed only while that lease is open and only for a file its task owns;
+NotebookEdit of a path inside a tasks-mode workspace (.zerg/tasks/FEATURE/TASK-N/)
+is allowed only while its lease is open and only for a file its task owns;
 every other call is allowed (exit 0). zerg init installs it in
 .claude/settings.json.`,
 		Args: cobra.NoArgs,
@@ -92,9 +92,9 @@ func tasksWriteProblem(in policy.HookInput) string {
 	root, rest := p[:i], p[i+len(marker):]
 	parts := strings.SplitN(rest, "/", 3)
 	if len(parts) < 3 || parts[2] == "" {
-		return fmt.Sprintf("denied: %s is not a file in a task's workspace (.zerg/tasks/FEATURE/LEASE/FILE)", p)
+		return fmt.Sprintf("denied: %s is not a file in a task's workspace (.zerg/tasks/FEATURE/TASK-N/FILE)", p)
 	}
-	feature, lease, rel := parts[0], parts[1], parts[2]
+	feature, name, rel := parts[0], parts[1], parts[2]
 	if spec.FeatureNameProblem(feature) != "" {
 		return fmt.Sprintf("denied: %s is not a file in a task's workspace", p)
 	}
@@ -102,9 +102,11 @@ func tasksWriteProblem(in policy.HookInput) string {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "denied: zerg hook: read the leases: " + err.Error()
 	}
-	at := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.ID == lease })
+	// The workspace names its lease (<task>-<attempt>); the lease's token
+	// is not needed to write there, only to report.
+	at := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Name() == name })
 	if at < 0 {
-		return fmt.Sprintf("denied: lease %s of %s is not open (reported, expired or handed out again): write only in the workspace of a task handed to you", lease, feature)
+		return fmt.Sprintf("denied: the workspace %s of %s has no open lease (reported, expired or handed out again): write only in the workspace of a task handed to you", name, feature)
 	}
 	l := leases[at]
 	if rel == ".git" || strings.HasPrefix(rel, ".git/") {

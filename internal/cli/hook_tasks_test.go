@@ -24,13 +24,13 @@ func TestTasksHookDecisions(t *testing.T) {
 	if err := os.MkdirAll(board, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	lease := driver.Lease{Task: "T1", Attempt: 1, ID: "T1-1", Owns: []string{"a.txt", "src/"}, Issued: time.Now()}
+	ws := filepath.Join(root, ".zerg", "tasks", "f", "T1-1")
+	lease := driver.Lease{Task: "T1", Attempt: 1, TokenSHA256: "not-a-token-hash", Workspace: ws, Owns: []string{"a.txt", "src/"}, Issued: time.Now()}
 	b, _ := json.Marshal(lease)
 	leaseFile := filepath.Join(board, "T1"+driver.LeaseSuffix)
 	if err := os.WriteFile(leaseFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ws := filepath.Join(root, ".zerg", "tasks", "f", "T1-1")
 	call := func(tool, path string) policy.HookInput {
 		in, _ := json.Marshal(map[string]string{"file_path": path, "command": path})
 		return policy.HookInput{ToolName: tool, ToolInput: in, Cwd: root}
@@ -43,7 +43,7 @@ func TestTasksHookDecisions(t *testing.T) {
 		{"Write", filepath.Join(ws, "b.txt"), "task T1 owns only a.txt, src/; b.txt is not its file"},
 		{"Write", filepath.Join(ws, "src/../b.txt"), "b.txt is not its file"},
 		{"Write", filepath.Join(ws, ".git/hooks/pre-commit"), "the workspace's git directory"},
-		{"Write", filepath.Join(root, ".zerg/tasks/f/T2-1/a.txt"), "lease T2-1 of f is not open"},
+		{"Write", filepath.Join(root, ".zerg/tasks/f/T2-1/a.txt"), "the workspace T2-1 of f has no open lease"},
 		{"Write", filepath.Join(root, ".zerg/tasks/f/T1-1"), "is not a file in a task's workspace"},
 		{"Write", filepath.Join(root, "README.md"), ""}, // not tasks mode's business
 		{"Bash", "echo > " + filepath.Join(ws, "b.txt"), ""},
@@ -56,7 +56,7 @@ func TestTasksHookDecisions(t *testing.T) {
 	if err := os.Remove(leaseFile); err != nil {
 		t.Fatal(err)
 	}
-	if got := tasksWriteProblem(call("Write", filepath.Join(ws, "a.txt"))); !strings.Contains(got, "lease T1-1 of f is not open") {
+	if got := tasksWriteProblem(call("Write", filepath.Join(ws, "a.txt"))); !strings.Contains(got, "the workspace T1-1 of f has no open lease") {
 		t.Fatalf("control: a write under a closed lease: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
@@ -130,7 +131,7 @@ func (j *journeyCtx) scratch() error {
 	if j.tmp != "" {
 		return nil
 	}
-	tmp, err := os.MkdirTemp("", "zerg-"+j.feature+"-")
+	tmp, err := fsx.MkdirTemp("zerg-" + j.feature + "-")
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
@@ -196,7 +197,7 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 // takes integration (at head) into target: a merge commit, or with squash
 // one commit of the whole change.
 func mergeCommit(ctx context.Context, repo *gitx.Repo, feature, integration, target, head string, squash bool) (string, error) {
-	tmp, err := os.MkdirTemp("", "zerg-merge-")
+	tmp, err := fsx.MkdirTemp("zerg-merge-")
 	if err != nil {
 		return "", err
 	}

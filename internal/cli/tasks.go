@@ -77,9 +77,12 @@ type nextReport struct {
 	Next   string   `json:"next"`
 }
 
+// workingLease is a lease handed out before: named by its task and
+// attempt, never by its token, which only the session and the task's
+// prompt hold.
 type workingLease struct {
 	Task    string    `json:"task"`
-	Lease   string    `json:"lease"`
+	Attempt int       `json:"attempt"`
 	Expires time.Time `json:"expires"`
 }
 
@@ -181,7 +184,7 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 					continue // left by a coordinator that died
 				}
 				if handedOut(r.paths.Board, l) {
-					working = append(working, workingLease{Task: l.Task, Lease: l.ID, Expires: l.Expires})
+					working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
 					continue
 				}
 				fresh = append(fresh, l)
@@ -191,13 +194,22 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 			// of the session starts all its subagents.
 			settled := len(fresh) > 0 && launching(v, leases) == 0
 			if settled || !time.Now().Before(deadline) {
+				var out []driver.Lease
 				for _, l := range fresh {
-					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.ID+"\n")); err != nil {
+					h, ok, err := driver.HandOut(r.paths.Board, l)
+					if err != nil {
 						return err
 					}
+					if !ok {
+						continue // another zerg tasks next handed it out
+					}
+					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.TokenSHA256+"\n")); err != nil {
+						return err
+					}
+					out = append(out, h)
 				}
-				rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: fresh, Working: working}
-				rep.Next = sessionNext(feature, v.Schedule, len(fresh), len(working))
+				rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: out, Working: working}
+				rep.Next = sessionNext(feature, v.Schedule, len(out), len(working))
 				return printNext(a, asJSON, rep)
 			}
 		}
@@ -278,9 +290,11 @@ func failedTasks(v run.View) []string {
 	return out
 }
 
+// handedOut reports whether zerg tasks next has printed lease l (its
+// marker holds the hash of the token, as the board does).
 func handedOut(board string, l driver.Lease) bool {
 	b, err := os.ReadFile(filepath.Join(board, l.Task+handedSuffix))
-	return err == nil && strings.TrimSpace(string(b)) == l.ID
+	return err == nil && l.TokenSHA256 != "" && strings.TrimSpace(string(b)) == l.TokenSHA256
 }
 
 // inspectRun is the run's view; a run with no log yet is not started.
@@ -373,7 +387,7 @@ func printNext(a *app, asJSON bool, rep nextReport) error {
 		fmt.Fprintf(w, "\n## %s (lease %s, model %s, until %s)\nworkspace: %s\n\n%s\n", l.Task, l.ID, orDash(l.Model), l.Expires.Local().Format("15:04:05"), l.Workspace, l.Prompt)
 	}
 	for _, l := range rep.Working {
-		fmt.Fprintf(w, "working: %s (lease %s, until %s)\n", l.Task, l.Lease, l.Expires.Local().Format("15:04:05"))
+		fmt.Fprintf(w, "working: %s (attempt %d, until %s)\n", l.Task, l.Attempt, l.Expires.Local().Format("15:04:05"))
 	}
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "failed: %s\n", strings.Join(rep.Failed, ", "))
@@ -424,7 +438,7 @@ reported already) or another bad input.`,
 			return runTasksDone(cmd.Context(), a, args[0], args[1], lease, wait, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&lease, "lease", "", "the task's lease, as zerg tasks next printed it (required)")
+	cmd.Flags().StringVar(&lease, "lease", "", "the task's lease, as zerg tasks next printed it and its prompt holds (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&wait, "wait", 100*time.Second, "how long to wait for zerg's checks")
 	_ = cmd.MarkFlagRequired("lease")
@@ -451,12 +465,14 @@ func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait
 		return err
 	}
 	i := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Task == task && l.Coordinator == v.Coordinator.PID })
-	if i < 0 || leases[i].ID != lease {
+	if i < 0 || !leases[i].Holds(lease) {
+		// Never the open lease's token: only the session and the task's
+		// prompt hold it.
 		now := "task " + task + " has no open lease"
 		if i >= 0 {
-			now = "its open lease is " + leases[i].ID
+			now = fmt.Sprintf("its open lease is attempt %d's, handed out with its prompt", leases[i].Attempt)
 		}
-		return usageErrorf("lease %s of %s is not open (%s): it expired and the task was handed out again, or it was reported already; zerg tasks next %s shows what is open", lease, task, now, feature)
+		return usageErrorf("lease %s of %s is not open (%s): it expired and the task was handed out again, or it was reported already, or it is not a lease zerg tasks next printed for %s; zerg tasks next %s shows what is open", textx.Clip(textx.OneLine(lease), 80), task, now, task, feature)
 	}
 	attemptN := leases[i].Attempt
 	if err := driver.Report(r.paths.Board, task, lease); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/sandbox"
 )
 
@@ -265,7 +266,7 @@ func writeEnvFile(env []string) (string, error) {
 		b.WriteString(kv)
 		b.WriteByte('\n')
 	}
-	f, err := os.CreateTemp("", "zerg-env-")
+	f, err := fsx.CreateTemp("zerg-env-")
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/capture"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -22,7 +23,7 @@ const checkScript = `command -v git >/dev/null 2>&1 || { echo "the image has no 
 // first worker, so that a broken engine or image is named before any model
 // call.
 func Check(ctx context.Context, b Box, uid, gid int, limits sandbox.Limits) error {
-	dir, err := os.MkdirTemp("", "zerg-container-check-")
+	dir, err := fsx.MkdirTemp("zerg-container-check-")
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,13 @@ var assets embed.FS
 
 // Options configure a dashboard.
 type Options struct {
-	Root  string // the repository's top level
-	Token string // required on every request
+	Root string // the repository's top level
+	// Token is the login secret of the URL zerg dashboard prints: the page
+	// exchanges it for a session (token.go).
+	Token string
+	// Loopback: answer only requests whose Host is a loopback name (not
+	// with --allow-remote, where the host is the machine's name).
+	Loopback bool
 	// Poll is how often an event stream stats the log (default 250ms);
 	// Refresh how often it re-reads it regardless (default 2s).
 	Poll, Refresh time.Duration
@@ -27,6 +32,7 @@ type Options struct {
 // Server is the dashboard's HTTP handler.
 type Server struct {
 	src           *source
+	auth          *auth
 	poll, refresh time.Duration
 	done          chan struct{}
 	handler       http.Handler
@@ -38,7 +44,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("dashboard: no token")
 	}
 	s := &Server{src: &source{root: o.Root, paths: map[string]run.Paths{}}, poll: o.Poll, refresh: o.Refresh,
-		done: make(chan struct{})}
+		done: make(chan struct{}), auth: &auth{token: []byte(o.Token), codes: map[string]func(){}}}
 	if s.poll <= 0 {
 		s.poll = 250 * time.Millisecond
 	}
@@ -46,11 +52,15 @@ func New(o Options) (*Server, error) {
 		s.refresh = 2 * time.Second
 	}
 	static, _ := fs.Sub(assets, "assets")
+	// The page and its assets hold nothing of a run: anyone who reaches
+	// the server gets them, so that the page can log in. Everything of a
+	// run is under /api, behind a session.
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "index.html")
 	})
+	mux.HandleFunc("POST /api/session", s.newSession)
 	mux.HandleFunc("GET /api/runs", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, s.src.summaries(r.Context()))
 	})
@@ -96,7 +106,11 @@ func New(o Options) (*Server, error) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		w.Write(b)
 	}))
-	s.handler = requireToken(o.Token, headers(mux))
+	var h http.Handler = headers(s.requireSession(mux))
+	if o.Loopback {
+		h = loopbackOnly(h)
+	}
+	s.handler = h
 	return s, nil
 }
 
@@ -126,11 +140,12 @@ func (s *Server) withRun(h func(http.ResponseWriter, *http.Request, run.Paths)) 
 }
 
 // headers: nothing from elsewhere (the page loads only its own assets,
-// no CDN), no framing, no caching of a run's data.
+// no CDN; its charts are blobs it fetched with its session), no framing,
+// no caching of a run's data.
 func headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")

@@ -25,9 +25,11 @@ const token = "dashboard-test-token-dashboard-test-token"
 // nothing else yet), the log left open for the test to append to, and
 // a dashboard served over it.
 type fixture struct {
-	paths run.Paths
-	log   *eventlog.Log
-	srv   *httptest.Server
+	paths   run.Paths
+	log     *eventlog.Log
+	server  *Server
+	srv     *httptest.Server
+	session string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -49,13 +51,13 @@ func newFixture(t *testing.T) *fixture {
 	if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{Feature: "demo", Integration: run.IntegrationBranch("demo")}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Root: root, Token: token, Poll: 10 * time.Millisecond, Refresh: time.Hour})
+	s, err := New(Options{Root: root, Token: token, Loopback: true, Poll: 10 * time.Millisecond, Refresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() { s.Close(); srv.Close() })
-	return &fixture{paths: p, log: log, srv: srv}
+	return &fixture{paths: p, log: log, server: s, srv: srv}
 }
 
 // start starts level 1 with task T1 and T1's first attempt.
@@ -69,11 +71,47 @@ func (f *fixture) start(t *testing.T) {
 	}
 }
 
-func (f *fixture) get(t *testing.T, path string, cookie *http.Cookie) *http.Response {
+// login exchanges a login secret for a session (POST /api/session): the
+// session, or "" with the status of a refusal.
+func (f *fixture) login(t *testing.T, secret string) (string, int) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.srv.URL+"/api/session", nil)
+	req.Header.Set(loginHeader, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if len(resp.Cookies()) > 0 {
+		t.Errorf("the login set cookies %v: a cookie for 127.0.0.1 goes to every port", resp.Cookies())
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", resp.StatusCode
+	}
+	var body struct {
+		Session string `json:"session"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Session == "" {
+		t.Fatalf("the login's answer: %+v %v", body, err)
+	}
+	return body.Session, resp.StatusCode
+}
+
+// get requests path with the fixture's session (logging in once).
+func (f *fixture) get(t *testing.T, path string) *http.Response {
+	t.Helper()
+	if f.session == "" {
+		f.session, _ = f.login(t, token)
+	}
+	return f.getWith(t, path, map[string]string{sessionHeader: f.session})
+}
+
+// getWith requests path with these headers only.
+func (f *fixture) getWith(t *testing.T, path string, headers map[string]string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
-	if cookie != nil {
-		req.AddCookie(cookie)
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -83,34 +121,94 @@ func (f *fixture) get(t *testing.T, path string, cookie *http.Cookie) *http.Resp
 	return resp
 }
 
-// The token: refused without it or with a wrong one, on every path; with
-// it in the URL the page loads and sets the cookie the page's own
-// requests carry.
-func TestTokenRequired(t *testing.T) {
+// TestSessionRequired: everything of a run needs a session, given only for
+// the token or a one-time code, and carried in a header: never a cookie
+// (which 127.0.0.1 would send to every port), nor the token itself in a
+// query or a header. The page and its assets, which hold nothing of a run,
+// are served to anyone, so that the page can log in.
+func TestSessionRequired(t *testing.T) {
 	f := newFixture(t)
-	for _, path := range []string{"/", "/assets/app.js", "/api/runs", "/api/runs/demo/stream", "/?t=wrong", "/?t=" + token[:31]} {
-		if got := f.get(t, path, nil).StatusCode; got != http.StatusForbidden {
-			t.Errorf("%s without the token: %d, want 403", path, got)
+	for _, path := range []string{"/", "/assets/app.js"} {
+		if got := f.getWith(t, path, nil).StatusCode; got != http.StatusOK {
+			t.Errorf("%s: %d, want 200", path, got)
 		}
 	}
-	resp := f.get(t, "/?t="+token, nil)
+	guarded := []string{"/api/runs", "/api/runs/demo", "/api/runs/demo/stream", "/api/runs/demo/tasks/T1", "/api/runs/demo/cost",
+		"/api/runs/demo/cost/tasks.svg", "/api/nope", "/nope", "/assets/../api/runs"}
+	for _, path := range guarded {
+		for name, h := range map[string]map[string]string{
+			"nothing":               nil,
+			"the token as a cookie": {"Cookie": "zerg_dashboard=" + token},
+			"the token as session":  {sessionHeader: token},
+			"the token to login":    {loginHeader: token},
+			"a wrong session":       {sessionHeader: "0123456789abcdef0123456789abcdef"},
+		} {
+			if got := f.getWith(t, path, h).StatusCode; got != http.StatusForbidden && got != http.StatusMovedPermanently {
+				t.Errorf("%s with %s: %d, want 403", path, name, got)
+			}
+		}
+		if got := f.getWith(t, path+"?t="+token, nil).StatusCode; got != http.StatusForbidden && got != http.StatusMovedPermanently {
+			t.Errorf("%s?t=TOKEN: %d, want 403", path, got)
+		}
+	}
+	for _, bad := range []string{"", "wrong", token[:31], token + "x"} {
+		if s, code := f.login(t, bad); s != "" || code != http.StatusForbidden {
+			t.Errorf("login with %q: %q %d, want 403", bad, s, code)
+		}
+	}
+	resp := f.get(t, "/api/runs")
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("with the token: %d", resp.StatusCode)
-	}
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == cookieName {
-			cookie = c
-		}
-	}
-	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookie %+v", cookie)
-	}
-	if got := f.get(t, "/api/runs", cookie).StatusCode; got != http.StatusOK {
-		t.Errorf("with the cookie: %d", got)
+		t.Fatalf("with a session: %d", resp.StatusCode)
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP %q", csp)
+	}
+	// Each login is a session of its own; the token gives as many as asked.
+	if s2, _ := f.login(t, token); s2 == "" || s2 == f.session {
+		t.Errorf("a second login: %q (first %q)", s2, f.session)
+	}
+}
+
+// TestOneTimeCode: the launcher's code gives one session, once, and says
+// so (the file goes); the second use is refused.
+func TestOneTimeCode(t *testing.T) {
+	f := newFixture(t)
+	used := 0
+	code, err := f.server.OneTimeCode(func() { used++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.login(t, code)
+	if s == "" || used != 1 {
+		t.Fatalf("first use: session %q, used %d", s, used)
+	}
+	if got := f.getWith(t, "/api/runs", map[string]string{sessionHeader: s}).StatusCode; got != http.StatusOK {
+		t.Errorf("the code's session: %d", got)
+	}
+	if s2, code2 := f.login(t, code); s2 != "" || code2 != http.StatusForbidden || used != 1 {
+		t.Errorf("second use: %q %d, used %d", s2, code2, used)
+	}
+}
+
+// TestLoopbackHostOnly: a request whose Host is another site's name (a
+// page whose DNS name was rebound to 127.0.0.1) gets nothing, not even
+// the page.
+func TestLoopbackHostOnly(t *testing.T) {
+	f := newFixture(t)
+	for host, want := range map[string]int{
+		"evil.example": http.StatusForbidden, "evil.example:80": http.StatusForbidden, "127.0.0.1.evil.example": http.StatusForbidden,
+		"localhost": http.StatusOK, "127.0.0.1": http.StatusOK, "[::1]:8080": http.StatusOK,
+	} {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 }
 
@@ -119,7 +217,7 @@ func TestTokenRequired(t *testing.T) {
 func TestUnknownRunAndTask(t *testing.T) {
 	f := newFixture(t)
 	for _, path := range []string{"/api/runs/other", "/api/runs/demo/tasks/nope", "/api/runs/demo/tasks/..%2F..%2Fevents.jsonl", "/api/runs/..%2Fruns/cost", "/api/runs/demo/cost/nope.svg"} {
-		if got := f.get(t, path+"?t="+token, nil).StatusCode; got != http.StatusNotFound {
+		if got := f.get(t, path).StatusCode; got != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, got)
 		}
 	}
@@ -131,7 +229,9 @@ func TestStreamFollowsTheLog(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/runs/demo/stream?t="+token, nil)
+	session, _ := f.login(t, token)
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/runs/demo/stream", nil)
+	req.Header.Set(sessionHeader, session)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

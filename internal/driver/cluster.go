@@ -19,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cluster"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -481,7 +482,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	var gw *gateway.Gateway
 	var proxy http.Handler
 	if !local {
-		sockDir, err := os.MkdirTemp("", "zerg-cgw-")
+		sockDir, err := fsx.MkdirTemp("zerg-cgw-")
 		if err != nil {
 			return Verdict{}, err
 		}

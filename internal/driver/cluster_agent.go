@@ -29,6 +29,10 @@ import (
 	"github.com/zergrush/zerg/internal/textx"
 )
 
+// AgentDirMode is the mode of an agent's directory when zerg makes it:
+// the worker users pass through to their workspaces; nobody else lists it.
+const AgentDirMode os.FileMode = 0o711
+
 // Agent runs attempts it pulls from a cluster's queue (zerg agent): each
 // with a driver of its own machine, its worker reaching the Messages API
 // through the tunnel (this machine never holds the coordinator's key) or,
@@ -91,7 +95,7 @@ func (ag *Agent) Run(take, run context.Context) error {
 	}
 	ag.js = js
 	ag.running = map[string]cluster.Lease{}
-	if err := os.MkdirAll(ag.Dir, 0o755); err != nil {
+	if err := fsx.OwnDir(ag.Dir, AgentDirMode); err != nil {
 		return err
 	}
 	repoDir := filepath.Join(ag.Dir, "repo")
@@ -398,7 +402,7 @@ func (ag *Agent) route(job ClusterJob, attemptID string, audit func(string, map[
 	var h http.Handler
 	sockDir := ""
 	if job.LocalKey() {
-		if sockDir, err = os.MkdirTemp("", "zerg-agw-"); err != nil {
+		if sockDir, err = fsx.MkdirTemp("zerg-agw-"); err != nil {
 			ln.Close()
 			return nil, err
 		}

@@ -531,7 +531,7 @@ func (w *sandboxed) newGroup(name string) error {
 // mode 0710 with u's group (u may pass, not list), or 0700 when u is
 // zerg's own user.
 func gatewayDir(u *security.WorkerUser) (string, error) {
-	dir, err := os.MkdirTemp("", "zerg-gw-")
+	dir, err := fsx.MkdirTemp("zerg-gw-")
 	if err != nil {
 		return "", err
 	}

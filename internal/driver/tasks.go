@@ -2,6 +2,10 @@ package driver
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,16 +47,25 @@ type Tasks struct {
 type Lease struct {
 	Task    string `json:"task"`
 	Attempt int    `json:"attempt"`
-	// ID names the lease in zerg tasks done (the workspace's name).
-	ID        string `json:"lease"`
-	Workspace string `json:"workspace"`
-	Model     string `json:"model,omitempty"`
+	// ID is the lease's token, the secret a report names (zerg tasks
+	// done --lease): <task>-<attempt>-<128 random bits>, so that no other
+	// subagent reports this task from what it can see (the workspace's
+	// name <task>-<attempt>, the board, the leases out). The board holds
+	// only its hash (TokenSHA256); the token waits in <task>.token until
+	// zerg tasks next hands the lease out (HandOut), the one time it is
+	// printed, to the session, and put in the task's prompt.
+	ID          string `json:"lease,omitempty"`
+	TokenSHA256 string `json:"token_sha256,omitempty"`
+	Workspace   string `json:"workspace"`
+	Model       string `json:"model,omitempty"`
 	// AgentModel is Model as the Agent tool takes it (an alias: haiku,
 	// sonnet or opus), "" when it names none of them: the subagent then
 	// runs on the session's model.
 	AgentModel string `json:"agent_model,omitempty"`
 	// Owns are the task's own paths, for the session's hook.
-	Owns    []string  `json:"owns"`
+	Owns []string `json:"owns"`
+	// Prompt is the subagent's prompt (TaskPrompt); on the board, the
+	// task's own prompt, which HandOut wraps.
 	Prompt  string    `json:"prompt"`
 	Issued  time.Time `json:"issued"`
 	Expires time.Time `json:"expires"`
@@ -61,18 +74,65 @@ type Lease struct {
 	Coordinator int `json:"coordinator"`
 }
 
-// LeaseSuffix and ReportSuffix name a task's files on the board:
-// <task>.lease.json (the open lease) and <task>.done (its report: the
-// lease's ID).
+// LeaseSuffix, TokenSuffix and ReportSuffix name a task's files on the
+// board: <task>.lease.json (the open lease), <task>.token (its token, until
+// it is handed out) and <task>.done (its report: the token).
 const (
 	LeaseSuffix  = ".lease.json"
+	TokenSuffix  = ".token"
 	ReportSuffix = ".done"
 )
 
-// LeaseID is the ID of attempt n of task.
-func LeaseID(task string, n int) string { return fmt.Sprintf("%s-%d", task, n) }
+// newLeaseToken is a fresh token for attempt n of task.
+func newLeaseToken(task string, n int) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-%d-%s", task, n, hex.EncodeToString(b)), nil
+}
 
-// OpenLeases reads the leases open on board, oldest first.
+func tokenSum(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Holds reports whether token is the lease's (constant time).
+func (l Lease) Holds(token string) bool {
+	return token != "" && l.TokenSHA256 != "" && subtle.ConstantTimeCompare([]byte(tokenSum(token)), []byte(l.TokenSHA256)) == 1
+}
+
+// Name is the lease's public name, its workspace's: <task>-<attempt>.
+func (l Lease) Name() string { return filepath.Base(l.Workspace) }
+
+// HandOut is the open lease l of the board as zerg tasks next prints it
+// once: with its token and the subagent's whole prompt. It takes the token
+// off the board (a rename first, so that of two zerg tasks next at once
+// only one hands the lease out); ok is false when another has.
+func HandOut(board string, l Lease) (Lease, bool, error) {
+	file := filepath.Join(board, l.Task+TokenSuffix)
+	claimed := fmt.Sprintf("%s.handing-%d", file, os.Getpid())
+	if err := os.Rename(file, claimed); errors.Is(err, os.ErrNotExist) {
+		return Lease{}, false, nil
+	} else if err != nil {
+		return Lease{}, false, err
+	}
+	b, err := os.ReadFile(claimed)
+	_ = os.Remove(claimed)
+	if err != nil {
+		return Lease{}, false, err
+	}
+	token := strings.TrimSpace(string(b))
+	if !l.Holds(token) {
+		return Lease{}, false, nil // a token of another attempt of the task
+	}
+	l.ID, l.TokenSHA256 = token, ""
+	l.Prompt = TaskPrompt(l.Workspace, token, l.Prompt)
+	return l, true, nil
+}
+
+// OpenLeases reads the leases open on board, oldest first, as the board
+// holds them: without their tokens.
 func OpenLeases(board string) ([]Lease, error) {
 	entries, err := os.ReadDir(board)
 	if errors.Is(err, os.ErrNotExist) {
@@ -100,10 +160,11 @@ func OpenLeases(board string) ([]Lease, error) {
 	return out, nil
 }
 
-// Report records that the session finished lease id of task: the waiting
-// attempt takes it from there. The caller checks the lease is open.
-func Report(board, task, id string) error {
-	return fsx.WritePrivate(filepath.Join(board, task+ReportSuffix), []byte(id+"\n"))
+// Report records that the session finished the lease of task whose token
+// is token: the waiting attempt takes it from there when the token is its
+// lease's. The caller checks the lease is open.
+func Report(board, task, token string) error {
+	return fsx.WritePrivate(filepath.Join(board, task+ReportSuffix), []byte(token+"\n"))
 }
 
 func (d *Tasks) Name() string { return "tasks" }
@@ -146,6 +207,7 @@ type handed struct {
 func (w *handed) Dir() string { return w.dir }
 
 func (w *handed) leaseFile() string  { return filepath.Join(w.d.Board, w.a.Task+LeaseSuffix) }
+func (w *handed) tokenFile() string  { return filepath.Join(w.d.Board, w.a.Task+TokenSuffix) }
 func (w *handed) reportFile() string { return filepath.Join(w.d.Board, w.a.Task+ReportSuffix) }
 
 // Launch posts the lease and waits for its report, its expiry or the end
@@ -156,14 +218,24 @@ func (w *handed) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	}
 	// A report left from an earlier attempt is not this one's.
 	_ = os.Remove(w.reportFile())
+	token, err := newLeaseToken(w.a.Task, w.a.Number)
+	if err != nil {
+		return Verdict{}, err
+	}
 	now := time.Now().UTC()
-	l := Lease{Task: w.a.Task, Attempt: w.a.Number, ID: LeaseID(w.a.Task, w.a.Number), Workspace: w.dir,
-		Model: sp.Model, AgentModel: AgentModel(sp.Model), Owns: nonNilStrings(sp.Hook.AllowedPaths), Prompt: TaskPrompt(w.dir, sp.Prompt),
+	l := Lease{Task: w.a.Task, Attempt: w.a.Number, TokenSHA256: tokenSum(token), Workspace: w.dir,
+		Model: sp.Model, AgentModel: AgentModel(sp.Model), Owns: nonNilStrings(sp.Hook.AllowedPaths), Prompt: sp.Prompt,
 		Issued: now, Expires: now.Add(w.d.Lease), Coordinator: os.Getpid()}
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return Verdict{}, err
 	}
+	// The token first: a lease on the board is one zerg tasks next can
+	// hand out.
+	if err := fsx.WritePrivate(w.tokenFile(), []byte(token+"\n")); err != nil {
+		return Verdict{}, err
+	}
+	defer os.Remove(w.tokenFile())
 	if err := fsx.WritePrivate(w.leaseFile(), append(b, '\n')); err != nil {
 		return Verdict{}, err
 	}
@@ -177,7 +249,7 @@ func (w *handed) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	expire := time.NewTimer(w.d.Lease)
 	defer expire.Stop()
 	for {
-		if got, err := os.ReadFile(w.reportFile()); err == nil && strings.TrimSpace(string(got)) == l.ID {
+		if got, err := os.ReadFile(w.reportFile()); err == nil && l.Holds(strings.TrimSpace(string(got))) {
 			_ = os.Remove(w.reportFile())
 			return Verdict{Class: outcome.Success, Reason: outcome.ReasonCompleted}, nil
 		}
@@ -186,7 +258,7 @@ func (w *handed) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 			return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStopped, Detail: "the run was stopped"}, nil
 		case <-expire.C:
 			return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled,
-				Detail: fmt.Sprintf("lease %s expired after %s without zerg tasks done (tasks.lease)", l.ID, w.d.Lease)}, nil
+				Detail: fmt.Sprintf("the lease of %s expired after %s without zerg tasks done (tasks.lease)", l.Name(), w.d.Lease)}, nil
 		case <-tick.C:
 		}
 	}
@@ -204,13 +276,13 @@ func AgentModel(model string) string {
 	return ""
 }
 
-// TaskPrompt is the prompt a subagent gets: where its workspace is, then
-// the task's own prompt (written, as in every mode, for a worker whose
-// working directory is the workspace).
-func TaskPrompt(workspace, prompt string) string {
-	return fmt.Sprintf(`You are a zerg worker. Your workspace is %[1]s: a private clone of the repository made for this task. Treat it as the repository root: every path below is relative to it. Give file tools absolute paths under %[1]s, and start every shell command with cd %[1]s &&. Change nothing outside it, do not commit (zerg commits your work), and when you are done answer with one line saying what you changed.
+// TaskPrompt is the prompt a subagent gets: where its workspace is and its
+// lease, then the task's own prompt (written, as in every mode, for a
+// worker whose working directory is the workspace).
+func TaskPrompt(workspace, lease, prompt string) string {
+	return fmt.Sprintf(`You are a zerg worker. Your workspace is %[1]s: a private clone of the repository made for this task. Treat it as the repository root: every path below is relative to it. Give file tools absolute paths under %[1]s, and start every shell command with cd %[1]s &&. Change nothing outside it, do not commit (zerg commits your work), and when you are done answer with one line saying what you changed. This task's lease is %[2]s: your work is reported to zerg with it, and with no other.
 
-%[2]s`, workspace, prompt)
+%[3]s`, workspace, lease, prompt)
 }
 
 func (w *handed) Exec(ctx context.Context, c Command) (int, string) {

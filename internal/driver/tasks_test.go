@@ -1,9 +1,11 @@
 package driver
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -41,38 +43,82 @@ func launchHanded(t *testing.T, ctx context.Context, lease time.Duration, report
 	return v
 }
 
-// TestTasksLaunchTakesItsOwnReport: the report of the open lease ends the
-// launch as a success; a report naming another lease (an expired one) is
-// not taken, and the lease then expires as a stalled infra failure.
+// TestTasksLaunchTakesItsOwnReport: the lease is handed out once, with a
+// token the board no longer holds afterwards (only its hash) and the
+// subagent's prompt names; the report of that token ends the launch as a
+// success.
 func TestTasksLaunchTakesItsOwnReport(t *testing.T) {
-	var seen Lease
+	var out Lease
+	var onBoard []byte
 	v := launchHanded(t, context.Background(), time.Minute, func(board string, l Lease) {
-		seen = l
-		if err := Report(board, l.Task, l.ID); err != nil {
+		var ok bool
+		var err error
+		if out, ok, err = HandOut(board, l); err != nil || !ok {
+			t.Errorf("hand out: %v %v", ok, err)
+			return
+		}
+		if again, ok, err := HandOut(board, l); ok || err != nil {
+			t.Errorf("handed out twice: %+v %v", again, err)
+		}
+		onBoard = boardText(t, board)
+		if err := Report(board, l.Task, out.ID); err != nil {
 			t.Error(err)
 		}
 	})
 	if v.Class != outcome.Success || v.Reason != outcome.ReasonCompleted {
 		t.Fatalf("verdict %+v, want success", v)
 	}
-	if seen.ID != "T1-2" || seen.Model != "haiku" || seen.AgentModel != "haiku" || len(seen.Owns) != 1 || seen.Coordinator != os.Getpid() ||
-		!strings.Contains(seen.Prompt, "Your workspace is /repo/.zerg/tasks/f/T1-2") || !strings.HasSuffix(seen.Prompt, "Task T1: one") {
-		t.Fatalf("lease %+v", seen)
+	if !regexp.MustCompile(`^T1-2-[0-9a-f]{32}$`).MatchString(out.ID) || out.TokenSHA256 != "" || out.Model != "haiku" || out.AgentModel != "haiku" ||
+		len(out.Owns) != 1 || out.Coordinator != os.Getpid() || out.Name() != "T1-2" ||
+		!strings.Contains(out.Prompt, "Your workspace is /repo/.zerg/tasks/f/T1-2") || !strings.Contains(out.Prompt, "This task's lease is "+out.ID+":") ||
+		!strings.HasSuffix(out.Prompt, "Task T1: one") {
+		t.Fatalf("lease %+v", out)
 	}
+	if bytes.Contains(onBoard, []byte(out.ID)) {
+		t.Errorf("the board holds the token once it was handed out:\n%s", onBoard)
+	}
+}
 
-	// The control: a report of another lease of the task is not this one's.
-	start := time.Now()
-	v = launchHanded(t, context.Background(), 300*time.Millisecond, func(board string, l Lease) {
-		if err := Report(board, l.Task, LeaseID(l.Task, l.Attempt-1)); err != nil {
-			t.Error(err)
+// TestTasksLaunchRefusesAnotherReport: what another subagent could name
+// (the lease's public name, the old guessable form, a token of another
+// attempt, the hash the board holds) is not the lease's token: the lease
+// expires as a stalled infra failure. Issue 35: a subagent reported another
+// task's lease and got its content committed as that task.
+func TestTasksLaunchRefusesAnotherReport(t *testing.T) {
+	for name, forge := range map[string]func(l Lease) string{
+		"its name":           func(l Lease) string { return l.Name() },
+		"the hash on board":  func(l Lease) string { return l.TokenSHA256 },
+		"another attempt's":  func(l Lease) string { tok, _ := newLeaseToken(l.Task, l.Attempt-1); return tok },
+		"a token of its own": func(l Lease) string { tok, _ := newLeaseToken(l.Task, l.Attempt); return tok },
+	} {
+		start := time.Now()
+		v := launchHanded(t, context.Background(), 300*time.Millisecond, func(board string, l Lease) {
+			if err := Report(board, l.Task, forge(l)); err != nil {
+				t.Error(err)
+			}
+		})
+		if v.Class != outcome.Infra || v.Reason != outcome.ReasonStalled || !strings.Contains(v.Detail, "the lease of T1-2 expired") {
+			t.Fatalf("%s: verdict %+v, want the lease expired", name, v)
 		}
-	})
-	if v.Class != outcome.Infra || v.Reason != outcome.ReasonStalled || !strings.Contains(v.Detail, "lease T1-2 expired") {
-		t.Fatalf("verdict %+v, want the lease expired", v)
+		if time.Since(start) < 300*time.Millisecond {
+			t.Fatalf("%s: the lease ended before it expired", name)
+		}
 	}
-	if time.Since(start) < 300*time.Millisecond {
-		t.Fatalf("the lease ended before it expired")
+}
+
+// boardText is every file on the board, concatenated.
+func boardText(t *testing.T, board string) []byte {
+	t.Helper()
+	var all []byte
+	entries, err := os.ReadDir(board)
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(board, e.Name()))
+		all = append(append(all, e.Name()+":\n"...), b...)
+	}
+	return all
 }
 
 // TestTasksLaunchStopsWithTheRun: a stopped run ends the wait at once.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,15 +36,17 @@ type usage struct {
 	CacheRead     int64 `json:"cache_read_input_tokens"`
 }
 
-func (s *Server) turnAnswer(t *Turn, turnNo int) answer {
+// turnAnswer is turn t's message; results are the texts of the tool
+// results in the request's history, which a tool call's captures read.
+func (s *Server) turnAnswer(t *Turn, turnNo int, results []string) answer {
 	var a answer
 	if t.Text != "" {
 		a.blocks = append(a.blocks, block{kind: "text", text: t.Text})
 	}
 	for _, tc := range t.Tools {
 		in := tc.inputJSON
-		if in == nil { // a Scenario built in Go without ParseScenario
-			in, _ = json.Marshal(normalize(tc.Input))
+		if in == nil || len(tc.Captures) > 0 { // a Scenario built in Go without ParseScenario, or captures to fill in
+			in, _ = json.Marshal(tc.fill(normalize(tc.Input), results))
 			if tc.Input == nil {
 				in = []byte("{}")
 			}
@@ -375,4 +378,48 @@ func marshal(v any) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // only our own maps and structs are encoded
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// fill replaces {{NAME}} in every string of v by what capture NAME reads
+// in the tool results: the first group of its regexp's last match, the
+// newest result first. A capture that matches nothing leaves a marker
+// that says so, which the command it lands in shows.
+func (tc *ToolCall) fill(v any, results []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = tc.fill(e, results)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = tc.fill(e, results)
+		}
+		return x
+	case string:
+		for name := range tc.Captures {
+			ph := "{{" + name + "}}"
+			if strings.Contains(x, ph) {
+				x = strings.ReplaceAll(x, ph, tc.capture(name, results))
+			}
+		}
+		return x
+	}
+	return v
+}
+
+func (tc *ToolCall) capture(name string, results []string) string {
+	re := tc.captures[name]
+	if re == nil { // a Scenario built in Go without ParseScenario
+		var err error
+		if re, err = regexp.Compile(tc.Captures[name]); err != nil {
+			return "mockapi-capture-" + name + "-does-not-compile"
+		}
+	}
+	for i := len(results) - 1; i >= 0; i-- {
+		if ms := re.FindAllStringSubmatch(results[i], -1); len(ms) > 0 && len(ms[len(ms)-1]) > 1 {
+			return ms[len(ms)-1][1]
+		}
+	}
+	return "mockapi-capture-" + name + "-matched-nothing"
 }

@@ -32,9 +32,31 @@ type apiMessage struct {
 }
 
 type apiBlock struct {
-	Type      string `json:"type"`
-	Text      string `json:"text"`
-	ToolUseID string `json:"tool_use_id"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // a tool_result's: a string or text blocks
+}
+
+// toolResults are the texts of the history's tool results, oldest first.
+func (r *apiRequest) toolResults() []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.blocks() {
+			if b.Type != "tool_result" || len(b.Content) == 0 {
+				continue
+			}
+			var text strings.Builder
+			for _, c := range (apiMessage{Content: b.Content}).blocks() {
+				text.WriteString(c.Text)
+			}
+			out = append(out, text.String())
+		}
+	}
+	return out
 }
 
 // blocks decodes content that is either a string or an array of blocks.

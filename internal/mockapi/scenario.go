@@ -85,12 +85,19 @@ type Turn struct {
 	Faults []*Fault   `yaml:"faults"`
 }
 
-// ToolCall is one tool_use block. Input is sent verbatim as the tool input.
+// ToolCall is one tool_use block. Input is sent verbatim as the tool input,
+// but for {{NAME}} in its strings, where Captures names NAME: a Go regexp
+// whose first group, in its last match in the tool results the request
+// carries (newest first), takes its place. A scripted model can so pass
+// on what a tool printed, as a real one would (a lease zerg tasks next
+// printed, say).
 type ToolCall struct {
-	Name  string         `yaml:"name"`
-	Input map[string]any `yaml:"input"`
+	Name     string            `yaml:"name"`
+	Input    map[string]any    `yaml:"input"`
+	Captures map[string]string `yaml:"captures"`
 
 	inputJSON []byte
+	captures  map[string]*regexp.Regexp
 }
 
 // Usage holds token counts; nil fields fall back to the next level
@@ -338,6 +345,22 @@ func (s *Script) validate(where, id string) error {
 				return fmt.Errorf("%s.input: not representable as JSON (%s); use plain strings, numbers, lists and maps", cw, oneLine(err.Error()))
 			}
 			tc.inputJSON = b
+			for name, expr := range tc.Captures {
+				re, err := regexp.Compile(expr)
+				if err != nil {
+					return fmt.Errorf("%s.captures.%s: %s; fix the Go regular expression", cw, name, oneLine(err.Error()))
+				}
+				if re.NumSubexp() < 1 {
+					return fmt.Errorf("%s.captures.%s: %q has no group; put what the capture takes in (parentheses)", cw, name, expr)
+				}
+				if !bytes.Contains(b, []byte("{{"+name+"}}")) {
+					return fmt.Errorf("%s.captures.%s: the input has no {{%s}} to fill in", cw, name, name)
+				}
+				if tc.captures == nil {
+					tc.captures = map[string]*regexp.Regexp{}
+				}
+				tc.captures[name] = re
+			}
 		}
 		if err := t.Usage.validate(tw + ".usage"); err != nil {
 			return err

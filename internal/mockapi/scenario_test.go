@@ -127,7 +127,7 @@ func FuzzParseScenario(f *testing.F) {
 		srv := NewServer(sc)
 		for _, task := range sc.Tasks {
 			for i := range task.Turns {
-				_ = srv.turnAnswer(task.Turns[i], i+1)
+				_ = srv.turnAnswer(task.Turns[i], i+1, nil)
 			}
 		}
 	})

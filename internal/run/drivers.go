@@ -45,6 +45,11 @@ func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spe
 
 // newLocalDriver is the driver of the config's mode on this machine.
 func newLocalDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
+	// Every driver makes its workspaces and lanes in these: zerg's own
+	// before the first one.
+	if err := paths.MakeWorkspaceDirs(); err != nil {
+		return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+	}
 	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
 	switch opts.Config.Mode {
 	case config.ModeSandbox, config.ModeContainer:
@@ -219,7 +224,7 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 			}
 		}
 		// The containers end with this coordinator, as sandboxes do.
-		if err := os.MkdirAll(paths.State, 0o755); err != nil {
+		if err := os.MkdirAll(paths.State, WorkspaceDirMode); err != nil {
 			return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 		}
 		lifeline := filepath.Join(paths.State, fmt.Sprintf("lifeline-%d", os.Getpid()))

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -51,7 +53,7 @@ func PathsFor(ctx context.Context, root, feature string) (Paths, error) {
 	run := RunDirOf(root, feature)
 	wsRoot, err := WorkspaceRoot()
 	if err != nil {
-		return Paths{}, err
+		return Paths{}, &Error{Kind: Setup, Feature: feature, Err: err}
 	}
 	sum := sha256.Sum256([]byte(common))
 	ws := filepath.Join(wsRoot, filepath.Base(root)+"-"+hex.EncodeToString(sum[:4]), feature)
@@ -102,26 +104,79 @@ func GraphFile(root, feature string) string {
 // write any path inside a .git directory ("a sensitive file"), even when a
 // hook allows it. Not in the working tree: the project's own tools would see
 // the copies.
+//
+// What exists of it must be zerg's own (fsx.CheckOwnDir): a directory
+// another account made or may write, such as a /var/tmp/zerg-0 planted
+// before root's first run, would hand that account the workspaces. Every
+// command that turns a feature into paths gets the refusal, so none of
+// them reads from or deletes in such a directory.
 func WorkspaceRoot() (string, error) {
+	root, env, err := workspaceRoot()
+	if err != nil {
+		return "", err
+	}
+	if err := fsx.CheckOwnDir(root); err != nil {
+		return "", notOwnWorkspaces(root, env, err)
+	}
+	return root, nil
+}
+
+// workspaceRoot is WorkspaceRoot before the check, and whether
+// ZERG_WORKSPACES chose it.
+func workspaceRoot() (string, bool, error) {
 	if d := os.Getenv("ZERG_WORKSPACES"); d != "" {
 		// A relative path would put workspaces (and the workers' homes)
 		// inside whatever directory zerg happens to run in: the user's
 		// repository, usually.
 		if !filepath.IsAbs(d) {
-			return "", fmt.Errorf("ZERG_WORKSPACES=%s is relative; set it to an absolute directory outside the repository", d)
+			return "", true, fmt.Errorf("ZERG_WORKSPACES=%s is relative; set it to an absolute directory outside the repository", d)
 		}
-		return filepath.Clean(d), nil
+		return filepath.Clean(d), true, nil
 	}
 	if os.Geteuid() == 0 {
 		// Root's cache dir is inside /root (0700): workers, which run as an
 		// unprivileged user, could not reach their workspaces there.
-		return "/var/tmp/zerg-0/worktrees", nil
+		return "/var/tmp/zerg-0/worktrees", false, nil
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no place for workspaces (%v); set ZERG_WORKSPACES to a directory", err)
+		return "", false, fmt.Errorf("no place for workspaces (%v); set ZERG_WORKSPACES to a directory", err)
 	}
-	return filepath.Join(cache, "zerg", "worktrees"), nil
+	return filepath.Join(cache, "zerg", "worktrees"), false, nil
+}
+
+// notOwnWorkspaces is the one line for a workspace directory that is not
+// zerg's own; env: ZERG_WORKSPACES named it.
+func notOwnWorkspaces(dir string, env bool, err error) error {
+	where := "the workspaces' directory " + dir
+	if env {
+		where = "ZERG_WORKSPACES=" + dir
+	}
+	return fmt.Errorf("%s is not zerg's own: %w; remove it if you did not make it, or set ZERG_WORKSPACES to a directory only you can write (docs/workspaces.md)", where, err)
+}
+
+// WorkspaceDirMode is the mode of the directories zerg makes for
+// workspaces, from the root down to a feature's: worker users pass through
+// to the workspace handed to them, nobody else lists what is there.
+const WorkspaceDirMode os.FileMode = 0o711
+
+// MakeWorkspaceDirs makes the feature's workspace and worker-state
+// directories zerg's own (fsx.OwnDir): created fresh where missing,
+// checked component by component where they exist. The drivers call it
+// before their first workspace.
+func (p Paths) MakeWorkspaceDirs() error {
+	for _, d := range []string{p.Workspaces, p.State} {
+		if d == "" {
+			continue
+		}
+		if err := fsx.OwnDir(d, WorkspaceDirMode); err != nil {
+			if p.Root != "" && pathx.Within(p.Root, d) { // tasks mode's, in the repository
+				return fmt.Errorf("the workspaces' directory %s is not zerg's own: %w; remove it if you did not make it", d, err)
+			}
+			return notOwnWorkspaces(d, false, err)
+		}
+	}
+	return nil
 }
 
 // TasksWorkspaces is where tasks mode puts a feature's workspaces: inside

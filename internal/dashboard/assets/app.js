@@ -32,10 +32,71 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
-async function getJSON(path) {
-  const r = await fetch(path, { credentials: "same-origin" });
+// The session: the page logs in with the secret in its URL's fragment (the
+// token zerg dashboard printed, or the one-time code of the file it opened
+// the browser with), which no request carries, then keeps the session in
+// this origin's storage (localStorage, so a new tab of the page has it
+// too), which no other port's page can read, and sends it as a header. No
+// cookie: a cookie for 127.0.0.1 would go to every port.
+const sessionKey = "zerg-dashboard-session";
+let session = localStorage.getItem(sessionKey) || "";
+const needsToken = "zerg dashboard: this page needs the token in the link zerg dashboard printed (…/#t=TOKEN)";
+
+async function login() {
+  const m = /^#t=([^&]*)(?:&(.*))?$/.exec(location.hash);
+  if (!m) return;
+  // The secret leaves the address bar (and the history) at once.
+  history.replaceState(null, "", location.pathname + "#" + (m[2] || "/"));
+  const r = await fetch("/api/session", { method: "POST", credentials: "omit", headers: { "X-Zerg-Login": m[1] } });
+  if (!r.ok) { forget(); return; }
+  session = (await r.json()).session;
+  localStorage.setItem(sessionKey, session);
+}
+
+function forget() {
+  session = "";
+  localStorage.removeItem(sessionKey);
+}
+
+class Refused extends Error {}
+
+// api fetches a path of the server's API with the session.
+async function api(path, signal) {
+  if (!session) throw new Refused(needsToken);
+  const r = await fetch(path, { credentials: "omit", headers: { "X-Zerg-Session": session }, signal });
+  if (r.status === 403) { forget(); throw new Refused(needsToken); }
   if (!r.ok) throw new Error(path + ": " + r.status + " " + (await r.text()));
-  return r.json();
+  return r;
+}
+
+async function getJSON(path) {
+  return (await api(path)).json();
+}
+
+// readStream reads server-sent events from path (fetch, not EventSource,
+// which cannot send a header), calling onEvent(name, data) for each.
+async function readStream(path, signal, onOpen, onEvent) {
+  const r = await api(path, signal);
+  onOpen();
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const chunk = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of chunk.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (data.length) onEvent(name, data.join("\n"));
+    }
+  }
 }
 
 const usd = (v) => "$" + (v || 0).toFixed(4);
@@ -62,34 +123,45 @@ let stream = null, streamFeature = null, last = null;
 
 function follow(feature) {
   if (streamFeature === feature) return;
-  if (stream) stream.close();
+  if (stream) stream.abort();
   streamFeature = feature; last = null;
+  const ctl = new AbortController();
+  stream = ctl;
   const live = document.getElementById("live");
-  stream = new EventSource("/api/runs/" + enc(feature) + "/stream");
-  stream.onopen = () => { live.textContent = "● live"; live.className = "on"; };
-  stream.onerror = () => {
-    live.textContent = "○ reconnecting"; live.className = "";
-    // A refused stream (no such run yet: zerg dashboard FEATURE started
-    // before the rush) is closed for good by the browser: open it again.
-    if (stream.readyState === EventSource.CLOSED) {
-      const f = streamFeature;
-      streamFeature = null;
-      setTimeout(() => { if (route().feature === f && streamFeature === null) { follow(f); show(); } }, 1000);
+  (async () => {
+    let failed = false;
+    while (!ctl.signal.aborted) {
+      try {
+        await readStream("/api/runs/" + enc(feature) + "/stream", ctl.signal, () => {
+          live.textContent = "● live"; live.className = "on";
+          // A refused stream (no such run yet: zerg dashboard FEATURE
+          // started before the rush) drew an error: draw the run now.
+          if (failed) { failed = false; show(); }
+        }, (name, data) => { if (name === "view") onView(feature, JSON.parse(data)); });
+      } catch (e) {
+        if (ctl.signal.aborted) return;
+        if (e instanceof Refused) { live.textContent = "○ " + e.message; live.className = ""; return; }
+      }
+      if (ctl.signal.aborted) return;
+      live.textContent = "○ reconnecting"; live.className = "";
+      failed = true;
+      await new Promise((r) => setTimeout(r, 1000));
     }
-  };
-  stream.addEventListener("view", (ev) => {
-    const snap = JSON.parse(ev.data);
-    if (snap.error) { live.textContent = "○ " + snap.error; return; }
-    const prev = last;
-    last = snap;
-    window.zergUpdates++;
-    window.zergView = snap.view;
-    const r = route();
-    if (r.feature !== feature) return;
-    if (r.page === "run") drawRun(snap);
-    else if (r.page === "task" && changed(prev, snap, r.task)) showTask(r);
-    else if (r.page === "cost" && (!prev || prev.view.cost_usd !== snap.view.cost_usd)) showCost(r);
-  });
+  })();
+}
+
+function onView(feature, snap) {
+  const live = document.getElementById("live");
+  if (snap.error) { live.textContent = "○ " + snap.error; return; }
+  const prev = last;
+  last = snap;
+  window.zergUpdates++;
+  window.zergView = snap.view;
+  const r = route();
+  if (r.feature !== feature) return;
+  if (r.page === "run") drawRun(snap);
+  else if (r.page === "task" && changed(prev, snap, r.task)) showTask(r);
+  else if (r.page === "cost" && (!prev || prev.view.cost_usd !== snap.view.cost_usd)) showCost(r);
 }
 
 // changed: the task's part of the view moved (status, attempts, running).
@@ -239,9 +311,23 @@ async function showCost(r) {
   put(
     el("h1", {}, "Cost of " + rep.feature),
     el("p", { id: "cost-total" }, "actual " + usd(rep.total.cost_usd) + (rep.total.projected ? " against " + usd(rep.total.projected.expected_usd) + " expected (range " + usd(rep.total.projected.low_usd) + "–" + usd(rep.total.projected.high_usd) + ")" : " (no projection recorded)")),
-    el("div", { class: "charts" }, c.charts.map((name) => el("img", { alt: name + " chart", src: "/api/runs/" + enc(r.feature) + "/cost/" + name + ".svg?v=" + stamp }))),
+    el("div", { class: "charts" }, c.charts.map((name) => chart(name, "/api/runs/" + enc(r.feature) + "/cost/" + name + ".svg?v=" + stamp))),
     table("Per task", rep.tasks), table("Per level", rep.levels), table("Per model", rep.models));
 }
 
-window.addEventListener("hashchange", show);
-show();
+// chart is an image of one of the run's charts: fetched with the session
+// (an img's own request could not carry it), shown from a blob.
+function chart(name, path) {
+  const img = el("img", { alt: name + " chart" });
+  api(path).then((r) => r.blob()).then((b) => {
+    const u = URL.createObjectURL(b);
+    img.onload = () => URL.revokeObjectURL(u);
+    img.src = u;
+  }).catch((e) => { img.alt = name + " chart: " + (e.message || e); });
+  return img;
+}
+
+// A link with a secret opened in a tab already on the page changes only
+// the hash: log in then too.
+window.addEventListener("hashchange", () => login().finally(show));
+login().finally(show);

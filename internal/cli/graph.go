@@ -72,8 +72,9 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 				a.printIssues(file, r)
 				if r.Valid() {
 					an := spec.Analyze(r.Graph, graphConfig(file).Workers)
-					fmt.Fprintf(a.stdout, "%s: %s: %d tasks in %d levels, critical path %d tasks%s%s\n",
-						file, a.paint(ansiGreen, "valid"), an.Tasks, len(an.Levels), len(an.CriticalPath),
+					fmt.Fprintf(a.stdout, "%s: %s: %s in %s, critical path %s%s%s\n",
+						file, a.paint(ansiGreen, "valid"), pluralf(an.Tasks, "%d task", "%d tasks"), pluralf(len(an.Levels), "%d level", "%d levels"),
+						pluralf(len(an.CriticalPath), "%d task", "%d tasks"),
 						minutes(an.CriticalMinutes, an.HasEstimates || an.CriticalMinutes > 0, " (%s)"),
 						pluralf(len(r.Warnings), "; %d warning", "; %d warnings"))
 				} else {

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Whether a module that cannot be found is the project's own (a wrong
@@ -151,32 +153,11 @@ func near(name string, names []string) bool {
 		if len(s) > 6 {
 			limit = 2
 		}
-		if name != "" && s != "" && name[0] == s[0] && editDistance(name, s) <= limit {
+		if name != "" && s != "" && name[0] == s[0] && textx.EditDistance(name, s) <= limit {
 			return true
 		}
 	}
 	return false
-}
-
-// editDistance is the Levenshtein distance of two short names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // nodeBuiltins are Node's built-in modules.

@@ -55,7 +55,10 @@ var missingModule = []struct {
 var ownPath = regexp.MustCompile(`(?m)^# (\S+)|^(?:FAIL|ok)\s+(\S+)|File "([^"]+)"|^([\w./-]+\.py):\d+|--> ([^:\s]+):\d+|\(imported by ([^)\s]+)\)`)
 
 // moduleFeatures are the features of the modules an output cannot find.
-func moduleFeatures(out string, own []string, set map[string]bool) {
+// runners are the modules the command runs as programs (python -m pytest):
+// one of them missing is a test runner or tool the interpreter lacks, the
+// environment's (mod.runner), not an import of the code.
+func moduleFeatures(out string, own, runners []string, set map[string]bool) {
 	type missing struct {
 		lang, name string
 		own        bool
@@ -80,6 +83,10 @@ func moduleFeatures(out string, own []string, set map[string]bool) {
 	}
 	for _, mn := range names {
 		n := mn.name
+		if mn.lang == "python" && !strings.Contains(n, ".") && slices.Contains(runners, n) && !mn.own && !isOwn(n, paths) {
+			set["mod.runner"] = true
+			continue
+		}
 		switch {
 		case strings.HasPrefix(n, ".") || strings.HasPrefix(n, "/") || strings.HasPrefix(n, "crate::") ||
 			strings.HasPrefix(n, "self::") || strings.HasPrefix(n, "super::") || strings.HasPrefix(n, "@/") || strings.HasPrefix(n, "~/"):

@@ -20,6 +20,8 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/toolchain"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // CheckResult is one distinct command of the feature run once on the base.
@@ -260,6 +262,9 @@ func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd check
 			code, _ := runIn(ctx, iso, opts, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
 			return code == 0
 		},
+		Resolve: func(program string) preflight.Resolved {
+			return resolveInterpreter(ctx, iso, opts, program)
+		},
 	}
 	t0 := time.Now()
 	code, out := runIn(ctx, iso, opts, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
@@ -271,6 +276,35 @@ func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd check
 		res.Output = lastLines(security.NewRedactor(worker.API.Secrets()...).RedactString(out), 20)
 	}
 	return res
+}
+
+// resolveInterpreter finds an interpreter as the commands' PATH does, in
+// their isolation: what command -v prints (a pyenv shim, a virtual
+// environment's bin) and the executable it really is.
+func resolveInterpreter(ctx context.Context, iso driver.Workspace, opts Options, program string) preflight.Resolved {
+	q, err := syntax.Quote(program, syntax.LangBash)
+	if err != nil {
+		return preflight.Resolved{}
+	}
+	script := "p=$(command -v -- " + q + ") || exit 1; printf 'path=%s\\n' \"$p\"; " +
+		`"$p" -c 'import sys; print("real=" + sys.executable); print("venv=" + str(sys.prefix != getattr(sys, "base_prefix", sys.prefix)))' 2>/dev/null; true`
+	code, out := runIn(ctx, iso, opts, script, 30*time.Second, "ZERG_CHECK=1")
+	var r preflight.Resolved
+	if code != 0 {
+		return r
+	}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch k {
+		case "path":
+			r.Path = v
+		case "real":
+			r.Real = v
+		case "venv":
+			r.Venv = v == "True"
+		}
+	}
+	return r
 }
 
 type checkCommand struct {

@@ -109,6 +109,18 @@ func Parse(output string) []Finding {
 	for _, tf := range parseTAP(output) {
 		found = append(found, at{tf.pos, tf.f})
 	}
+	// pytest names the failed test in the header of its section
+	// ("____ test_x ____"): a Python finding below one is that test's.
+	headers := pytestHeader.FindAllStringSubmatchIndex(output, -1)
+	for i := range found {
+		if f := &found[i].f; f.Language == "python" && f.Test == "" {
+			for _, h := range headers {
+				if h[0] < found[i].pos {
+					f.Test = output[h[2]:h[3]]
+				}
+			}
+		}
+	}
 	for i := range found {
 		if f := &found[i].f; f.Language == "rust" && f.Kind == "assertion" && !strings.HasPrefix(f.Message, "assert") &&
 			rustPanickedIn(output[found[i].pos:]) == rustOtherCode {
@@ -186,6 +198,10 @@ func Parse(output string) []Finding {
 	}
 	return out
 }
+
+// pytestHeader is the header of a failed test's section in pytest's
+// report: "_____ test_name _____" (or "___ TestClass.test_name ___").
+var pytestHeader = regexp.MustCompile(`(?m)^_{3,} ([\w.\[\]-]+) _{3,}$`)
 
 var (
 	pythonMarks = regexp.MustCompile(`Traceback \(most recent call last\)|File "[^"]+\.py", line \d|(?m)^[\w./-]+\.py:\d+|(?m)^E\s+\w+`)

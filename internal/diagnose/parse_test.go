@@ -22,6 +22,8 @@ func TestParseRealOutputs(t *testing.T) {
 		{"rs-0010", Finding{Language: "rust", Kind: "type", File: "src/lib.rs", Line: 260, Message: "mismatched types"}},
 		{"shell-0001", Finding{Language: "shell", Kind: "command_not_found", File: "bin/greet-all", Line: 3, Message: "greeet"}},
 		{"git-0001", Finding{Language: "git", Kind: "conflict", File: "cast.go"}},
+		// pytest: the assertion with the test its section's header names.
+		{"py-0119", Finding{Language: "python", Kind: "assertion", File: "tests/test_settings.py", Line: 20, Test: "test_pin_count", Message: "AssertionError: two pins and the default"}},
 		// node --test's TAP: the failed test inside its suites, with its
 		// location and message, not the suite that holds it.
 		{"js-0117", Finding{Language: "javascript", Kind: "assertion", File: "/work/project/test/suite.test.js", Line: 10, Test: "ms › parse › reads days",

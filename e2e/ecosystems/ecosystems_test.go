@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,41 +103,12 @@ func appendFile(t *testing.T, file, s string) {
 
 func (p *project) git(args ...string) string {
 	p.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Dir = p.dir
-	cmd.Env = append(p.env, "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return e2ebin.Git(p.t, p.dir, p.env, args...)
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func (p *project) zerg(args ...string) result {
+func (p *project) zerg(args ...string) e2ebin.Result {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zergBin, args...)
-	cmd.Dir = p.dir
-	cmd.Env = p.env
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	r := result{stdout: so.String(), stderr: se.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		p.t.Fatalf("zerg %v: %v", args, err)
-	}
-	return r
+	return e2ebin.Command(p.t, 10*time.Minute, p.dir, p.env, zergBin, args...)
 }
 
 // feature is what an ecosystem's test checks of its delivered feature.
@@ -158,11 +128,11 @@ func (p *project) deliver(f feature) {
 	t := p.t
 	t.Helper()
 	r := p.zerg("rush", p.feature, "--rehearse")
-	if r.code != 0 || !strings.Contains(r.stdout, p.feature+": DELIVERED (rehearsal)") || !strings.Contains(r.stdout, "tasks: 3 of 3 merged") {
-		t.Fatalf("zerg rush %s --rehearse: exit %d\nstdout:\n%s\nstderr:\n%s", p.feature, r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, p.feature+": DELIVERED (rehearsal)") || !strings.Contains(r.Stdout, "tasks: 3 of 3 merged") {
+		t.Fatalf("zerg rush %s --rehearse: exit %d\nstdout:\n%s\nstderr:\n%s", p.feature, r.Code, r.Stdout, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "no environment problem") {
-		t.Errorf("the rush's check found a problem or did not run:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "no environment problem") {
+		t.Errorf("the rush's check found a problem or did not run:\n%s", r.Stderr)
 	}
 
 	// The retried task: a test assertion, then a success.
@@ -195,8 +165,8 @@ func (p *project) deliver(f feature) {
 		} `json:"hypotheses"`
 	}
 	d := p.zerg("diagnose", p.feature, f.retried, "--attempt", "1", "--json")
-	if err := json.Unmarshal([]byte(d.stdout), &diag); err != nil || len(diag.Hypotheses) == 0 {
-		t.Fatalf("zerg diagnose %s %s --attempt 1: exit %d, %v\n%s%s", p.feature, f.retried, d.code, err, d.stdout, d.stderr)
+	if err := json.Unmarshal([]byte(d.Stdout), &diag); err != nil || len(diag.Hypotheses) == 0 {
+		t.Fatalf("zerg diagnose %s %s --attempt 1: exit %d, %v\n%s%s", p.feature, f.retried, d.Code, err, d.Stdout, d.Stderr)
 	}
 	top := diag.Hypotheses[0]
 	if top.Pattern != "test_assertion" || top.Confidence < 0.5 || len(top.Evidence) == 0 || !strings.Contains(top.Evidence[0], f.failedTest) {
@@ -372,15 +342,15 @@ func TestCheckFindsPyenvWithoutPytest(t *testing.T) {
 	r := p.zerg("check", "shortslug")
 	want := "PROBLEM   verification L1-truncate: missing module pytest: python3 on PATH is a pyenv shim (" + filepath.Join(root, "shims", "python3") +
 		") whose interpreter, " + filepath.Join(root, "versions", version, "bin", "python3") + " (pyenv's " + version + "), has no pytest"
-	if r.code != 1 || !strings.Contains(r.stdout, want) {
-		t.Fatalf("zerg check: exit %d, want 1 with\n%s\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stdout, want) {
+		t.Fatalf("zerg check: exit %d, want 1 with\n%s\nstdout:\n%s\nstderr:\n%s", r.Code, want, r.Stdout, r.Stderr)
 	}
-	if strings.Contains(r.stdout, "expected  verification") {
-		t.Errorf("a verification was judged expected although no pytest can run it:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "expected  verification") {
+		t.Errorf("a verification was judged expected although no pytest can run it:\n%s", r.Stdout)
 	}
 	r = p.zerg("rush", "shortslug", "--rehearse")
-	if r.code != 1 || !strings.Contains(r.stderr, "missing module pytest: python3 on PATH is a pyenv shim") {
-		t.Fatalf("zerg rush: exit %d, want 1 naming the missing pytest\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "missing module pytest: python3 on PATH is a pyenv shim") {
+		t.Fatalf("zerg rush: exit %d, want 1 naming the missing pytest\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if data, err := os.ReadFile(filepath.Join(p.dir, ".zerg", "runs", "shortslug", "mockapi.jsonl")); err == nil && len(bytes.TrimSpace(data)) > 0 {
 		t.Fatalf("the model got requests although the check failed:\n%s", data)
@@ -394,8 +364,8 @@ func TestCheckFindsPyenvWithoutPytest(t *testing.T) {
 	c := newProject(t, "python", "shortslug", "PYENV_ROOT="+root)
 	pyenvPath(c)
 	r = c.zerg("check", "shortslug")
-	if r.code != 0 || strings.Contains(r.stdout, "PROBLEM") || !strings.Contains(r.stdout, "expected  verification L1-truncate") {
-		t.Fatalf("control: zerg check with pytest in pyenv's Python: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || strings.Contains(r.Stdout, "PROBLEM") || !strings.Contains(r.Stdout, "expected  verification L1-truncate") {
+		t.Fatalf("control: zerg check with pytest in pyenv's Python: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -421,18 +391,18 @@ func TestCheckFindsChecksThatCannotFail(t *testing.T) {
 	}
 	p.git("commit", "-qam", "hasty graph")
 	v := p.zerg("graph", "validate", "shortslug")
-	if v.code != 0 || !strings.Contains(v.stderr, "task L1-unique: verification.command: \"python3 -m pytest -q tests/test_unique.py || true\" can never fail (`|| true` makes its status 0") {
-		t.Errorf("graph validate: exit %d\n%s\n%s", v.code, v.stdout, v.stderr)
+	if v.Code != 0 || !strings.Contains(v.Stderr, "task L1-unique: verification.command: \"python3 -m pytest -q tests/test_unique.py || true\" can never fail (`|| true` makes its status 0") {
+		t.Errorf("graph validate: exit %d\n%s\n%s", v.Code, v.Stdout, v.Stderr)
 	}
-	if v := p.zerg("graph", "validate", "--strict", "shortslug"); v.code != 2 {
-		t.Errorf("graph validate --strict: exit %d, want 2", v.code)
+	if v := p.zerg("graph", "validate", "--strict", "shortslug"); v.Code != 2 {
+		t.Errorf("graph validate --strict: exit %d, want 2", v.Code)
 	}
 	r := p.zerg("check", "shortslug")
-	if r.code != 0 || !strings.Contains(r.stdout, "WARNING   task L1-unique: its verification `python3 -m pytest -q tests/test_unique.py || true` can never fail (`|| true`") ||
-		!strings.Contains(r.stdout, "WARNING   task L1-truncate: its verification `python3 -m pytest -q tests/test_slug.py` passes on the base already, though the task modifies slugkit/slug.py") {
-		t.Errorf("zerg check: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "WARNING   task L1-unique: its verification `python3 -m pytest -q tests/test_unique.py || true` can never fail (`|| true`") ||
+		!strings.Contains(r.Stdout, "WARNING   task L1-truncate: its verification `python3 -m pytest -q tests/test_slug.py` passes on the base already, though the task modifies slugkit/slug.py") {
+		t.Errorf("zerg check: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := p.zerg("check", "--strict", "shortslug"); r.code != 1 {
-		t.Errorf("zerg check --strict: exit %d, want 1", r.code)
+	if r := p.zerg("check", "--strict", "shortslug"); r.Code != 1 {
+		t.Errorf("zerg check --strict: exit %d, want 1", r.Code)
 	}
 }

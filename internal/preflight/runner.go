@@ -143,14 +143,17 @@ func (f Facts) interpreterLacks(program, printed, module string) string {
 
 // MissingRunner reports a missing test runner in a command's output by the
 // rules alone (no probe of the machine): the interpreter without the module
-// python -m runs, a pyenv shim without its program, a cargo subcommand, a
-// package program not in node_modules/.bin, or a toolchain's program the
-// shell did not find. A run uses it to stop at the first such failure:
-// every worker would meet it, whatever the model writes.
+// python -m runs, a pyenv shim without its program, a cargo subcommand, or
+// a toolchain's program the shell did not find. A run uses it to stop at
+// the first such failure: every worker would meet it, whatever the model
+// writes. A package's program missing from node_modules/.bin is not one
+// here: a worker's change to package.json can be its cause.
 func MissingRunner(command, output string) (Problem, bool) {
 	f := Facts{Command: command}
-	if probs := runnerProblems(output, f); len(probs) > 0 {
-		return probs[0], true
+	for _, p := range runnerProblems(output, f) {
+		if !nodeBinMissing.MatchString(p.Detail) {
+			return p, true
+		}
 	}
 	for _, line := range strings.Split(output, "\n") {
 		if m := notFound.FindStringSubmatch(strings.TrimRight(line, "\r")); m != nil && toolchain.IsRunner(m[1]) {

@@ -52,7 +52,7 @@ func (a *statusReader) list(stmts []*syntax.Stmt) string {
 		a.noteSet(s)
 		if i == len(stmts)-1 {
 			why := a.stmt(s)
-			if why != "" && i > 0 {
+			if _, simple := s.Cmd.(*syntax.CallExpr); why != "" && i > 0 && simple {
 				why = fmt.Sprintf("it ends with `%s`, whose status 0 is the list's whatever `%s` did", a.text(s.Cmd), a.text(stmts[i-1].Cmd))
 			}
 			return why
@@ -89,28 +89,25 @@ func (a *statusReader) noteSet(s *syntax.Stmt) {
 	if len(w) == 0 || w[0] != "set" {
 		return
 	}
+	// Flags come in clusters (set -euo pipefail): e is errexit, o takes
+	// the next word as an option's name.
 	for i := 1; i < len(w); i++ {
-		switch opt := w[i]; {
-		case opt == "-o" && i+1 < len(w):
+		opt := w[i]
+		on := strings.HasPrefix(opt, "-")
+		if !on && !strings.HasPrefix(opt, "+") || opt == "--" {
+			continue
+		}
+		if strings.Contains(opt, "e") {
+			a.errexit = on
+		}
+		if strings.Contains(opt, "o") && i+1 < len(w) {
 			i++
 			switch w[i] {
 			case "errexit":
-				a.errexit = true
+				a.errexit = on
 			case "pipefail":
-				a.pipefail = true
+				a.pipefail = on
 			}
-		case opt == "+o" && i+1 < len(w):
-			i++
-			switch w[i] {
-			case "errexit":
-				a.errexit = false
-			case "pipefail":
-				a.pipefail = false
-			}
-		case strings.HasPrefix(opt, "-") && strings.Contains(opt, "e"):
-			a.errexit = true
-		case strings.HasPrefix(opt, "+") && strings.Contains(opt, "e"):
-			a.errexit = false
 		}
 	}
 }

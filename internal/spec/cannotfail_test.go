@@ -29,6 +29,8 @@ func TestCannotFail(t *testing.T) {
 		{"cargo test &", "in the background"},
 		{"set -e; pytest; true", ""},
 		{"set -o pipefail; node --test | tee log", ""},
+		{"set -euo pipefail; node --test | tee log", ""},
+		{"set +o pipefail; node --test | tee log", "its last command, `tee log`"},
 
 		// Commands that can fail.
 		{"pytest -q", ""},

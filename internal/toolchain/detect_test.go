@@ -39,12 +39,13 @@ func TestDetect(t *testing.T) {
 }
 
 func TestRunners(t *testing.T) {
-	for _, n := range []string{"pytest", "cargo", "npm", "pnpm", "jest", "tsc", "cargo-nextest", "python3", "tox"} {
+	for _, n := range []string{"pytest", "cargo", "npm", "pnpm", "cargo-nextest", "python3", "tox", "nox"} {
 		if !IsRunner(n) {
 			t.Errorf("%s is not a runner", n)
 		}
 	}
-	for _, n := range []string{"greet-all", "run.sh", "lib"} {
+	// A package's program is the repository's package.json's to provide.
+	for _, n := range []string{"greet-all", "run.sh", "lib", "jest", "tsc"} {
 		if IsRunner(n) {
 			t.Errorf("%s is a runner", n)
 		}

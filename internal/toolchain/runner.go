@@ -23,15 +23,17 @@ var NodeBins = []string{"jest", "vitest", "mocha", "ava", "tap", "tsc", "tsx", "
 // Python environment brings (pip install), beside the toolchain's own.
 var pythonTools = []string{"nox", "black", "flake8", "pylint", "pyright", "hatch", "pdm", "isort", "coverage"}
 
-// IsRunner reports whether name is a program of a known toolchain or a test
-// runner one brings: a program the repository's own files do not provide.
+// IsRunner reports whether name is a program of a known toolchain, or one a
+// Python environment or cargo brings: a program the machine provides and no
+// file of the repository decides. A package's program (NodeBins) is not one:
+// the repository's package.json decides whether node_modules/.bin has it.
 func IsRunner(name string) bool {
 	for _, k := range known {
 		if slices.Contains(k.commands, name) {
 			return true
 		}
 	}
-	return slices.Contains(NodeBins, name) || slices.Contains(pythonTools, name) || strings.HasPrefix(name, "cargo-")
+	return slices.Contains(pythonTools, name) || strings.HasPrefix(name, "cargo-")
 }
 
 // PythonModule is the interpreter and module of `python3 -m MODULE` in a

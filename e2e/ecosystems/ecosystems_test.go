@@ -37,13 +37,12 @@ func TestMain(m *testing.M) {
 
 // project is a copy of one of testdata's projects in its own repository.
 type project struct {
-	t            *testing.T
-	dir, home    string
-	feature      string
-	base         string
-	env          []string // zerg's and git's environment
-	suiteEnv     []string // the environment the test runs the project's own suite with
-	fromTestdata string
+	t         *testing.T
+	dir, home string
+	feature   string
+	base      string
+	env       []string // zerg's and git's environment
+	suiteEnv  []string // the environment the test runs the project's own suite with
 }
 
 // newProject copies testdata/<name>, commits it on main, and gives zerg an
@@ -51,9 +50,8 @@ type project struct {
 func newProject(t *testing.T, name, feature string, extra ...string) *project {
 	t.Helper()
 	tmp := e2ebin.Traversable(t, t.TempDir())
-	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home"), feature: feature,
-		fromTestdata: filepath.Join(repoRoot, "e2e", "ecosystems", "testdata", name)}
-	if err := os.CopyFS(p.dir, os.DirFS(p.fromTestdata)); err != nil {
+	p := &project{t: t, dir: filepath.Join(tmp, "repo"), home: filepath.Join(tmp, "home"), feature: feature}
+	if err := os.CopyFS(p.dir, os.DirFS(filepath.Join(repoRoot, "e2e", "ecosystems", "testdata", name))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(p.home, 0o755); err != nil {

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
+.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image ecosystems test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
 
 all: build
 
@@ -100,6 +100,26 @@ chromium:
 	    exit 1; \
 	  fi; }
 
+# The ecosystem tests (e2e/ecosystems) run real toolchains in the sandbox:
+# pytest from Debian's python3-pytest (for /usr/bin/python3), cargo (the
+# machine's, offline), node's test runner, and tsc with @types/node from the
+# npm cache, where this puts them (an offline install of the test project's
+# lockfile in a scratch directory), as a user's npm ci would.
+ECOSYSTEMS_TS := e2e/ecosystems/testdata/typescript
+ecosystems:
+	@/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install python3-pytest"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest; }; \
+	  else \
+	    echo "pytest is missing for /usr/bin/python3; the ecosystem tests need it: sudo apt-get install python3-pytest"; \
+	    exit 1; \
+	  fi; }
+	@tmp=$$(mktemp -d) && cp $(ECOSYSTEMS_TS)/package.json $(ECOSYSTEMS_TS)/package-lock.json $$tmp/ && \
+	  { (cd $$tmp && npm ci --offline --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null 2>&1) || \
+	    (cd $$tmp && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); }; rc=$$?; rm -rf $$tmp; exit $$rc
+
 # The image container mode's end-to-end tests run workers in
 # (localhost/zerg-test:bookworm), built from Debian packages only; skipped
 # when the engine has it with the same recipe (scripts/container-image.sh).
@@ -119,7 +139,7 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude bwrap tmux iproute2 chromium container-image fmt-check vet
+test: claude bwrap tmux iproute2 chromium container-image ecosystems fmt-check vet
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/

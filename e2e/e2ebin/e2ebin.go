@@ -5,11 +5,16 @@
 package e2ebin
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Tools is what a suite runs.
@@ -81,4 +86,47 @@ func Traversable(t testing.TB, dir string) string {
 		}
 	}
 	return dir
+}
+
+// Result is how a command a test ran ended: its exit code and output.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// Command runs name with args in dir with exactly env, for at most
+// timeout, and returns how it ended; a command that could not start (or
+// was killed by the timeout) fails the test.
+func Command(t testing.TB, timeout time.Duration, dir string, env []string, name string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	r := Result{Stdout: so.String(), Stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		r.Code = ee.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v\n%s%s", name, args, err, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// Git runs git in dir as the tests' user (a fixed identity, no system
+// config) and returns its trimmed output; a failure fails the test.
+func Git(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	r := Command(t, 2*time.Minute, dir, append(env, "GIT_CONFIG_NOSYSTEM=1"), "git",
+		append([]string{"-c", "user.name=Test", "-c", "user.email=t@example.invalid"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("git %v: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+	}
+	return strings.TrimSpace(r.Stdout)
 }

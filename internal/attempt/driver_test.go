@@ -153,6 +153,9 @@ func TestPipelineCheckOrderWithAFakeDriver(t *testing.T) {
 		{"no change at all", map[string]string{}, 0, outcome.ReasonEmptyChange, true},
 		{"the task's file", map[string]string{"greet.go": "package x"}, 0, outcome.ReasonCompleted, true},
 		{"a failed verification is the task's, on its branch", map[string]string{"greet.go": "package x"}, 1, outcome.ReasonVerificationFailed, true},
+		// A worker that changed nothing failed for that, whatever the
+		// verification printed of the unchanged base (here: nothing).
+		{"no change and a failed verification", map[string]string{}, 1, outcome.ReasonEmptyChange, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each case has its own repository and driver
@@ -168,6 +171,9 @@ func TestPipelineCheckOrderWithAFakeDriver(t *testing.T) {
 			}
 			if res.Reason != tc.reason {
 				t.Fatalf("reason %s (%s), want %s", res.Reason, res.Detail, tc.reason)
+			}
+			if tc.reason == outcome.ReasonEmptyChange && (res.Diagnosis == nil || res.Diagnosis.Pattern != "empty_change") {
+				t.Errorf("diagnosis %+v, want empty_change", res.Diagnosis)
 			}
 			if onBranch := res.Commit != ""; onBranch != tc.commits {
 				t.Errorf("committed %v (%s), want %v", onBranch, res.Commit, tc.commits)

@@ -280,6 +280,13 @@ func checkOwnership(_ context.Context, in Input, _ *gitx.Quarantine, _ string, r
 // task (Incomplete): nothing, a created file missing, a modified one
 // unchanged.
 func checkCompleteness(ctx context.Context, in Input, _ *gitx.Quarantine, _ string, res *Result) (*verdict, error) {
+	if res.Reason == outcome.ReasonVerificationFailed && len(res.Changes) == 0 && !in.Task.NoChanges {
+		// A worker that changed nothing failed for that, not for what the
+		// verification printed of the base (often nothing: grep -q).
+		reason, detail := Incomplete(in.Task, nil, nil)
+		res.Reason, res.Detail = reason, detail+fmt.Sprintf("; its verification failed on the unchanged base (exit %d)", res.VerifyExit)
+		return nil, nil
+	}
 	if res.Class != outcome.Success {
 		return nil, nil
 	}

@@ -172,6 +172,18 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 // container mode the image, not the host, has the tools and modules.
 func problemLine(p preflight.Problem, mode string) string {
 	inImage := mode == config.ModeContainer
+	if p.Why != "" {
+		// A rule knows what lacks it, in the user's terms.
+		what := "tool"
+		if p.Kind == preflight.MissingModule {
+			what = "module"
+		}
+		where := ""
+		if inImage {
+			where = " (in the container's image)"
+		}
+		return fmt.Sprintf("missing %s %s%s: %s — %s", what, p.Name, where, term.Clean(p.Why), term.Clean(p.Detail))
+	}
 	switch {
 	case p.Kind == preflight.MissingTool && inImage:
 		return fmt.Sprintf("missing tool %s (not in the container's image; add it to the image: its devcontainer's Dockerfile, or container.image) — %s", p.Name, p.Detail)

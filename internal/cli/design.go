@@ -115,12 +115,20 @@ func runDesign(ctx context.Context, a *app, feature string, f journeyFlags) erro
 		return failedf("%s: the task graph is still invalid after %s (%s; %s); fix it by hand and check it with zerg graph validate %s, or run zerg design %s again",
 			feature, pluralf(len(res.Rounds), "%d round", "%d rounds"), pluralf(len(last.Errors), "%d error", "%d errors"), where, feature, feature)
 	}
-	printDesign(a, feature, res, wrote)
+	scenario := filepath.Join(j.specDir, "scenario.yaml")
+	if _, err := os.Stat(scenario); err != nil {
+		scenario = ""
+	} else {
+		scenario = j.rel(scenario)
+	}
+	printDesign(a, feature, res, wrote, scenario)
 	return nil
 }
 
 // printDesign shows the valid graph: its levels and who owns which files.
-func printDesign(a *app, feature string, res journey.DesignResult, wrote []string) {
+// scenario is the feature's scripted model, "" when it has none: a
+// rehearsal is suggested only when there is one to rehearse with.
+func printDesign(a *app, feature string, res journey.DesignResult, wrote []string, scenario string) {
 	w := a.stdout
 	g := res.Report.Graph
 	an := spec.Analyze(g, 1)
@@ -128,8 +136,8 @@ func printDesign(a *app, feature string, res journey.DesignResult, wrote []strin
 	for _, r := range res.Rounds {
 		cost += r.CostUSD
 	}
-	fmt.Fprintf(w, "%s: valid task graph after %s (%s): %d tasks in %d levels\n", feature,
-		pluralf(len(res.Rounds), "%d round", "%d rounds"), fmtUSD(cost), an.Tasks, len(an.Levels))
+	fmt.Fprintf(w, "%s: valid task graph after %s (%s): %s in %s\n", feature,
+		pluralf(len(res.Rounds), "%d round", "%d rounds"), fmtUSD(cost), pluralf(an.Tasks, "%d task", "%d tasks"), pluralf(len(an.Levels), "%d level", "%d levels"))
 	for _, p := range wrote {
 		fmt.Fprintf(w, "  wrote %s\n", p)
 	}
@@ -157,5 +165,10 @@ func printDesign(a *app, feature string, res journey.DesignResult, wrote []strin
 	for _, warn := range res.Report.Warnings {
 		fmt.Fprintf(a.stderr, "zerg: warning: %s\n", warn)
 	}
-	fmt.Fprintf(w, "\nnext: zerg rush %s (or rehearse it with zerg rush %s --rehearse)\n", feature, feature)
+	if scenario != "" {
+		fmt.Fprintf(w, "\nnext: zerg check %s, then zerg rush %s (or rehearse it with %s: zerg rush %s --rehearse)\n", feature, feature, scenario, feature)
+		return
+	}
+	// A rehearsal needs a scenario, which design does not write.
+	fmt.Fprintf(w, "\nnext: zerg check %s, then zerg rush %s\n", feature, feature)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,6 +60,9 @@ docs/diagnose.md has the patterns and the engine's measured accuracy.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := a.diagnoseArgs(cmd, args, f)
+			if errors.Is(err, errNothingToDiagnose) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -122,19 +126,54 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 		}
 		return diagnose.Diagnosis{}, usageErrorf("task %s has no attempts in the run of %s", task, t.feature)
 	}
-	n := nums[len(nums)-1]
+	// The attempts that have a diagnosis: those that failed on something
+	// zerg read (a verification's output) or judged itself.
+	var diagnosed []int
+	for _, n := range nums {
+		if _, ok := readDiagnosis(t.paths.AttemptDir(task, n)); ok {
+			diagnosed = append(diagnosed, n)
+		}
+	}
+	attemptFlags := func() string {
+		flags := make([]string, len(diagnosed))
+		for i, n := range diagnosed {
+			flags[i] = fmt.Sprintf("--attempt %d", n)
+		}
+		return strings.Join(flags, ", ")
+	}
 	if f.attempt > 0 {
 		if !slices.Contains(nums, f.attempt) {
 			return diagnose.Diagnosis{}, usageErrorf("task %s has no attempt %d (it has %d)", task, f.attempt, len(nums))
 		}
-		n = f.attempt
+		d, ok := readDiagnosis(t.paths.AttemptDir(task, f.attempt))
+		if !ok {
+			hint := "no attempt of it has one"
+			if len(diagnosed) > 0 {
+				hint = "diagnosed: " + attemptFlags()
+			}
+			return diagnose.Diagnosis{}, usageErrorf("attempt %d of %s has no diagnosis: it succeeded, or zerg's own reason says it all (zerg logs %s %s shows it); %s", f.attempt, task, t.feature, task, hint)
+		}
+		return d, nil
 	}
-	d, ok := readDiagnosis(t.paths.AttemptDir(task, n))
-	if !ok {
-		return diagnose.Diagnosis{}, usageErrorf("attempt %d of %s has no diagnosis: it succeeded, or zerg's own reason says it all (zerg logs %s %s shows it)", n, task, t.feature, task)
+	last := nums[len(nums)-1]
+	if len(diagnosed) == 0 {
+		// Nothing failed that zerg could read: not bad input, nothing to say.
+		fmt.Fprintf(a.stderr, "zerg: %s has no diagnosed attempt (%s; the last, %d, succeeded or zerg's own reason says it all: zerg logs %s %s shows it)\n",
+			task, pluralf(len(nums), "%d attempt", "%d attempts"), last, t.feature, task)
+		return diagnose.Diagnosis{}, errNothingToDiagnose
 	}
+	n := diagnosed[len(diagnosed)-1]
+	if n != last {
+		fmt.Fprintf(a.stderr, "zerg: attempt %d of %s has no diagnosis (it succeeded, or zerg's own reason says it all); this is attempt %d, the last diagnosed (%s)\n",
+			last, task, n, attemptFlags())
+	}
+	d, _ := readDiagnosis(t.paths.AttemptDir(task, n))
 	return d, nil
 }
+
+// errNothingToDiagnose: a task none of whose attempts has a diagnosis; zerg
+// diagnose said so and exits 0.
+var errNothingToDiagnose = errors.New("nothing to diagnose")
 
 // diagnoseOutput reads an output and diagnoses it.
 func (a *app) diagnoseOutput(r io.Reader, name string, f diagnoseFlags) (diagnose.Diagnosis, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newDoctorCmd) }
@@ -41,7 +42,10 @@ type doctorReport struct {
 	Container containerCheck `json:"container"`
 	// Mode is the configured mode (sandbox when there is no config).
 	Mode string `json:"mode"`
-	Root bool   `json:"root"`
+	// Config is why the project's config does not load ("" when it does,
+	// or there is none): every command that reads it refuses it.
+	Config string `json:"config,omitempty"`
+	Root   bool   `json:"root"`
 	// Credential is the model-API credential a real run would use and the
 	// variable it comes from ("API key from ANTHROPIC_API_KEY",
 	// "subscription token from CLAUDE_CODE_OAUTH_TOKEN"), never its value.
@@ -186,7 +190,11 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		rep.Cgroups = d.cgroups()
 	}
 	cfgNow := config.Default()
-	if cfg := nearestConfig(a); cfg != nil {
+	// A config zerg config check refuses is refused here too: every other
+	// command would stop on it.
+	if cfg, err := loadNearestConfig(a); err != nil {
+		rep.Config = textx.OneLine(err.Error())
+	} else if cfg != nil {
 		cfgNow = *cfg
 	}
 	rep.Mode = cfgNow.Mode
@@ -200,7 +208,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if d.container != nil {
 		rep.Container = d.container(ctx, a)
 	}
-	rep.OK = rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found &&
+	rep.OK = rep.Config == "" && rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found &&
 		(rep.Mode != config.ModeContainer || rep.Container.Available)
 
 	if asJSON {
@@ -257,6 +265,9 @@ func printDoctor(a *app, rep doctorReport) {
 		line("ok", "credential", rep.Credential)
 	} else {
 		line("ok", "credential", rep.Credential+" (an API key wins over a subscription token when both are set)")
+	}
+	if rep.Config != "" {
+		line("FAIL", "config", rep.Config+" (zerg config check lists every problem)")
 	}
 	if rep.Git.Found {
 		line("ok", "git", rep.Git.Version)
@@ -441,26 +452,34 @@ func configuredClaude(a *app) string {
 }
 
 // nearestConfig loads the nearest .zerg/config.yaml above the working
-// directory, or returns nil when there is none or it does not load.
+// directory, or returns nil when there is none or it does not load (the
+// report says so: loadNearestConfig).
 func nearestConfig(a *app) *config.Config {
+	cfg, _ := loadNearestConfig(a)
+	return cfg
+}
+
+// loadNearestConfig is nearestConfig with the error of a config that is
+// there and does not load (nil, nil when there is none).
+func loadNearestConfig(a *app) (*config.Config, error) {
 	dir, err := a.getwd()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	for {
 		p := run.ConfigFile(dir)
 		if _, err := os.Stat(p); err == nil {
 			cfg, err := config.Load(p)
 			if err != nil {
-				return nil
+				return nil, err
 			}
-			return &cfg
+			return &cfg, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil
+			return nil, err
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil
+			return nil, nil
 		}
 		dir = parent
 	}

@@ -49,7 +49,11 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			if err != nil {
 				return err
 			}
-			r, err := spec.Load(file, graphOptions(file))
+			cfg, err := graphConfig(file)
+			if err != nil {
+				return err
+			}
+			r, err := spec.Load(file, graphOptions(file, cfg))
 			if err != nil {
 				return badInput(err)
 			}
@@ -62,7 +66,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 					Summary  *analysisJSON `json:"summary,omitempty"`
 				}{File: file, Valid: !invalid, Problems: issueProblems(file, r)}
 				if r.Valid() {
-					an := analysisOut(spec.Analyze(r.Graph, graphConfig(file).Workers))
+					an := analysisOut(spec.Analyze(r.Graph, cfg.Workers))
 					out.Summary = &an
 				}
 				if err := printJSON(a.stdout, out); err != nil {
@@ -71,9 +75,10 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			} else {
 				a.printIssues(file, r)
 				if r.Valid() {
-					an := spec.Analyze(r.Graph, graphConfig(file).Workers)
-					fmt.Fprintf(a.stdout, "%s: %s: %d tasks in %d levels, critical path %d tasks%s%s\n",
-						file, a.paint(ansiGreen, "valid"), an.Tasks, len(an.Levels), len(an.CriticalPath),
+					an := spec.Analyze(r.Graph, cfg.Workers)
+					fmt.Fprintf(a.stdout, "%s: %s: %s in %s, critical path %s%s%s\n",
+						file, a.paint(ansiGreen, "valid"), pluralf(an.Tasks, "%d task", "%d tasks"), pluralf(len(an.Levels), "%d level", "%d levels"),
+						pluralf(len(an.CriticalPath), "%d task", "%d tasks"),
 						minutes(an.CriticalMinutes, an.HasEstimates || an.CriticalMinutes > 0, " (%s)"),
 						pluralf(len(r.Warnings), "; %d warning", "; %d warnings"))
 				} else {
@@ -127,10 +132,14 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("workers") {
-				workers = graphConfig(file).Workers
+			cfg, err := graphConfig(file)
+			if err != nil {
+				return err
 			}
-			r, err := spec.Load(file, graphOptions(file))
+			if !cmd.Flags().Changed("workers") {
+				workers = cfg.Workers
+			}
+			r, err := spec.Load(file, graphOptions(file, cfg))
 			if err != nil {
 				return badInput(err)
 			}
@@ -304,21 +313,22 @@ func findZergRoot(dir string) string {
 
 // graphOptions are the checks of a graph file as rush would make them:
 // the repository's config adds its protected paths.
-func graphOptions(file string) spec.Options {
-	return run.GraphOptions(repoRootOf(file), graphConfig(file))
+func graphOptions(file string, cfg config.Config) spec.Options {
+	return run.GraphOptions(repoRootOf(file), cfg)
 }
 
 // graphConfig is the config of the repository holding a graph file (zerg's
-// defaults when it has none or it does not load, which config check
-// reports): the graph commands take its protected paths and its workers, so
-// their makespan bounds are those of the run rush would start.
-func graphConfig(file string) config.Config {
-	if root := repoRootOf(file); root != "" {
-		if c, err := loadConfigFile(filepath.Join(root, filepath.FromSlash(config.FileName)), config.FileName); err == nil {
-			return c
-		}
+// defaults when it has none): the graph commands take its protected paths
+// and its workers, so their makespan bounds are those of the run rush would
+// start. A config that does not load is refused as zerg config check
+// refuses it (exit 2): validating against a guess of it would be a verdict
+// on a run that cannot start.
+func graphConfig(file string) (config.Config, error) {
+	root := repoRootOf(file)
+	if root == "" {
+		return config.Default(), nil
 	}
-	return config.Default()
+	return loadProjectConfig(root)
 }
 
 // repoRootOf returns the repository (a directory with .git) holding file, or

@@ -152,7 +152,11 @@ that graph. See docs/mockapi.md.`,
 			var unmatched []*mockapi.Task
 			against := ""
 			if graph != "" {
-				r, err := spec.Load(graph, graphOptions(graph))
+				cfg, err := graphConfig(graph)
+				if err != nil {
+					return err
+				}
+				r, err := spec.Load(graph, graphOptions(graph, cfg))
 				if err != nil {
 					return badInput(err)
 				}

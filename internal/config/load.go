@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // MaxFileSize bounds the config file; a real one is a few kilobytes.
@@ -429,12 +431,7 @@ func optionNames(t reflect.Type) []string {
 // usual cause is a typo.
 func unknownOption(t reflect.Type, key string) string {
 	names := optionNames(t)
-	best, bestDist := "", 3
-	for _, n := range names {
-		if dd := editDistance(strings.ToLower(key), n); dd < bestDist {
-			best, bestDist = n, dd
-		}
-	}
+	best := textx.Closest(strings.ToLower(key), names, 3)
 	switch {
 	case best != "":
 		return fmt.Sprintf("unknown option %s; did you mean %s? (see docs/configuration.md)", quote(key), best)
@@ -442,27 +439,4 @@ func unknownOption(t reflect.Type, key string) string {
 		return fmt.Sprintf("unknown option %s; remove it", quote(key))
 	}
 	return fmt.Sprintf("unknown option %s; known options here: %s", quote(key), strings.Join(names, ", "))
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

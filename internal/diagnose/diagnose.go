@@ -25,6 +25,9 @@ type Hypothesis struct {
 	Confidence float64  `json:"confidence"`
 	Evidence   []string `json:"evidence"`
 	Fix        string   `json:"fix"`
+	// Certain: zerg itself gave the verdict (its checks, the API's answer,
+	// a rule that reads an unmistakable phrase), not the classifier.
+	Certain bool `json:"certain,omitempty"`
 }
 
 // Diagnosis is what Diagnose found: the parsed findings and the patterns,
@@ -83,7 +86,7 @@ func Verdict(pattern, detail string) Diagnosis {
 	if !ok {
 		p, _ = ByID(UnknownPattern)
 	}
-	h := Hypothesis{Pattern: p.ID, Class: p.Class, Confidence: 1, Evidence: []string{}, Fix: p.Fix}
+	h := Hypothesis{Pattern: p.ID, Class: p.Class, Confidence: 1, Evidence: []string{}, Fix: p.Fix, Certain: true}
 	if detail != "" {
 		h.Evidence = []string{detail}
 	}

@@ -93,14 +93,15 @@ var signals = []signal{
 	sig("js.node_test", `(?m)^not ok \d+|# fail [1-9]|node:test|ERR_TEST_FAILURE`),
 	sig("js.expect", `Expected:|Received:|expect\(|toBe|toEqual|deepStrictEqual|strictEqual|assert\.|expected .* to (be|equal|deep)`),
 	sig("gen.timeout", `Exceeded timeout of \d+ ?ms|Test timed out in \d+ms|timed out after|test timed out`),
-	sig("js.eslint", `eslint|(?m)^\s+\d+:\d+\s+(error|warning)\s+|✖ \d+ problems?|no-unused-vars|no-undef\b|prefer-const|eqeqeq|semi\b`),
-	sig("js.prettier", `prettier|Code style issues found|\[warn\] .*\.(js|ts|json|md)|Forgot to run Prettier`),
+	sig("js.eslint", `(?:^|[^,{\w])eslint|(?m)^\s+\d+:\d+\s+(error|warning)\s+|✖ \d+ problems?|no-unused-vars|no-undef\b|prefer-const|eqeqeq|semi\b`),
+	sig("js.prettier", `(?:^|[^,{\w])prettier|Code style issues found|\[warn\] .*\.(js|ts|json|md)|Forgot to run Prettier`),
 	sig("js.heap", `JavaScript heap out of memory|Reached heap limit|FATAL ERROR: .*Allocation failed`),
 	sig("js.npm_error", `(?m)^npm (ERR!|error) `),
 	sig("js.enotcached", `ENOTCACHED|only-if-cached|request to \S+ failed, reason: cache mode`),
 	sig("js.enotfound", `ENOTFOUND|EAI_AGAIN|getaddrinfo|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network request to .* failed|registry\.npmjs\.org`),
 	sig("js.etarget", `ETARGET|No matching version found|E404|404 Not Found - GET|is not in this registry|notarget`),
 	sig("js.engine", `EBADENGINE|Unsupported engine|engine "node" is incompatible|The engine "node"|requires node|Node\.js v?\d+ .*(required|or (higher|later|newer))|engines`),
+	sig("js.unmet_dependency", `UNMET DEPENDENCY|(?m)^npm (?:ERR!|error) missing: |ELSPROBLEMS`),
 	sig("js.no_tests", `No tests found|No test files found|# tests 0|No test suite found`),
 	sig("gen.ansi", `(?i)\\u001b\[|\\x1b\[|\\e\[|\x1b\[\d+m|\[3\dm|\[39m|\[22m|\[1m`),
 
@@ -116,7 +117,7 @@ var signals = []signal{
 	sig("rs.panic", `panicked at|called `+"`"+`Option::unwrap\(\)`+"`"+` on a `+"`"+`None`+"`"+`|called `+"`"+`Result::unwrap\(\)`+"`"+`|attempt to (divide|subtract|add|multiply) .*overflow|index out of bounds`),
 	sig("rs.cargo_offline", `--offline|offline mode|attempting to make an HTTP request, but --offline|no matching package named|failed to select a version|unable to update registry|failed to get .* as a dependency|unable to get packages from source|couldn't find crate|can't find crate`),
 	sig("rs.cargo_network", `failed to download|Couldn't resolve host|index\.crates\.io|crates\.io|spurious network error|failed to fetch`),
-	sig("rs.rust_version", `E0554|may not be used on the stable release channel|rust-version|requires rustc \d|is not supported by the current toolchain|package .* cannot be built because it requires rustc`),
+	sig("rs.rust_version", `E0554|may not be used on the stable release channel|rust-version|requires rustc \d|is not supported by the current toolchain|package .* cannot be built because it requires rustc|this version of Cargo is older than`),
 	sig("rs.fmt", `(?m)^Diff in |rustfmt|cargo fmt`),
 	sig("rs.clippy", `implied by .-D|-D warnings|#!?\[deny\(|missing documentation for|clippy::|warning: .*\n.*= help: for further information visit https://rust-lang\.github\.io/rust-clippy|#\[deny\(clippy`),
 	sig("rs.running_zero", `running 0 tests`),
@@ -185,7 +186,7 @@ var expected = map[string][]string{
 	ImportMissing:           {"mod.missing", "mod.own", "mod.relative", "mod.near_std"},
 	DependencyMissing:       {"mod.missing", "mod.other"},
 	SyntaxError:             {"finding.syntax", "sig.go.syntax", "sig.py.syntax", "sig.js.syntax_error", "sig.js.ts_syntax", "sig.rs.syntax", "sig.sh.syntax"},
-	TestAssertion:           {"finding.test_failed", "sig.gen.want", "sig.gen.got_want", "sig.py.assertion", "sig.js.expect", "sig.rs.assert"},
+	TestAssertion:           {"finding.test_failed", "sig.gen.want", "sig.gen.got_want", "sig.py.assertion", "sig.js.expect"},
 	TestPanic:               {"finding.panic", "sig.go.panic", "sig.rs.panic", "sig.js.not_a_function"},
 	TestTimeout:             {"sig.go.timeout", "sig.gen.timeout", "sig.sh.timeout"},
 	RaceDetected:            {"sig.go.race"},
@@ -196,7 +197,7 @@ var expected = map[string][]string{
 	PermissionDenied:        {"sig.sh.permission"},
 	DiskFull:                {"sig.sh.nospace"},
 	OutOfMemory:             {"sig.sh.killed", "sig.go.out_of_memory", "sig.py.memory", "sig.js.heap", "sig.rs.memory"},
-	CommandNotFound:         {"sig.sh.command_not_found"},
+	CommandNotFound:         {"sig.sh.command_not_found", "mod.runner"},
 	ToolchainVersion:        {"sig.go.requires_go", "sig.py.requires_python", "sig.js.engine", "sig.rs.rust_version"},
 	EnvVarMissing:           {"sig.sh.env_named", "sig.sh.unbound", "sig.sh.env_read", "sig.py.keyerror_environ", "sig.rs.env"},
 	TerminalDependentOutput: {"sig.sh.tty", "sig.gen.ansi"},
@@ -231,7 +232,8 @@ func Features(in Input, findings []Finding) []string {
 			set["sig."+s.name] = true
 		}
 	}
-	for _, p := range commandPrograms(in.Command) {
+	runs := commandPrograms(in.Command)
+	for _, p := range runs {
 		if slices.Contains(programs, p) {
 			set["cmd."+p] = true
 		}
@@ -271,7 +273,7 @@ func Features(in Input, findings []Finding) []string {
 	for _, f := range findings {
 		set["finding."+f.Kind] = true
 	}
-	moduleFeatures(out, in.Own, set)
+	moduleFeatures(out, in.Own, runs, set)
 	for _, m := range exception.FindAllStringSubmatch(out, 20) {
 		name := m[1] + m[2] + m[3]
 		if slices.Contains(exceptions, name) {
@@ -310,6 +312,8 @@ func describeFeature(f string) string {
 		return "the missing module is, or misspells, a standard library module"
 	case "mod.other":
 		return "the missing module is neither the project's nor the standard library's"
+	case "mod.runner":
+		return "the missing module is the program the command runs (python -m): the interpreter does not have it"
 	case "arg.offline":
 		return "the command runs offline"
 	case "arg.race":

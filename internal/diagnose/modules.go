@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Whether a module that cannot be found is the project's own (a wrong
@@ -53,7 +55,10 @@ var missingModule = []struct {
 var ownPath = regexp.MustCompile(`(?m)^# (\S+)|^(?:FAIL|ok)\s+(\S+)|File "([^"]+)"|^([\w./-]+\.py):\d+|--> ([^:\s]+):\d+|\(imported by ([^)\s]+)\)`)
 
 // moduleFeatures are the features of the modules an output cannot find.
-func moduleFeatures(out string, own []string, set map[string]bool) {
+// runners are the modules the command runs as programs (python -m pytest):
+// one of them missing is a test runner or tool the interpreter lacks, the
+// environment's (mod.runner), not an import of the code.
+func moduleFeatures(out string, own, runners []string, set map[string]bool) {
 	type missing struct {
 		lang, name string
 		own        bool
@@ -78,6 +83,10 @@ func moduleFeatures(out string, own []string, set map[string]bool) {
 	}
 	for _, mn := range names {
 		n := mn.name
+		if mn.lang == "python" && !strings.Contains(n, ".") && slices.Contains(runners, n) && !mn.own && !isOwn(n, paths) {
+			set["mod.runner"] = true
+			continue
+		}
 		switch {
 		case strings.HasPrefix(n, ".") || strings.HasPrefix(n, "/") || strings.HasPrefix(n, "crate::") ||
 			strings.HasPrefix(n, "self::") || strings.HasPrefix(n, "super::") || strings.HasPrefix(n, "@/") || strings.HasPrefix(n, "~/"):
@@ -151,32 +160,11 @@ func near(name string, names []string) bool {
 		if len(s) > 6 {
 			limit = 2
 		}
-		if name != "" && s != "" && name[0] == s[0] && editDistance(name, s) <= limit {
+		if name != "" && s != "" && name[0] == s[0] && textx.EditDistance(name, s) <= limit {
 			return true
 		}
 	}
 	return false
-}
-
-// editDistance is the Levenshtein distance of two short names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // nodeBuiltins are Node's built-in modules.

@@ -58,7 +58,6 @@ var rules = []rule{
 	{lang: "javascript", re: regexp.MustCompile(`(?m)^([\w./-]+\.[cm]?[jt]sx?):(\d+):\d+ - error (TS\d+: .+)$`), file: 1, line: 2, msg: 3, kindOf: tsKind},
 	r("javascript", "test_failed", `(?m)^\s*● (.+ › .+|[^\n]+)$`, 0, 0, 1, 0),
 	r("javascript", "test_failed", `(?m)^\s*(?:FAIL|×|✗)\s+(\S+\.(?:test|spec)\.[cm]?[jt]sx?)(?: > (.+))?`, 1, 0, 2, 0),
-	r("javascript", "test_failed", `(?m)^not ok \d+ - (.+)$`, 0, 0, 1, 0),
 	r("javascript", "frame", `(?m)^\s+at .*?\(?((?:/|\./)?[\w./-]+\.[cm]?[jt]sx?):(\d+):\d+\)?$`, 1, 2, 0, 0),
 	r("javascript", "npm", `(?m)^npm (?:ERR!|error) code (\S+)`, 0, 0, 0, 1),
 	r("javascript", "lint", `(?m)^\s+(\d+):\d+\s+error\s+(.+)$`, 0, 1, 0, 2),
@@ -68,6 +67,7 @@ var rules = []rule{
 	// panics.
 	{lang: "rust", re: regexp.MustCompile(`(?m)^error(\[E\d{4}\])?: (.+)\n\s+--> ([^:\n]+):(\d+):\d+`), file: 3, line: 4, msg: 2, kindOf: rustKind},
 	r("rust", "test_failed", `(?m)^test (\S+) \.\.\. FAILED$`, 0, 0, 1, 0),
+	r("rust", "test_failed", `(?m)^(\S+) --- FAILED$`, 0, 0, 1, 0), // cargo test -q
 	{lang: "rust", re: regexp.MustCompile(`(?m)^thread '([^']+)'(?: \(\d+\))? panicked at ([^:\n]+):(\d+):\d+:\n(.+)$`), file: 2, line: 3, test: 1, msg: 4, kindOf: rustPanicKind},
 
 	// Shell and git.
@@ -104,6 +104,29 @@ func Parse(output string) []Finding {
 				continue
 			}
 			found = append(found, at{m[0], f})
+		}
+	}
+	for _, tf := range parseTAP(output) {
+		found = append(found, at{tf.pos, tf.f})
+	}
+	// pytest names the failed test in the header of its section
+	// ("____ test_x ____"): a Python finding below one is that test's.
+	headers := pytestHeader.FindAllStringSubmatchIndex(output, -1)
+	for i := range found {
+		if f := &found[i].f; f.Language == "python" && f.Test == "" {
+			for _, h := range headers {
+				if h[0] < found[i].pos {
+					f.Test = output[h[2]:h[3]]
+				}
+			}
+		}
+	}
+	for i := range found {
+		if f := &found[i].f; f.Language == "rust" && f.Kind == "assertion" && !strings.HasPrefix(f.Message, "assert") &&
+			rustPanickedIn(output[found[i].pos:]) == rustOtherCode {
+			// The test's own message would be raised in the test; the
+			// stack says code the test called raised it: a crash.
+			f.Kind = "panic"
 		}
 	}
 	// An exception line reads the same in Python and JavaScript
@@ -159,6 +182,15 @@ func Parse(output string) []Finding {
 		if len(out) == maxFindings {
 			break
 		}
+		if f.Language == "rust" && f.File != "" && f.Test != "" {
+			// cargo test lists a failed test before its panic: the list's
+			// line takes the panic's place and message.
+			for i := range out {
+				if out[i].Language == "rust" && out[i].Kind == "test_failed" && out[i].Test == f.Test && out[i].File == "" {
+					out[i].File, out[i].Line, out[i].Message = f.File, f.Line, f.Message
+				}
+			}
+		}
 		out = append(out, f)
 		if f.Language == "javascript" && f.File == "" && f.Test == "" {
 			jsWaiting = len(out) - 1
@@ -166,6 +198,10 @@ func Parse(output string) []Finding {
 	}
 	return out
 }
+
+// pytestHeader is the header of a failed test's section in pytest's
+// report: "_____ test_name _____" (or "___ TestClass.test_name ___").
+var pytestHeader = regexp.MustCompile(`(?m)^_{3,} ([\w.\[\]-]+) _{3,}$`)
 
 var (
 	pythonMarks = regexp.MustCompile(`Traceback \(most recent call last\)|File "[^"]+\.py", line \d|(?m)^[\w./-]+\.py:\d+|(?m)^E\s+\w+`)
@@ -265,13 +301,63 @@ func rustKind(msg string) string {
 	return "compile"
 }
 
-// rustPanicKind: a failed assert! is a panic too, but an assertion.
+// rustPanicKind: a failed assert! is a panic too, but an assertion: its
+// message starts "assertion", or is the one the test wrote (assert!(ok,
+// "…"), panic!("…") in a test). A crash is what the runtime says: an
+// unwrap of None or Err, an index out of bounds, an overflow, a borrow of
+// a borrowed RefCell, unreachable or unimplemented code.
 func rustPanicKind(msg string) string {
-	if strings.HasPrefix(msg, "assert") {
+	if strings.HasPrefix(msg, "assert") || !rustCrash.MatchString(msg) {
 		return "assertion"
 	}
 	return "panic"
 }
+
+// Where a Rust panic was raised, from the backtrace printed after it
+// (RUST_BACKTRACE=1): in the test function itself, in other code, or not
+// known (no backtrace).
+const (
+	rustUnknown = iota
+	rustInTest
+	rustOtherCode
+)
+
+var (
+	rustFrame     = regexp.MustCompile(`(?m)^\s+\d+: (\S+)`)
+	rustNextPanic = regexp.MustCompile(`(?m)^(?:---- |thread '|failures:)`)
+)
+
+// rustPanickedIn reads the backtrace of the panic at the start of out: the
+// first frame that is not the standard library's is the code that
+// panicked; a test's frame is named …::tests::name or is its closure.
+func rustPanickedIn(out string) int {
+	head, rest, ok := strings.Cut(out, "\n")
+	if !ok || !strings.HasPrefix(head, "thread '") {
+		return rustUnknown
+	}
+	test, _, _ := strings.Cut(strings.TrimPrefix(head, "thread '"), "'")
+	if loc := rustNextPanic.FindStringIndex(rest); loc != nil {
+		rest = rest[:loc[0]]
+	}
+	if !strings.Contains(rest, "stack backtrace:") {
+		return rustUnknown
+	}
+	for _, m := range rustFrame.FindAllStringSubmatch(rest, -1) {
+		name := m[1]
+		if strings.HasPrefix(name, "__rustc::") || strings.HasPrefix(name, "core::") || strings.HasPrefix(name, "std::") ||
+			strings.HasPrefix(name, "alloc::") || strings.HasPrefix(name, "<") {
+			continue
+		}
+		name = strings.TrimSuffix(name, "::{{closure}}")
+		if name == test || strings.HasSuffix(name, "::"+test) {
+			return rustInTest
+		}
+		return rustOtherCode
+	}
+	return rustUnknown
+}
+
+var rustCrash = regexp.MustCompile("^called `(?:Option|Result)::(?:unwrap|expect|unwrap_err)\\(\\)`|index out of bounds|out of range for slice|slice index starts|byte index \\d+ is (?:out of bounds|not a char boundary)|^attempt to (?:add|subtract|multiply|divide|negate|shift|calculate the remainder)|^already (?:mutably )?borrowed|BorrowMutError|BorrowError|^not (?:yet )?implemented|^internal error: entered unreachable code|^explicit panic|^capacity overflow|^misaligned pointer|^unsafe precondition|: (?:Err|Os|Custom|ParseIntError|ParseFloatError|Utf8Error|Error)\\b|\\{ kind: ")
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -22,6 +22,20 @@ func TestParseRealOutputs(t *testing.T) {
 		{"rs-0010", Finding{Language: "rust", Kind: "type", File: "src/lib.rs", Line: 260, Message: "mismatched types"}},
 		{"shell-0001", Finding{Language: "shell", Kind: "command_not_found", File: "bin/greet-all", Line: 3, Message: "greeet"}},
 		{"git-0001", Finding{Language: "git", Kind: "conflict", File: "cast.go"}},
+		// pytest: the assertion with the test its section's header names.
+		{"py-0119", Finding{Language: "python", Kind: "assertion", File: "tests/test_settings.py", Line: 20, Test: "test_pin_count", Message: "AssertionError: two pins and the default"}},
+		// node --test's TAP: the failed test inside its suites, with its
+		// location and message, not the suite that holds it.
+		{"js-0117", Finding{Language: "javascript", Kind: "assertion", File: "/work/project/test/suite.test.js", Line: 10, Test: "ms › parse › reads days",
+			Message: "one day in milliseconds + actual - expected + 82800000 - 86400000 (expected 86400000, actual 82800000)"}},
+		{"js-0119", Finding{Language: "javascript", Kind: "assertion", File: "/work/project/test/node/inc.test.js", Line: 6, Test: "inc › bumps the patch",
+			Message: "'1.2.5' == '1.2.4' (expected 1.2.4, actual 1.2.5)"}},
+		{"js-0120", Finding{Language: "javascript", Kind: "exception", File: "/work/project/test/suite.test.js", Line: 6, Test: "parse › reads bare numbers",
+			Message: "Cannot read properties of undefined (reading 'toLowerCase')"}},
+		// cargo test: the failed test's line takes its panic's place and
+		// message.
+		{"rs-0103", Finding{Language: "rust", Kind: "test_failed", File: "src/lib.rs", Line: 215, Test: "snake_tests::snake_of_camel", Message: "snake case of FooBar, got foo_bar"}},
+		{"rs-0105", Finding{Language: "rust", Kind: "test_failed", File: "src/lib.rs", Line: 261, Test: "test_split", Message: "assertion `left == right` failed"}},
 	}
 	for _, c := range cases {
 		s, ok := byID[c.id]
@@ -57,5 +71,40 @@ func TestParsePlacesExceptions(t *testing.T) {
 	js := "TypeError: Cannot read properties of undefined (reading 'toLowerCase')\n    at parse (node_modules/ms/index.js:61:23)\n    at parse (/work/project/index.js:61:23)\n    at node:internal/main:1:1\n"
 	if got := Parse(js); len(got) != 1 || got[0].File != "/work/project/index.js" || got[0].Line != 61 || got[0].Language != "javascript" {
 		t.Errorf("javascript: %+v", got)
+	}
+}
+
+// A Rust panic is an assertion when the test raised it (its message, or
+// assert!'s), a crash when the runtime did (an unwrap, an index, an
+// overflow) or when the backtrace names other code than the test.
+func TestParseRustPanics(t *testing.T) {
+	byID := map[string]corpusSample{}
+	for _, s := range loadCorpus(t) {
+		byID[s.ID] = s
+	}
+	kinds := func(id string) []string {
+		var out []string
+		for _, f := range Parse(byID[id].Output) {
+			if f.Language == "rust" && f.Kind != "test_failed" {
+				out = append(out, f.Kind)
+			}
+		}
+		return out
+	}
+	for id, want := range map[string]string{
+		"rs-0103": "assertion", // assert!(ok, "snake case of FooBar, got …")
+		"rs-0107": "assertion", // panic!("~1.2 should match 1.3.0") in the test
+		"rs-0108": "panic",     // expect("a valid version") on an Err
+		"rs-0043": "panic",     // panic! in decode_to_slice: the backtrace names it, not the test
+	} {
+		got := kinds(id)
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("%s: kinds %v, want %s first", id, got, want)
+		}
+	}
+	// Each failed test of a TAP output is one finding; the suites that
+	// hold them are none.
+	if fs := Parse(byID["js-0117"].Output); len(fs) != 1 || fs[0].Test != "ms › parse › reads days" {
+		t.Errorf("js-0117: %+v", fs)
 	}
 }

@@ -98,7 +98,7 @@ var Patterns = []Pattern{
 	{PermissionDenied, Environment, "the command may not read or write that path: change its mode or owner, or keep the command to the workspace"},
 	{DiskFull, Environment, "the disk is full: free space (zerg cleanup removes what zerg no longer needs)"},
 	{OutOfMemory, Task, "the command ran out of memory: use less, or raise sandbox.memory_mb"},
-	{CommandNotFound, Environment, "the program is not on the workers' PATH: install it, or add its directory to toolchains.paths"},
+	{CommandNotFound, Environment, "the program (or the module python -m runs) is not where workers run it: install it on this machine, into the interpreter the command runs, or add its directory to toolchains.paths"},
 	{ToolchainVersion, Environment, "the toolchain is older than the project needs: install the version it names"},
 	{EnvVarMissing, Environment, "set the variable the command needs, and pass it to workers with env.pass"},
 	{TerminalDependentOutput, Environment, "the command behaves differently without a terminal (colours, widths, TERM): make the test independent of the terminal, or set what it needs"},

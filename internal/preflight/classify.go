@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/toolchain"
 )
 
 // Kinds of environment problems.
@@ -28,6 +29,10 @@ type Problem struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`   // the module, the tool, or the host
 	Detail string `json:"detail"` // the output line it was read from
+	// Why says, in the user's terms, what lacks it and what to do, when a
+	// rule knows ("python3 on PATH is a pyenv shim whose interpreter … has
+	// no pytest; …"); "" for the kind's own advice.
+	Why string `json:"why,omitempty"`
 }
 
 // Verdicts of one command.
@@ -56,6 +61,9 @@ type Facts struct {
 	Command string
 	// Own are the project's own module names (diagnose.ProjectNames).
 	Own []string
+	// Resolve finds a program as the commands' PATH does, in their
+	// isolation; nil: not known.
+	Resolve func(program string) Resolved
 }
 
 var (
@@ -120,6 +128,9 @@ func classify(exit int, output string, f Facts) (string, []Problem) {
 		}
 		probs = append(probs, Problem{Kind: kind, Name: name, Detail: strings.TrimSpace(line)})
 	}
+	for _, p := range runnerProblems(output, f) {
+		probs = append(probs, p)
+	}
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimRight(line, "\r")
 		// The go command downloads only what its module cache lacks, and
@@ -143,14 +154,14 @@ func classify(exit int, output string, f Facts) (string, []Problem) {
 		if m := nodeNoModule.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[1], ".") && !strings.HasPrefix(m[1], "/") && !f.planned(m[1]) {
 			add(MissingModule, m[1], line)
 		}
-		if m := pyNoModule.FindStringSubmatch(line); m != nil {
-			top := strings.SplitN(m[1], ".", 2)[0]
-			if !f.planned(top) && !f.exists(top) && !f.exists(top+".py") && !f.exists(path.Join("src", top)) {
-				add(MissingModule, m[1], line)
-			}
+		if m := pyNoModule.FindStringSubmatch(line); m != nil && !f.ownPythonModule(m[1]) {
+			add(MissingModule, m[1], line)
 		}
 		if m := notFound.FindStringSubmatch(line); m != nil && f.missingTool(m[1]) {
 			add(MissingTool, m[1], line)
+			if last := &probs[len(probs)-1]; last.Name == m[1] && last.Why == "" && slices.Contains(toolchain.NodeBins, m[1]) {
+				last.Why = nodeBinWhy(m[1], f)
+			}
 		}
 		if diskFullRE.MatchString(line) {
 			// Unmistakable, and rare in the engine's corpus, so its
@@ -186,6 +197,13 @@ func (f Facts) planned(name string) bool {
 }
 
 func (f Facts) exists(rel string) bool { return f.Exists != nil && f.Exists(rel) }
+
+// ownPythonModule: a Python module of the repository or the graph's plan
+// (its top-level package or module, at the root or under src/).
+func (f Facts) ownPythonModule(name string) bool {
+	top := strings.SplitN(name, ".", 2)[0]
+	return f.planned(top) || f.exists(top) || f.exists(top+".py") || f.exists(path.Join("src", top)) || slices.Contains(f.Own, top)
+}
 
 // missingTool: a name the shell did not find is a missing tool only when it
 // is not on PATH in the commands' isolation either, and not something the

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +102,72 @@ func TestRulesAloneMissTheOfflineCache(t *testing.T) {
 	}
 	if v, _ := Classify(1, out, Facts{Command: "npm ci --offline"}); v != Environment {
 		t.Fatalf("Classify says %s, want %s", v, Environment)
+	}
+}
+
+// A missing test runner is the environment's, named in the user's terms;
+// the outputs are what the tools print (internal/diagnose's corpus, and
+// pyenv 2.6.30's shims).
+func TestMissingRunners(t *testing.T) {
+	pyenvShim := func(string) Resolved {
+		return Resolved{Path: "/root/.pyenv/shims/python3", Real: "/root/.pyenv/versions/3.11.7/bin/python3"}
+	}
+	cases := []struct {
+		name, cmd, out string
+		exit           int
+		facts          Facts
+		verdict        string
+		want           Problem // Kind, Name and a part of Why
+	}{
+		{"python3 on PATH is a pyenv shim without pytest", "python3 -m pytest -q",
+			"/root/.pyenv/versions/3.11.7/bin/python3: No module named pytest\n", 1, Facts{Resolve: pyenvShim}, Environment,
+			Problem{Kind: MissingModule, Name: "pytest", Why: "python3 on PATH is a pyenv shim (/root/.pyenv/shims/python3) whose interpreter, /root/.pyenv/versions/3.11.7/bin/python3 (pyenv's 3.11.7), has no pytest; install pytest for it (/root/.pyenv/versions/3.11.7/bin/python3 -m pip install pytest"}},
+		{"a virtual environment without mypy", "/tmp/diag-venv-bare/bin/python3 -m mypy settings",
+			"/tmp/diag-venv-bare/bin/python3: No module named mypy\n", 1,
+			Facts{Resolve: func(p string) Resolved { return Resolved{Path: p, Real: p, Venv: true} }}, Environment,
+			Problem{Kind: MissingModule, Name: "mypy", Why: "is the virtual environment's /tmp/diag-venv-bare/bin/python3, which has no mypy"}},
+		{"pyenv's shim of a program the selected Python lacks", "nox -s tests",
+			"pyenv: nox: command not found\n\nThe `nox' command exists in these Python versions:\n  3.12.1\n\nNote: See 'pyenv help global' for tips on allowing multiple\n      Python versions to be found at the same time.\n", 127,
+			Facts{OnPath: func(string) bool { return true }}, Environment,
+			Problem{Kind: MissingTool, Name: "nox", Why: "nox on PATH is a pyenv shim, and the Python pyenv selects has no nox (the versions that have it: 3.12.1)"}},
+		{"a cargo subcommand", "cargo nextest run",
+			"error: no such command: `nextest`\n\nhelp: a command with a similar name exists: `test`\n", 101, Facts{}, Environment,
+			Problem{Kind: MissingTool, Name: "cargo-nextest", Why: "cargo has no nextest subcommand here"}},
+		{"npm test without node_modules", "npm test",
+			"\n> semver@7.6.3 test\n> jest\n\nsh: 1: jest: not found\n", 127, Facts{OnPath: func(string) bool { return false }}, Environment,
+			Problem{Kind: MissingTool, Name: "jest", Why: "the workspace, a clone of the repository, has no node_modules: install them in the command first (npm ci --offline"}},
+		{"node_modules/.bin named by path", "node_modules/.bin/tsc --noEmit",
+			"/bin/bash: line 1: node_modules/.bin/tsc: No such file or directory\n", 127, Facts{}, Environment,
+			Problem{Kind: MissingTool, Name: "tsc", Why: "no node_modules"}},
+		// The controls: a module of the repository is the feature's.
+		{"python -m of the project's own module", "python3 -m settings.main",
+			"/usr/bin/python3: No module named settings.main\n", 1, Facts{Exists: func(rel string) bool { return rel == "settings" }}, Expected, Problem{}},
+		{"python -m of a module the graph plans", "python3 -m pytest -q",
+			"/usr/bin/python3: No module named pytest\n", 1, Facts{Planned: []string{"pytest.py"}}, Expected, Problem{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.facts
+			f.Command = c.cmd
+			verdict, probs := Classify(c.exit, c.out, f)
+			if verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s (%+v)", verdict, c.verdict, probs)
+			}
+			if c.want.Kind == "" {
+				return
+			}
+			if len(probs) == 0 || probs[0].Kind != c.want.Kind || probs[0].Name != c.want.Name || !strings.Contains(probs[0].Why, c.want.Why) {
+				t.Fatalf("problems %+v\nwant %+v", probs, c.want)
+			}
+			// At run time only what no worker's change can cause is certain:
+			// not a package's program, which package.json decides.
+			node := c.want.Name == "jest" || c.want.Name == "tsc"
+			if p, ok := MissingRunner(c.cmd, c.out); ok == node || ok && p.Name != c.want.Name {
+				t.Errorf("MissingRunner: %+v, %v", p, ok)
+			}
+		})
+	}
+	if p, ok := MissingRunner("sh tests/run.sh", "tests/run.sh: 3: greet: not found\n"); ok {
+		t.Errorf("a function of the feature is a missing runner: %+v", p)
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/toolchain"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // CheckResult is one distinct command of the feature run once on the base.
@@ -167,11 +169,12 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
+	rep.Warnings = staticCannotFail(g)
 	for _, res := range results {
 		rep.Problems += len(res.Problems)
 		rep.Results = append(rep.Results, res)
 		if res.What == "verification" && res.Verdict == preflight.Pass {
-			rep.Warnings = append(rep.Warnings, cannotFail(ctx, g, res, refs.repo.Runner, base)...)
+			rep.Warnings = append(rep.Warnings, cannotFail(ctx, g, res, refs.repo.Runner, base, rep.Warnings)...)
 		}
 	}
 	took := time.Since(start)
@@ -180,18 +183,38 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	return rep, nil
 }
 
+// staticCannotFail warns of each task whose verification exits 0 whatever
+// the workspace holds, read from the command itself (`pytest || true`, `go
+// test ./...; exit 0`): the same lint as zerg graph validate's, here
+// before the commands run.
+func staticCannotFail(g *spec.Graph) []CheckWarning {
+	var out []CheckWarning
+	for _, t := range g.Tasks {
+		if t.Verification == nil || t.NoChanges || len(t.Files.Create)+len(t.Files.Modify) == 0 {
+			continue
+		}
+		if why := spec.CannotFail(t.Verification.Command); why != "" {
+			out = append(out, CheckWarning{Task: t.ID, Code: WarnCannotFail, Message: fmt.Sprintf(
+				"its verification `%s` can never fail (%s): a check that cannot fail; let it fail when the work is not done (or mark a check-only task \"expect_changes\": false)",
+				strings.TrimSpace(t.Verification.Command), why)})
+		}
+	}
+	return out
+}
+
 // cannotFail warns of each task sharing a verification that passes on the
-// base although the task creates files the base lacks: it would pass with
-// nothing written (the attempt's completeness check catches that, at the
-// cost of an attempt).
-func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Runner, base string) []CheckWarning {
+// base although the task creates files the base lacks, or modifies files:
+// it would pass with nothing written (the attempt's completeness check
+// catches that, at the cost of an attempt). A task warned of already
+// (static: its command cannot fail at all) is not warned twice.
+func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Runner, base string, already []CheckWarning) []CheckWarning {
 	var out []CheckWarning
 	for _, id := range res.Names {
 		t := g.Task(id)
-		if t == nil || t.NoChanges {
+		if t == nil || t.NoChanges || slices.ContainsFunc(already, func(w CheckWarning) bool { return w.Task == id }) {
 			continue
 		}
-		var created []string
+		var created, modified []string
 		for _, e := range t.Files.Create {
 			if strings.ContainsAny(e, "*?[{") {
 				continue
@@ -200,12 +223,23 @@ func cannotFail(ctx context.Context, g *spec.Graph, res CheckResult, r *gitx.Run
 				created = append(created, e)
 			}
 		}
-		if len(created) == 0 {
+		for _, e := range t.Files.Modify {
+			if !strings.ContainsAny(e, "*?[{") {
+				modified = append(modified, e)
+			}
+		}
+		var msg string
+		switch {
+		case len(created) > 0:
+			msg = fmt.Sprintf("its verification `%s` passes on the base already, though the task creates %s: a check that cannot fail; make it test what the task creates (or mark a check-only task \"expect_changes\": false)",
+				res.Command, strings.Join(created, ", "))
+		case len(modified) > 0:
+			msg = fmt.Sprintf("its verification `%s` passes on the base already, though the task modifies %s: it cannot tell whether the change was made; make it test what the change adds (a refactor that keeps the tests green may ignore this)",
+				res.Command, strings.Join(modified, ", "))
+		default:
 			continue
 		}
-		out = append(out, CheckWarning{Task: id, Code: WarnCannotFail, Message: fmt.Sprintf(
-			"its verification `%s` passes on the base already, though the task creates %s: a check that cannot fail; make it test what the task creates (or mark a check-only task \"expect_changes\": false)",
-			res.Command, strings.Join(created, ", "))})
+		out = append(out, CheckWarning{Task: id, Code: WarnCannotFail, Message: msg})
 	}
 	return out
 }
@@ -228,6 +262,9 @@ func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd check
 			code, _ := runIn(ctx, iso, opts, "command -v -- '"+name+"' >/dev/null 2>&1", 30*time.Second, "ZERG_CHECK=1")
 			return code == 0
 		},
+		Resolve: func(program string) preflight.Resolved {
+			return resolveInterpreter(ctx, iso, opts, program)
+		},
 	}
 	t0 := time.Now()
 	code, out := runIn(ctx, iso, opts, cmd.Command, cmd.timeout, "ZERG_CHECK=1")
@@ -239,6 +276,35 @@ func checkOne(ctx context.Context, opts Options, iso driver.Workspace, cmd check
 		res.Output = lastLines(security.NewRedactor(worker.API.Secrets()...).RedactString(out), 20)
 	}
 	return res
+}
+
+// resolveInterpreter finds an interpreter as the commands' PATH does, in
+// their isolation: what command -v prints (a pyenv shim, a virtual
+// environment's bin) and the executable it really is.
+func resolveInterpreter(ctx context.Context, iso driver.Workspace, opts Options, program string) preflight.Resolved {
+	q, err := syntax.Quote(program, syntax.LangBash)
+	if err != nil {
+		return preflight.Resolved{}
+	}
+	script := "p=$(command -v -- " + q + ") || exit 1; printf 'path=%s\\n' \"$p\"; " +
+		`"$p" -c 'import sys; print("real=" + sys.executable); print("venv=" + str(sys.prefix != getattr(sys, "base_prefix", sys.prefix)))' 2>/dev/null; true`
+	code, out := runIn(ctx, iso, opts, script, 30*time.Second, "ZERG_CHECK=1")
+	var r preflight.Resolved
+	if code != 0 {
+		return r
+	}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch k {
+		case "path":
+			r.Path = v
+		case "real":
+			r.Real = v
+		case "venv":
+			r.Venv = v == "True"
+		}
+	}
+	return r
 }
 
 type checkCommand struct {

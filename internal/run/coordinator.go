@@ -457,7 +457,11 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			res.Detail = errResetWait.Error()
 		}
 		c.gov.Release(probe, governorOutcome(res.Class, res.Reason, res.RetryAfter))
-		environmental(&res)
+		verifyCmd := ""
+		if t.Verification != nil {
+			verifyCmd = t.Verification.Command
+		}
+		environmental(&res, verifyCmd)
 		fin := finishedEvent(res, req.Model)
 		// An account refusal stops launching (or, for a usage limit's
 		// reset, holds it) before it is recorded, so no other task's
@@ -545,7 +549,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			c.progress.failedForGood(t.ID, after, res.Detail)
 			return false, c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
 		case ActRetry:
-			c.progress.retrying(t.ID, n, res.Reason, res.Detail)
+			c.progress.retrying(t.ID, n, res.Reason, retryLine(res))
 		case ActWait:
 			wait := Jitter(d.Wait, c.d.Rand())
 			c.progress.infraWait(t.ID, res.Reason, wait)
@@ -782,6 +786,18 @@ func (c *Coordinator) previous(task string, ts TaskState) string {
 		}
 	}
 	return b.String()
+}
+
+// retryLine is what the progress line of a retry says of the failure: the
+// diagnosis and its first evidence (the test, file and message) for a
+// verification the engine read, else the attempt's detail. The end of a
+// test runner's output is its summary ("# fail 1", a suite's block), which
+// says nothing of what failed.
+func retryLine(res attempt.Result) string {
+	if h := res.Diagnosis; h != nil && res.Reason == outcome.ReasonVerificationFailed && h.Confidence >= sureEnough && len(h.Evidence) > 0 {
+		return fmt.Sprintf("%s: %s", h.Pattern, h.Evidence[0])
+	}
+	return res.Detail
 }
 
 // sureEnough is the confidence from which the retry prompt carries a

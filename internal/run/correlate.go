@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -40,13 +41,27 @@ var transient = map[string]bool{
 
 // environmental makes an attempt whose verification failed for want of
 // something in the environment an infrastructure failure: no task retry
-// is spent on it.
-func environmental(res *attempt.Result) {
+// is spent on it. A missing test runner (the interpreter without pytest,
+// a toolchain's program not on PATH: preflight.MissingRunner) is certain,
+// not the engine's guess: it stops the launching at once.
+func environmental(res *attempt.Result, command string) {
 	// Only an output the engine read: zerg's own verdicts (a workspace
 	// that grew too large, a refused request) are the task's by what zerg
 	// saw, however their pattern is classed.
+	if res.Class != outcome.Task || res.Reason != outcome.ReasonVerificationFailed {
+		return
+	}
+	if p, ok := preflight.MissingRunner(command, res.VerifyOutput); ok {
+		what := "tool"
+		if p.Kind == preflight.MissingModule {
+			what = "module"
+		}
+		d := diagnose.Verdict(diagnose.CommandNotFound, fmt.Sprintf("missing %s %s: %s", what, p.Name, textx.Clip(textx.OneLine(p.Detail), 300)))
+		h := d.Top()
+		res.Diagnosis = &h
+	}
 	h := res.Diagnosis
-	if res.Class != outcome.Task || res.Reason != outcome.ReasonVerificationFailed || h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
+	if h == nil || h.Class != diagnose.Environment || h.Confidence < envConfidence {
 		return
 	}
 	res.Class, res.Reason = outcome.Infra, outcome.ReasonEnvironment
@@ -84,6 +99,10 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 	case res.Reason == outcome.ReasonEnvironment && res.Diagnosis != nil:
 		h := res.Diagnosis
 		key, limit = "env:"+h.Pattern, envAttempts
+		if h.Certain {
+			// A rule, not a guess: the next worker would meet it too.
+			limit = 1
+		}
 		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)
 	case res.Class == outcome.Infra && !transient[res.Reason]:
 		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(textx.OneLine(res.Detail), "#"), infraAttempts

@@ -47,6 +47,38 @@ func TestEnvironmentFaultStopsTheLaunching(t *testing.T) {
 	}
 }
 
+// A verification whose test runner is missing (python3 -m pytest, and the
+// interpreter has no pytest) stops the launching at its first attempt,
+// whatever the engine guessed: every worker would meet it, and each
+// attempt is a paid model session. No task has failed.
+func TestMissingRunnerStopsTheLaunchingAtOnce(t *testing.T) {
+	const pytestGraph = `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.py"]}, "verification": {"command": "python3 -m pytest -q"}},
+ {"id": "B", "title": "b", "level": 1, "files": {"create": ["b.py"]}, "verification": {"command": "python3 -m pytest -q"}}
+]}`
+	// What the engine said of it before it knew the phrase: the task's.
+	guess := &diagnose.Hypothesis{Pattern: diagnose.DependencyMissing, Class: diagnose.Task, Confidence: 0.86}
+	noPytest := scripted{class: outcome.Task, reason: "verification_failed", detail: "verification failed", diag: guess,
+		verify: "/root/.pyenv/versions/3.11.7/bin/python3: No module named pytest\n"}
+	w := newWorld(t, pytestGraph)
+	w.cfg.Workers = 1
+	w.att.script["A"] = []scripted{noPytest, noPytest, noPytest}
+	w.att.script["B"] = []scripted{noPytest, noPytest, noPytest}
+	st, err := w.rush(context.Background())
+	var re *Error
+	if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "missing module pytest") {
+		t.Fatalf("err %v, want Environment naming the missing module", err)
+	}
+	if n := len(w.att.calls); n != 1 {
+		t.Errorf("%d attempts, want the launching stopped after the first", n)
+	}
+	for _, id := range []string{"A", "B"} {
+		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+			t.Errorf("%s: %+v; no task retry may be spent on a missing runner", id, ts)
+		}
+	}
+}
+
 // Three workers meeting the same non-transient infrastructure fault (the
 // gateway cannot reach the API) stop the launching; one task meeting it
 // twice does not (it may be that task's), six times does; transient ones

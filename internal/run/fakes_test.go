@@ -90,6 +90,7 @@ type scripted struct {
 	hold   chan struct{} // block until closed (or the context ends)
 	diag   *diagnose.Hypothesis
 	reset  string // an account refusal's reset time
+	verify string // the verification's output
 }
 
 var pass = scripted{class: outcome.Success, reason: "completed"}
@@ -174,7 +175,7 @@ func (f *fakeAttempter) Attempt(ctx context.Context, r AttemptRequest) (attempt.
 		r.OnVerify()
 	}
 	res := attempt.Result{Class: o.class, Reason: o.reason, Detail: o.detail,
-		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag, Reset: o.reset}
+		Commit: fmt.Sprintf("c-%s-%d", r.Task.ID, r.Number), Diagnosis: o.diag, Reset: o.reset, VerifyOutput: o.verify}
 	res.Worker.CostUSD = 0.01
 	if f.cost != nil {
 		res.Worker.CostUSD = f.cost(r)

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Options tune validation.
@@ -105,6 +105,12 @@ func validate(g *Graph, opts Options) []Issue {
 		first[t.ID] = t
 	}
 	g.byID = first
+	ids := make([]string, 0, len(first))
+	for _, t := range g.Tasks {
+		if first[t.ID] == t {
+			ids = append(ids, t.ID)
+		}
+	}
 
 	for _, t := range g.Tasks {
 		ref := taskRef(t.Index, t.ID)
@@ -121,8 +127,13 @@ func validate(g *Graph, opts Options) []Issue {
 			case d == t.ID:
 				add(Issue{Severity: Error, Code: CodeCycle, Task: ref, Field: field, Message: "the task depends on itself; remove it"})
 			case !ok:
+				hint := "name an existing task id"
+				// A typo: a few edits, fewer for a short id.
+				if near := textx.Closest(d, ids, min(4, 1+len(d)/3)); near != "" {
+					hint = fmt.Sprintf("did you mean %q?", near)
+				}
 				add(Issue{Severity: Error, Code: CodeUnknownDep, Task: ref, Field: field,
-					Message: fmt.Sprintf("unknown task %q; name an existing task id", clip(d))})
+					Message: fmt.Sprintf("unknown task %q; %s", clip(d), hint)})
 			case t.Level > 0 && dep.Level > 0 && dep.Level >= t.Level:
 				rel := "the same level"
 				if dep.Level > t.Level {
@@ -136,10 +147,10 @@ func validate(g *Graph, opts Options) []Issue {
 		if t.Verification == nil || strings.TrimSpace(t.Verification.Command) == "" {
 			add(Issue{Severity: Warning, Code: CodeNoVerify, Task: ref, Field: "verification",
 				Message: "no command; zerg cannot check this task's work before committing it"})
-		} else if CannotFail(t.Verification.Command) && len(t.Files.Create) > 0 && !t.NoChanges {
+		} else if why := CannotFail(t.Verification.Command); why != "" && !t.NoChanges && len(t.Files.Create)+len(t.Files.Modify) > 0 {
 			add(Issue{Severity: Warning, Code: CodeCannotFail, Task: ref, Field: "verification.command",
-				Message: fmt.Sprintf("%q can never fail, though the task creates %s: it checks nothing the task delivers; test what it creates (zerg check also finds commands that pass on the base already)",
-					strings.TrimSpace(t.Verification.Command), strings.Join(t.Files.Create, ", "))})
+				Message: fmt.Sprintf("%q can never fail (%s), though the task %s: it checks nothing the task delivers; let it fail when the work is not done (zerg check also finds commands that pass on the base already)",
+					strings.TrimSpace(t.Verification.Command), why, t.delivers())})
 		}
 		if t.Level > 1 && len(t.Dependencies) == 0 {
 			add(Issue{Severity: Warning, Code: CodeUnreachable, Task: ref, Field: "dependencies",
@@ -467,12 +478,14 @@ func ownershipConflicts(g *Graph, byID map[string]*Task) []Issue {
 	return issues
 }
 
-// trivialCommand is a shell command whose exit status is always 0.
-var trivialCommand = regexp.MustCompile(`^(?:true|:|/bin/true|/usr/bin/true|exit 0|echo(?:\s.*)?|printf(?:\s.*)?)$`)
-
-// CannotFail reports a verification command that exits 0 whatever the
-// workspace holds (true, :, exit 0, echo …), read statically; zerg check
-// runs the commands to find the others that pass on the base already.
-func CannotFail(command string) bool {
-	return trivialCommand.MatchString(strings.TrimSpace(command))
+// delivers says what the task writes: "creates a, b and modifies c".
+func (t *Task) delivers() string {
+	var parts []string
+	if len(t.Files.Create) > 0 {
+		parts = append(parts, "creates "+strings.Join(t.Files.Create, ", "))
+	}
+	if len(t.Files.Modify) > 0 {
+		parts = append(parts, "modifies "+strings.Join(t.Files.Modify, ", "))
+	}
+	return strings.Join(parts, " and ")
 }

@@ -20,3 +20,15 @@ func TestClipAndOneLine(t *testing.T) {
 		t.Errorf("OneLine: %q", got)
 	}
 }
+
+func TestClosest(t *testing.T) {
+	if d := EditDistance("kitten", "sitting"); d != 3 {
+		t.Errorf("EditDistance = %d, want 3", d)
+	}
+	names := []string{"L1-names", "L1-greet", "L2-shout"}
+	for s, want := range map[string]string{"L1-name": "L1-names", "L1-gret": "L1-greet", "L9-other": "", "L1-names": "L1-names"} {
+		if got := Closest(s, names, 3); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

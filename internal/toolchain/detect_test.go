@@ -37,3 +37,27 @@ func TestDetect(t *testing.T) {
 		t.Fatalf("Has is wrong on %v", tcs)
 	}
 }
+
+func TestRunners(t *testing.T) {
+	for _, n := range []string{"pytest", "cargo", "npm", "pnpm", "cargo-nextest", "python3", "tox", "nox"} {
+		if !IsRunner(n) {
+			t.Errorf("%s is not a runner", n)
+		}
+	}
+	// A package's program is the repository's package.json's to provide.
+	for _, n := range []string{"greet-all", "run.sh", "lib", "jest", "tsc"} {
+		if IsRunner(n) {
+			t.Errorf("%s is a runner", n)
+		}
+	}
+	for cmd, want := range map[string][2]string{
+		"python3 -m pytest -q tests/":               {"python3", "pytest"},
+		"cd src && /usr/bin/python3.11 -m mypy pkg": {"/usr/bin/python3.11", "mypy"},
+		"pytest -q":                    {"", ""},
+		"python3 tests/run.py -m fast": {"", ""},
+	} {
+		if in, mod := PythonModule(cmd); in != want[0] || mod != want[1] {
+			t.Errorf("PythonModule(%q) = %q, %q; want %q", cmd, in, mod, want)
+		}
+	}
+}

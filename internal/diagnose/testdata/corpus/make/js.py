@@ -188,7 +188,40 @@ def w(path, text):
     open(path, "w").write(text)
 
 
+# The packages and the tools their suites run, exact versions, from the npm
+# registry: each package is unpacked from its tarball (npm pack), its own
+# devDependencies replaced by these.
+FETCH = {
+    "ms": ("ms@2.1.3", ["eslint@9.14.0", "@eslint/js@9.14.0", "prettier@3.3.3"], {"test": "node --test"}),
+    "semver": ("semver@7.6.3", ["jest@29.7.0"], {"test": "jest"}),
+    "fastify-error": ("@fastify/error@4.0.0", ["vitest@3.2.4"], {"test": "vitest run"}),
+    "tiny-invariant": ("tiny-invariant@1.3.3", ["typescript@5.6.3", "@types/node@20.16.10"], {"test": "tsc --noEmit"}),
+}
+
+
+def fetch():
+    """Unpacks the packages and installs their tools (and color-report's
+    dependencies), once."""
+    env = base_env()
+    for d, (pkg, tools, scripts) in FETCH.items():
+        dest = f"{SRC}/{d}"
+        if os.path.exists(f"{dest}/node_modules"):
+            continue
+        sh(f"rm -rf {dest} && mkdir -p {dest} && cd {dest} && npm pack --silent {pkg} >/dev/null && tar xzf *.tgz --strip-components=1 && rm -f *.tgz", env=env)
+        manifest = json.load(open(f"{dest}/package.json"))
+        manifest.pop("devDependencies", None)
+        manifest["scripts"] = scripts
+        json.dump(manifest, open(f"{dest}/package.json", "w"), indent=2)
+        sh(f"npm install --no-audit --no-fund --loglevel=error --save-dev --save-exact {' '.join(tools)}", cwd=dest, env=env)
+    dest = f"{SRC}/color-report"
+    if not os.path.exists(f"{dest}/node_modules"):
+        w(f"{dest}/package.json", json.dumps({"name": "color-report", "version": "1.0.0", "main": "index.js",
+                                             "scripts": {"test": "node --test", "release": "np --no-tests"}}, indent=2) + "\n")
+        sh("npm install --no-audit --no-fund --loglevel=error --save-exact kleur@4.1.5 picocolors@1.1.1 chalk@4.1.2", cwd=dest, env=env)
+
+
 def prepare():
+    fetch()
     marker = os.path.join(SRC, ".prepared")
     if os.path.exists(marker):
         return
@@ -463,6 +496,28 @@ def main():
     # ---------------- unknown
     r("unknown", "cr", "a release helper exits 1 with a vague message", [("write", "release.js", "console.log('release: checking changelog');\nconsole.error('Error: something went wrong');\nprocess.exit(1);\n")], "node release.js", r"something went wrong")
     r("unknown", "fe", "a custom check script exits with code 3 and its own code", [("write", "scripts/check.js", "console.error('check: inconsistent state (E_STATE_17)')\nprocess.exitCode = 3\n"), ("sh", "npm pkg set scripts.check='node scripts/check.js'")], "npm run check", r"E_STATE_17")
+
+    # ---------------- batch "toolchains": node --test's TAP for suites
+    # (describe/it, nested "not ok" blocks), an error thrown in a nested
+    # test, and a package's program that is not in node_modules/.bin.
+    B = {"batch": "toolchains"}
+    MS_SUITE = ("write", "test/suite.test.js", "const { describe, it } = require('node:test');\nconst assert = require('node:assert');\nconst ms = require('..');\n\ndescribe('ms', () => {\n  describe('parse', () => {\n    it('reads hours', () => {\n      assert.strictEqual(ms('2h'), 7200000);\n    });\n    it('reads days', () => {\n      assert.strictEqual(ms('1d'), 86400000, 'one day in milliseconds');\n    });\n  });\n  describe('format', () => {\n    it('says minutes', () => {\n      assert.strictEqual(ms(120000, { long: true }), '2 minutes');\n    });\n  });\n});\n")
+    r("test_assertion", "ms", "the day constant is 23 hours; a describe/it suite (TAP, nested)",
+      [("sub", "index.js", "var d = h * 24;", "var d = h * 23;"), MS_SUITE], "node --test test/suite.test.js", r"not ok", **B)
+    r("test_assertion", "ms", "plural() never adds the s; describe/it suite, --test-reporter=tap",
+      [("sub", "index.js", "(isPlural ? 's' : '')", "''"), MS_SUITE], "node --test --test-reporter=tap", r"not ok", **B)
+    r("test_assertion", "semver", "inc('patch') adds two; a node:test suite beside the Jest one",
+      [("re", "classes/semver.js", r"(case 'patch':[\s\S]*?)this\.patch\+\+", r"\1this.patch += 2"),
+       ("write", "test/node/inc.test.js", "const { describe, it } = require('node:test');\nconst assert = require('node:assert');\nconst semver = require('../..');\n\ndescribe('inc', () => {\n  it('bumps the patch', () => {\n    assert.equal(semver.inc('1.2.3', 'patch'), '1.2.4');\n  });\n  it('bumps the minor', () => {\n    assert.equal(semver.inc('1.2.3', 'minor'), '1.3.0');\n  });\n});\n")],
+      "node --test test/node/", r"not ok", **B)
+    r("test_panic", "ms", "parse() calls toLowerCase on an undefined unit, in a nested test",
+      [("sub", "index.js", "var type = (match[2] || 'ms').toLowerCase();", "var type = match[2].toLowerCase();"),
+       ("write", "test/suite.test.js", "const { describe, it } = require('node:test');\nconst assert = require('node:assert');\nconst ms = require('..');\n\ndescribe('parse', () => {\n  it('reads bare numbers', () => {\n    assert.strictEqual(ms('100'), 100);\n  });\n});\n")],
+      "node --test test/suite.test.js", r"TypeError", **B)
+    r("command_not_found", "semver", "no break: node_modules is not installed, so npm test finds no jest",
+      [("rm", "node_modules")], "npm test", r"jest: not found", **B)
+    r("command_not_found", "ti", "no break: node_modules is not installed; the tsc of the package's devDependencies is missing",
+      [("rm", "node_modules")], "node_modules/.bin/tsc --noEmit", r"No such file or directory", **B)
 
     C.write()
 

@@ -116,15 +116,22 @@ class Corpus:
         self.samples = []
         self.failed = []
         self.only = os.environ.get("ONLY")  # run only cases whose pattern contains this
+        # BATCH=name runs only the cases of that batch and appends them to the
+        # .jsonl, leaving every existing sample and id as it is (a case of the
+        # batch already there keeps its id and gets the new output), so the
+        # held-back split of the rest does not move.
+        self.batch = os.environ.get("BATCH")
 
     def run(self, pattern, project, src, brk, ops, command, expect=None, env=None,
             timeout=300, allow_zero=False, link=(), subdir="", keep_raw=False, post=None,
-            extra_paths=()):
+            extra_paths=(), batch=None):
         """src: pristine project dir (copied) or None (work dir made empty).
         link: names inside src that are symlinked instead of copied (node_modules).
         """
         assert pattern in PATTERNS, pattern
         if self.only and pattern not in self.only.split(","):
+            return
+        if self.batch and batch != self.batch:
             return
         slug = re.sub(r"[^A-Za-z0-9]+", "-", project.split("/")[-1].split("@")[0]).strip("-").lower() or "p"
         if self.language == "go":  # some suites (pkg/errors) check that file paths contain the module path
@@ -199,6 +206,9 @@ class Corpus:
 
     def write(self):
         path = os.path.join(CORPUS, f"{self.language}.jsonl")
+        if self.batch:
+            self.append(path)
+            return
         if self.only and os.path.exists(path):
             # merge: keep other patterns' samples
             old = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
@@ -211,5 +221,32 @@ class Corpus:
                 f.write(json.dumps(s, ensure_ascii=False) + "\n")
         print(f"{self.language}: wrote {len(self.samples)} samples to {path}; {len(self.failed)} rejected",
               file=sys.stderr)
+        for f_ in self.failed:
+            print("  rejected:", f_, file=sys.stderr)
+
+    def append(self, path):
+        """BATCH mode: existing samples stay (ids and all); a new sample of a
+        case already there (same pattern, break and command) replaces its
+        output under its id, the others get the next ids."""
+        old = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()] if os.path.exists(path) else []
+        key = lambda s: (s["pattern"], s["break"].split(" (output was ")[0], s["command"])
+        where = {key(s): i for i, s in enumerate(old)}
+        last = max([int(s["id"].rsplit("-", 1)[1]) for s in old] or [0])
+        added = 0
+        for s in self.samples:
+            i = where.get(key(s))
+            if i is not None:
+                s["id"] = old[i]["id"]
+                old[i] = s
+                continue
+            last += 1
+            added += 1
+            s["id"] = f"{self.prefix}-{last:04d}"
+            old.append(s)
+        with open(path, "w", encoding="utf-8") as f:
+            for s in old:
+                f.write(json.dumps(s, ensure_ascii=False) + "\n")
+        print(f"{self.language}: batch {self.batch}: {added} added, {len(self.samples) - added} renewed in {path}; "
+              f"{len(self.failed)} rejected", file=sys.stderr)
         for f_ in self.failed:
             print("  rejected:", f_, file=sys.stderr)

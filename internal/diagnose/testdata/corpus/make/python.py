@@ -402,7 +402,7 @@ def main():
     r("dependency_missing", "attrs", "a new test uses the cattrs package (not installed)",
       [("write", "tests/test_cattrs.py", "import cattrs\n\nfrom tests.test_attrs import Point\n\n\ndef test_structure():\n    assert cattrs.structure({'x': 1, 'y': 2}, Point) == Point(1, 2)\n")],
       f"{PT} -q tests/test_cattrs.py", r"No module named 'cattrs'")
-    r("dependency_missing", "idna", "the run uses the pyenv interpreter, where idna's test dependency pytest is not installed",
+    r("command_not_found", "idna", "the run uses the pyenv interpreter, where idna's test dependency pytest is not installed",
       [], "python3 -m pytest -q", r"No module named pytest")
 
     # ---------------- type_error (mypy)
@@ -660,6 +660,39 @@ def main():
     r("unknown", "toml", "a lint wrapper exits 2 with its own code and message",
       [("write", "check_toml.py", "import sys\n\nimport toml\n\ntoml.loads('a = 1')\nprint('check_toml: internal state E42, aborting', file=sys.stderr)\nsys.exit(2)\n")],
       f"{PY} check_toml.py", r"E42")
+
+    # ---------------- batch "toolchains": a test runner missing from the
+    # interpreter that runs it (a venv made without pytest, mypy or black;
+    # pyenv's own Python 3.11.7, through its binary and through its shims),
+    # and more pytest assertions.
+    B = {"batch": "toolchains"}
+    VENV = "/tmp/diag-venv-bare"
+    sh(f"[ -x {VENV}/bin/python3 ] || {PY} -m venv --without-pip {VENV}")
+    r("command_not_found", "toml", f"no break: the suite run by a venv's python3 without pytest ({VENV}, python3 -m venv --without-pip)",
+      [], f"{VENV}/bin/python3 -m pytest -q", r"No module named pytest", **B)
+    r("command_not_found", "app", "no break: mypy run by a venv's python3 that does not have it",
+      [], f"{VENV}/bin/python3 -m mypy settings", r"No module named mypy", **B)
+    r("command_not_found", "attrs", "no break: black run by a venv's python3 that does not have it",
+      [], f"{VENV}/bin/python3 -m black --check .", r"No module named black", **B)
+    PYENV = "/root/.pyenv"
+    if os.path.isdir(f"{PYENV}/versions/3.11.7"):
+        shims = base_env(PATH=f"{PYENV}/shims:{PYENV}/bin:/usr/local/bin:/usr/bin:/bin", PYENV_ROOT=PYENV, PYENV_VERSION="3.11.7")
+        r("command_not_found", "idna", "no break: python3 on PATH is a pyenv shim (PYENV_VERSION=3.11.7) whose interpreter has no pytest",
+          [], "python3 -m pytest -q", r"No module named pytest", env=shims, **B)
+        r("command_not_found", "packaging", "no break: pyenv's python 3.11.7 (its binary) without pytest",
+          [], f"{PYENV}/versions/3.11.7/bin/python3 -m pytest -q tests", r"No module named pytest", **B)
+    r("test_assertion", "packaging", "base_version drops the last release segment",
+      [("re", "packaging/version.py", r'(        parts\.append\("\."\.join\(str\(x\) for x in self\.release)(\)\)\n\n        return ""\.join\(parts\))', r'\1[:-1]\2')],
+      f"{PT} -q", r"assert", **B)
+    r("test_assertion", "toml", "dumps puts two spaces before the equals sign (-ra summary)",
+      [("re", "toml/encoder.py", r'retstr \+= \(qsection \+ " = " \+', 'retstr += (qsection + "  = " +')],
+      f"{PT} -q -ra", r"assert", **B)
+    r("test_assertion", "attrs", "evolve ignores the changes it is given (--tb=short)",
+      [("sub", "attr/_funcs.py", "        if init_name not in changes:\n            changes[init_name] = getattr(inst, attr_name)", "        changes[init_name] = getattr(inst, attr_name)")],
+      f"{PT} -q --tb=short", r"assert", **B)
+    r("test_assertion", "app", "a new test with a message: the pin count is off by one",
+      [("append", "tests/test_settings.py", "\n\ndef test_pin_count(tmp_path):\n    p = tmp_path / \"s.toml\"\n    p.write_text('[pins]\\na = \"1\"\\nb = \"2\"\\n')\n    assert store.pin_count(store.load(str(p))) == 3, \"two pins and the default\"\n")],
+      f"{PT} -q", r"two pins and the default", **B)
 
     C.write()
 

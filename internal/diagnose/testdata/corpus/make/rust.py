@@ -255,6 +255,33 @@ def main():
     # ---------------- unknown
     r("unknown", "heck", "a build script exits 1 with its own message", [("write", "build.rs", "fn main() {\n    eprintln!(\"heck build: unexpected state, giving up\");\n    std::process::exit(1);\n}\n")], CB, r"unexpected state")
 
+    # ---------------- batch "toolchains": assertions with the test's own
+    # message (assert!(cond, "…"), a custom panic in a test), cargo test -q,
+    # a crash in an expect(), and cargo missing from PATH.
+    B = {"batch": "toolchains"}
+    NB = base_env(RUST_BACKTRACE="0")
+    r("test_assertion", "heck", "a new unit test asserts with its own message; the expected snake case is wrong",
+      [("append", "src/lib.rs", "\n#[cfg(test)]\nmod snake_tests {\n    use crate::ToSnakeCase;\n\n    #[test]\n    fn snake_of_camel() {\n        let s = \"FooBar\".to_snake_case();\n        assert!(s == \"foobar\", \"snake case of FooBar, got {}\", s);\n    }\n}\n")],
+      CT + " --lib", r"snake case of FooBar", env=NB, **B)
+    r("test_assertion", "strsim", "levenshtein counts one edit too many; the test asserts with a message",
+      [("sub", "src/lib.rs", "    generic_levenshtein(&StringWrapper(a), &StringWrapper(b))\n}", "    generic_levenshtein(&StringWrapper(a), &StringWrapper(b)) + 1\n}"),
+       ("append", "tests/lib.rs", "\n#[test]\nfn kitten_is_three_edits() {\n    let d = strsim::levenshtein(\"kitten\", \"sitting\");\n    assert!(d == 3, \"kitten to sitting is three edits, got {}\", d);\n}\n")],
+      CT + " --test lib", r"three edits", env=NB, **B)
+    r("test_assertion", "shlex", "a space is no longer a word separator in the lexer (its first `' ' |` arm removed); cargo test -q",
+      [("re", "src/lib.rs", r"' ' \|\s*", "")],
+      CT + " -q", r"FAILED|panicked", env=NB, **B)
+    r("test_assertion", "hex", "encode writes upper-case digits; cargo test -q --lib",
+      [("sub", "src/lib.rs", "const HEX_CHARS_LOWER: &[u8; 16] = b\"0123456789abcdef\";", "const HEX_CHARS_LOWER: &[u8; 16] = b\"0123456789ABCDEF\";")],
+      CT + " -q --lib", r"assertion", **B)
+    r("test_assertion", "semver", "a new test panics with its own message when the requirement does not match",
+      [("write", "tests/test_tilde.rs", "use semver::{Version, VersionReq};\n\n#[test]\nfn tilde_allows_next_minor() {\n    let req = VersionReq::parse(\"~1.2\").unwrap();\n    if !req.matches(&Version::parse(\"1.3.0\").unwrap()) {\n        panic!(\"~1.2 should match 1.3.0\");\n    }\n}\n")],
+      CT + " --test test_tilde", r"should match 1.3.0", env=NB, **B)
+    r("test_panic", "semver", "a test parses a version with expect() on a malformed string",
+      [("write", "tests/test_parse.rs", "use semver::Version;\n\n#[test]\nfn parses_minor() {\n    let v = Version::parse(\"1.x.0\").expect(\"a valid version\");\n    assert_eq!(v.minor, 0);\n}\n")],
+      CT + " --test test_parse", r"a valid version: Error", env=NB, **B)
+    r("command_not_found", "hex", "no break: cargo is not on the PATH the command runs with",
+      [], CT, r"cargo: command not found", env=base_env(PATH="/usr/local/bin:/usr/bin:/bin"), **B)
+
     C.write()
 
 

@@ -1,0 +1,4 @@
+"""slugkit: URL slugs from titles."""
+from slugkit.slug import slugify
+
+__all__ = ["slugify"]

@@ -181,7 +181,12 @@ func freshHome(dir, name string, u *security.WorkerUser) (string, error) {
 	if err := os.RemoveAll(home); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	// The directories above stay passable for u (made again here when
+	// zerg cleanup removed the workers' state); the home is u's alone.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(home, 0o700); err != nil {
 		return "", err
 	}
 	if u == nil {

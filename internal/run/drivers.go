@@ -45,7 +45,7 @@ func newDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spe
 
 // newLocalDriver is the driver of the config's mode on this machine.
 func newLocalDriver(ctx context.Context, opts Options, paths Paths, worker claude.Spec, slots int, meter *gateway.Meter) (d driver.Driver, caches []toolchain.Cache, err error) {
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	repo := opts.repo()
 	switch opts.Config.Mode {
 	case config.ModeSandbox, config.ModeContainer:
 		sb, caches, err := newSandbox(ctx, opts, repo, paths, worker, slots, meter)

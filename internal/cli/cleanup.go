@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 func init() { register(newCleanupCmd) }
@@ -216,6 +217,19 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		if logErr != nil {
 			reasons = append(reasons, fmt.Sprintf("run log %s and branch %s: the log cannot be read (%v), so whether the run delivered is unknown; pass --force to remove them anyway", logPath, integration, logErr))
 		}
+		if hasIntegration {
+			// A commit someone added to the integration branch (a fix on
+			// top of a run that did not deliver) is theirs: deleting the
+			// branch would leave it dangling, delivered or not.
+			foreign, err := repo.ForeignCommits(ctx, integrationHead, run.BranchPrefix(t.feature), t.feature, maxNamedCommits+1)
+			if err != nil {
+				return fmt.Errorf("read the commits of %s: %w", integration, err)
+			}
+			if len(foreign) > 0 {
+				reasons = append(reasons, fmt.Sprintf("branch %s and run log %s: the branch holds %s that zerg did not make and no other branch holds; merge or cherry-pick it into a branch of yours, or pass --force",
+					integration, logPath, namedCommits(foreign)))
+			}
+		}
 		if st != nil && st.Finished != nil && st.Finished.Delivered && hasIntegration {
 			merged, err := mergedOutsideZerg(ctx, repo, integrationHead)
 			if err != nil {
@@ -245,7 +259,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			merged[b] = true
 		}
 	}
-	keptBranches := 0
+	keptBranches, keptForeign := 0, 0
 	for _, b := range branches {
 		if !all && (b == integration || !merged[b]) {
 			continue
@@ -255,6 +269,23 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			keptBranches++
 			continue
 		}
+		if all && b != integration && !merged[b] && !o.force {
+			// An attempt branch someone committed on is theirs too.
+			tip, err := repo.RevParse(ctx, "refs/heads/"+b)
+			if err != nil {
+				return fmt.Errorf("read branch %s: %w", b, err)
+			}
+			foreign, err := repo.ForeignCommits(ctx, tip, prefix, t.feature, maxNamedCommits+1)
+			if err != nil {
+				return fmt.Errorf("read the commits of %s: %w", b, err)
+			}
+			if len(foreign) > 0 {
+				fmt.Fprintf(a.stdout, "kept     branch %s (it holds %s that zerg did not make and no other branch holds; merge or cherry-pick it, or pass --force)\n", b, namedCommits(foreign))
+				keptBranches++
+				keptForeign++
+				continue
+			}
+		}
 		if !o.dryRun {
 			if err := repo.DeleteBranch(ctx, b); err != nil {
 				return fmt.Errorf("delete branch %s: %w", b, err)
@@ -262,8 +293,11 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		}
 		fmt.Fprintf(a.stdout, "%s branch %s\n", verb, b)
 	}
-	if keptBranches > 0 {
-		failures = append(failures, fmt.Sprintf("%d branch(es) kept because a worktree has them checked out", keptBranches))
+	if n := keptBranches - keptForeign; n > 0 {
+		failures = append(failures, fmt.Sprintf("%d branch(es) kept because a worktree has them checked out", n))
+	}
+	if keptForeign > 0 {
+		failures = append(failures, fmt.Sprintf("%d branch(es) kept because they hold commits zerg did not make", keptForeign))
 	}
 
 	if blocked {
@@ -297,6 +331,27 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		return failedf("%s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// maxNamedCommits bounds the commits a kept line names.
+const maxNamedCommits = 3
+
+// namedCommits names commits zerg did not make for a kept line: "1 commit
+// (abc1234 "fix" by Ada)", the first maxNamedCommits of them.
+func namedCommits(list []gitx.ForeignCommit) string {
+	var names []string
+	for i, c := range list {
+		if i == maxNamedCommits {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %q by %s", shortID(c.Commit), truncate(oneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
+	}
+	n := pluralf(len(list), "%d commit", "%d commits")
+	if len(list) > maxNamedCommits {
+		n = fmt.Sprintf("more than %d commits", maxNamedCommits)
+	}
+	return fmt.Sprintf("%s (%s)", n, strings.Join(names, ", "))
 }
 
 // hasTraces reports whether the feature is known to the repository: its

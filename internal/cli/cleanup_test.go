@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -341,4 +342,67 @@ func TestCleanupHandsBackAnInterruptedAttemptsClone(t *testing.T) {
 	if _, again, _ := runZerg(t, "cleanup"); !strings.Contains(again, "kept     "+ws+" (attempt 1 of T1, not committed: interrupted") || !exists(filepath.Join(ws, ".git", "config.worker")) {
 		t.Errorf("second cleanup:\n%s", again)
 	}
+}
+
+// TestCleanupKeepsCommitsZergDidNotMake: a commit a person added to the
+// integration branch of a run that did not deliver, or to an attempt
+// branch, is theirs: cleanup --all keeps the branch (and the log, without
+// which the kept integration branch would block the next rush) and says
+// why, naming the commit; --force removes it. The control: once another
+// branch holds the commit, nothing would be lost and --all removes it.
+func TestCleanupKeepsCommitsZergDidNotMake(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	ctx := context.Background()
+	ada := gitx.Identity{Name: "Ada", Email: "ada@example.org"}
+	mine := f.repo.WithCommits(gitx.CommitPolicy{Author: ada, Committer: ada})
+	commitAs := func(r *gitx.Runner, branch, file string) string {
+		ws := filepath.Join(t.TempDir(), "scratch")
+		gitRun(t, f.repo.Runner, "worktree", "add", "--quiet", ws, branch)
+		writeFile(t, filepath.Join(ws, file), []byte("mine\n"))
+		w := r.In(ws)
+		gitRun(t, w, "add", "--all")
+		c, err := w.Commit(ctx, "my fix of "+file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.repo.RemoveWorktree(ctx, ws); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	integration := run.IntegrationBranch("auth")
+	fix := commitAs(mine, integration, "fix.txt")
+	attempt := run.AttemptBranch("auth", "T1", 1)
+	gitRun(t, f.repo.Runner, "branch", attempt, f.base)
+	onAttempt := commitAs(mine, attempt, "attempt.txt")
+
+	code, out := cleanupTwice(t, "--all")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitFailed, out)
+	}
+	if want := "kept     branch " + integration + " and run log .zerg/runs/auth: the branch holds 1 commit (" + fix[:10] + ` "my fix of fix.txt" by Ada) that zerg did not make`; !strings.Contains(out, want) {
+		t.Errorf("cleanup --all lacks %q:\n%s", want, out)
+	}
+	if f.branchAt(t, integration) != fix || f.branchAt(t, attempt) != onAttempt || !exists(f.paths.Events) {
+		t.Fatalf("cleanup --all removed what holds a person's commit:\n%s", out)
+	}
+
+	// The control: held by a branch of the person's, nothing is lost.
+	gitRun(t, f.repo.Runner, "branch", "mine", fix)
+	code, out = runZergOut(t, "cleanup", "auth", "--all")
+	if !strings.Contains(out, "removed branch "+integration) || strings.Contains(out, "kept     branch "+integration) {
+		t.Errorf("exit %d: with the commit on another branch, the integration branch should go:\n%s", code, out)
+	}
+	if want := "kept     branch " + attempt + " (it holds 1 commit (" + onAttempt[:10] + ` "my fix of attempt.txt" by Ada) that zerg did not make`; code != ExitFailed || !strings.Contains(out, want) || f.branchAt(t, attempt) != onAttempt {
+		t.Errorf("exit %d: the attempt branch holding a commit of the person's is not kept as %q:\n%s", code, want, out)
+	}
+	if code, out := runZergOut(t, "cleanup", "auth", "--all", "--force"); code != ExitOK || f.branchAt(t, attempt) != "" {
+		t.Errorf("--force: exit %d\n%s", code, out)
+	}
+}
+
+func runZergOut(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	code, out, errs := runZerg(t, args...)
+	return code, out + errs
 }

@@ -315,7 +315,9 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	}
 	// The denials were audited by the gateway as the CLI reported them to
 	// the model (the result event's list is the worker's to forge).
-	judgeGateway(&v, out, gw.Stats(), ctx.Err() != nil)
+	st := gw.Stats()
+	judgeGateway(&v, out, st, ctx.Err() != nil)
+	v.Refused = gatewayRefusals(st)
 	w.outOfMemory(&v)
 	return v, nil
 }

@@ -93,7 +93,7 @@ func (w *worktree) Launch(ctx context.Context, sp claude.Spec, start Starter) (V
 	if err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Worker: out, Class: out.Class, Reason: out.Reason}
+	v := Verdict{Worker: out, Class: out.Class, Reason: out.Reason, Refused: cliRefusals(out.PermissionDenials)}
 	// Without a gateway the CLI's own report of the calls its hook denied
 	// is all there is; the worker's code could forge it, so it only ever
 	// adds records, it never clears anyone.

@@ -97,7 +97,7 @@ func TestJSONDurationsAndTimes(t *testing.T) {
 	now := time.Now().UTC()
 	v := run.View{Feature: "auth", State: run.RunRunning, StartedAt: now, DurationMS: 1500,
 		Coordinator: run.CoordinatorView{Alive: true, PID: 7}, Governor: &run.Snapshot{Breaker: "closed", Zone: "green", Limit: 4},
-		Levels: []run.LevelView{}, Gates: []run.GateFinished{},
+		Levels: []run.LevelView{}, Gates: []run.GateView{},
 		Tasks: []run.TaskView{{ID: "T1", Level: 1, Status: run.StatusRunning, Running: &run.RunningView{Attempt: 1, Started: now}}}}
 	var buf bytes.Buffer
 	if err := printViewJSON(&buf, v); err != nil {

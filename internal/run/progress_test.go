@@ -19,8 +19,8 @@ const nasty = "FAIL\x1b[2J\x1b[H\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;zerg: D
 func TestProgressCleansWorkerText(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b)
-	p.gate(config.Gate{Name: "tests", Required: true}, 1, "0123456789abcdef", nasty)
-	p.gate(config.Gate{Name: "lint"}, 2, "0123456789abcdef", nasty)
+	p.gate(config.Gate{Name: "tests", Required: true}, GateFinished{Exit: 1, Head: "0123456789abcdef", Output: nasty}, "demo")
+	p.gate(config.Gate{Name: "lint"}, GateFinished{Exit: 2, Head: "0123456789abcdef", Output: nasty}, "demo")
 	p.retrying("T1", 1, "verification failed", nasty)
 	p.failedForGood("T1", TaskState{Attempts: 2}, nasty)
 	p.fatal("T2", nasty)
@@ -41,7 +41,7 @@ func TestProgressCleansWorkerText(t *testing.T) {
 	// Escapes do not use up the part of the output shown: it is cut after
 	// cleaning.
 	b.Reset()
-	p.gate(config.Gate{Name: "tests", Required: true}, 1, "0123456789abcdef", "assertion failed\n"+strings.Repeat("\x1b[0m", 100))
+	p.gate(config.Gate{Name: "tests", Required: true}, GateFinished{Exit: 1, Head: "0123456789abcdef", Output: "assertion failed\n" + strings.Repeat("\x1b[0m", 100)}, "demo")
 	if !strings.Contains(b.String(), "assertion failed") {
 		t.Errorf("the gate's message was cut away by escapes: %q", b.String())
 	}

@@ -140,7 +140,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	levels := graphLevels(c.graph)
 	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.schedule, c.rehearsal, c.credential)
 	if c.projection != nil {
-		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
+		c.progress.projection(c.projection, func(id string) bool { return c.taskState(id).Status == StatusMerged }, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
 			return c.state, err
 		}

@@ -46,3 +46,20 @@ func TestProgressCleansWorkerText(t *testing.T) {
 		t.Errorf("the gate's message was cut away by escapes: %q", b.String())
 	}
 }
+
+// TestProjectionLineOfAResume: a resume's projection is of the tasks it
+// still has to merge, and never says there are no earlier runs (the run
+// itself is one).
+func TestProjectionLineOfAResume(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b)
+	pr := &Projection{Basis: "estimate", Tasks: []TaskProjection{
+		{Task: "A", Range: Range{Low: 1, Expected: 2, High: 4}}, {Task: "B", Range: Range{Low: 1, Expected: 3, High: 6}}}}
+	pr.Range = Range{Low: 2, Expected: 5, High: 10}
+	p.projection(pr, func(id string) bool { return id == "A" }, 0.5, 0)
+	out := b.String()
+	if !strings.Contains(out, "projected cost: $3.00 expected (range $1.00–$6.00") || !strings.Contains(out, "for the 1 task(s) not merged yet, of $5.00 for all 2") ||
+		strings.Contains(out, "no earlier runs") {
+		t.Errorf("resume's projection:\n%s", out)
+	}
+}

@@ -56,7 +56,7 @@ func TestRefusedWriteIsInTheVerdict(t *testing.T) {
 				RefusedWrites int    `json:"refused_writes"`
 				Tasks         []struct {
 					ID            string `json:"id"`
-					RefusedWrites []struct{ Path, Tool, Why string }
+					RefusedWrites []struct{ Path, Tool, Why string } `json:"refused_writes"`
 				} `json:"tasks"`
 			}
 			s := p.zerg("status", "--json")

@@ -584,7 +584,7 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	failed, err := c.recordGates(gateOn{level: level}, head, runs)
+	failed, err := c.recordGates(gateOn{level: level, merged: ids}, head, runs)
 	if err != nil {
 		return err
 	}

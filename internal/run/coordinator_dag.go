@@ -203,7 +203,7 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 	if ctx.Err() != nil {
 		return false, GateFailure{}, context.Cause(ctx)
 	}
-	failed, err := c.recordGates(gateOn{batch: n, tasks: ids}, head, runs)
+	failed, err := c.recordGates(gateOn{batch: n, tasks: ids, merged: ids}, head, runs)
 	if err != nil {
 		return false, GateFailure{}, err
 	}

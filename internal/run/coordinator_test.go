@@ -492,7 +492,8 @@ func TestRetryPromptCarriesTheFailure(t *testing.T) {
 func TestGateRecords(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.git.breaks = map[string]bool{}
-	long := "collected 3 items\nFAILED /tmp/zerg/_gate-tests/b.txt:12: in test_b\n" + strings.Repeat("warning: noise\n", 400) + "1 failed\n"
+	// c.txt is C's, a task of level 2: its work is not on this head.
+	long := "collected 3 items\nFAILED /tmp/zerg/_gate-tests/b.txt:12: in test_b, which reads c.txt\n" + strings.Repeat("warning: noise\n", 400) + "1 failed\n"
 	w.git.gateOut = long
 	w.git.gateExit["tests"] = 1
 	st, err := w.rush(context.Background())
@@ -503,7 +504,7 @@ func TestGateRecords(t *testing.T) {
 	if got, ok := ReadGateLog(w.runDir, g); !ok || got != long {
 		t.Errorf("gate log %q (%v): not the whole output", g.Log, ok)
 	}
-	if !strings.Contains(g.Output, "FAILED /tmp/zerg/_gate-tests/b.txt:12") || !strings.Contains(g.Output, "1 failed") || len(g.Output) > 3200 {
+	if !strings.Contains(g.Output, "FAILED /tmp/zerg/_gate-tests/b.txt:12: in test_b, which reads c.txt") || !strings.Contains(g.Output, "1 failed") || len(g.Output) > 3200 {
 		t.Errorf("the event's excerpt (%d bytes) lacks the beginning or the end:\n%s", len(g.Output), g.Output)
 	}
 	if !slices.Equal(g.Named, []string{"B"}) || st.FailedLevel == nil || !strings.Contains(st.FailedLevel.Reason, "its output names files of B") {

@@ -47,7 +47,25 @@ func (c *Coordinator) completes(ids []string) bool {
 // tasks (dag).
 type gateOn struct {
 	level, batch int
-	tasks        []string
+	tasks        []string // the batch's tasks (dag), as the event names them
+	merged       []string // the tasks this merge adds to the head
+}
+
+// onHead reports whether a task's work is on a merged head: merged before,
+// or one of the merge's.
+func (c *Coordinator) onHead(merging []string) func(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	on := map[string]bool{}
+	for _, id := range merging {
+		on[id] = true
+	}
+	for id, t := range c.state.Tasks {
+		if t.Status == StatusMerged {
+			on[id] = true
+		}
+	}
+	return func(id string) bool { return on[id] }
 }
 
 // recordGates writes each gate's outcome: its output to its log, then
@@ -68,7 +86,7 @@ func (c *Coordinator) recordGates(on gateOn, head string, runs []gateRun) (*Gate
 			ev.Log = rel
 		}
 		if exit != 0 {
-			ev.Named = namedTasks(c.graph, out)
+			ev.Named = namedTasks(c.graph, out, c.onHead(on.merged))
 		}
 		if err := c.emit(EvGateFinished, "", 0, ev); err != nil {
 			return nil, err
@@ -132,18 +150,19 @@ var pathToken = regexp.MustCompile(`[A-Za-z0-9_@+.\-/]+`)
 // maxTokens bounds the tokens of an output namedTasks reads.
 const maxTokens = 50000
 
-// namedTasks are the graph's tasks (in its order) that own a file a gate's
-// output names: a path as the project's tools print it, relative or
-// absolute (a clone's prefix is stripped at each '/'), with a line
-// number or a test name after it. These are the tasks to look at first;
-// the output may of course fail for a file no task owns.
-func namedTasks(g *spec.Graph, out string) []string {
+// namedTasks are the graph's tasks (in its order) whose work is on the
+// gate's head (onHead) and that own a file its output names: a path as
+// the project's tools print it, relative or absolute (a clone's prefix is
+// stripped at each '/'), with a line number or a test name after it.
+// These are the tasks to look at first; a task of a later level is not
+// one (its work is not there), and the output may of course fail for a
+// file no task owns.
+func namedTasks(g *spec.Graph, out string, onHead func(id string) bool) []string {
 	if g == nil {
 		return nil
 	}
 	paths := map[string]bool{}
-	for i, tok := range pathToken.FindAllString(out, maxTokens) {
-		_ = i
+	for _, tok := range pathToken.FindAllString(out, maxTokens) {
 		tok = strings.Trim(tok, ".-/")
 		if !strings.ContainsAny(tok, "./") {
 			continue
@@ -159,6 +178,9 @@ func namedTasks(g *spec.Graph, out string) []string {
 	}
 	var named []string
 	for _, t := range g.Tasks {
+		if !onHead(t.ID) {
+			continue
+		}
 		for p := range paths {
 			if p != "" && t.Owns(p) {
 				named = append(named, t.ID)

@@ -31,7 +31,7 @@ func TestDashboardRefusedWritesAndGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := "  - name: notes\n    command: printf 'notes: line one\\nnotes: docs/usage.md is read by nobody\\nline three\\n'; exit 1\n    required: false\n"
+	gate := "  - name: notes\n    command: printf 'notes - line one\\nnotes - docs/usage.md is read by nobody\\nline three\\n'; exit 1\n    required: false\n"
 	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), "gates:\n", "gates:\n"+gate, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestDashboardRefusedWritesAndGates(t *testing.T) {
 		t.Fatalf("gate page: %v", err)
 	}
 	output, err := chromedp.Run(within(t, ctx), chromedp.Evaluate[string](`document.getElementById("gate-output").innerText`))
-	if err != nil || !strings.Contains(output, "notes: line one\nnotes: docs/usage.md is read by nobody\nline three") {
+	if err != nil || !strings.Contains(output, "notes - line one\nnotes - docs/usage.md is read by nobody\nline three") {
 		t.Errorf("gate output %q (%v): not the gate's lines", output, err)
 	}
 	named, err := chromedp.Run(within(t, ctx), chromedp.Text(`#gate-named`))

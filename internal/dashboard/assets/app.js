@@ -188,7 +188,7 @@ function drawRun(snap) {
     graph,
     refused.length ? [el("h2", {}, "Refused writes"),
       el("p", { class: "muted" }, "Writes the workers' hooks refused: they are not in the tasks' work, whatever the workers said."),
-      el("ul", { id: "refused-writes" }, refused.map((t) => t.refused_writes.map((w) => el("li", {},
+      el("ul", { id: "refused-writes" }, refused.flatMap((t) => t.refused_writes.map((w) => el("li", {},
         el("a", { href: "#/run/" + enc(v.feature) + "/task/" + enc(t.id) }, t.id), ": write refused: " + w.path + ", " + w.why))))] : null,
     el("h2", {}, "Workers"), workers,
     el("h2", {}, "Levels"), levels,
@@ -220,7 +220,7 @@ async function showGate(r) {
       el("span", { class: "state " + (g.exit === 0 ? "merged" : g.superseded ? "" : "failed"), id: "gate-verdict" }, gateVerdict(g))),
     el("p", { class: "muted" }, "head " + (g.head || "").slice(0, 10) + " · ", el("code", {}, g.command)),
     (g.named || []).length ? el("p", { id: "gate-named" }, "Its output names files of: ",
-      g.named.map((id, i) => [i ? ", " : "", el("a", { href: "#/run/" + enc(p.feature) + "/task/" + enc(id) }, id)])) : null,
+      g.named.flatMap((id, i) => [i ? ", " : "", el("a", { href: "#/run/" + enc(p.feature) + "/task/" + enc(id) }, id)])) : null,
     p.from_log ? null : el("p", { class: "muted" }, "Only the excerpt the run's log kept (no gate log: an older zerg, or it is gone)."),
     p.truncated ? el("p", { class: "muted" }, "(its beginning is cut here; zerg logs " + p.feature + " --gate " + g.name + " prints it whole)") : null,
     el("pre", { class: "gate-output", id: "gate-output" }, p.output || "(no output)"));

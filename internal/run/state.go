@@ -510,6 +510,9 @@ func (s *State) apply(e eventlog.Event) {
 // on head (the merge that happened) stand, the others were refused ("":
 // every one of them).
 func (s *State) decideGates(head string) {
+	if s.GateRefused == nil {
+		s.GateRefused = map[int]bool{}
+	}
 	for _, i := range s.openGates {
 		if head == "" || s.Gates[i].Head != head {
 			s.GateRefused[i] = true

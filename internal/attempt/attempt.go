@@ -62,6 +62,9 @@ type Input struct {
 	// Opening is security.allow_protected: a protected path it opens may
 	// be changed when the task names it.
 	Opening *security.Opening
+	// FailRefusedWrites is security.refused_writes: fail: a write the
+	// worker's hook refused fails the attempt (reason write_refused).
+	FailRefusedWrites bool
 
 	// Scanner checks everything the worker changed for secrets before
 	// anything is staged; nil disables the scan (tests of the pipeline only).
@@ -124,6 +127,9 @@ type Result struct {
 	Diagnosis *diagnose.Hypothesis
 	// Phases are where the attempt's time went.
 	Phases Phases
+	// RefusedWrites are the worker's writes its hook refused (refused.go):
+	// none of them is in the result.
+	RefusedWrites []RefusedWrite
 }
 
 // Phases are the wall times of an attempt's steps: making the workspace,

@@ -2,6 +2,7 @@ package attempt
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,7 +88,13 @@ func DependencySummary(attempts, task string) (contextpack.Summary, bool) {
 	}
 	slices.Sort(nums)
 	for i := len(nums) - 1; i >= 0; i-- {
-		if text, ok := finalResult(filepath.Join(attempts, task, strconv.Itoa(nums[i]), "stream.jsonl")); ok {
+		dir := filepath.Join(attempts, task, strconv.Itoa(nums[i]))
+		if text, ok := finalResult(filepath.Join(dir, "stream.jsonl")); ok {
+			// The worker's words may claim what its hook refused: zerg's
+			// note goes first, so that no cut of the summary loses it.
+			if ws := ReadRefused(dir); len(ws) > 0 {
+				text = fmt.Sprintf("[zerg: the hook refused %s of this task: %s; they are not in its commit, whatever follows says] %s", pluralWrites(len(ws)), ListRefused(ws), text)
+			}
 			return contextpack.Summary{Text: text, Attempt: nums[i]}, true
 		}
 	}

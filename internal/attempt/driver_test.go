@@ -23,6 +23,7 @@ import (
 // order.
 type fakeDriver struct {
 	files   map[string]string // path → content the worker "wrote"; "" deletes
+	refused []driver.Refusal  // the calls the worker's CLI refused
 	verify  int               // the verification's exit code
 	calls   []string
 	removed bool
@@ -54,7 +55,7 @@ func (w *fakeWorkspace) Dir() string { return w.a.Workspace }
 
 func (w *fakeWorkspace) Launch(ctx context.Context, sp claude.Spec, start driver.Starter) (driver.Verdict, error) {
 	w.d.calls = append(w.d.calls, "launch")
-	return driver.Verdict{Class: outcome.Success, Reason: outcome.ReasonCompleted}, nil
+	return driver.Verdict{Class: outcome.Success, Reason: outcome.ReasonCompleted, Refused: w.d.refused}, nil
 }
 
 func (w *fakeWorkspace) Exec(ctx context.Context, c driver.Command) (int, string) {

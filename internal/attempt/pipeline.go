@@ -59,7 +59,8 @@ func run(ctx context.Context, in Input) (Result, error) {
 	}
 	res := Result{Worker: v.Worker, Class: v.Class, Reason: v.Reason, Detail: v.Detail, Reset: v.Reset,
 		MemoryPeak: v.MemoryPeak, RetryAfter: time.Duration(retryAfter.Load()),
-		Phases: Phases{Prepare: prepared, Launch: launched}}
+		Phases: Phases{Prepare: prepared, Launch: launched}, RefusedWrites: in.refusedWrites(v.Refused)}
+	writeRefused(in.Dir, res.RefusedWrites)
 	if ctx.Err() != nil {
 		// Stopped by the coordinator: keep the work, let the caller decide.
 		res.Class, res.Reason, res.Detail = outcome.Infra, outcome.ReasonCancelled, "the run was stopped"
@@ -90,6 +91,12 @@ func (in Input) driverAttempt() driver.Attempt {
 func finish(ctx context.Context, in Input, ws driver.Workspace, res Result) (Result, error) {
 	if err := diskwatch.Tripped(ctx); err != nil {
 		return in.diskFailed(ctx, ws, res, err), nil
+	}
+	if res.Class == outcome.Success && in.FailRefusedWrites && len(res.RefusedWrites) > 0 {
+		// The worker could not do what it meant to: a retry is told what
+		// was refused instead of committing a result its summary
+		// misdescribes.
+		res = failTask(res, outcome.ReasonWriteRefused, in.refusedDetail(res.RefusedWrites))
 	}
 	if res.Class == outcome.Success {
 		if in.OnVerify != nil {
@@ -561,11 +568,13 @@ func pathsRecord(paths []string) map[string]any {
 const maxListed = 20
 
 // listOf joins items for a report, naming at most maxListed of them.
-func listOf(items []string) string {
+func listOf(items []string) string { return listOfSep(items, ", ") }
+
+func listOfSep(items []string, sep string) string {
 	if len(items) <= maxListed {
-		return strings.Join(items, ", ")
+		return strings.Join(items, sep)
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], sep), len(items)-maxListed)
 }
 
 func lastLines(s string, n int) string {

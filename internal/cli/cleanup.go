@@ -9,14 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 func init() { register(newCleanupCmd) }
@@ -164,7 +168,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			}
 			if fi, err := os.Lstat(filepath.Join(p, ".git")); err == nil && fi.IsDir() {
 				keptClones++
-				fmt.Fprintf(a.stdout, "kept     %s (%s; it is yours and git works there: look at it, then delete it yourself)\n", p, keptReason(p))
+				fmt.Fprintf(a.stdout, "kept     %s (%s)\n", p, keepClone(p, st, t.feature, o.dryRun))
 			}
 		}
 	}
@@ -213,6 +217,19 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		if logErr != nil {
 			reasons = append(reasons, fmt.Sprintf("run log %s and branch %s: the log cannot be read (%v), so whether the run delivered is unknown; pass --force to remove them anyway", logPath, integration, logErr))
 		}
+		if hasIntegration {
+			// A commit someone added to the integration branch (a fix on
+			// top of a run that did not deliver) is theirs: deleting the
+			// branch would leave it dangling, delivered or not.
+			foreign, err := repo.ForeignCommits(ctx, integrationHead, run.BranchPrefix(t.feature), t.feature, maxNamedCommits+1)
+			if err != nil {
+				return fmt.Errorf("read the commits of %s: %w", integration, err)
+			}
+			if len(foreign) > 0 {
+				reasons = append(reasons, fmt.Sprintf("branch %s and run log %s: the branch holds %s that zerg did not make and no other branch holds; merge or cherry-pick it into a branch of yours, or pass --force",
+					integration, logPath, namedCommits(foreign)))
+			}
+		}
 		if st != nil && st.Finished != nil && st.Finished.Delivered && hasIntegration {
 			merged, err := mergedOutsideZerg(ctx, repo, integrationHead)
 			if err != nil {
@@ -242,7 +259,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			merged[b] = true
 		}
 	}
-	keptBranches := 0
+	keptBranches, keptForeign := 0, 0
 	for _, b := range branches {
 		if !all && (b == integration || !merged[b]) {
 			continue
@@ -252,6 +269,23 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 			keptBranches++
 			continue
 		}
+		if all && b != integration && !merged[b] && !o.force {
+			// An attempt branch someone committed on is theirs too.
+			tip, err := repo.RevParse(ctx, "refs/heads/"+b)
+			if err != nil {
+				return fmt.Errorf("read branch %s: %w", b, err)
+			}
+			foreign, err := repo.ForeignCommits(ctx, tip, prefix, t.feature, maxNamedCommits+1)
+			if err != nil {
+				return fmt.Errorf("read the commits of %s: %w", b, err)
+			}
+			if len(foreign) > 0 {
+				fmt.Fprintf(a.stdout, "kept     branch %s (it holds %s that zerg did not make and no other branch holds; merge or cherry-pick it, or pass --force)\n", b, namedCommits(foreign))
+				keptBranches++
+				keptForeign++
+				continue
+			}
+		}
 		if !o.dryRun {
 			if err := repo.DeleteBranch(ctx, b); err != nil {
 				return fmt.Errorf("delete branch %s: %w", b, err)
@@ -259,8 +293,11 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		}
 		fmt.Fprintf(a.stdout, "%s branch %s\n", verb, b)
 	}
-	if keptBranches > 0 {
-		failures = append(failures, fmt.Sprintf("%d branch(es) kept because a worktree has them checked out", keptBranches))
+	if n := keptBranches - keptForeign; n > 0 {
+		failures = append(failures, fmt.Sprintf("%d branch(es) kept because a worktree has them checked out", n))
+	}
+	if keptForeign > 0 {
+		failures = append(failures, fmt.Sprintf("%d branch(es) kept because they hold commits zerg did not make", keptForeign))
 	}
 
 	if blocked {
@@ -294,6 +331,27 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 		return failedf("%s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// maxNamedCommits bounds the commits a kept line names.
+const maxNamedCommits = 3
+
+// namedCommits names commits zerg did not make for a kept line: "1 commit
+// (abc1234 "fix" by Ada)", the first maxNamedCommits of them.
+func namedCommits(list []gitx.ForeignCommit) string {
+	var names []string
+	for i, c := range list {
+		if i == maxNamedCommits {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %q by %s", shortID(c.Commit), truncate(oneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
+	}
+	n := pluralf(len(list), "%d commit", "%d commits")
+	if len(list) > maxNamedCommits {
+		n = fmt.Sprintf("more than %d commits", maxNamedCommits)
+	}
+	return fmt.Sprintf("%s (%s)", n, strings.Join(names, ", "))
 }
 
 // hasTraces reports whether the feature is known to the repository: its
@@ -347,7 +405,18 @@ func cleanWorkspace(ctx context.Context, repo *gitx.Repo, mergeWS string, w gitx
 	case err != nil:
 		return fmt.Sprintf("cannot check it for uncommitted work: %v", err), true
 	case dirty:
-		return "uncommitted changes: commit or copy them, then run cleanup again", true
+		// A worker user owned it: the person's own git would refuse it
+		// ("dubious ownership"). Its .git is still zerg's (the trusted
+		// call above would have failed otherwise), so it can be theirs.
+		whose := "it is yours and git works there"
+		if dryRun {
+			if !security.InvokerOwns(w.Path) {
+				whose = wouldHandBack
+			}
+		} else if err := security.HandBackWorktree(w.Path); err != nil {
+			whose = fmt.Sprintf("it could not be handed to you (%v), so your git may refuse it", err)
+		}
+		return "uncommitted changes; " + whose + ": commit or copy them, then run cleanup again", true
 	case w.Locked:
 		return "locked with git worktree lock: unlock it, then run cleanup again", false
 	}
@@ -395,18 +464,69 @@ func samePath(p, q string) bool {
 	return err1 == nil && err2 == nil && rp == rq
 }
 
-// keptReason is why zerg kept a sandboxed workspace, from the record it
-// wrote beside it.
-func keptReason(ws string) string {
-	data, err := os.ReadFile(ws + driver.KeptSuffix)
-	if err != nil {
-		return "a sandboxed attempt's workspace whose work zerg did not commit"
+// keepClone is why zerg keeps a private workspace (sandbox, container or
+// tasks mode) and whose it is. One zerg kept during the run was handed
+// back then, with a record of why beside it. One without a record is an
+// attempt a dead coordinator left (or one zerg could not hand back): it
+// still belongs to the worker user that ran it, and git refuses it to
+// anyone else ("dubious ownership"), so cleanup hands it back now, as
+// the run would have (security.HandBack), and records that it did. A dry
+// run only says it would.
+func keepClone(ws string, st *run.State, feature string, dryRun bool) string {
+	if k, ok := readKept(ws); ok {
+		why := fmt.Sprintf("attempt %d of %s, not committed: %s", k.Attempt, k.Task, k.Reason)
+		if k.Reason == "" {
+			why = "a sandboxed attempt's workspace whose work zerg did not commit"
+		}
+		return why + "; it is yours and git works there: look at it, then delete it yourself"
 	}
+	k := driver.Kept{Reason: "its work was not committed", Time: time.Now().UTC()}
+	why := "a private workspace whose work zerg did not commit"
+	if task, n, ok := openAttemptAt(st, ws); ok {
+		k.Task, k.Attempt = task, n
+		k.Reason = "interrupted: its coordinator stopped before zerg committed its work"
+		why = fmt.Sprintf("attempt %d of %s, %s; zerg rush %s --resume commits it", n, task, k.Reason, feature)
+	}
+	if dryRun {
+		return why + "; " + wouldHandBack
+	}
+	if err := security.HandBack(ws); err != nil {
+		return fmt.Sprintf("%s; it still belongs to the worker user and could not be handed to you (%v), so your git refuses it: delete it as root, or run cleanup as root", why, err)
+	}
+	if b, err := json.Marshal(k); err == nil {
+		_ = fsx.WritePrivate(ws+driver.KeptSuffix, b)
+	}
+	return why + "; " + handedBack
+}
+
+// What cleanup says of a kept workspace that a worker user owned: a dry
+// run says it would hand it back, the real one that it did.
+const (
+	wouldHandBack = "cleanup would hand it to you"
+	handedBack    = "handed to you now: it is yours and git works there (the worker's .git/config and hooks are set aside as .git/config.worker and .git/hooks.worker)"
+)
+
+// readKept reads the record zerg wrote beside a workspace it handed back.
+func readKept(ws string) (driver.Kept, bool) {
 	var k driver.Kept
-	if json.Unmarshal(data, &k) != nil || k.Reason == "" {
-		return "a sandboxed attempt's workspace whose work zerg did not commit"
+	data, err := os.ReadFile(ws + driver.KeptSuffix)
+	if err != nil || json.Unmarshal(data, &k) != nil {
+		return driver.Kept{}, false
 	}
-	return fmt.Sprintf("attempt %d of %s, not committed: %s", k.Attempt, k.Task, k.Reason)
+	return k, true
+}
+
+// openAttemptAt names the attempt the log leaves open in workspace ws.
+func openAttemptAt(st *run.State, ws string) (task string, n int, ok bool) {
+	if st == nil {
+		return "", 0, false
+	}
+	for id, o := range st.OpenAttempts() {
+		if samePath(o.Workspace, ws) {
+			return id, o.Number, true
+		}
+	}
+	return "", 0, false
 }
 
 // dirSize is the bytes the files under dir take.

@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -31,7 +34,10 @@ func cleanupTwice(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	dryCode, dry, _ := runZerg(t, append(append([]string{"cleanup"}, args...), "--dry-run")...)
 	code, out, errs := runZerg(t, append([]string{"cleanup"}, args...)...)
-	if want := strings.ReplaceAll(dry, "would remove", "removed"); out != want || code != dryCode {
+	// A workspace a worker user owned is handed back by the real run only.
+	want := strings.NewReplacer("would remove", "removed", "; "+wouldHandBack+")", "; "+handedBack+")",
+		wouldHandBack+":", "it is yours and git works there:").Replace(dry)
+	if out != want || code != dryCode {
 		t.Fatalf("cleanup %v: the dry run (exit %d) said\n%s\nthe real run (exit %d) did\n%s%s", args, dryCode, dry, code, out, errs)
 	}
 	return code, out
@@ -252,11 +258,151 @@ func TestCleanupKeepsRefusedSandboxWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(ws, "secret.txt"), []byte("refused\n"))
+	// The record the driver writes beside a workspace it kept and handed
+	// back (driver.sandboxed.Keep).
+	writeFile(t, ws+driver.KeptSuffix, []byte(`{"task":"T9","attempt":1,"reason":"zerg refused to commit it: secret.txt (secret)"}`))
 	code, out := cleanupTwice(t, "--all", "--force")
-	if !strings.Contains(out, "kept     "+ws+" (a sandboxed attempt's workspace") {
+	if !strings.Contains(out, "kept     "+ws+" (attempt 1 of T9, not committed: zerg refused to commit it: secret.txt (secret); it is yours and git works there") {
 		t.Errorf("exit %d, the refused workspace is not listed:\n%s", code, out)
 	}
 	if !exists(filepath.Join(ws, "secret.txt")) {
 		t.Error("cleanup deleted a refused sandbox workspace")
 	}
+}
+
+// TestCleanupHandsBackAnInterruptedAttemptsClone: the private clone of an
+// attempt whose coordinator died still belongs to the worker user that ran
+// it, and the person's git refuses it ("dubious ownership"). Cleanup hands
+// it back as the run would have (theirs, the worker's .git/config set
+// aside) before it says it is theirs, and says which attempt it is and
+// that --resume commits it. The dry run changes nothing.
+func TestCleanupHandsBackAnInterruptedAttemptsClone(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the workspace to another user, as a worker user holds it")
+	}
+	f := newFakeRun(t, "auth", false)
+	ws := filepath.Join(f.paths.Workspaces, "T1-1")
+	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, ".git", "config"), []byte("[core]\n\tfsmonitor = /tmp/planted\n"))
+	writeFile(t, filepath.Join(ws, "work.txt"), []byte("half done\n"))
+	log, _, err := eventlog.Open(f.paths.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.AppendData(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.AppendData(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base, Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	const worker = 65534 // nobody: the worker user the attempt ran as
+	if err := filepath.WalkDir(ws, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, worker, worker)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ownerOf := func(p string) int {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(fi.Sys().(*syscall.Stat_t).Uid)
+	}
+
+	_, dry, _ := runZerg(t, "cleanup", "--dry-run")
+	if !strings.Contains(dry, "kept     "+ws+" (attempt 1 of T1, interrupted") || !strings.Contains(dry, wouldHandBack) {
+		t.Errorf("dry run:\n%s", dry)
+	}
+	if ownerOf(ws) != worker || exists(ws+driver.KeptSuffix) {
+		t.Fatal("the dry run handed the workspace back")
+	}
+	code, out := cleanupTwice(t)
+	if code != ExitFailed || !strings.Contains(out, "kept     "+ws+" (attempt 1 of T1, interrupted: its coordinator stopped before zerg committed its work; zerg rush auth --resume commits it; "+handedBack+")") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, p := range []string{ws, filepath.Join(ws, "work.txt"), filepath.Join(ws, ".git")} {
+		if ownerOf(p) != os.Getuid() {
+			t.Errorf("%s still belongs to uid %d after cleanup said it is yours", p, ownerOf(p))
+		}
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); strings.Contains(string(cfg), "fsmonitor") {
+		t.Error("the worker's .git/config was not set aside: the person's git would run its fsmonitor")
+	}
+	if !exists(filepath.Join(ws, ".git", "config.worker")) || !exists(filepath.Join(ws, "work.txt")) {
+		t.Error("the worker's config or work is gone")
+	}
+	// Once handed back, a second cleanup keeps it as it is, and says why
+	// from the record it wrote.
+	if _, again, _ := runZerg(t, "cleanup"); !strings.Contains(again, "kept     "+ws+" (attempt 1 of T1, not committed: interrupted") || !exists(filepath.Join(ws, ".git", "config.worker")) {
+		t.Errorf("second cleanup:\n%s", again)
+	}
+}
+
+// TestCleanupKeepsCommitsZergDidNotMake: a commit a person added to the
+// integration branch of a run that did not deliver, or to an attempt
+// branch, is theirs: cleanup --all keeps the branch (and the log, without
+// which the kept integration branch would block the next rush) and says
+// why, naming the commit; --force removes it. The control: once another
+// branch holds the commit, nothing would be lost and --all removes it.
+func TestCleanupKeepsCommitsZergDidNotMake(t *testing.T) {
+	f := newFakeRun(t, "auth", false)
+	ctx := context.Background()
+	ada := gitx.Identity{Name: "Ada", Email: "ada@example.org"}
+	mine := f.repo.WithCommits(gitx.CommitPolicy{Author: ada, Committer: ada})
+	commitAs := func(r *gitx.Runner, branch, file string) string {
+		ws := filepath.Join(t.TempDir(), "scratch")
+		gitRun(t, f.repo.Runner, "worktree", "add", "--quiet", ws, branch)
+		writeFile(t, filepath.Join(ws, file), []byte("mine\n"))
+		w := r.In(ws)
+		gitRun(t, w, "add", "--all")
+		c, err := w.Commit(ctx, "my fix of "+file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.repo.RemoveWorktree(ctx, ws); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	integration := run.IntegrationBranch("auth")
+	fix := commitAs(mine, integration, "fix.txt")
+	attempt := run.AttemptBranch("auth", "T1", 1)
+	gitRun(t, f.repo.Runner, "branch", attempt, f.base)
+	onAttempt := commitAs(mine, attempt, "attempt.txt")
+
+	code, out := cleanupTwice(t, "--all")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitFailed, out)
+	}
+	if want := "kept     branch " + integration + " and run log .zerg/runs/auth: the branch holds 1 commit (" + fix[:10] + ` "my fix of fix.txt" by Ada) that zerg did not make`; !strings.Contains(out, want) {
+		t.Errorf("cleanup --all lacks %q:\n%s", want, out)
+	}
+	if f.branchAt(t, integration) != fix || f.branchAt(t, attempt) != onAttempt || !exists(f.paths.Events) {
+		t.Fatalf("cleanup --all removed what holds a person's commit:\n%s", out)
+	}
+
+	// The control: held by a branch of the person's, nothing is lost.
+	gitRun(t, f.repo.Runner, "branch", "mine", fix)
+	code, out = runZergOut(t, "cleanup", "auth", "--all")
+	if !strings.Contains(out, "removed branch "+integration) || strings.Contains(out, "kept     branch "+integration) {
+		t.Errorf("exit %d: with the commit on another branch, the integration branch should go:\n%s", code, out)
+	}
+	if want := "kept     branch " + attempt + " (it holds 1 commit (" + onAttempt[:10] + ` "my fix of attempt.txt" by Ada) that zerg did not make`; code != ExitFailed || !strings.Contains(out, want) || f.branchAt(t, attempt) != onAttempt {
+		t.Errorf("exit %d: the attempt branch holding a commit of the person's is not kept as %q:\n%s", code, want, out)
+	}
+	if code, out := runZergOut(t, "cleanup", "auth", "--all", "--force"); code != ExitOK || f.branchAt(t, attempt) != "" {
+		t.Errorf("--force: exit %d\n%s", code, out)
+	}
+}
+
+func runZergOut(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	code, out, errs := runZerg(t, args...)
+	return code, out + errs
 }

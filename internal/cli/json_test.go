@@ -97,7 +97,7 @@ func TestJSONDurationsAndTimes(t *testing.T) {
 	now := time.Now().UTC()
 	v := run.View{Feature: "auth", State: run.RunRunning, StartedAt: now, DurationMS: 1500,
 		Coordinator: run.CoordinatorView{Alive: true, PID: 7}, Governor: &run.Snapshot{Breaker: "closed", Zone: "green", Limit: 4},
-		Levels: []run.LevelView{}, Gates: []run.GateFinished{},
+		Levels: []run.LevelView{}, Gates: []run.GateView{},
 		Tasks: []run.TaskView{{ID: "T1", Level: 1, Status: run.StatusRunning, Running: &run.RunningView{Attempt: 1, Started: now}}}}
 	var buf bytes.Buffer
 	if err := printViewJSON(&buf, v); err != nil {
@@ -167,5 +167,28 @@ func TestRushDryRunJSON(t *testing.T) {
 	}
 	if exists(filepath.Join(f.root, ".zerg", "runs", "auth")) {
 		t.Error("a dry run wrote the run's directory")
+	}
+}
+
+// TestRushDryRunOfAFeatureWithARun: --dry-run of a feature whose run
+// delivered says a rush would refuse to start and what comes next,
+// instead of printing the plan of a fresh run; --json says so too.
+func TestRushDryRunOfAFeatureWithARun(t *testing.T) {
+	f := newFakeRun(t, "auth", true)
+	writeFile(t, filepath.Join(f.root, ".zerg", "specs", "auth", "task-graph.json"), []byte(`{"feature": "auth", "tasks": [
+		{"id": "T1", "title": "one", "level": 1, "files": {"create": ["a.go"]}, "verification": {"command": "true"}}]}`))
+	code, out, errs := runZerg(t, "rush", "auth", "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "auth has a run already (DELIVERED, zerg/auth/integration at") ||
+		!strings.Contains(out, "next: review and merge it (zerg merge auth --into BRANCH)") || strings.Contains(out, "Plan for") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	_, js, _ := runZerg(t, "rush", "auth", "--dry-run", "--json")
+	var plan struct {
+		ExistingRun *struct {
+			State string `json:"state"`
+		} `json:"existing_run"`
+	}
+	if err := json.Unmarshal([]byte(js), &plan); err != nil || plan.ExistingRun == nil || plan.ExistingRun.State != "delivered" {
+		t.Errorf("--json: %v %s", err, js)
 	}
 }

@@ -101,6 +101,9 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	if err != nil {
 		return err
 	}
+	// The merge commit on your branch is written as the run's are
+	// (commits.*): your name as its author.
+	repo = &gitx.Repo{Runner: repo.WithCommits(run.CommitPolicy(ctx, t.root, cfg.Commits, t.feature))}
 	exists, err := repo.BranchExists(ctx, into)
 	if err != nil {
 		return err

@@ -35,10 +35,29 @@ func stateWords(s run.RunState) string {
 	return string(s)
 }
 
+// runWords is a run's state as the report and status head it: a delivery
+// whose workers had writes refused says so, never a plain DELIVERED.
+func runWords(v run.View) string {
+	if v.State == run.RunDelivered && v.RefusedWrites > 0 {
+		return "DELIVERED with " + pluralf(v.RefusedWrites, "%d refused write", "%d refused writes")
+	}
+	return stateWords(v.State)
+}
+
+// printRefusedWrites lists every task's refused writes, one line each:
+// what its worker meant to write and could not, so its work lacks it.
+func (a *app) printRefusedWrites(v run.View, indent string) {
+	for _, t := range v.Tasks {
+		for _, r := range t.RefusedWrites {
+			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, truncate(oneLine(term.Clean(r.String())), 200))
+		}
+	}
+}
+
 // printReport writes the end-of-run report.
 func (a *app) printReport(v run.View) {
 	w := a.stdout
-	fmt.Fprintf(w, "\n%s: %s", v.Feature, stateWords(v.State))
+	fmt.Fprintf(w, "\n%s: %s", v.Feature, runWords(v))
 	if v.Rehearsal {
 		fmt.Fprint(w, " (rehearsal)")
 	}
@@ -52,6 +71,7 @@ func (a *app) printReport(v run.View) {
 	fmt.Fprintln(w)
 	a.printLevels(v)
 	a.printTaskProblems(v)
+	a.printRefusedWrites(v, "  ")
 	if v.State == run.RunDelivered {
 		fmt.Fprintf(w, "  integration branch: %s at %s\n  next: review it (git log %s), then zerg merge %s --into <branch>\n",
 			v.IntegrationBranch, shortID(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
@@ -76,7 +96,35 @@ func nextStep(v run.View) string {
 	case run.RunRunning:
 		return fmt.Sprintf("zerg stop %s stops it", v.Feature)
 	}
+	if l, g, ok := gateFailedCommittedLevel(v); ok {
+		// Nothing to retry: the tasks did their part, the merge of them
+		// is what failed.
+		return fmt.Sprintf("every task of level %d is committed: nothing to retry. zerg logs %s --gate %s shows the gate's output; fix the graph (a gate that needs what a later level adds can run with when: last_level) or the gate, then zerg rush %s --resume",
+			l, v.Feature, g, v.Feature)
+	}
 	return fmt.Sprintf("zerg logs %s <task> for details; zerg retry %s <task>, then zerg rush %s --resume", v.Feature, v.Feature, v.Feature)
+}
+
+// gateFailedCommittedLevel finds the level a required gate failed on
+// whose tasks are all committed (none failed, none left to run), and the
+// gate: the state where "zerg retry" has nothing to retry.
+func gateFailedCommittedLevel(v run.View) (level int, gate string, ok bool) {
+	for _, l := range v.Levels {
+		if l.State != "failed" || !strings.HasPrefix(l.Reason, "gate ") {
+			continue
+		}
+		for _, t := range v.Tasks {
+			if t.Level == l.Level && t.Status != run.StatusCommitted && t.Status != run.StatusMerged {
+				return 0, "", false
+			}
+		}
+		for i := len(v.Gates) - 1; i >= 0; i-- {
+			if g := v.Gates[i]; g.Level == l.Level && g.Exit != 0 && g.Required {
+				return l.Level, g.Name, true
+			}
+		}
+	}
+	return 0, "", false
 }
 
 func (a *app) printLevels(v run.View) {
@@ -126,7 +174,7 @@ func (a *app) printTaskProblems(v run.View) {
 // printStatus writes the live view of a run.
 func (a *app) printStatus(v run.View) {
 	w := a.stdout
-	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), stateWords(v.State))
+	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), runWords(v))
 	if v.Rehearsal {
 		fmt.Fprint(w, " (rehearsal)")
 	}
@@ -215,6 +263,7 @@ func (a *app) printStatus(v run.View) {
 			fmt.Sprintf("$%.4f", t.CostUSD), truncate(oneLine(term.Clean(detail)), 80))
 	}
 	tw.flush()
+	a.printRefusedWrites(v, "")
 	for _, l := range v.Levels {
 		if l.State == "failed" {
 			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, oneLine(term.Clean(l.Reason)))
@@ -222,8 +271,20 @@ func (a *app) printStatus(v run.View) {
 	}
 	for _, g := range v.Gates {
 		verdict := "passed"
-		if g.Exit != 0 {
+		switch {
+		case g.Exit != 0 && g.Superseded:
+			verdict = fmt.Sprintf("failed (exit %d), since run again", g.Exit)
+		case g.Exit != 0:
 			verdict = fmt.Sprintf("FAILED (exit %d)", g.Exit)
+			if !g.Required {
+				verdict = fmt.Sprintf("failed (exit %d), not required", g.Exit)
+			}
+			if len(g.Named) > 0 {
+				verdict += "; its output names files of " + strings.Join(g.Named, ", ")
+			}
+			if g.Log != "" {
+				verdict += fmt.Sprintf("; zerg logs %s --gate %s shows it", v.Feature, term.Clean(g.Name))
+			}
 		}
 		on := fmt.Sprintf("level %d", g.Level)
 		if g.Batch > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/term"
 )
 
 // rushPlan is what zerg rush --dry-run shows: the graph's analysis for the
@@ -24,6 +25,9 @@ type rushPlan struct {
 	an       spec.Analysis
 	proj     run.Projection
 	confirm  []string // why rush would ask before it starts; none when it would not
+	// existing is the feature's run when it has one already: a rush would
+	// refuse to start, so the plan of a fresh run is not what comes next.
+	existing *run.View
 }
 
 // printPlan shows what rush would do, and changes nothing.
@@ -46,11 +50,34 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 			History: run.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})}
 	// A dry run is never a resume: the whole graph is what remains.
 	p.confirm = gateReasons(cfg, p.proj.Range, p.proj.FanOut)
+	if v, _, err := run.Inspect(paths); err == nil && v.State != run.RunNotStarted {
+		p.existing = &v
+	}
 	if asJSON {
 		return printJSON(a.stdout, p.json())
 	}
+	if p.existing != nil {
+		p.printExisting(a)
+		return nil
+	}
 	p.print(a)
 	return nil
+}
+
+// printExisting says what a rush of a feature that has a run would do
+// instead of a plan for a fresh one: it would refuse to start.
+func (p rushPlan) printExisting(a *app) {
+	v := *p.existing
+	fmt.Fprintf(a.stdout, "%s has a run already (%s, %s at %s): zerg rush %s would refuse to start (dry run: nothing is changed)\n",
+		p.feature, runWords(v), v.IntegrationBranch, shortID(term.Clean(v.Head)), p.feature)
+	switch v.State {
+	case run.RunDelivered:
+		fmt.Fprintf(a.stdout, "next: review and merge it (zerg merge %s --into BRANCH); zerg cleanup %s --all removes the run, to plan it afresh\n", p.feature, p.feature)
+	case run.RunRunning:
+		fmt.Fprintf(a.stdout, "next: zerg status %s --watch follows it\n", p.feature)
+	default:
+		fmt.Fprintf(a.stdout, "next: zerg rush %s --resume continues it (zerg status %s shows what is left); zerg cleanup %s --all removes it, to plan it afresh\n", p.feature, p.feature, p.feature)
+	}
 }
 
 func (p rushPlan) print(a *app) {
@@ -121,6 +148,15 @@ type planJSON struct {
 	// limits.
 	Confirm  []string     `json:"confirm"`
 	Analysis analysisJSON `json:"analysis"`
+	// ExistingRun is the feature's run when it has one already (a rush
+	// would refuse to start; --resume continues it): its state and head.
+	ExistingRun *existingRunJSON `json:"existing_run,omitempty"`
+}
+
+type existingRunJSON struct {
+	State         run.RunState `json:"state"`
+	Head          string       `json:"head,omitempty"`
+	RefusedWrites int          `json:"refused_writes,omitempty"`
 }
 
 type planBudgetJSON struct {
@@ -180,6 +216,9 @@ func (p rushPlan) json() planJSON {
 		Analysis: analysisOut(p.an)}
 	if cfg.Budget.RunUSD > 0 {
 		out.Budget.OnExceed = cfg.Budget.OnExceed
+	}
+	if v := p.existing; v != nil {
+		out.ExistingRun = &existingRunJSON{State: v.State, Head: v.Head, RefusedWrites: v.RefusedWrites}
 	}
 	for _, g := range cfg.Gates {
 		out.Gates = append(out.Gates, planGateJSON{Name: g.Name, Command: g.Command})

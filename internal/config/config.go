@@ -78,6 +78,7 @@ type Config struct {
 	Caches        Caches        `yaml:"caches"`
 	WorkerPolicy  WorkerPolicy  `yaml:"worker_policy"`
 	Security      Security      `yaml:"security"`
+	Commits       Commits       `yaml:"commits"`
 	SecurityRules SecurityRules `yaml:"security_rules"`
 	Context       Context       `yaml:"context"`
 }
@@ -215,13 +216,34 @@ type Gate struct {
 	Command  string        `yaml:"command"`
 	Timeout  time.Duration `yaml:"timeout"`
 	Required bool          `yaml:"required"`
+	// When is which merges the gate runs on: GateEveryLevel (also when
+	// empty) or GateLastLevel (a full suite that needs what later levels
+	// add).
+	When string `yaml:"when,omitempty"`
 }
+
+// The values of gates[].when.
+const (
+	// GateEveryLevel runs the gate on every merged level (every batch,
+	// under the dag schedule).
+	GateEveryLevel = "every_level"
+	// GateLastLevel runs it only on the merge that completes the graph:
+	// the last level's (the batch that merges the graph's last tasks).
+	GateLastLevel = "last_level"
+)
+
+// GateWhens lists the values of gates[].when.
+var GateWhens = []string{GateEveryLevel, GateLastLevel}
 
 // Gate defaults for options a gate entry leaves out.
 const (
 	DefaultGateTimeout  = 10 * time.Minute
 	DefaultGateRequired = true
 )
+
+// RunsOn reports whether the gate runs on a merge; last says it is the
+// merge that completes the graph.
+func (g Gate) RunsOn(last bool) bool { return g.When != GateLastLevel || last }
 
 // EffectiveTimeout is the gate's timeout, the default when it has none.
 func (g Gate) EffectiveTimeout() time.Duration {
@@ -390,7 +412,43 @@ type Security struct {
 	// a person. git's, zerg's and Claude Code's own files can never be
 	// opened.
 	AllowProtected []string `yaml:"allow_protected"`
+	// RefusedWrites is what a write the worker's hook refused (a file the
+	// task does not own, a protected one) does to its attempt:
+	// RefusedWritesReport records it and shows it with the result,
+	// RefusedWritesFail also fails the attempt, so that it is retried
+	// with the refusal in its prompt.
+	RefusedWrites string `yaml:"refused_writes"`
 }
+
+// The values of security.refused_writes.
+const (
+	RefusedWritesReport = "report"
+	RefusedWritesFail   = "fail"
+)
+
+// Commits says whose name zerg's commits carry (docs/configuration.md):
+// the task commits, the merges on the integration branch and the merge on
+// your branch.
+type Commits struct {
+	// Author is CommitAuthorUser (the repository's user.name and
+	// user.email, as git would use them; zerg's own identity where they
+	// are not set) or CommitAuthorZerg. zerg is the committer either way,
+	// unless Sign.
+	Author string `yaml:"author"`
+	// Signoff adds "Signed-off-by: <author>" to each commit (DCO).
+	Signoff bool `yaml:"signoff"`
+	// Sign signs each commit with your git signing setup (gpg.format,
+	// user.signingKey, gpg.program; an agent or a key without a
+	// passphrase: zerg never prompts). A signed commit names you as its
+	// committer too, and carries a Zerg-Feature trailer instead.
+	Sign bool `yaml:"sign"`
+}
+
+// The values of commits.author.
+const (
+	CommitAuthorUser = "user"
+	CommitAuthorZerg = "zerg"
+)
 
 // DefaultWorkerUser is the default of security.worker_user.
 const DefaultWorkerUser = security.DefaultWorkerUser
@@ -454,7 +512,9 @@ func Default() Config {
 		Tasks:        Tasks{Lease: 30 * time.Minute},
 		Cluster:      Cluster{Listen: "0.0.0.0:4222", AckWait: 60 * time.Second, MaxDeliver: 5, AgentKey: AgentKeyCoordinator},
 		Sandbox:      Sandbox{MemoryMB: 4096, Processes: 1024, CPUSeconds: 3600, FileSizeMB: 1024, OpenFiles: 4096, MaxCommitFileMB: 10},
-		Security:     Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{}},
+		Security: Security{WorkerUser: DefaultWorkerUser, ProtectedPaths: []string{}, AllowProtected: []string{},
+			RefusedWrites: RefusedWritesReport},
+		Commits:      Commits{Author: CommitAuthorUser},
 		Egress:       Egress{Allow: []string{}},
 		Gateway:      Gateway{MaxTokens: 64000, Betas: []string{}, ServerTools: []string{}},
 		Disk:         Disk{MinFreeMB: 1024, WorkspaceMB: 4096},

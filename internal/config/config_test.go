@@ -165,7 +165,7 @@ func TestTemplateGateExampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gate example is invalid:\n%v", err)
 	}
-	want := []Gate{{Name: "test", Command: "go test ./...", Timeout: DefaultGateTimeout, Required: DefaultGateRequired}}
+	want := []Gate{{Name: "test", Command: "go test ./...", Timeout: DefaultGateTimeout, Required: DefaultGateRequired, When: GateEveryLevel}}
 	if !reflect.DeepEqual(cfg.Gates, want) {
 		t.Fatalf("gate example = %+v, want %+v", cfg.Gates, want)
 	}
@@ -260,7 +260,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown top-level key", "workers: 4\nwrokers: 5\n",
 			[]string{f + `:2: wrokers: unknown option "wrokers"; did you mean workers? (see docs/configuration.md)`}},
 		{"unknown key without a near match", "frobnicate: 1\n",
-			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, security_rules, context`}},
+			[]string{f + `:1: frobnicate: unknown option "frobnicate"; known options here: version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, commits, security_rules, context`}},
 		{"unknown key in a section with no built option", "launch:\n  burst: 2\n",
 			[]string{f + `:2: launch.burst: unknown option "burst"; remove it`}},
 		{"unknown nested key", "breaker:\n  failures: 5\n  cooldwn: 60s\n",
@@ -399,7 +399,7 @@ func TestParseProblems(t *testing.T) {
 		{"gates not a list", "gates: go test\n",
 			[]string{f + `:1: gates: expected a list, found a single value; write it like [a, b] or one '- item' per line`}},
 		{"gate not a mapping", "gates:\n  - go test ./...\n",
-			[]string{f + `:2: gates[0]: expected a mapping of options (name, command, timeout, required), found a single value; this must be 'key: value' lines`}},
+			[]string{f + `:2: gates[0]: expected a mapping of options (name, command, timeout, required, when), found a single value; this must be 'key: value' lines`}},
 		{"gate empty item", "gates:\n  -\n",
 			[]string{f + `:2: gates[0]: empty list item; remove it`}},
 		{"gate without name or command", "gates:\n  - timeout: 5s\n",
@@ -442,7 +442,7 @@ func TestParseProblems(t *testing.T) {
 		{"token budget", "context:\n  token_budget: 0\n",
 			[]string{f + `:2: context.token_budget: 0 is out of range; use a number of tokens from 1 to 1000000 (default 4000)`}},
 		{"top level a list", "- workers: 4\n",
-			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, security_rules, context), found a list; the top level must be 'key: value' lines`}},
+			[]string{f + `:1: expected a mapping of options (version, workers, mode, schedule, claude, models, budget, retry, breaker, backpressure, heartbeat, verification, design, gates, env, egress, gateway, sandbox, container, tasks, cluster, disk, toolchains, caches, worker_policy, security, commits, security_rules, context), found a list; the top level must be 'key: value' lines`}},
 		{"section a scalar", "breaker: 5\n",
 			[]string{f + `:1: breaker: expected a mapping of options (failures, cooldown), found a single value; this must be 'key: value' lines`}},
 		{"syntax error", "workers: 4\nmode: [subprocess\n",

@@ -127,6 +127,7 @@ design:
 #       command: go test ./...
 #       timeout: 10m      # default 10m
 #       required: true    # default true; false only reports
+#       when: every_level # default; last_level: only the merge that completes the graph
 gates: []
 
 env:
@@ -152,6 +153,17 @@ security:
   # zerg merge put every such change before you. git's, zerg's and Claude
   # Code's own files (.git*, .zerg/, .claude/, .mcp.json) never open.
   allow_protected: []
+  # A write the worker's hook refused (a file its task does not own):
+  # report shows it with the result (status, report, --json, dashboard);
+  # fail also fails the attempt, which is retried with the refusal in its prompt.
+  refused_writes: report
+
+# Whose name zerg's commits carry: the task commits, the merges on the
+# integration branch and the merge on your branch.
+commits:
+  author: user      # user: your git user.name/user.email (zerg where unset), zerg as committer; zerg: zerg
+  signoff: false    # add Signed-off-by: <author> (DCO)
+  sign: false       # sign them with your git signing setup (an agent or a key without passphrase); you are then the committer too
 
 # Sandbox and container mode: hosts a worker may reach besides the model API ("host",
 # "host:port" or "*.example.com"). Empty: no network at all.

@@ -199,6 +199,15 @@ func (c Config) problems() []Problem {
 			add(p+".command", "is empty; write the shell command that runs the gate, like go test ./...")
 		}
 		positive(p+".timeout", g.Timeout)
+		if g.When != "" && !slices.Contains(GateWhens, g.When) {
+			add(p+".when", "%s is not a choice; use every_level (every merged level, every batch under the dag schedule) or last_level (only the merge that completes the graph)", quote(g.When))
+		}
+	}
+	if c.Security.RefusedWrites != RefusedWritesReport && c.Security.RefusedWrites != RefusedWritesFail {
+		add("security.refused_writes", "%s is not a choice; use report (a refused write is shown with the result) or fail (it also fails the attempt)", quote(c.Security.RefusedWrites))
+	}
+	if c.Commits.Author != CommitAuthorUser && c.Commits.Author != CommitAuthorZerg {
+		add("commits.author", "%s is not a choice; use user (your git user.name and user.email) or zerg", quote(c.Commits.Author))
 	}
 
 	// sandbox mode: egress, limits; protected paths (both modes)

@@ -84,6 +84,17 @@ func New(o Options) (*Server, error) {
 			writeJSON(w, page)
 		}
 	}))
+	mux.HandleFunc("GET /api/runs/{feature}/gates/{n}", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
+		page, ok, err := gatePage(p, r.PathValue("n"))
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		case !ok:
+			http.Error(w, "no such gate run in this run", http.StatusNotFound)
+		default:
+			writeJSON(w, page)
+		}
+	}))
 	mux.HandleFunc("GET /api/runs/{feature}/cost", s.withRun(func(w http.ResponseWriter, r *http.Request, p run.Paths) {
 		page, err := costPage(p)
 		if err != nil {

@@ -300,3 +300,29 @@ func TestTaskPageReadsRecords(t *testing.T) {
 		t.Errorf("diff %q, verify len %d, truncated %v", a.Diff, len(a.Verify), a.Truncated)
 	}
 }
+
+// The gate page serves a gate run's whole output from its log (not the
+// event's excerpt), and a gate the view does not have is a 404.
+func TestGatePageReadsTheGateLog(t *testing.T) {
+	f := newFixture(t)
+	full := "FAILED tests/test_x.py::test_x\n" + strings.Repeat("noise\n", 1000) + "1 failed\n"
+	rel := run.GateLogName(1, "tests")
+	os.MkdirAll(filepath.Join(f.paths.RunDir, "gates"), 0o700)
+	os.WriteFile(filepath.Join(f.paths.RunDir, rel), []byte(full), 0o600)
+	if _, err := f.log.AppendData(run.EvGateFinished, "", 0, run.GateFinished{Level: 1, Name: "tests", Exit: 1, Required: true, Output: "…1 failed\n", Log: rel, Named: []string{"T1"}}); err != nil {
+		t.Fatal(err)
+	}
+	resp := f.get(t, "/api/runs/demo/gates/0?t="+token, nil)
+	var page GatePage
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %v", resp.StatusCode, err)
+	}
+	if page.Output != full || !page.FromLog || page.Gate.Name != "tests" || len(page.Gate.Named) != 1 {
+		t.Errorf("gate page: from log %v, %d bytes, %+v", page.FromLog, len(page.Output), page.Gate)
+	}
+	for _, n := range []string{"1", "-1", "x"} {
+		if got := f.get(t, "/api/runs/demo/gates/"+n+"?t="+token, nil).StatusCode; got != http.StatusNotFound {
+			t.Errorf("gate %s: %d, want 404", n, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
@@ -43,11 +44,14 @@ type AttemptPage struct {
 	Duration  int64                `json:"duration_ms"`
 	Changed   []string             `json:"changed,omitempty"`
 	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
-	ToolCalls []ToolCall           `json:"tool_calls"`
-	Said      []string             `json:"said,omitempty"`
-	Diff      string               `json:"diff"`
-	Verify    string               `json:"verify"`
-	Truncated bool                 `json:"truncated,omitempty"`
+	// RefusedWrites are the writes the worker's hook refused: none is in
+	// the attempt's work, whatever the worker said.
+	RefusedWrites []attempt.RefusedWrite `json:"refused_writes,omitempty"`
+	ToolCalls     []ToolCall             `json:"tool_calls"`
+	Said          []string               `json:"said,omitempty"`
+	Diff          string                 `json:"diff"`
+	Verify        string                 `json:"verify"`
+	Truncated     bool                   `json:"truncated,omitempty"`
 }
 
 // ToolCall is one tool use of the worker and what came back.
@@ -101,7 +105,7 @@ func taskPage(p run.Paths, id string) (TaskPage, bool, error) {
 		a := AttemptPage{Number: n, ToolCalls: []ToolCall{}}
 		if d, ok := finished[n]; ok {
 			a.Class, a.Reason, a.Detail, a.CostUSD, a.Duration = string(d.Class), d.Reason, d.Detail, d.CostUSD, d.DurationMS
-			a.Changed, a.Diagnosis = d.Changed, d.Diagnosis
+			a.Changed, a.Diagnosis, a.RefusedWrites = d.Changed, d.Diagnosis, d.RefusedWrites
 		}
 		dir := p.AttemptDir(id, n)
 		a.ToolCalls, a.Said, a.Truncated = toolCalls(filepath.Join(dir, "stream.jsonl"))

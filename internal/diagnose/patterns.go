@@ -138,7 +138,7 @@ func FromReason(reason string) string {
 	switch reason {
 	case outcome.ReasonEmptyChange, outcome.ReasonMissingFile, outcome.ReasonUnchangedFile:
 		return EmptyChange
-	case outcome.ReasonOwnership:
+	case outcome.ReasonOwnership, outcome.ReasonWriteRefused:
 		return OwnershipViolation
 	case outcome.ReasonForbiddenChange:
 		return ProtectedPath

@@ -573,8 +573,11 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	v := Verdict{Worker: rep.Worker}
 	if local {
 		v = localVerdict(rep, r.Lease.Agent, policy.Run)
+		v.Refused = cliRefusals(rep.Worker.PermissionDenials)
 	} else {
-		judgeGateway(&v, rep.Worker, gw.Stats(), false)
+		st := gw.Stats()
+		judgeGateway(&v, rep.Worker, st, false)
+		v.Refused = gatewayRefusals(st)
 		d.mu.Lock()
 		refused := p.refused[r.Lease.Agent]
 		d.mu.Unlock()

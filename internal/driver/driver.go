@@ -113,6 +113,9 @@ type Verdict struct {
 	// MemoryPeak is the most memory the attempt's processes used together
 	// (drivers with a control group; 0 otherwise).
 	MemoryPeak int64
+	// Refused are the worker's tool calls its CLI refused, as the driver
+	// saw them reported (refusals.go).
+	Refused []Refusal
 }
 
 // Command is one repository command zerg runs in a workspace: a task's

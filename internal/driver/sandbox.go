@@ -163,8 +163,16 @@ func (d *Sandbox) Reopen(ctx context.Context, a Attempt) (Workspace, error) {
 		return nil, err
 	}
 	w.a, w.dir = a, a.Workspace
-	// The workspace belonged to the slot it ran in; it now goes to the
-	// slot that finishes it.
+	// The worker's state may be gone (zerg cleanup removes it): its
+	// directory is made again as a launch makes it, passable for the slot.
+	if err := w.user.PrepareAttemptDir(a.WorkerDir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("the worker state of %s: %w", a.Task, err)
+	}
+	// The workspace belonged to the slot it ran in (or, handed back by
+	// zerg cleanup, to you); it now goes to the slot that finishes it, and
+	// a record that it was handed back is no longer true.
+	_ = os.Remove(a.Workspace + KeptSuffix)
 	if err := w.user.GiveTree(a.Workspace); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("hand the workspace of %s to %s: %w", a.Task, w.user.Name, err)
@@ -307,7 +315,9 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 	}
 	// The denials were audited by the gateway as the CLI reported them to
 	// the model (the result event's list is the worker's to forge).
-	judgeGateway(&v, out, gw.Stats(), ctx.Err() != nil)
+	st := gw.Stats()
+	judgeGateway(&v, out, st, ctx.Err() != nil)
+	v.Refused = gatewayRefusals(st)
 	w.outOfMemory(&v)
 	return v, nil
 }

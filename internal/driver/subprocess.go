@@ -93,7 +93,7 @@ func (w *worktree) Launch(ctx context.Context, sp claude.Spec, start Starter) (V
 	if err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Worker: out, Class: out.Class, Reason: out.Reason}
+	v := Verdict{Worker: out, Class: out.Class, Reason: out.Reason, Refused: cliRefusals(out.PermissionDenials)}
 	// Without a gateway the CLI's own report of the calls its hook denied
 	// is all there is; the worker's code could forge it, so it only ever
 	// adds records, it never clears anyone.
@@ -181,7 +181,12 @@ func freshHome(dir, name string, u *security.WorkerUser) (string, error) {
 	if err := os.RemoveAll(home); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	// The directories above stay passable for u (made again here when
+	// zerg cleanup removed the workers' state); the home is u's alone.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(home, 0o700); err != nil {
 		return "", err
 	}
 	if u == nil {

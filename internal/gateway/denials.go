@@ -78,6 +78,7 @@ func (g *Gateway) noteDenials(body []byte) {
 			d.Tool = clip(c.name, 64)
 			if len(c.input) > 0 {
 				d.Input = clipInput(c.input, len(c.input))
+				d.Path = inputPath(c.input)
 			}
 		}
 		if record {
@@ -118,6 +119,20 @@ func target(input json.RawMessage, screen func(json.RawMessage) json.RawMessage)
 		out[k] = clip(v, 300)
 	}
 	return out
+}
+
+// inputPath is the file a tool call's input names, clipped.
+func inputPath(input json.RawMessage) string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if v, ok := in[k].(string); ok {
+			return clip(v, 1024)
+		}
+	}
+	return ""
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

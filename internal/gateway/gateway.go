@@ -220,6 +220,10 @@ type HookDenial struct {
 	Tool   string          // the tool's name
 	Input  json.RawMessage // its input (clipped like ToolCall.Input), nil when the request did not carry the call
 	Reason string          // what the tool result said, clipped
+	// Path is the file the call named (file_path, notebook_path or
+	// path), read from the whole input before it is clipped: a Write's
+	// content may be far longer than what Input keeps.
+	Path string
 }
 
 // Usage is a token count summed over responses.

@@ -153,13 +153,19 @@ func (r *Runner) Parents(ctx context.Context, commit string) ([]string, error) {
 	return f[1:], nil
 }
 
-// CommitTree records tree as a commit on top of parent with zerg's identity
-// and the given message and trailers, without touching any working tree.
+// CommitTree records tree as a commit on top of parent under the runner's
+// commit policy, with the given message and trailers, without touching any
+// working tree.
 func (r *Runner) CommitTree(ctx context.Context, tree, parent, message string, trailers map[string]string) (string, error) {
+	args := append([]string{"commit-tree", tree, "-p", parent, "-F", "-"}, r.signArgs()...)
+	return r.commitTree(ctx, tree, parent, commitMessage(message, r.zergTrailers(trailers)), args)
+}
+
+func (r *Runner) commitTree(ctx context.Context, tree, parent, message string, args []string) (string, error) {
 	if !isHex(tree) || !isHex(parent) {
 		return "", fmt.Errorf("commit-tree: %q or %q is not a full object id", tree, parent)
 	}
-	return trim(r.RunInput(ctx, []byte(commitMessage(message, trailers)), "commit-tree", tree, "-p", parent, "-F", "-"))
+	return trim(r.RunInput(ctx, []byte(message), args...))
 }
 
 // DiffCommits is the patch between two commits, in the fixed format of
@@ -207,5 +213,7 @@ func (q *Quarantine) Snapshot(ctx context.Context, w *Runner, base string) (stri
 	if err != nil {
 		return "", err
 	}
-	return q.CommitTree(ctx, tree, base, "attempt", nil)
+	// A scratch commit of the quarantine, never signed: Import makes the
+	// one that is kept.
+	return q.commitTree(ctx, tree, base, "attempt", []string{"commit-tree", tree, "-p", base, "-F", "-"})
 }

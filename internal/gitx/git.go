@@ -59,8 +59,9 @@ func (e *Error) Unwrap() error { return e.Err }
 type Runner struct {
 	Dir     string
 	Timeout time.Duration
-	// Identity is the author and committer of zerg's commits.
-	Name, Email string
+	// Commits is how the commits it makes are written: who they name,
+	// their sign-off and signature, zerg's trailer (identity.go).
+	Commits CommitPolicy
 	// ExtraEnv is appended to the minimal environment (e.g. GIT_INDEX_FILE in tests).
 	ExtraEnv []string
 	// Trusted are workspaces zerg created and handed to an unprivileged
@@ -83,9 +84,9 @@ type trustList struct {
 	dirs []string
 }
 
-// New returns a runner for dir with zerg's identity.
+// New returns a runner for dir whose commits are zerg's (ZergCommits).
 func New(dir string) *Runner {
-	return &Runner{Dir: dir, Timeout: DefaultTimeout, Name: "zerg", Email: "zerg@localhost", shared: &trustList{}}
+	return &Runner{Dir: dir, Timeout: DefaultTimeout, Commits: ZergCommits(), shared: &trustList{}}
 }
 
 // Trust returns a copy of r that also trusts dirs (see Runner.Trusted).
@@ -111,12 +112,9 @@ func (r *Runner) env() []string {
 		"SSH_ASKPASS=true",
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_AUTHOR_NAME=" + r.Name,
-		"GIT_AUTHOR_EMAIL=" + r.Email,
-		"GIT_COMMITTER_NAME=" + r.Name,
-		"GIT_COMMITTER_EMAIL=" + r.Email,
 		"LC_ALL=C",
 	}
+	env = append(env, r.identityEnv()...)
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "XDG_CONFIG_HOME"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -154,7 +152,7 @@ func (r *Runner) run(ctx context.Context, stdin []byte, args ...string) ([]byte,
 			full = append(full, "-c", "safe.directory="+d)
 		}
 	}
-	full = append(full, args...)
+	full = append(append(full, r.signingOptions()...), args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = r.Dir
 	cmd.Env = r.env()

@@ -219,7 +219,8 @@ func parseNameStatusZ(out string) []Change {
 // change is still committed (--allow-empty) so every finished task has a
 // commit to merge.
 func (r *Runner) Commit(ctx context.Context, message string, trailers map[string]string) (string, error) {
-	if _, err := r.RunInput(ctx, []byte(commitMessage(message, trailers)), "commit", "--quiet", "--no-verify", "--allow-empty", "--file=-"); err != nil {
+	args := append([]string{"commit", "--quiet", "--no-verify", "--allow-empty", "--file=-"}, r.signArgs()...)
+	if _, err := r.RunInput(ctx, []byte(commitMessage(message, r.zergTrailers(trailers))), args...); err != nil {
 		return "", err
 	}
 	return r.RevParse(ctx, "HEAD")
@@ -264,7 +265,8 @@ func (r *Runner) Merge(ctx context.Context, branch, message string) (string, err
 	if _, err := refArg(branch); err != nil {
 		return "", err
 	}
-	_, err := r.Run(ctx, "merge", "--no-ff", "--no-verify", "--no-edit", "-m", message, "--end-of-options", branch)
+	args := append([]string{"merge", "--no-ff", "--no-verify", "--no-edit", "-m", commitMessage(message, r.zergTrailers(nil))}, r.signArgs()...)
+	_, err := r.Run(ctx, append(args, "--end-of-options", branch)...)
 	if err != nil {
 		conflicts, _ := r.Run(ctx, "diff", "--name-only", "-z", "--diff-filter=U")
 		_, _ = r.Run(ctx, "merge", "--abort")

@@ -73,6 +73,7 @@ const (
 	// zerg's verdicts on what the worker produced.
 	ReasonVerificationFailed = "verification_failed"
 	ReasonOwnership          = "ownership"
+	ReasonWriteRefused       = "write_refused" // the hook refused a write (security.refused_writes: fail)
 	ReasonSecretFound        = "secret_found"
 	ReasonForbiddenChange    = "forbidden_change"
 	ReasonWorkspace          = "workspace" // the result could not be committed or read

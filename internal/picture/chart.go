@@ -93,6 +93,11 @@ func barChart(title string, lines []run.CostLine) (*plot.Plot, error) {
 	p.Legend.Add("actual", a)
 	p.Legend.Add("projected (expected)", pr)
 	p.Legend.Top = true
+	// The legend sits in the plot's top right corner: headroom above the
+	// tallest bar keeps it off the bars.
+	if top := max(maxOf(actual), maxOf(projected)); top > 0 {
+		p.Y.Max = top * legendHeadroom
+	}
 	p.NominalX(names...)
 	if len(names) > 4 {
 		p.X.Tick.Label.Rotation = math.Pi / 5
@@ -100,6 +105,18 @@ func barChart(title string, lines []run.CostLine) (*plot.Plot, error) {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return p, nil
+}
+
+// legendHeadroom is how far above the tallest bar a bar chart's axis goes:
+// room for its two-line legend.
+const legendHeadroom = 1.45
+
+func maxOf(vs plotter.Values) float64 {
+	m := 0.0
+	for _, v := range vs {
+		m = math.Max(m, v)
+	}
+	return m
 }
 
 // timeChart is the spending so far over the run's time, against the
@@ -143,6 +160,15 @@ func timeChart(s Spend) (*plot.Plot, error) {
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.X.Max = end
+	// Headroom for the legend above the highest line (the projection's
+	// high end sits at the top otherwise, under the legend).
+	top := xys[len(xys)-1].Y
+	if pr := s.Projected; pr != nil {
+		top = math.Max(top, pr.High)
+	}
+	if top > 0 {
+		p.Y.Max = top * legendHeadroom
+	}
 	return p, nil
 }
 

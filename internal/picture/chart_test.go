@@ -48,3 +48,16 @@ func TestCostChartsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// The bar charts leave room above the tallest bar, actual or projected,
+// for the legend in their top corner.
+func TestBarChartsLeaveTheLegendRoom(t *testing.T) {
+	r := run.CostReport{Models: []run.CostLine{{Name: "sonnet", CostUSD: 0.07, Projected: &run.Range{Expected: 0.10}}}}
+	p, err := CostChart(ChartModels, r, Spend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 0.10*1.4 {
+		t.Errorf("y axis ends at %.3f: the legend would sit on a bar of 0.10", p.Y.Max)
+	}
+}

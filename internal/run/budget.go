@@ -93,9 +93,24 @@ func accountCause(reason string) string {
 	return "the API refused the account (" + reason + ")"
 }
 
-func (p *progress) projection(pr *Projection, spent, limit float64) {
-	p.printf("projected cost: $%.2f expected (range $%.2f–$%.2f, %s) for %d task(s)%s",
-		pr.Expected, pr.Low, pr.High, pr.BasisText(), len(pr.Tasks), budgetText(spent, limit))
+// projection says what the run is expected to cost; a resume says it of
+// the tasks it still has to merge (merged is how many are).
+func (p *progress) projection(pr *Projection, merged func(task string) bool, spent, limit float64) {
+	var left Range
+	n := 0
+	for _, t := range pr.Tasks {
+		if !merged(t.Task) {
+			left.add(t.Range)
+			n++
+		}
+	}
+	if n == len(pr.Tasks) {
+		p.printf("projected cost: $%.2f expected (range $%.2f–$%.2f, %s) for %d task(s)%s",
+			pr.Expected, pr.Low, pr.High, pr.BasisText(), len(pr.Tasks), budgetText(spent, limit))
+		return
+	}
+	p.printf("projected cost: $%.2f expected (range $%.2f–$%.2f, %s) for the %d task(s) not merged yet, of $%.2f for all %d%s",
+		left.Expected, left.Low, left.High, pr.BasisText(), n, pr.Expected, len(pr.Tasks), budgetText(spent, limit))
 }
 
 func (p *progress) account(task, reason, detail, reset string) {
@@ -115,13 +130,14 @@ func (p *progress) halted(e *Error) {
 	}
 }
 
-// basisText says what a projection rests on.
 // BasisText says what a projection is based on, for people.
 func (pr *Projection) BasisText() string {
 	if pr.Basis == "history" {
 		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", pr.Factor, pr.HistoryTasks)
 	}
-	return "from the graph's estimates, models and prompt sizes; no earlier runs to learn from"
+	// The repository's history is its other features' runs: a resume's
+	// own attempts are what it spent, not a history.
+	return "from the graph's estimates, models and prompt sizes; no other run of this repository to learn from"
 }
 
 func budgetText(spent, limit float64) string {

@@ -336,3 +336,37 @@ func TestLowDiskStopsLaunching(t *testing.T) {
 	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
 }
+
+// TestCostProjectsEachModel: the per-model lines carry the projection of
+// the tasks each model was to run, as the tasks' and levels' do, so the
+// model chart has projected bars.
+func TestCostProjectsEachModel(t *testing.T) {
+	proj := Projection{Tasks: []TaskProjection{
+		{Task: "A", Level: 1, Model: "sonnet", Range: Range{Low: 1, Expected: 2, High: 4}},
+		{Task: "B", Level: 1, Model: "haiku", Range: Range{Low: 0.1, Expected: 0.2, High: 0.4}},
+		{Task: "C", Level: 2, Model: "sonnet", Range: Range{Low: 1, Expected: 3, High: 6}}}}
+	var evs []eventlogEvent
+	add := func(typ, task string, n int, data any) {
+		e, err := newEvent(typ, task, n, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	add(EvRunStarted, "", 0, RunStarted{Feature: "f"})
+	add(EvRunProjected, "", 0, proj)
+	add(EvLevelStarted, "", 0, LevelStarted{Level: 1, Tasks: []string{"A", "B"}})
+	add(EvAttemptStarted, "A", 1, AttemptStarted{Level: 1})
+	add(EvAttemptFinished, "A", 1, AttemptFinished{Class: "success", CostUSD: 1.5, Model: "sonnet"})
+	r := Cost("f", evs)
+	got := map[string]float64{}
+	for _, m := range r.Models {
+		if m.Projected == nil {
+			t.Fatalf("model %s has no projection", m.Name)
+		}
+		got[m.Name] = m.Projected.Expected
+	}
+	if got["sonnet"] != 5 || got["haiku"] != 0.2 || len(got) != 2 {
+		t.Errorf("projected per model %v", got)
+	}
+}

@@ -140,7 +140,7 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	levels := graphLevels(c.graph)
 	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.schedule, c.rehearsal, c.credential)
 	if c.projection != nil {
-		c.progress.projection(c.projection, c.state.CostUSD, c.cfg.Budget.RunUSD)
+		c.progress.projection(c.projection, func(id string) bool { return c.taskState(id).Status == StatusMerged }, c.state.CostUSD, c.cfg.Budget.RunUSD)
 		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
 			return c.state, err
 		}
@@ -584,20 +584,20 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 	}
 	defer m.Discard()
 	head := m.Head()
-	runs := runGates(ctx, m, c.cfg.Gates)
+	runs := runGates(ctx, m, gatesFor(c.cfg.Gates, c.completes(ids)))
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	for _, r := range runs {
-		g, exit, out := r.gate, r.exit, r.out
-		if err := c.emit(EvGateFinished, "", 0, GateFinished{Level: level, Name: g.Name, Command: g.Command, Exit: exit, Required: g.Required, Output: tail(out, 2000), Head: head}); err != nil {
-			return err
+	failed, err := c.recordGates(gateOn{level: level, merged: ids}, head, runs)
+	if err != nil {
+		return err
+	}
+	if g := failed; g != nil {
+		why := fmt.Sprintf("gate %s failed (exit %d)", g.Name, g.Exit)
+		if len(g.Named) > 0 {
+			why += "; its output names files of " + strings.Join(g.Named, ", ")
 		}
-		c.progress.gate(g, exit, head, out)
-		if exit != 0 && g.Required {
-			return c.failLevel(level, fmt.Sprintf("gate %s failed (exit %d)", g.Name, exit), ids,
-				errorf(NotDelivered, c.feature, "level %d: gate %s failed (exit %d)", level, g.Name, exit))
-		}
+		return c.failLevel(level, why, ids, errorf(NotDelivered, c.feature, "level %d: %s", level, why))
 	}
 	// The event goes first: a crash before the branch moves is repaired on
 	// resume from the event; a crash before the event redoes only the merge.
@@ -728,6 +728,7 @@ func finishedEvent(res attempt.Result, model string) AttemptFinished {
 		CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 		DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
 		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20, Diagnosis: res.Diagnosis,
+		RefusedWrites: res.RefusedWrites,
 	}
 	if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
 		fin.Usage = &u

@@ -199,19 +199,16 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 	}
 	defer m.Discard()
 	head := m.Head()
-	runs := runGates(ctx, m, c.cfg.Gates)
+	runs := runGates(ctx, m, gatesFor(c.cfg.Gates, c.completes(ids)))
 	if ctx.Err() != nil {
 		return false, GateFailure{}, context.Cause(ctx)
 	}
-	for _, r := range runs {
-		g, exit, out := r.gate, r.exit, r.out
-		if err := c.emit(EvGateFinished, "", 0, GateFinished{Batch: n, Tasks: ids, Name: g.Name, Command: g.Command, Exit: exit, Required: g.Required, Output: tail(out, 2000), Head: head}); err != nil {
-			return false, GateFailure{}, err
-		}
-		c.progress.gate(g, exit, head, out)
-		if exit != 0 && g.Required {
-			return false, GateFailure{Gate: g.Name, Exit: exit, Output: tail(out, 2000), Head: head}, nil
-		}
+	failed, err := c.recordGates(gateOn{batch: n, tasks: ids, merged: ids}, head, runs)
+	if err != nil {
+		return false, GateFailure{}, err
+	}
+	if g := failed; g != nil {
+		return false, GateFailure{Gate: g.Name, Exit: g.Exit, Output: g.Output, Head: head}, nil
 	}
 	if err := c.emit(EvBatchMerged, "", 0, BatchMerged{Batch: n, Base: base, Head: head, Tasks: ids}); err != nil {
 		return false, GateFailure{}, err

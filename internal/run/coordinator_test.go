@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
 )
@@ -480,5 +482,58 @@ func TestRetryPromptCarriesTheFailure(t *testing.T) {
 	}
 	if got := c.previous("A", TaskState{}); got != "" {
 		t.Errorf("before any failure: %q", got)
+	}
+}
+
+// TestGateRecords: a failed gate's whole output is in its log in the run's
+// directory (the event keeps its beginning and its end), and the tasks
+// whose files the output names are recorded and named in the level's
+// reason, a clone's absolute prefix and a line number notwithstanding.
+func TestGateRecords(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.git.breaks = map[string]bool{}
+	// c.txt is C's, a task of level 2: its work is not on this head.
+	long := "collected 3 items\nFAILED /tmp/zerg/_gate-tests/b.txt:12: in test_b, which reads c.txt\n" + strings.Repeat("warning: noise\n", 400) + "1 failed\n"
+	w.git.gateOut = long
+	w.git.gateExit["tests"] = 1
+	st, err := w.rush(context.Background())
+	if !errors.Is(err, NotDelivered) || len(st.Gates) != 1 {
+		t.Fatalf("err %v, gates %+v", err, st.Gates)
+	}
+	g := st.Gates[0]
+	if got, ok := ReadGateLog(w.runDir, g); !ok || got != long {
+		t.Errorf("gate log %q (%v): not the whole output", g.Log, ok)
+	}
+	if !strings.Contains(g.Output, "FAILED /tmp/zerg/_gate-tests/b.txt:12: in test_b, which reads c.txt") || !strings.Contains(g.Output, "1 failed") || len(g.Output) > 3200 {
+		t.Errorf("the event's excerpt (%d bytes) lacks the beginning or the end:\n%s", len(g.Output), g.Output)
+	}
+	if !slices.Equal(g.Named, []string{"B"}) || st.FailedLevel == nil || !strings.Contains(st.FailedLevel.Reason, "its output names files of B") {
+		t.Errorf("named %v, level %+v", g.Named, st.FailedLevel)
+	}
+}
+
+// TestGateWhenLastLevel: a last_level gate runs only on the merge that
+// completes the graph, an every_level one on each; a last_level gate that
+// fails fails the last level.
+func TestGateWhenLastLevel(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.cfg.Gates = []config.Gate{{Name: "lint", Command: "true", Required: true},
+		{Name: "suite", Command: "true", Required: true, When: config.GateLastLevel}}
+	st, err := w.rush(context.Background())
+	assertDelivered(t, w, st, err)
+	var ran []string
+	for _, g := range st.Gates {
+		ran = append(ran, fmt.Sprintf("%s@%d", g.Name, g.Level))
+	}
+	if want := []string{"lint@1", "lint@2", "suite@2"}; !slices.Equal(ran, want) {
+		t.Errorf("gates ran %v, want %v", ran, want)
+	}
+
+	w = newWorld(t, twoLevels)
+	w.cfg.Gates = []config.Gate{{Name: "suite", Command: "true", Required: true, When: config.GateLastLevel}}
+	w.git.gateExit["suite"] = 1
+	st, err = w.rush(context.Background())
+	if !errors.Is(err, NotDelivered) || len(st.Merged) != 1 || st.FailedLevel == nil || st.FailedLevel.Level != 2 {
+		t.Errorf("err %v, merged %v, failed %+v", err, st.Merged, st.FailedLevel)
 	}
 }

@@ -80,6 +80,28 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 		}
 	}
 	models := map[string]*CostLine{}
+	model := func(m string) *CostLine {
+		ml := models[m]
+		if ml == nil {
+			ml = &CostLine{Name: m, Model: m}
+			models[m] = ml
+		}
+		return ml
+	}
+	// Each model's projection: the projected tasks it was to run, as the
+	// tasks' and levels' lines have theirs.
+	if proj != nil {
+		for _, tp := range proj.Tasks {
+			if tp.Model == "" {
+				continue
+			}
+			ml := model(tp.Model)
+			if ml.Projected == nil {
+				ml.Projected = &Range{}
+			}
+			ml.Projected.add(tp.Range)
+		}
+	}
 	for _, e := range events {
 		if e.Type != EvAttemptFinished {
 			continue
@@ -106,11 +128,7 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 		if m == "" {
 			m = "unknown"
 		}
-		ml := models[m]
-		if ml == nil {
-			ml = &CostLine{Name: m, Model: m}
-			models[m] = ml
-		}
+		ml := model(m)
 		ml.Attempts++
 		ml.CostUSD += d.CostUSD
 		if d.Usage != nil {

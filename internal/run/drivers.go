@@ -50,7 +50,7 @@ func newLocalDriver(ctx context.Context, opts Options, paths Paths, worker claud
 	if err := paths.MakeWorkspaceDirs(); err != nil {
 		return nil, nil, &Error{Kind: Setup, Feature: opts.Feature, Err: err}
 	}
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	repo := opts.repo()
 	switch opts.Config.Mode {
 	case config.ModeSandbox, config.ModeContainer:
 		sb, caches, err := newSandbox(ctx, opts, repo, paths, worker, slots, meter)
@@ -157,6 +157,16 @@ func containerReady(ctx context.Context, opts Options) (*container.Box, error) {
 	return box, nil
 }
 
+// said holds the notes this process printed once (saidOnce).
+var said sync.Map
+
+// saidOnce reports whether line is said for the first time in this
+// process, and remembers it.
+func saidOnce(line string) bool {
+	_, again := said.LoadOrStore(line, true)
+	return !again
+}
+
 // containerBox is the boundary of the run's containers: the engine
 // container.runtime names and the image (container.image, or the
 // repository's devcontainer's).
@@ -174,9 +184,16 @@ func containerBox(ctx context.Context, opts Options) (*container.Box, error) {
 	if rt.Rootless {
 		how = "rootless"
 	}
-	p.printf("zerg: container mode: %s (%s) runs %s (from %s)", rt.Name, how, img.Ref, img.Source)
+	// A rush finds the boundary twice (its check, then the run): what it
+	// says of the image is said once.
+	say := func(format string, a ...any) {
+		if line := fmt.Sprintf(format, a...); saidOnce(line) {
+			p.printf("%s", line)
+		}
+	}
+	say("zerg: container mode: %s (%s) runs %s (from %s)", rt.Name, how, img.Ref, img.Source)
 	if len(img.Ignored) > 0 {
-		p.printf("zerg: %s: zerg does not honour %s; workers run in the image as built", img.Source, strings.Join(img.Ignored, ", "))
+		say("zerg: %s: zerg does not honour %s; workers run in the image as built", img.Source, strings.Join(img.Ignored, ", "))
 	}
 	path, err := rt.ImagePath(ctx, img.Ref)
 	if err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -188,6 +189,9 @@ type AttemptFinished struct {
 	// Diagnosis is what broke (a failed attempt): the diagnostics engine's
 	// top hypothesis, or the pattern of zerg's own verdict.
 	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
+	// RefusedWrites are the worker's writes its hook refused (a file the
+	// task does not own, a protected one): none is in Commit.
+	RefusedWrites []attempt.RefusedWrite `json:"refused_writes,omitempty"`
 }
 
 // MaxChangedListed bounds AttemptFinished.Changed: a worker chooses how
@@ -228,8 +232,14 @@ type GateFinished struct {
 	Command  string   `json:"command"`
 	Exit     int      `json:"exit"`
 	Required bool     `json:"required"`
-	Output   string   `json:"output,omitempty"` // tail
+	Output   string   `json:"output,omitempty"` // an excerpt: its beginning and its end (older logs: its end)
 	Head     string   `json:"head"`
+	// Log is the gate's whole output (bounded as every capture is), a file
+	// relative to the run's directory (GateLogName); "" in older logs.
+	Log string `json:"log,omitempty"`
+	// Named are the tasks whose files a failed gate's output names
+	// (namedTasks): where to look first.
+	Named []string `json:"named,omitempty"`
 }
 
 // RunFinished closes a run.

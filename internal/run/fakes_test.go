@@ -204,6 +204,7 @@ type fakeGit struct {
 	user      string
 	conflict  string         // a task whose branch conflicts
 	gateExit  map[string]int // gate name → exit code
+	gateOut   string         // what every gate prints ("" for "gate output")
 	merges    [][]string     // the task lists merged, in order
 	setErrors map[string]error
 	// breaks: commits whose presence on a merged head fails every gate;
@@ -301,6 +302,9 @@ func (m *fakeMerged) RunGate(_ context.Context, gt config.Gate) (int, string) {
 			return 1, "FAIL: " + c + " broke the build"
 		}
 	}
+	if m.g.gateOut != "" {
+		return m.g.gateExit[gt.Name], m.g.gateOut
+	}
 	return m.g.gateExit[gt.Name], "gate output"
 }
 func (m *fakeMerged) Discard() {}
@@ -339,6 +343,8 @@ type world struct {
 	cfg   config.Config
 	graph *spec.Graph
 	snap  []byte
+	// runDir is the run's directory (gate logs).
+	runDir string
 }
 
 func newWorld(t *testing.T, graphJSON string) *world {
@@ -352,7 +358,7 @@ func newWorld(t *testing.T, graphJSON string) *world {
 	cfg.Retry.InfraBackoffMax = 8 * time.Second
 	cfg.Gates = []config.Gate{{Name: "tests", Command: "true", Required: true}}
 	w := &world{t: t, log: &memLog{clock: clk}, clock: clk, att: &fakeAttempter{script: map[string][]scripted{}},
-		git: newGit(), salv: &fakeSalvager{}, cfg: cfg}
+		git: newGit(), salv: &fakeSalvager{}, cfg: cfg, runDir: t.TempDir()}
 	w.graph = mustGraph(t, graphJSON)
 	return w
 }
@@ -374,7 +380,7 @@ func (w *world) deps() Deps {
 
 func (w *world) coordinator(st *State) *Coordinator {
 	c := &Coordinator{feature: "f", cfg: w.cfg, workers: w.cfg.Workers, graph: w.graph, state: st,
-		paths: Paths{Workspaces: "/ws", State: "/state", RunDir: "/run"}, progress: newProgress(nil), d: w.deps()}
+		paths: Paths{Workspaces: "/ws", State: "/state", RunDir: w.runDir}, progress: newProgress(nil), d: w.deps()}
 	return c
 }
 

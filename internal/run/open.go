@@ -53,6 +53,9 @@ type Options struct {
 	// box is container mode's boundary, as driverReady found it working
 	// (the engine and the image), for newDriver.
 	box *container.Box
+	// commits is how the run's commits are written (CommitPolicy), as
+	// Open read it; nil: zerg's own.
+	commits *gitx.CommitPolicy
 }
 
 // Run is a checked run, not yet started: Open has written nothing.
@@ -91,7 +94,9 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile,
 			Err: fmt.Errorf("%s is the graph of feature %q, not %q", opts.GraphFile, g.Feature, opts.Feature)}
 	}
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	commits := CommitPolicy(ctx, opts.Root, opts.Config.Commits, opts.Feature)
+	opts.commits = &commits
+	repo := opts.repo()
 	refs := gitRefs{repo: repo}
 
 	var events []eventlog.Event

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,16 +96,23 @@ func (p *progress) infraWait(task, reason string, wait time.Duration) {
 	p.printf("  %s: infrastructure failure (%s), retrying in %s (does not count against retries)", task, reason, wait.Round(time.Millisecond))
 }
 
-func (p *progress) gate(g config.Gate, exit int, head, out string) {
+func (p *progress) gate(g config.Gate, ev GateFinished, feature string) {
 	// Clean before cutting, so the 300 characters shown are text.
-	out = term.Clean(out)
+	out := term.Clean(ev.Output)
+	more := ""
+	if len(ev.Named) > 0 {
+		more += "; its output names files of " + strings.Join(ev.Named, ", ")
+	}
+	if ev.Log != "" {
+		more += fmt.Sprintf("; all of it: zerg logs %s --gate %s", feature, g.Name)
+	}
 	switch {
-	case exit == 0:
-		p.printf("  gate %s: passed on %s", g.Name, short(head))
+	case ev.Exit == 0:
+		p.printf("  gate %s: passed on %s", g.Name, short(ev.Head))
 	case !g.Required:
-		p.printf("  gate %s: failed (exit %d), not required: %s", g.Name, exit, textx.Clip(textx.OneLine(tail(out, 300)), 300))
+		p.printf("  gate %s: failed (exit %d), not required: %s%s", g.Name, ev.Exit, textx.Clip(textx.OneLine(tail(out, 300)), 300), more)
 	default:
-		p.printf("  gate %s: FAILED (exit %d): %s", g.Name, exit, textx.Clip(textx.OneLine(tail(out, 300)), 300))
+		p.printf("  gate %s: FAILED (exit %d): %s%s", g.Name, ev.Exit, textx.Clip(textx.OneLine(tail(out, 300)), 300), more)
 	}
 }
 

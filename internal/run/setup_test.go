@@ -114,3 +114,11 @@ func TestResumeTasksMode(t *testing.T) {
 		}
 	}
 }
+
+// TestSaidOnce: a note is said once per process, whatever asks again.
+func TestSaidOnce(t *testing.T) {
+	line := "zerg: .devcontainer/devcontainer.json: zerg does not honour postCreateCommand (test " + t.Name() + ")"
+	if !saidOnce(line) || saidOnce(line) || saidOnce(line) {
+		t.Error("the note is said more than once")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
@@ -35,6 +36,9 @@ type TaskState struct {
 	// failed on its own after its attempt passed (DAG schedule), for the
 	// retry prompt; "" when the last task failure was the attempt's own.
 	GateOutput string `json:"-"`
+	// RefusedWrites are the refused writes of the task's last finished
+	// attempt: of its committed one once it committed.
+	RefusedWrites []attempt.RefusedWrite `json:"refused_writes,omitempty"`
 	// MergedHead is the integration head its merge made.
 	MergedHead string        `json:"-"`
 	Commit     string        `json:"commit,omitempty"` // the committed attempt's commit
@@ -76,6 +80,11 @@ type State struct {
 	Tasks       map[string]*TaskState
 	Order       []string // task ids in first-seen order
 	Gates       []GateFinished
+	// GateRefused are the indexes in Gates of gate runs whose merge did
+	// not happen (the level or batch failed them, or another try of the
+	// batch merged instead); openGates those whose merge is not decided.
+	GateRefused map[int]bool
+	openGates   []int
 	// Projection is the last recorded projection (run_projected).
 	Projection *Projection
 	Finished   *RunFinished
@@ -103,7 +112,7 @@ type State struct {
 
 // NewState is the state of a log with no events.
 func NewState() *State {
-	return &State{Merged: map[int]LevelMerged{}, Tasks: map[string]*TaskState{}, MergeCount: map[string]int{}}
+	return &State{Merged: map[int]LevelMerged{}, Tasks: map[string]*TaskState{}, MergeCount: map[string]int{}, GateRefused: map[int]bool{}}
 }
 
 // Task returns the task's state; a task the log never named is pending.
@@ -310,7 +319,7 @@ func (s *State) apply(e eventlog.Event) {
 		for _, c := range d.Changed {
 			t := s.task(c.Task)
 			t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase, t.Diagnosis = StatusPending, 0, 0, "", "", ""
-			t.Hypothesis, t.DiagnosedAttempt, t.GateOutput = nil, 0, ""
+			t.Hypothesis, t.DiagnosedAttempt, t.GateOutput, t.RefusedWrites = nil, 0, "", nil
 		}
 		for _, id := range d.Removed {
 			delete(s.Tasks, id)
@@ -325,6 +334,7 @@ func (s *State) apply(e eventlog.Event) {
 		_ = e.Decode(&d)
 		for _, id := range d.Tasks {
 			t := s.task(id)
+			t.unblock(StatusReady)
 			t.Level, t.Status = d.Level, StatusReady
 		}
 		if s.FailedLevel != nil && s.FailedLevel.Level == d.Level {
@@ -363,6 +373,7 @@ func (s *State) apply(e eventlog.Event) {
 		t.WorkerTime += time.Duration(d.WorkerMS) * time.Millisecond
 		s.CostUSD += d.CostUSD
 		t.Reason, t.Detail, t.LastClass = d.Reason, d.Detail, d.Class
+		t.RefusedWrites = d.RefusedWrites
 		t.Status = finishedStatus(d.Class)
 		switch d.Class {
 		case outcome.Success:
@@ -382,7 +393,8 @@ func (s *State) apply(e eventlog.Event) {
 		t.Status = StatusFailed
 	case EvTaskRequeued:
 		t := s.task(e.Task)
-		t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase = StatusPending, 0, 0, "", ""
+		t.unblock(StatusPending)
+		t.Status, t.TaskFailures, t.InfraFailures, t.Commit, t.CommitBase, t.RefusedWrites = StatusPending, 0, 0, "", "", nil
 		if s.FailedLevel != nil && s.FailedLevel.Level == t.Level {
 			s.FailedLevel = nil
 		}
@@ -398,6 +410,7 @@ func (s *State) apply(e eventlog.Event) {
 		_ = e.Decode(&d)
 		s.Merged[d.Level] = d
 		s.Head = d.Head
+		s.decideGates(d.Head)
 		for _, id := range d.Tasks {
 			t := s.task(id)
 			t.Status, t.Level, t.MergedHead = StatusMerged, d.Level, d.Head
@@ -407,12 +420,14 @@ func (s *State) apply(e eventlog.Event) {
 		var d TaskScheduled
 		_ = e.Decode(&d)
 		t := s.task(e.Task)
+		t.unblock(StatusReady)
 		t.Level, t.Status = d.Level, StatusReady
 	case EvBatchMerged:
 		var d BatchMerged
 		_ = e.Decode(&d)
 		s.Batches = append(s.Batches, d)
 		s.Head = d.Head
+		s.decideGates(d.Head)
 		for _, id := range d.Tasks {
 			t := s.task(id)
 			t.Status, t.MergedHead = StatusMerged, d.Head
@@ -421,6 +436,7 @@ func (s *State) apply(e eventlog.Event) {
 	case EvTaskMergeFailed:
 		var d TaskMergeFailed
 		_ = e.Decode(&d)
+		s.decideGates("")
 		t := s.task(e.Task)
 		// A task failure like a failed verification: it spends a retry and
 		// the retry prompt says what broke, from the gate's output; the
@@ -434,6 +450,7 @@ func (s *State) apply(e eventlog.Event) {
 		if e.Decode(&d) == nil {
 			s.FailedLevel = &d
 		}
+		s.decideGates("")
 	case EvRunProjected:
 		var d Projection
 		if e.Decode(&d) == nil {
@@ -442,6 +459,7 @@ func (s *State) apply(e eventlog.Event) {
 	case EvGateFinished:
 		var d GateFinished
 		if e.Decode(&d) == nil {
+			s.openGates = append(s.openGates, len(s.Gates))
 			s.Gates = append(s.Gates, d)
 		}
 	case EvRunStopped:
@@ -488,14 +506,39 @@ func (s *State) apply(e eventlog.Event) {
 	}
 }
 
+// decideGates settles the gate runs since the last merge or refusal: those
+// on head (the merge that happened) stand, the others were refused ("":
+// every one of them).
+func (s *State) decideGates(head string) {
+	if s.GateRefused == nil {
+		s.GateRefused = map[int]bool{}
+	}
+	for _, i := range s.openGates {
+		if head == "" || s.Gates[i].Head != head {
+			s.GateRefused[i] = true
+		}
+	}
+	s.openGates = nil
+}
+
 // moveAll applies a run-level event to every task the transition table
 // lets it move: a stop or the end cancels what waited for a worker, a
 // resume gives the scheduler back what nobody will launch otherwise.
 func (s *State) moveAll(typ string, to Status) {
 	for _, t := range s.Tasks {
 		if CanTransition(typ, t.Status, to) {
+			t.unblock(to)
 			t.Status = to
 		}
+	}
+}
+
+// unblock forgets why a blocked task was blocked once it moves on: a
+// resume gives it back to the scheduler, and "level 1 failed" would be
+// stale once level 1 merged.
+func (t *TaskState) unblock(to Status) {
+	if t.Status == StatusBlocked && to != StatusBlocked && t.Reason == "blocked" {
+		t.Reason, t.Detail = "", ""
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
@@ -56,7 +57,7 @@ type View struct {
 	Coordinator       CoordinatorView `json:"coordinator"`
 	Levels            []LevelView     `json:"levels"`
 	Tasks             []TaskView      `json:"tasks"`
-	Gates             []GateFinished  `json:"gates"`
+	Gates             []GateView      `json:"gates"`
 	CostUSD           float64         `json:"cost_usd"`
 	Tokens            int64           `json:"tokens"`
 	StartedAt         time.Time       `json:"started_at,omitzero"`
@@ -75,6 +76,47 @@ type View struct {
 	// Rejected counts log events the state machine refused (a damaged or
 	// foreign log); 0 for any log zerg wrote.
 	Rejected int `json:"rejected_events,omitempty"`
+	// RefusedWrites counts the refused writes of the work the run holds
+	// (its committed and merged tasks'): a delivered run with any is
+	// "delivered with refused writes", never plainly delivered, because
+	// what its workers meant to write is not all there.
+	RefusedWrites int `json:"refused_writes"`
+}
+
+// GateView is one gate run as the view shows it: the event, and whether it
+// was superseded, so that an old failure does not read as the run's
+// state (a failed gate under a "delivered" badge).
+type GateView struct {
+	GateFinished
+	// Superseded: its merge did not happen, and the same gate ran again on
+	// the same level (or batch) or the level (batch) merged since.
+	Superseded bool `json:"superseded,omitempty"`
+}
+
+// gateViews are the log's gate runs, each marked when superseded.
+func gateViews(st *State) []GateView {
+	gs := st.Gates
+	out := make([]GateView, len(gs))
+	for i, g := range gs {
+		out[i].GateFinished = g
+		if !st.GateRefused[i] {
+			continue
+		}
+		for _, later := range gs[i+1:] {
+			if later.Name == g.Name && later.Level == g.Level && later.Batch == g.Batch {
+				out[i].Superseded = true
+			}
+		}
+		if _, merged := st.Merged[g.Level]; merged && g.Batch == 0 {
+			out[i].Superseded = true
+		}
+		for _, b := range st.Batches {
+			if g.Batch > 0 && b.Batch == g.Batch {
+				out[i].Superseded = true
+			}
+		}
+	}
+	return out
 }
 
 // CoordinatorView is the coordinator's liveness.
@@ -122,6 +164,9 @@ type TaskView struct {
 	// Diagnosis is what the diagnostics engine made of the task's last
 	// failure (not shown once the task is committed).
 	Diagnosis *diagnose.Hypothesis `json:"diagnosis,omitempty"`
+	// RefusedWrites are the writes its hook refused in its last finished
+	// attempt (its committed one once committed): not in its work.
+	RefusedWrites []attempt.RefusedWrite `json:"refused_writes,omitempty"`
 }
 
 // AbandonedView is an attempt a dead coordinator left open.
@@ -164,11 +209,8 @@ type Liveness struct {
 func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph, lv Liveness) View {
 	v := View{Feature: feature, IntegrationBranch: IntegrationBranch(feature), Head: st.Head, CostUSD: st.CostUSD,
 		StartedAt: st.StartedAt, Resumes: st.Resumes, BreakerOpens: st.BreakerOpens, RateLimitPauses: st.Pauses,
-		Gates: slices.Clone(st.Gates), Rejected: len(st.Rejected), Levels: []LevelView{}, Tasks: []TaskView{},
+		Gates: gateViews(st), Rejected: len(st.Rejected), Levels: []LevelView{}, Tasks: []TaskView{},
 		Coordinator: CoordinatorView{Alive: lv.Alive}}
-	if v.Gates == nil {
-		v.Gates = []GateFinished{}
-	}
 	if lv.Alive {
 		v.Coordinator.PID = lv.PID
 	}
@@ -232,9 +274,10 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 		tv := TaskView{ID: id, Level: levelOf[id], Status: ts.Status, Attempts: ts.Attempts, TaskFailures: ts.TaskFailures,
 			InfraFailures: ts.InfraFailures, Reason: ts.Reason, Detail: ts.Detail, Commit: ts.Commit, Branch: ts.Branch,
 			CostUSD: ts.CostUSD, Tokens: ts.Tokens, EstimateMS: estimate[id], WorkerMS: ts.WorkerTime.Milliseconds(),
-			Dependencies: slices.Clone(deps[id])}
+			Dependencies: slices.Clone(deps[id]), RefusedWrites: slices.Clone(ts.RefusedWrites)}
 		if ts.Status == StatusMerged || ts.Status == StatusCommitted {
 			tv.Detail = ""
+			v.RefusedWrites += len(ts.RefusedWrites)
 		} else {
 			tv.Diagnosis = ts.Hypothesis
 		}

@@ -103,3 +103,63 @@ not json
 		t.Errorf("agents %v, want T1/1 on a2 (its newer lease) and T2/3 on a3", got)
 	}
 }
+
+// TestResumeForgetsWhyATaskWasBlocked: a task blocked by a failed level
+// says so; once a resume gives it back (and the level merged), its status
+// no longer carries "level 1 failed" while it waits for its turn.
+func TestResumeForgetsWhyATaskWasBlocked(t *testing.T) {
+	w := newWorld(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.txt"]}},
+ {"id": "B", "title": "b", "level": 2, "dependencies": ["A"], "files": {"create": ["b.txt"]}},
+ {"id": "C", "title": "c", "level": 3, "dependencies": ["B"], "files": {"create": ["c.txt"]}}
+]}`)
+	w.git.gateExit["tests"] = 1
+	st, _ := w.rush(context.Background())
+	if c := st.Task("C"); c.Status != StatusBlocked || c.Detail != "level 1 failed" {
+		t.Fatalf("C after the failed level: %+v", c)
+	}
+	// The resume merges level 1; B runs (held) while C waits.
+	w.git.gateExit["tests"] = 0
+	hold := make(chan struct{})
+	w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
+	done := make(chan struct{})
+	go func() { w.resume(context.Background()); close(done) }()
+	for len(w.att.attemptsOf("B")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	st = w.replay()
+	v := BuildView("f", st, w.graph, w.graph, Liveness{Alive: true})
+	close(hold)
+	<-done
+	if _, ok := st.Merged[1]; !ok {
+		t.Fatalf("level 1 not merged: %+v", st.Merged)
+	}
+	for _, tv := range v.Tasks {
+		if tv.ID == "C" && (tv.Status != StatusPending || tv.Detail != "" || tv.Reason != "") {
+			t.Errorf("C, waiting for level 3 after level 1 merged: %+v", tv)
+		}
+	}
+}
+
+// TestOldGateFailuresAreSuperseded: a gate that failed on a level that
+// later merged (on another head, after a fix) is marked superseded in the
+// view, and so is one run again on the same level; the run of the gate
+// that passed on the merged head is not.
+func TestOldGateFailuresAreSuperseded(t *testing.T) {
+	w := newWorld(t, twoLevels)
+	w.git.gateExit["tests"] = 1
+	w.rush(context.Background())
+	w.git.gateExit["tests"] = 0
+	w.git.breaks = map[string]bool{} // the merged heads differ on the resume: new attempt commits
+	st, err := w.resume(context.Background())
+	assertDelivered(t, w, st, err)
+	v := BuildView("f", st, w.graph, w.graph, Liveness{})
+	if len(v.Gates) < 3 || v.Gates[0].Exit != 1 || !v.Gates[0].Superseded {
+		t.Fatalf("gates %+v", v.Gates)
+	}
+	for _, g := range v.Gates[1:] {
+		if g.Superseded || g.Exit != 0 {
+			t.Errorf("a current gate run is marked superseded: %+v", g)
+		}
+	}
+}

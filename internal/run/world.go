@@ -28,7 +28,7 @@ import (
 // realDeps builds the dependencies of a real run. The returned func closes
 // what they opened (the audit log).
 func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.Log, worker claude.Spec) (Deps, func(), error) {
-	repo := &gitx.Repo{Runner: gitx.New(opts.Root)}
+	repo := opts.repo()
 	sec, err := openSecurity(opts, c.progress)
 	if err != nil {
 		return Deps{}, nil, err

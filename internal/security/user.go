@@ -319,10 +319,43 @@ func HandBack(ws string) error {
 			return err
 		}
 	}
+	return giveInvoker(ws, "")
+}
+
+// HandBackWorktree makes a subprocess-mode worktree zerg keeps for a
+// person (it holds uncommitted work) theirs, so that their git works
+// there: everything but its top-level .git, the file that points into the
+// repository, which stays zerg's (gitx recognises zerg's workspace by it).
+// The worktree's git configuration is the repository's own, which no
+// worker writes.
+func HandBackWorktree(ws string) error { return giveInvoker(ws, ".git") }
+
+// InvokerOwns reports whether the invoking user owns p itself: a kept
+// workspace zerg handed back.
+func InvokerOwns(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	uid, _ := Invoker()
+	return ok && int(sys.Uid) == uid
+}
+
+// giveInvoker chowns ws and everything under it to the invoking user,
+// without following links, but for its top-level entry skip ("" for none).
+func giveInvoker(ws, skip string) error {
+	ws = filepath.Clean(ws)
 	uid, gid := Invoker()
 	return filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skip != "" && p == filepath.Join(ws, skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if err := os.Lchown(p, uid, gid); err != nil {
 			return fmt.Errorf("hand %s back: %w", p, err)

@@ -136,15 +136,20 @@ func runningTokens(v run.View) int64 {
 
 func (m Model) stateWord(v run.View) string {
 	s := string(v.State)
+	if v.State == run.RunDelivered && v.RefusedWrites > 0 {
+		s += fmt.Sprintf(" with %d refused write(s)", v.RefusedWrites)
+	}
 	if v.Rehearsal {
 		s += " (rehearsal)"
 	}
-	switch v.State {
-	case run.RunDelivered:
-		return m.st.green.Render(s)
-	case run.RunRunning:
+	switch {
+	case v.State == run.RunDelivered && v.RefusedWrites > 0:
 		return m.st.yellow.Render(s)
-	case run.RunNotDelivered, run.RunDead:
+	case v.State == run.RunDelivered:
+		return m.st.green.Render(s)
+	case v.State == run.RunRunning:
+		return m.st.yellow.Render(s)
+	case v.State == run.RunNotDelivered || v.State == run.RunDead:
 		return m.st.red.Render(s)
 	}
 	return s

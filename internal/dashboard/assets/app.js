@@ -107,11 +107,13 @@ const dur = (ms) => {
 };
 const enc = encodeURIComponent;
 
-// The route is the hash: #/ (runs), #/run/F, #/run/F/task/T, #/run/F/cost.
+// The route is the hash: #/ (runs), #/run/F, #/run/F/task/T,
+// #/run/F/gate/N (the N-th gate run, from 0), #/run/F/cost.
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   if (parts[0] === "run" && parts[1]) {
     if (parts[2] === "task" && parts[3]) return { page: "task", feature: parts[1], task: parts[3] };
+    if (parts[2] === "gate" && parts[3]) return { page: "gate", feature: parts[1], gate: parts[3] };
     if (parts[2] === "cost") return { page: "cost", feature: parts[1] };
     return { page: "run", feature: parts[1] };
   }
@@ -190,6 +192,7 @@ async function show() {
       if (last) drawRun(last);
       else drawRun(await getJSON("/api/runs/" + enc(r.feature)));
     } else if (r.page === "task") await showTask(r);
+    else if (r.page === "gate") await showGate(r);
     else if (r.page === "cost") await showCost(r);
   } catch (e) {
     put(el("p", { class: "error" }, String(e.message || e)));
@@ -234,10 +237,17 @@ function drawRun(snap) {
   const levels = el("table", {}, el("tr", {}, el("th", {}, "level"), el("th", {}, "state"), el("th", {}, "tasks"), el("th", {}, "head")),
     v.levels.map((l) => el("tr", {}, el("td", {}, l.level), el("td", {}, el("span", { class: "state " + l.state }, l.state)),
       el("td", {}, l.tasks.join(", ")), el("td", {}, (l.head || "").slice(0, 10) + (l.reason ? " " + l.reason : "")))));
-  const gates = v.gates.length ? el("table", {}, v.gates.map((g) => el("tr", {}, Object.entries(g).map(([k, x]) => el("td", {}, k + ": " + (typeof x === "object" ? JSON.stringify(x) : x))))))
+  const gates = v.gates.length ? el("table", { id: "gates" },
+    el("tr", {}, ["gate", "on", "head", "verdict", "its output names files of", ""].map((h) => el("th", {}, h))),
+    v.gates.map((g, i) => el("tr", { class: "gate" + (g.superseded ? " superseded" : ""), "data-gate": g.name },
+      el("td", {}, g.name), el("td", {}, gateOn(g)), el("td", {}, (g.head || "").slice(0, 10)),
+      el("td", {}, el("span", { class: "state " + (g.exit === 0 ? "merged" : g.superseded ? "" : "failed") }, gateVerdict(g))),
+      el("td", {}, (g.named || []).join(", ")),
+      el("td", {}, el("a", { href: "#/run/" + enc(v.feature) + "/gate/" + i }, "output")))))
     : el("p", { class: "muted" }, "No gate has run yet.");
+  const refused = v.tasks.filter((t) => (t.refused_writes || []).length);
   put(
-    el("h1", {}, v.feature + " ", el("span", { class: "state " + v.state, id: "state" }, v.state),
+    el("h1", {}, v.feature + " ", el("span", { class: "state " + v.state + (v.refused_writes ? " refused" : ""), id: "state" }, runWords(v)),
       v.rehearsal ? el("span", { class: "muted" }, " rehearsal") : null),
     el("p", { class: "muted" }, (v.reason ? v.reason + " · " : "") + dur(v.duration_ms) + " · " + usd(v.cost_usd) +
       (v.subscription ? " (usage at API prices)" : "") + " · " + v.workers + " workers · coordinator " + (v.coordinator.alive ? "alive" : "not running")),
@@ -248,11 +258,50 @@ function drawRun(snap) {
     el("div", { class: "legend" }, snap.legend.map((x) => el("span", {}, el("i", { style: "" }), x.status)),
       el("span", { class: "crit" }, el("i", {}), "critical path")),
     graph,
+    refused.length ? [el("h2", {}, "Refused writes"),
+      el("p", { class: "muted" }, "Writes the workers' hooks refused: they are not in the tasks' work, whatever the workers said."),
+      el("ul", { id: "refused-writes" }, refused.flatMap((t) => t.refused_writes.map((w) => el("li", {},
+        el("a", { href: "#/run/" + enc(v.feature) + "/task/" + enc(t.id) }, t.id), ": write refused: " + w.path + ", " + w.why))))] : null,
     el("h2", {}, "Workers"), workers,
     el("h2", {}, "Levels"), levels,
     el("h2", {}, "Gates"), gates);
   // Legend swatches: colours set through the DOM (the CSP forbids inline style attributes).
   document.querySelectorAll(".legend span:not(.crit) i").forEach((i, n) => { i.style.background = snap.legend[n].colour; });
+}
+
+// runWords is the run's state as the report words it: a delivery with
+// refused writes is never a plain "delivered".
+function runWords(v) {
+  if (v.state === "delivered" && v.refused_writes) return "delivered with " + v.refused_writes + " refused write" + (v.refused_writes === 1 ? "" : "s");
+  return v.state;
+}
+
+const gateOn = (g) => g.batch ? "batch " + g.batch + " [" + (g.tasks || []).join(" ") + "]" : "level " + g.level;
+
+function gateVerdict(g) {
+  if (g.exit === 0) return "passed";
+  if (g.superseded) return "failed (exit " + g.exit + "), since run again";
+  return (g.required ? "FAILED" : "failed, not required") + " (exit " + g.exit + ")";
+}
+
+async function showGate(r) {
+  const p = await getJSON("/api/runs/" + enc(r.feature) + "/gates/" + enc(r.gate));
+  const g = p.gate;
+  put(
+    el("h1", {}, "Gate " + g.name + " on " + gateOn(g) + " ",
+      el("span", { class: "state " + (g.exit === 0 ? "merged" : g.superseded ? "" : "failed"), id: "gate-verdict" }, gateVerdict(g))),
+    el("p", { class: "muted" }, "head " + (g.head || "").slice(0, 10) + " · ", el("code", {}, g.command)),
+    (g.named || []).length ? el("p", { id: "gate-named" }, "Its output names files of: ",
+      g.named.flatMap((id, i) => [i ? ", " : "", el("a", { href: "#/run/" + enc(p.feature) + "/task/" + enc(id) }, id)])) : null,
+    p.from_log ? null : el("p", { class: "muted" }, "Only the excerpt the run's log kept (no gate log: an older zerg, or it is gone)."),
+    p.truncated ? el("p", { class: "muted" }, "(its beginning is cut here; zerg logs " + p.feature + " --gate " + g.name + " prints it whole)") : null,
+    el("pre", { class: "gate-output", id: "gate-output" }, p.output || "(no output)"));
+}
+
+function refusedView(list, id) {
+  return el("div", { class: "refused", id },
+    el("b", {}, "Writes its hook refused (not in its work, whatever the worker said):"),
+    el("ul", {}, list.map((w) => el("li", {}, "write refused: " + w.path + ", " + w.why + " (" + w.tool + ")"))));
 }
 
 function diffView(text) {
@@ -283,6 +332,7 @@ async function showTask(r) {
     a.reason ? el("p", {}, a.reason + (a.detail ? ": " + a.detail : "")) : null,
     el("p", { class: "muted" }, dur(a.duration_ms) + " · " + usd(a.cost_usd) + (a.changed ? " · changed " + a.changed.join(", ") : "")),
     a.diagnosis ? diagnosisView(a.diagnosis) : null,
+    (a.refused_writes || []).length ? refusedView(a.refused_writes) : null,
     el("h3", {}, "Tool calls (" + a.tool_calls.length + ")"),
     a.tool_calls.length ? el("table", { class: "calls" }, a.tool_calls.map((c) => el("tr", { class: "call" + (c.error ? " error" : "") },
       el("td", {}, c.name), el("td", { class: "input" }, c.input), el("td", { class: "input" }, c.result || ""))))
@@ -297,6 +347,7 @@ async function showTask(r) {
     el("p", { class: "muted" }, "level " + t.level + " · " + t.attempts + " attempt(s) · " + usd(t.cost_usd) +
       (p.dependencies.length ? " · depends on " + p.dependencies.join(", ") : "") + (t.commit ? " · commit " + t.commit.slice(0, 10) : "")),
     t.diagnosis ? diagnosisView(t.diagnosis) : null,
+    (t.refused_writes || []).length ? refusedView(t.refused_writes, "task-refused") : null,
     t.detail ? el("pre", {}, t.detail) : null,
     attempts.length ? attempts : el("p", { class: "muted" }, "No attempt yet."));
 }

@@ -312,7 +312,7 @@ func TestGatePageReadsTheGateLog(t *testing.T) {
 	if _, err := f.log.AppendData(run.EvGateFinished, "", 0, run.GateFinished{Level: 1, Name: "tests", Exit: 1, Required: true, Output: "…1 failed\n", Log: rel, Named: []string{"T1"}}); err != nil {
 		t.Fatal(err)
 	}
-	resp := f.get(t, "/api/runs/demo/gates/0?t="+token, nil)
+	resp := f.get(t, "/api/runs/demo/gates/0")
 	var page GatePage
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %v", resp.StatusCode, err)
@@ -321,7 +321,7 @@ func TestGatePageReadsTheGateLog(t *testing.T) {
 		t.Errorf("gate page: from log %v, %d bytes, %+v", page.FromLog, len(page.Output), page.Gate)
 	}
 	for _, n := range []string{"1", "-1", "x"} {
-		if got := f.get(t, "/api/runs/demo/gates/"+n+"?t="+token, nil).StatusCode; got != http.StatusNotFound {
+		if got := f.get(t, "/api/runs/demo/gates/"+n).StatusCode; got != http.StatusNotFound {
 			t.Errorf("gate %s: %d, want 404", n, got)
 		}
 	}

@@ -54,6 +54,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if file := os.Getenv("ZERG_E2E_ROGUE_HOLD"); file != "" {
+		// The test binary again, in an agent's namespace: a rogue agent
+		// that holds attempts without working on them.
+		if err := holdAttempts(file, os.Getenv("ZERG_E2E_ROGUE_URL"), os.Getenv("ZERG_E2E_ROGUE_JOURNAL")); err != nil {
+			fmt.Fprintln(os.Stderr, "rogue:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if conf := os.Getenv("ZERG_E2E_NATS_SERVER"); conf != "" {
 		// The test binary again, in the coordinator's namespace: a NATS
 		// server zerg does not embed, until it is killed.
@@ -455,17 +464,24 @@ func TestClusterRun(t *testing.T) {
 		}
 	}
 
-	t.Run("an agent weaker than the run refuses its attempts", func(t *testing.T) {
+	t.Run("an agent weaker than the run gets none of its attempts", func(t *testing.T) {
 		if strings.Contains(agents[2].output(), "runs L1-") {
 			t.Errorf("the subprocess agent ran an attempt of a sandbox run:\n%s", agents[2].output())
 		}
-		// Control: it was offered attempts (it refused them), and the
-		// sandbox agents ran them.
-		if !strings.Contains(agents[2].output(), "the run needs mode sandbox and this agent runs subprocess") {
-			t.Errorf("the subprocess agent was never offered an attempt:\n%s", agents[2].output())
+		// Control: it was live during the run, said it runs subprocess
+		// mode, the coordinator saw that it cannot run the run's
+		// attempts, and handed them to the sandbox agents.
+		if !strings.Contains(rush.output(), "agent a3 joined (mode subprocess") || !strings.Contains(rush.output(), "the run needs mode sandbox and this agent runs subprocess") {
+			t.Errorf("the coordinator did not see the subprocess agent for what it is:\n%s", rush.output())
 		}
-		if !strings.Contains(agents[0].output()+agents[1].output(), "mode sandbox") {
-			t.Errorf("the sandbox agents did not say their mode")
+		leases := map[string]int{}
+		for _, r := range readJournal(t, filepath.Join(repo, ".zerg", "runs", "fleet", "cluster.jsonl")) {
+			if r["kind"] == "lease" {
+				leases[r["agent"].(string)]++
+			}
+		}
+		if leases["a3"] != 0 || leases["a1"]+leases["a2"] < tasks {
+			t.Errorf("leases by agent %v: want none for a3, every task's for a1 and a2", leases)
 		}
 	})
 

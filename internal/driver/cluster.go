@@ -284,8 +284,17 @@ func (d *Cluster) onAgent(ev cluster.AgentEvent) {
 	}
 	switch ev.Kind {
 	case cluster.AgentJoined, cluster.AgentLeft, cluster.AgentExpired:
-		d.journal("agent_"+ev.Kind.String(), map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers})
-		d.say(fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind))
+		rec := map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers}
+		line := fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind)
+		if ev.Kind == cluster.AgentJoined {
+			rec["mode"], rec["local_key"] = ev.Heartbeat.Mode, ev.Heartbeat.LocalKey
+			line += fmt.Sprintf(" (mode %s, %d worker(s))", ev.Heartbeat.Mode, ev.Heartbeat.Workers)
+			if why := clusterFit(cluster.Capabilities{Mode: d.Mode, LocalKey: d.AgentKey == config.AgentKeyLocal}, ev.Heartbeat.Capabilities); why != "" {
+				line += "; it cannot run this run's attempts: " + why
+			}
+		}
+		d.journal("agent_"+ev.Kind.String(), rec)
+		d.say(line)
 	}
 	switch ev.Kind {
 	case cluster.AgentJoined, cluster.AgentUpdated:

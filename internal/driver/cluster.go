@@ -221,6 +221,9 @@ func (d *Cluster) watchDeadlines(ctx context.Context) {
 					d.say(fmt.Sprintf("zerg: no agent has joined the cluster for %s; the attempts wait for one: zerg agent --join URL --creds FILE --mode %s (docs/cluster.md)",
 						d.Streams.Dispatch().AckWait, agentModeFor(d.Mode)))
 				case cluster.NoticeTakenBack:
+					// At once: a result of the old holder that races the
+					// take-back is refused, not taken.
+					d.book.DeadLetter(n.Attempt)
 					d.tell(n.Attempt, clusterOutcome{takenBack: &n})
 				case cluster.NoticeUnrunnable:
 					d.tell(n.Attempt, clusterOutcome{unrunnable: &n})

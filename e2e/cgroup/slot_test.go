@@ -109,11 +109,14 @@ echo done`, hold, py, py)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			s := sampler{uid: uid, groups: g.ProcsFiles()}
+			// The control of the membership check: a sampler that knows no
+			// group finds every process outside it.
+			s, blind := sampler{uid: uid, groups: g.ProcsFiles()}, sampler{uid: uid}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
-			wg.Add(1)
+			wg.Add(2)
 			go func() { defer wg.Done(); s.run(stop) }()
+			go func() { defer wg.Done(); blind.run(stop) }()
 			_ = cmd.Wait()
 			close(stop)
 			wg.Wait()
@@ -125,6 +128,9 @@ echo done`, hold, py, py)
 			}
 			if len(s.outside) > 0 {
 				t.Errorf("processes of the slot's user outside its group: %v", s.outside)
+			}
+			if len(blind.outside) == 0 {
+				t.Error("control: a sampler that knows no group found no process outside it")
 			}
 			parents := 0 // the parents that held theirs: the four, then the one with children
 			for _, l := range strings.Split(out.String(), "\n") {

@@ -52,7 +52,12 @@ func holdAttempts(file, url, journal string) error {
 	creds.URL = url
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// The embedded server starts with the run's first attempt.
 	nc, err := cluster.Connect(ctx, creds)
+	for err != nil && ctx.Err() == nil {
+		time.Sleep(500 * time.Millisecond)
+		nc, err = cluster.Connect(ctx, creds)
+	}
 	if err != nil {
 		return err
 	}

@@ -161,6 +161,16 @@ func TestDiskFullFailsTheFillerOnly(t *testing.T) {
 	t.Logf("first run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 
 	runDir := filepath.Join(p.dir, ".zerg", "runs", "fill")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+			t.Logf("events.jsonl:\n%s", b)
+			out, _ := exec.Command("df", "-m", disk).CombinedOutput()
+			t.Logf("%s", out)
+			out, _ = exec.Command("sh", "-c", "du -sm "+filepath.Dir(p.dir)+"/* 2>&1; find "+filepath.Dir(p.dir)+" -name 'zz-*' | head -3").CombinedOutput()
+			t.Logf("%s", out)
+		}
+	})
 	evs, err := eventlog.Read(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
 		t.Fatalf("the event log does not read after the fill: %v", err)

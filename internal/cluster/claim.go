@@ -152,7 +152,11 @@ func Claim(ctx context.Context, nc *nats.Conn, agent string, caps Capabilities, 
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case errors.Is(err, nats.ErrNoResponders):
+		case err != nil && nc.IsClosed():
+			return nil, fmt.Errorf("cluster: claim: %w", err)
+		case errors.Is(err, nats.ErrNoResponders) || (err != nil && !nc.IsConnected()):
+			// No coordinator, or no server (an embedded one ends with its
+			// coordinator): the connection reconnects by itself.
 			say(false)
 			select {
 			case <-ctx.Done():

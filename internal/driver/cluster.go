@@ -768,8 +768,8 @@ func unrunnable(mode string, local bool, agents map[string]string) string {
 	if local {
 		fix += " and ANTHROPIC_API_KEY set (cluster.agent_key: local)"
 	}
-	return fmt.Sprintf("no joined agent can run this run's attempts (they are not busy: none of them can): %s; %s (docs/cluster.md)",
-		strings.Join(why, "; "), fix)
+	return fmt.Sprintf("no joined agent can run this run's attempts; %s (docs/cluster.md). They are not busy, none of them can: %s",
+		fix, strings.Join(why, "; "))
 }
 
 // localBudget is a local job's budget for its agent's gateway: the task's,

@@ -189,7 +189,7 @@ func (ag *Agent) coordinatorUp(up bool) {
 	if up {
 		ag.waiting.Store(false)
 	} else if !ag.waiting.Swap(true) {
-		ag.say("waiting for a coordinator: no run uses this cluster now")
+		ag.say("waiting for a coordinator: no run uses this cluster now, or its server is down (an embedded one ends with its run)")
 	}
 }
 

@@ -208,6 +208,12 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 	var box driver.Boundary
 	inImage := opts.Config.Mode == config.ModeContainer
 	groups, err := cgroup.Detect()
+	if err != nil && !inImage && opts.Config.Sandbox.MemoryMB > 0 {
+		// The docs promise a total only where there is a group: say so
+		// when there is none, rather than let the limit mean less unsaid.
+		newProgress(opts.Progress).printf("zerg: no cgroup here (%s): sandbox.memory_mb (%d MiB) bounds each process's data segment, not the attempt's processes together (zerg doctor, docs/sandbox.md)",
+			strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": "), opts.Config.Sandbox.MemoryMB)
+	}
 	if err != nil || inImage {
 		groups = nil
 	}

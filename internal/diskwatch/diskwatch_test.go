@@ -155,7 +155,10 @@ func TestReserve(t *testing.T) {
 	said := make(chan bool, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { KeepReserve(ctx, r, 64<<20, 5*time.Millisecond, func(released bool, _ int64) { said <- released }); close(done) }()
+	go func() {
+		KeepReserve(ctx, r, 64<<20, 5*time.Millisecond, func(released bool, _ int64) { said <- released })
+		close(done)
+	}()
 	set := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
 	set(10 << 20) // below the floor
 	if released := <-said; !released || r.Held() {

@@ -203,6 +203,21 @@ func startBin(t *testing.T, ns, dir string, env []string, bin string, args ...st
 	return p
 }
 
+// startMockAPI runs zerg mockapi serve args in namespace ns and returns its
+// address once it listens.
+func startMockAPI(t *testing.T, ns, dir string, env []string, args ...string) string {
+	t.Helper()
+	mock := start(t, ns, dir, env, append([]string{"mockapi", "serve"}, args...)...)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(mock.output(), "http://") {
+		if time.Now().After(deadline) || mock.exited() {
+			t.Fatalf("mockapi: %s", mock.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+}
+
 // fakeKey is a key of the Anthropic API's shape, made at run time, so no
 // file holds one.
 func fakeKey() string {
@@ -329,15 +344,7 @@ func TestClusterRun(t *testing.T) {
 	// The scripted API, in the coordinator's namespace.
 	key := fakeKey()
 	apiLog := filepath.Join(tmp, "api.jsonl")
-	mock := start(t, net.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"), "--log", apiLog)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, net.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"), "--log", apiLog)
 
 	// The agents: no key in their environment, state in their own dirs.
 	join := "tls://" + net.server + ":4222"
@@ -385,7 +392,7 @@ func TestClusterRun(t *testing.T) {
 	// Kill the agent that runs the slow task, mid-task.
 	var killed int = -1
 	var roguedAttempt string
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for killed < 0 {
 		for i, a := range agents {
 			if strings.Contains(a.output(), "runs L1-t1 attempt 1") {
@@ -585,15 +592,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
 	join := "tls://" + net.server + ":4222"
-	mock := start(t, net.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, net.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
 	var agents []*proc
 	for i := range net.agents {
 		file := filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
@@ -606,7 +605,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 		"ZERG_WORKSPACES="+filepath.Join(tmp, "workspaces"))
 	first := start(t, net.coord, repo, env, "rush", "fleet", "--plain", "--yes", "--no-check")
 	// Kill it while the slow task runs on an agent.
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !strings.Contains(agents[0].output()+agents[1].output(), "runs L1-t1 attempt 1") {
 		if time.Now().After(deadline) || first.exited() {
 			t.Fatalf("no agent took L1-t1:\n%s", first.output())

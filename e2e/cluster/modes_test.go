@@ -29,15 +29,7 @@ func TestClusterAgentsOfTheWrongMode(t *testing.T) {
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
 	join := "tls://" + nw.server + ":4222"
-	mock := start(t, nw.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, nw.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
 	var agents []*proc
 	for i := range nw.agents {
 		name := fmt.Sprintf("a%d", i+1)

@@ -159,15 +159,7 @@ func TestRedTeamClusterRogueHolder(t *testing.T) {
 	issueCreds(t, repo, base, "rogue", rogueCreds)
 	journal := filepath.Join(repo, ".zerg", "runs", "fleet", "cluster.jsonl")
 
-	mock := start(t, nw.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, nw.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
 	env := append(append([]string{}, base...), "ANTHROPIC_API_KEY="+fakeKey(), "ANTHROPIC_BASE_URL="+apiURL,
 		"ZERG_WORKSPACES="+filepath.Join(tmp, "workspaces"))
 	rush := start(t, nw.coord, repo, env, "rush", "fleet", "--plain", "--yes", "--no-check")
@@ -192,7 +184,7 @@ func TestRedTeamClusterRogueHolder(t *testing.T) {
 		}
 		return n
 	}
-	deadline = time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for silentTaken() < rogueSilent {
 		if time.Now().After(deadline) || rush.exited() {
 			t.Fatalf("the silent leases were not taken back within 60 s (ack_wait 5 s):\nrush:\n%s\nrogue:\n%s", rush.output(), rogue.output())

@@ -237,19 +237,8 @@ type launched struct {
 }
 
 func (r *clusterRig) launch(ctx context.Context, task string) chan launched {
-	t := r.t
-	t.Helper()
-	ws, err := r.d.Prepare(ctx, Attempt{Repo: r.repo, Task: task, Number: 1, Base: r.base,
-		Workspace: filepath.Join(t.TempDir(), task), Audit: r.audits.record})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan launched, 1)
-	go func() {
-		v, err := ws.Launch(ctx, claude.Spec{Prompt: "Task " + task + ": x"}, nil)
-		ch <- launched{v, err, ws}
-	}()
-	return ch
+	r.t.Helper()
+	return r.launchStalling(ctx, task, 0)
 }
 
 func wait(t *testing.T, ch chan launched) launched {

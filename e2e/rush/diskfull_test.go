@@ -80,7 +80,9 @@ func diskProject(t *testing.T, disk, flag string) *project {
 		}
 	}
 	write(filepath.Join(spec, "task-graph.json"), string(b))
-	fill := fmt.Sprintf(`if [ -e %s ]; then n=0; for i in $(seq 400); do head -c 4194304 /dev/zero > zz-$i.bin 2>/dev/null || break; n=$i; done; echo "wrote $n files"; fi`, flag)
+	// All the free space at once (fallocate: between two checks of the
+	// watch), then files of 4 MiB as long as they fit.
+	fill := fmt.Sprintf(`if [ -e %s ]; then fallocate -l "$(df --output=avail -B1 . | tail -1)" zz-0.bin; n=0; for i in $(seq 400); do head -c 4194304 /dev/zero > zz-$i.bin 2>/dev/null || break; n=$i; done; echo "wrote $n files"; df -m .; fi`, flag)
 	write(filepath.Join(spec, "scenario.yaml"), fmt.Sprintf(`title: fill
 usage: {input_tokens: 1000, output_tokens: 100}
 tasks:
@@ -140,7 +142,8 @@ func (p *project) diskEnv() []string {
 
 // TestDiskFullFailsTheFillerOnly: on a 384 MiB file system holding the
 // repository, zerg's records and the workspaces, with disk.min_free_mb 64,
-// one worker writes until the disk is full while two others work. The
+// one worker takes all the free space at once and then writes on, while two
+// others work. The
 // filler's attempt fails its task (disk_full) and its files are removed;
 // the bystanders are not failed; the run's records are whole (the event log
 // reads to its end, the audit log verifies); and after `zerg retry` of the

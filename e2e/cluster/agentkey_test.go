@@ -44,8 +44,9 @@ func mockRequests(t *testing.T, file string) []string {
 // key of its own (and its own API, a mockapi in its namespace that takes
 // only that key) runs the attempts; the coordinator's API gets no model
 // request (only the launch probe's count_tokens); the run log has each
-// attempt's cost; an agent without a key refuses every attempt (control: it
-// was offered some) and its key is in no file the agent wrote.
+// attempt's cost; an agent without a key gets no attempt (control: the
+// coordinator saw it live and keyless) and a1's key is in no file the agent
+// wrote.
 func TestClusterAgentKeyLocal(t *testing.T) {
 	for _, mode := range []string{"subprocess", "sandbox"} {
 		t.Run(mode, func(t *testing.T) { agentKeyLocal(t, mode) })
@@ -103,9 +104,13 @@ func agentKeyLocal(t *testing.T, mode string) {
 		t.Fatalf("rush exit %d:\n%s\na1:\n%s\na2:\n%s", code, rush.output(), a1.output(), a2.output())
 	}
 
-	// a2 has no key: it refused what it was offered and ran nothing.
-	if out := a2.output(); !strings.Contains(out, "refuses") || !strings.Contains(out, "without ANTHROPIC_API_KEY") || strings.Contains(out, " runs L1-") {
+	// a2 has no key: the coordinator handed it nothing, knowing why
+	// (the control: it was live and said so).
+	if out := a2.output(); strings.Contains(out, " runs L1-") || !strings.Contains(out, "refused (no ANTHROPIC_API_KEY)") {
 		t.Errorf("the keyless agent's output:\n%s", out)
+	}
+	if out := rush.output(); !strings.Contains(out, "agent a2 joined") || !strings.Contains(out, "this agent started without ANTHROPIC_API_KEY") {
+		t.Errorf("the coordinator did not see the keyless agent for what it is:\n%s", out)
 	}
 	// The model traffic went to a1's API, none to the coordinator's.
 	var agentMessages int

@@ -54,6 +54,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if file := os.Getenv("ZERG_E2E_ROGUE_HOLD"); file != "" {
+		// The test binary again, in an agent's namespace: a rogue agent
+		// that holds attempts without working on them.
+		if err := holdAttempts(file, os.Getenv("ZERG_E2E_ROGUE_URL"), os.Getenv("ZERG_E2E_ROGUE_JOURNAL")); err != nil {
+			fmt.Fprintln(os.Stderr, "rogue:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if conf := os.Getenv("ZERG_E2E_NATS_SERVER"); conf != "" {
 		// The test binary again, in the coordinator's namespace: a NATS
 		// server zerg does not embed, until it is killed.
@@ -194,6 +203,21 @@ func startBin(t *testing.T, ns, dir string, env []string, bin string, args ...st
 	return p
 }
 
+// startMockAPI runs zerg mockapi serve args in namespace ns and returns its
+// address once it listens.
+func startMockAPI(t *testing.T, ns, dir string, env []string, args ...string) string {
+	t.Helper()
+	mock := start(t, ns, dir, env, append([]string{"mockapi", "serve"}, args...)...)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(mock.output(), "http://") {
+		if time.Now().After(deadline) || mock.exited() {
+			t.Fatalf("mockapi: %s", mock.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+}
+
 // fakeKey is a key of the Anthropic API's shape, made at run time, so no
 // file holds one.
 func fakeKey() string {
@@ -320,15 +344,7 @@ func TestClusterRun(t *testing.T) {
 	// The scripted API, in the coordinator's namespace.
 	key := fakeKey()
 	apiLog := filepath.Join(tmp, "api.jsonl")
-	mock := start(t, net.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"), "--log", apiLog)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, net.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"), "--log", apiLog)
 
 	// The agents: no key in their environment, state in their own dirs.
 	join := "tls://" + net.server + ":4222"
@@ -376,7 +392,7 @@ func TestClusterRun(t *testing.T) {
 	// Kill the agent that runs the slow task, mid-task.
 	var killed int = -1
 	var roguedAttempt string
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for killed < 0 {
 		for i, a := range agents {
 			if strings.Contains(a.output(), "runs L1-t1 attempt 1") {
@@ -455,17 +471,24 @@ func TestClusterRun(t *testing.T) {
 		}
 	}
 
-	t.Run("an agent weaker than the run refuses its attempts", func(t *testing.T) {
+	t.Run("an agent weaker than the run gets none of its attempts", func(t *testing.T) {
 		if strings.Contains(agents[2].output(), "runs L1-") {
 			t.Errorf("the subprocess agent ran an attempt of a sandbox run:\n%s", agents[2].output())
 		}
-		// Control: it was offered attempts (it refused them), and the
-		// sandbox agents ran them.
-		if !strings.Contains(agents[2].output(), "the run needs mode sandbox and this agent runs subprocess") {
-			t.Errorf("the subprocess agent was never offered an attempt:\n%s", agents[2].output())
+		// Control: it was live during the run, said it runs subprocess
+		// mode, the coordinator saw that it cannot run the run's
+		// attempts, and handed them to the sandbox agents.
+		if !strings.Contains(rush.output(), "agent a3 joined (mode subprocess") || !strings.Contains(rush.output(), "the run needs mode sandbox and this agent runs subprocess") {
+			t.Errorf("the coordinator did not see the subprocess agent for what it is:\n%s", rush.output())
 		}
-		if !strings.Contains(agents[0].output()+agents[1].output(), "mode sandbox") {
-			t.Errorf("the sandbox agents did not say their mode")
+		leases := map[string]int{}
+		for _, r := range readJournal(t, filepath.Join(repo, ".zerg", "runs", "fleet", "cluster.jsonl")) {
+			if r["kind"] == "lease" {
+				leases[r["agent"].(string)]++
+			}
+		}
+		if leases["a3"] != 0 || leases["a1"]+leases["a2"] < tasks {
+			t.Errorf("leases by agent %v: want none for a3, every task's for a1 and a2", leases)
 		}
 	})
 
@@ -569,15 +592,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 	must(t, os.MkdirAll(home, 0o755))
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ZERG_CLAUDE=" + claudeBin, "NO_COLOR=1", "LANG=C.UTF-8"}
 	join := "tls://" + net.server + ":4222"
-	mock := start(t, net.coord, repo, base, "mockapi", "serve", "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(mock.output(), "http://") {
-		if time.Now().After(deadline) || mock.exited() {
-			t.Fatalf("mockapi: %s", mock.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	apiURL := strings.TrimSpace(strings.SplitN(mock.output(), "\n", 2)[0])
+	apiURL := startMockAPI(t, net.coord, repo, base, "--scenario", filepath.Join(repo, ".zerg", "specs", "fleet", "scenario.yaml"))
 	var agents []*proc
 	for i := range net.agents {
 		file := filepath.Join(tmp, fmt.Sprintf("a%d.json", i+1))
@@ -590,7 +605,7 @@ func TestClusterCoordinatorRestart(t *testing.T) {
 		"ZERG_WORKSPACES="+filepath.Join(tmp, "workspaces"))
 	first := start(t, net.coord, repo, env, "rush", "fleet", "--plain", "--yes", "--no-check")
 	// Kill it while the slow task runs on an agent.
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !strings.Contains(agents[0].output()+agents[1].output(), "runs L1-t1 attempt 1") {
 		if time.Now().After(deadline) || first.exited() {
 			t.Fatalf("no agent took L1-t1:\n%s", first.output())

@@ -46,11 +46,21 @@ own key instead: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL, if set) as this
 command found them at start, held by a gateway of the agent and never given
 to a worker; without it, such attempts are refused.
 
-An attempt of a run whose mode is stronger than --mode is refused and goes
-back to the queue for another agent. This version's agents run subprocess or
-sandbox mode; attempts of container runs need agents that give that isolation,
-and tasks mode has no cluster (its workers are your own session). The first Ctrl-C drains (running attempts
-finish, no new one is taken); a second abandons them to other agents.
+The agent tells the coordinator what it runs (--mode, a key of its own) and
+gets only attempts it can run; a run none of the joined agents can run ends
+within cluster.ack_wait, saying which --mode to start agents with. This
+version's agents run subprocess or sandbox mode (a sandbox agent runs
+subprocess runs too); container runs have no agent, and tasks mode has no
+cluster (its workers are your own session). While it runs an attempt the
+agent names it in its heartbeat every second and reports its progress: an
+attempt it names in no heartbeat for cluster.ack_wait, or makes no progress
+with for heartbeat.stall_timeout, is taken back and given to another agent.
+
+The agent outlives the coordinator, by design: it serves every run on that
+server, one after another, and waits (saying so) while no run uses it or a
+coordinator restarts. It ends only when you stop it: the first Ctrl-C (or
+SIGTERM) drains (running attempts finish, no new one is taken); a second
+abandons them to other agents. A script that starts an agent must stop it.
 --creds is the file zerg cluster creds wrote (docs/cluster.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -290,7 +290,7 @@ func printDoctor(a *app, rep doctorReport) {
 		line("--", "sandbox", "unavailable: "+sb.Error+" (optional: needed for the sandbox isolation mode)")
 	}
 	if cg := rep.Cgroups; cg.Available {
-		line("ok", "cgroups", cg.Kind+": memory and processes are totals per sandboxed attempt")
+		line("ok", "cgroups", cg.Kind+": memory and processes are totals per sandboxed attempt, gate and check lane (a slot runs one at a time)")
 	} else {
 		line("--", "cgroups", "none ("+cg.Detail+"): memory and processes are limited per process only (docs/sandbox.md)")
 	}

@@ -241,6 +241,9 @@ func (a *app) printStatus(v run.View) {
 			if t.Running.Agent != "" {
 				detail += " on agent " + t.Running.Agent
 			}
+			if t.Running.TakenBack != "" {
+				detail += " (" + t.Running.TakenBack + ")"
+			}
 			if !t.Running.LastEvent.IsZero() {
 				detail += fmt.Sprintf(", last event %s ago, %d turn(s), %d tokens", time.Since(t.Running.LastEvent).Round(time.Second), t.Running.Turns, t.Running.Tokens)
 			}

@@ -16,10 +16,18 @@ type Heartbeat struct {
 	Agent   string `json:"agent"`
 	Host    string `json:"host"`
 	Workers int    `json:"workers"`
+	// Capabilities is what the agent runs (its --mode, a key of its
+	// own): the coordinator tells "no agent can run this" from "agents
+	// are busy" by them.
+	Capabilities
 	// Running are the leases the agent is running now: attempt ids with
-	// their delivery numbers, for the coordinator's LeaseBook.Observe.
-	Running []Lease   `json:"running"`
-	Time    time.Time `json:"time"`
+	// their delivery numbers. A lease the coordinator handed out must be
+	// named here at least every AckWait, or it is taken back.
+	Running []Lease `json:"running"`
+	// Progress says how far the agent got with each attempt of Running
+	// (by attempt id).
+	Progress map[string]LeaseProgress `json:"progress,omitempty"`
+	Time     time.Time                `json:"time"`
 }
 
 // HeartbeatEvery is how often an agent puts its heartbeat.

@@ -125,27 +125,33 @@ func (a *agent) expectDenied(t *testing.T, fragment string, op func(context.Cont
 	}
 }
 
-func claim(t *testing.T, a *agent, within time.Duration) *Claimed {
+// serve answers the agents' claims from a dispatcher on the coordinator's
+// connection.
+func (r *rig) serve(t *testing.T, cfg DispatchConfig) *Dispatcher {
 	t.Helper()
-	cons, err := AttemptsConsumerFor(ctx(t), a.js)
+	d := NewDispatcher(cfg)
+	stop, err := ServeDispatch(r.coord, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop)
+	return d
+}
+
+func claim(t *testing.T, a *agent, within time.Duration) *Claimed {
+	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	cl, err := Claim(c, cons, a.name)
+	cl, err := Claim(c, a.nc, a.name, Capabilities{Mode: "subprocess"}, nil)
 	if err != nil {
 		t.Fatalf("%s: Claim: %v", a.name, err)
 	}
 	return cl
 }
 
-func enqueue(t *testing.T, js jetstream.JetStream, task string) Attempt {
-	t.Helper()
+func enqueue(d *Dispatcher, task string) Attempt {
 	a := Attempt{ID: NewAttemptID(task, 1), Task: task, Number: 1, Base: "0123abcd", BaseBundle: "base-" + task, Spec: []byte(`{"prompt":"x"}`)}
-	if dup, err := Enqueue(ctx(t), js, a); err != nil || dup {
-		t.Fatalf("Enqueue: dup=%v err=%v", dup, err)
-	}
+	d.Enqueue(a, Capabilities{Mode: "subprocess"}, Deadlines{}, 0, time.Now())
 	return a
 }
 

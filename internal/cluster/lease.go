@@ -19,7 +19,7 @@ func (l Lease) String() string { return fmt.Sprintf("%s@%s#%d", l.AttemptID, l.A
 type Verdict int
 
 const (
-	// Current: the lease is the attempt's newest known delivery (Observe).
+	// Current: the lease is the one the coordinator handed out last.
 	Current Verdict = iota
 	// Accepted: the result is taken; the attempt is finished (Accept).
 	Accepted
@@ -38,7 +38,8 @@ const (
 	// Conflict: another agent already holds this very delivery number; one
 	// of the two reports is false.
 	Conflict
-	// Invalid: the delivery number is 0 or above MaxDeliver.
+	// Invalid: the delivery number is 0, above MaxDeliver, or one the
+	// coordinator never handed out.
 	Invalid
 )
 
@@ -55,16 +56,12 @@ func (v Verdict) String() string {
 func (v Verdict) Refused() bool { return v != Current && v != Accepted }
 
 // LeaseBook is the coordinator's record of who holds which attempt. It is
-// fed deliveries (Observe: from an agent's heartbeat or result) and results
-// (Accept), and decides which result counts: exactly one per attempt, from
-// the agent holding the newest delivery the book knows. A newer delivery
-// revokes older leases: JetStream only redelivers after the older holder
-// went silent for AckWait, Nak'ed, or crashed.
-//
-// Delivery numbers are reported by agents; the book bounds them by
-// MaxDeliver and refuses two agents claiming the same number, but cannot
-// tell which of two agents that both received the attempt reports a true
-// number.
+// fed the leases the coordinator hands out (Observe, from the Dispatcher)
+// and the results agents send (Accept), and decides which result counts:
+// exactly one per attempt, from the lease handed out last. A newer lease
+// revokes older ones. Delivery numbers are the coordinator's own, so a
+// lease it did not hand out (a newer number, another agent's number) is
+// refused, whatever an agent reports.
 //
 // It is pure (no NATS) and safe for concurrent use.
 type LeaseBook struct {
@@ -106,33 +103,41 @@ func (b *LeaseBook) Forget(attemptID string) {
 	delete(b.attempts, attemptID)
 }
 
-// Observe records that l was delivered. It returns Current when l is (now)
-// the attempt's newest lease, with the leases this revoked; otherwise the
-// reason l is not current.
+// Observe records that l was handed out. It returns Current when l is
+// (now) the attempt's newest lease, with the leases this revoked; otherwise
+// the reason l is not current.
 func (b *LeaseBook) Observe(l Lease) (Verdict, []Lease) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st, v := b.check(l)
+	st, v := b.check(l, true)
 	if v != Current {
 		return v, nil
 	}
 	return Current, b.advance(st, l)
 }
 
+// Check says what the book thinks of a lease an agent names (in a
+// heartbeat): Current when it is the attempt's newest, else why not. It
+// changes nothing.
+func (b *LeaseBook) Check(l Lease) Verdict {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, v := b.check(l, false)
+	return v
+}
+
 // Accept decides about the result of lease l. Accepted means: take it, the
-// attempt is finished, and the returned leases (older ones it revoked) are
-// to be treated as abandoned. Any other verdict means drop it (and audit).
+// attempt is finished. Any other verdict means drop it (and audit).
 func (b *LeaseBook) Accept(l Lease) (Verdict, []Lease) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st, v := b.check(l)
+	st, v := b.check(l, false)
 	if v != Current {
 		return v, nil
 	}
-	revoked := b.advance(st, l)
 	acc := l
 	st.accepted = &acc
-	return Accepted, revoked
+	return Accepted, nil
 }
 
 // DeadLetter marks the attempt as dead-lettered (it reached MaxDeliver) and
@@ -160,8 +165,9 @@ func (b *LeaseBook) Current(attemptID string) (Lease, bool) {
 }
 
 // check classifies l against the attempt's state; Current means l is the
-// current lease or a newer one. The caller holds b.mu.
-func (b *LeaseBook) check(l Lease) (*attemptState, Verdict) {
+// current lease, or (newer) a newer one being handed out. The caller holds
+// b.mu.
+func (b *LeaseBook) check(l Lease, newer bool) (*attemptState, Verdict) {
 	st, ok := b.attempts[l.AttemptID]
 	if !ok {
 		return nil, Unknown
@@ -183,9 +189,14 @@ func (b *LeaseBook) check(l Lease) (*attemptState, Verdict) {
 	}
 	switch {
 	case l.Delivery < st.current.Delivery:
-		return st, Revoked
+		if b.wasRevoked(st, l) {
+			return st, Revoked
+		}
+		return st, Invalid
 	case l.Delivery == st.current.Delivery && l.Agent != st.current.Agent:
 		return st, Conflict
+	case l.Delivery > st.current.Delivery && !newer:
+		return st, Invalid
 	}
 	return st, Current
 }

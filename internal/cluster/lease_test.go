@@ -19,27 +19,38 @@ func TestLeaseBook(t *testing.T) {
 		steps []step
 	}{
 		{"first result accepted once", []step{
+			{"observe", l("a", 1), Current, nil},
 			{"accept", l("a", 1), Accepted, nil},
 			{"accept", l("a", 1), Duplicate, nil},
+		}},
+		{"a result of a lease never handed out", []step{
+			{"accept", l("a", 1), Invalid, nil},
+			{"observe", l("a", 1), Current, nil},
+			{"accept", l("a", 2), Invalid, nil},
+			{"check", l("a", 2), Invalid, nil},
+			{"accept", l("a", 1), Accepted, nil},
 		}},
 		{"newer delivery revokes the older lease", []step{
 			{"observe", l("a", 1), Current, nil},
 			{"observe", l("b", 2), Current, []Lease{l("a", 1)}},
+			{"check", l("a", 1), Revoked, nil},
+			{"check", l("b", 2), Current, nil},
 			{"accept", l("a", 1), Revoked, nil},
 			{"accept", l("b", 2), Accepted, nil},
 			{"accept", l("a", 1), Revoked, nil},
 			{"accept", l("b", 2), Duplicate, nil},
 		}},
-		{"a newer result revokes and is accepted", []step{
+		{"a higher delivery than handed out does not win", []step{
 			{"observe", l("a", 1), Current, nil},
-			{"accept", l("b", 2), Accepted, []Lease{l("a", 1)}},
-			{"accept", l("a", 1), Revoked, nil},
+			{"accept", l("b", 2), Invalid, nil},
+			{"accept", l("a", 1), Accepted, nil},
 		}},
 		{"result of an unseen newer delivery after acceptance", []step{
+			{"observe", l("a", 1), Current, nil},
 			{"accept", l("a", 1), Accepted, nil},
 			{"accept", l("b", 2), Finished, nil},
 		}},
-		{"same delivery claimed by two agents", []step{
+		{"same delivery reported by two agents", []step{
 			{"observe", l("a", 1), Current, nil},
 			{"observe", l("b", 1), Conflict, nil},
 			{"accept", l("b", 1), Conflict, nil},
@@ -48,7 +59,7 @@ func TestLeaseBook(t *testing.T) {
 		{"repeated observation changes nothing", []step{
 			{"observe", l("a", 2), Current, nil},
 			{"observe", l("a", 2), Current, nil},
-			{"observe", l("a", 1), Revoked, nil},
+			{"observe", l("a", 1), Invalid, nil},
 		}},
 		{"bounds", []step{
 			{"accept", l("a", 0), Invalid, nil},
@@ -75,6 +86,8 @@ func TestLeaseBook(t *testing.T) {
 					v, rev = b.Observe(s.lease)
 				case "accept":
 					v, rev = b.Accept(s.lease)
+				case "check":
+					v = b.Check(s.lease)
 				case "dead":
 					last, ok := b.DeadLetter(s.lease.AttemptID)
 					if !ok || last != s.lease {

@@ -1,8 +1,9 @@
 // Package cluster is the transport for running attempts on other machines:
 // an embedded NATS JetStream server owned by the coordinator, the streams and
 // buckets the protocol uses, the subject permissions that confine each agent,
-// the agent-side claim loop, the coordinator's lease book and agent
-// heartbeats. It has no CLI or configuration of its own; callers wire it.
+// the claim protocol (the coordinator's Dispatcher, which hands attempts out
+// and takes them back, and the agent's Claim), the coordinator's lease book
+// and agent heartbeats. It has no CLI or configuration of its own; callers wire it.
 //
 // The coordinator stays the only writer of the user's repository: agents only
 // read base bundles, and hand back a result bundle in their own object store
@@ -19,15 +20,6 @@ import (
 // Names of the JetStream assets. They are fixed (not configurable) because the
 // agents' subject permissions are derived from them.
 const (
-	// StreamAttempts is the work-queue stream of attempts to run.
-	StreamAttempts = "ZERG_ATTEMPTS"
-	// SubjectAttempts prefixes attempt subjects: zerg.attempt.<attempt id>.
-	SubjectAttempts = "zerg.attempt"
-	// AttemptsConsumer is the one durable pull consumer of StreamAttempts
-	// that all agents share (a work-queue stream allows one consumer per
-	// subject).
-	AttemptsConsumer = "agents"
-
 	// StreamResults holds outcomes: zerg.result.<agent>.<attempt id>.
 	StreamResults = "ZERG_RESULTS"
 	// SubjectResults prefixes result subjects.
@@ -73,7 +65,7 @@ func ResultsBucket(agent string) string { return resultsBucketPrefix + agent }
 
 // inboxPrefix is the reply-subject prefix a user's connection uses. Agents
 // may only subscribe below their own prefix, so they cannot read replies (API
-// responses, pulled attempts, object chunks) meant for another client.
+// responses, claimed attempts, object chunks) meant for another client.
 func inboxPrefix(user string) string { return "_INBOX_" + user }
 
 func randomHex(n int) string {

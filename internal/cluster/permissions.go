@@ -12,20 +12,15 @@ import "github.com/nats-io/nats-server/v2/server"
 // Exported for a NATS server zerg does not embed: its agents' users need
 // exactly these (docs/cluster.md, "Using an existing NATS server").
 func AgentPermissions(agent string) *server.Permissions {
-	attempts := StreamAttempts + "." + AttemptsConsumer
 	bundles := "OBJ_" + BucketBundles
 	results := "OBJ_" + ResultsBucket(agent)
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
-			// Claiming attempts (Claim).
-			//   js.Consumer() binds with CONSUMER.INFO; the reply also
-			//   gives AckWait, which paces the InProgress keep-alive.
-			"$JS.API.CONSUMER.INFO." + attempts,
-			//   Fetch(1)/Next send a pull request here.
-			"$JS.API.CONSUMER.MSG.NEXT." + attempts,
-			//   Ack, DoubleAck, Nak, Term and InProgress publish to the
-			//   message's reply subject $JS.ACK.<stream>.<consumer>.<...>.
-			"$JS.ACK." + attempts + ".>",
+			// Claiming attempts from the coordinator and giving them back
+			// (claim.go), on the agent's own subjects only: the coordinator
+			// knows who asks, and so who holds what.
+			SubjectClaim + "." + agent,
+			SubjectGiveBack + "." + agent + ".>",
 
 			// Outcomes, on the agent's own subject only.
 			SubjectResults + "." + agent + ".>",
@@ -73,7 +68,7 @@ func AgentPermissions(agent string) *server.Permissions {
 			// lease, so nothing is replaced.
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
-			// Replies: API responses, pulled attempts, ack confirmations,
+			// Replies: API responses, claimed attempts, give-back answers,
 			// publish acks and object chunks all arrive on the
 			// connection's inbox, which Connect sets to _INBOX_<user>.
 			inboxPrefix(agent) + ".>",

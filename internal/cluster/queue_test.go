@@ -9,32 +9,35 @@ import (
 	"time"
 )
 
-func TestEnqueueClaimDone(t *testing.T) {
+// An agent claims an attempt from the coordinator over NATS, reads its
+// base bundle, puts its result bundle and publishes its result, which the
+// book takes once.
+func TestClaimBundlesAndResult(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, ServerOptions{})
 	a := r.addAgent(t, "a1")
 	book := NewLeaseBook(testStreams.MaxDeliver)
+	d := r.serve(t, DispatchConfig{Assigned: func(l Lease) { book.Observe(l) }})
 
 	// Over 2 MiB: reading it needs the chunk consumer's flow control.
 	base := bytes.Repeat([]byte("base bundle "), 3<<18)
 	if err := PutBaseBundle(ctx(t), r.js, "base-t1", bytes.NewReader(base)); err != nil {
 		t.Fatal(err)
 	}
-	att := enqueue(t, r.js, "t1")
+	att := enqueue(d, "t1")
 	book.Register(att.ID)
-	// Enqueue is idempotent by attempt id.
-	if dup, err := Enqueue(ctx(t), r.js, att); err != nil || !dup {
-		t.Fatalf("second Enqueue: dup=%v err=%v, want a duplicate", dup, err)
-	}
 
 	start := time.Now()
-	cl := claim(t, a, 3*time.Second)
-	t.Logf("claim round trip (enqueued, bound, pulled): %v", time.Since(start))
+	cl := claim(t, a, 10*time.Second)
+	t.Logf("claim round trip: %v", time.Since(start))
 	if cl.Attempt.ID != att.ID || string(cl.Attempt.Spec) != `{"prompt":"x"}` || cl.Attempt.BaseBundle != "base-t1" {
 		t.Fatalf("claimed %+v, want %+v", cl.Attempt, att)
 	}
 	if want := (Lease{AttemptID: att.ID, Agent: "a1", Delivery: 1}); cl.Lease != want {
 		t.Fatalf("lease %v, want %v", cl.Lease, want)
+	}
+	if h, ok := d.Held(att.ID); !ok || h.Lease != cl.Lease {
+		t.Fatalf("the coordinator holds %+v %v, want %v", h, ok, cl.Lease)
 	}
 
 	// The agent reads the base bundle and hands back a result bundle.
@@ -58,9 +61,6 @@ func TestEnqueueClaimDone(t *testing.T) {
 	if err := PublishResult(ctx(t), a.js, res); err != nil {
 		t.Fatalf("PublishResult again: %v", err)
 	}
-	if err := cl.Done(ctx(t)); err != nil {
-		t.Fatalf("Done: %v", err)
-	}
 
 	rr := r.nextResult(t)
 	if v, _ := book.Accept(rr.Lease); v != Accepted {
@@ -80,144 +80,59 @@ func TestEnqueueClaimDone(t *testing.T) {
 	if n := s.CachedInfo().State.Msgs; n != 1 {
 		t.Fatalf("%s holds %d messages, want 1 (the retry is a duplicate)", StreamResults, n)
 	}
-	q, err := r.js.Stream(ctx(t), StreamAttempts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := q.CachedInfo().State.Msgs; n != 0 {
-		t.Fatalf("%s holds %d messages after Done, want 0", StreamAttempts, n)
-	}
 }
 
-func TestRedeliveryRevokesLease(t *testing.T) {
+// An attempt given back over NATS goes to another agent as the next
+// delivery; the first holder's late result is refused as revoked. Only the
+// holder may give it back.
+func TestGiveBackRevokesLease(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, ServerOptions{})
 	a, b := r.addAgent(t, "a"), r.addAgent(t, "b")
 	book := NewLeaseBook(testStreams.MaxDeliver)
-	att := enqueue(t, r.js, "slow")
-	book.Register(att.ID)
-
-	clA := claim(t, a, 3*time.Second)
-	if v, _ := book.Observe(clA.Lease); v != Current {
-		t.Fatalf("Observe(%v) = %v", clA.Lease, v)
-	}
-	// While A keeps it alive past AckWait (1s), B gets nothing.
-	consB, err := AttemptsConsumerFor(ctx(t), b.js)
+	gave := make(chan GaveBack, 2)
+	d := NewDispatcher(DispatchConfig{MaxDeliver: 3, Assigned: func(l Lease) { book.Observe(l) }})
+	stop, err := ServeDispatch(r.coord, d, func(g GaveBack) { gave <- g })
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	if cl, err := Claim(c, consB, "b"); err == nil {
-		t.Fatalf("B claimed %v while A kept it in progress", cl.Lease)
-	}
-	cancel()
-	if err := clA.KeepAliveErr(); err != nil {
-		t.Fatalf("keep-alive: %v", err)
-	}
+	defer stop()
+	att := enqueue(d, "slow")
+	book.Register(att.ID)
 
-	// A goes silent: JetStream hands the attempt to B after AckWait.
-	clA.Abandon()
-	stalled := time.Now()
-	clB := claim(t, b, 5*time.Second)
-	t.Logf("redelivered %v after the last keep-alive stopped (AckWait %v)", time.Since(stalled), testStreams.AckWait)
+	clA := claim(t, a, 10*time.Second)
+	// b cannot give back what a holds: the coordinator refuses it.
+	forged := &Claimed{Attempt: clA.Attempt, Lease: Lease{AttemptID: att.ID, Agent: "b", Delivery: 1}, nc: b.nc}
+	if err := forged.GiveBack(ctx(t), true, 0, "not mine"); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Fatalf("b's give-back of a's attempt: %v", err)
+	}
+	if err := clA.GiveBack(ctx(t), true, 0, "cannot run it"); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-gave; g.Lease != clA.Lease || g.Result != Requeued || g.Why != "cannot run it" {
+		t.Fatalf("gave back %+v", g)
+	}
+	clB := claim(t, b, 10*time.Second)
 	if want := (Lease{AttemptID: att.ID, Agent: "b", Delivery: 2}); clB.Lease != want {
 		t.Fatalf("B's lease %v, want %v", clB.Lease, want)
 	}
-	v, revoked := book.Observe(clB.Lease)
-	if v != Current || len(revoked) != 1 || revoked[0] != clA.Lease {
-		t.Fatalf("Observe(%v) = %v %v, want current revoking %v", clB.Lease, v, revoked, clA.Lease)
+	if v := book.Check(clA.Lease); v != Revoked {
+		t.Fatalf("a's old lease: %v, want revoked", v)
 	}
-
-	// A's late result travels fine but the coordinator refuses it.
 	if err := PublishResult(ctx(t), a.js, &Result{Lease: clA.Lease, Outcome: []byte(`{"late":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := PublishResult(ctx(t), b.js, &Result{Lease: clB.Lease, Outcome: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := clB.Done(ctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	late := r.nextResult(t)
-	if v, _ := book.Accept(late.Lease); v != Revoked {
+	if late := r.nextResult(t); late.Lease != clA.Lease {
+		t.Fatalf("first result %v", late.Lease)
+	} else if v, _ := book.Accept(late.Lease); v != Revoked {
 		t.Fatalf("late result of %v: %v, want revoked", late.Lease, v)
 	}
 	good := r.nextResult(t)
 	if v, _ := book.Accept(good.Lease); v != Accepted {
 		t.Fatalf("result of %v: %v, want accepted", good.Lease, v)
-	}
-	if v, _ := book.Accept(good.Lease); v != Duplicate {
-		t.Fatalf("second result of %v: %v, want duplicate", good.Lease, v)
-	}
-}
-
-func TestDeadLetterAfterMaxDeliver(t *testing.T) {
-	t.Parallel()
-	r := newRig(t, ServerOptions{})
-	a := r.addAgent(t, "a")
-	book := NewLeaseBook(testStreams.MaxDeliver)
-	dead := make(chan DeadLetter, 1)
-	sub, err := WatchDeadLetters(r.coord, r.js, func(d DeadLetter) { dead <- d })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := r.coord.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	att := enqueue(t, r.js, "doomed")
-	book.Register(att.ID)
-	var last Lease
-	for i := 1; i <= testStreams.MaxDeliver; i++ {
-		cl := claim(t, a, 3*time.Second)
-		if cl.Lease.Delivery != uint64(i) {
-			t.Fatalf("delivery %d, want %d", cl.Lease.Delivery, i)
-		}
-		book.Observe(cl.Lease)
-		last = cl.Lease
-		if err := cl.Fail(true, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The advisory is raised when the server next tries to deliver the
-	// attempt, i.e. when an agent pulls; it gets nothing.
-	consA, err := AttemptsConsumerFor(ctx(t), a.js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	if cl, err := Claim(c, consA, "a"); err == nil {
-		t.Fatalf("claimed %v beyond MaxDeliver", cl.Lease)
-	}
-	cancel()
-	select {
-	case d := <-dead:
-		if d.Err != nil || d.Attempt.ID != att.ID || d.Deliveries != uint64(testStreams.MaxDeliver) {
-			t.Fatalf("dead letter %+v", d)
-		}
-		if l, ok := book.DeadLetter(d.Attempt.ID); !ok || l != last {
-			t.Fatalf("DeadLetter: %v %v, want %v", l, ok, last)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("no dead letter")
-	}
-	if v, _ := book.Accept(last); v != Dead {
-		t.Fatalf("result after dead-lettering: %v", v)
-	}
-	// The dead attempt is removed from the queue, not left undeliverable.
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		q, err := r.js.Stream(ctx(t), StreamAttempts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if q.CachedInfo().State.Msgs == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still holds %d messages", StreamAttempts, q.CachedInfo().State.Msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -243,69 +158,52 @@ func TestNewAttemptID(t *testing.T) {
 	}
 }
 
-// An agent that joins a server before any coordinator created the queue (a
-// server zerg does not embed) waits for it instead of failing; an error
-// that is not a missing queue ends the wait at once.
-func TestWaitAttemptsConsumer(t *testing.T) {
-	srv, err := StartServer(ServerOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	_, coordJS := connectJS(t, srv.CoordinatorCreds())
-	c, err := srv.AddAgent("a1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := connectAgent(t, "a1", c)
-
-	// Control: without the queue, binding it fails; that is what an agent
-	// met before it waited.
-	if _, err := AttemptsConsumerFor(ctx(t), a.js); err == nil {
-		t.Fatal("control: the consumer bound before the streams existed")
-	}
-	waited := make(chan error, 1)
-	got := make(chan error, 1)
+// An agent that joins before any coordinator listens waits for one instead
+// of failing, and says so; once a coordinator serves, the claim is
+// answered. Another error (a closed connection) ends it at once.
+func TestClaimWaitsForACoordinator(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ServerOptions{})
+	a := r.addAgent(t, "a1")
+	waiting := make(chan bool, 16)
+	got := make(chan *Claimed, 1)
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	go func() {
-		_, err := WaitAttemptsConsumer(ctx(t), a.js, 50*time.Millisecond, func(err error) { waited <- err })
-		got <- err
+		cl, err := Claim(c, a.nc, a.name, Capabilities{Mode: "subprocess"}, func(up bool) { waiting <- up })
+		if err != nil {
+			t.Error(err)
+		}
+		got <- cl
 	}()
 	select {
-	case <-waited:
-	case err := <-got:
-		t.Fatalf("returned %v before the queue existed", err)
+	case up := <-waiting:
+		if up {
+			t.Fatal("a coordinator answered before one listened")
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("did not say it waits")
 	}
-	if err := EnsureStreams(ctx(t), coordJS, testStreams); err != nil {
-		t.Fatal(err)
-	}
+	d := r.serve(t, DispatchConfig{})
+	att := enqueue(d, "late")
 	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatalf("after the queue was made: %v", err)
+	case cl := <-got:
+		if cl == nil || cl.Attempt.ID != att.ID {
+			t.Fatalf("claimed %+v", cl)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("still waiting 5s after the queue was made")
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting 10s after a coordinator served")
 	}
 
-	// A cancelled wait ends with the error; another error (a closed
-	// connection) ends it at once.
-	srv2, err := StartServer(ServerOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
+	// A cancelled claim ends with the error; a closed connection at once.
+	cancelled, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := Claim(cancelled, a.nc, a.name, Capabilities{}, nil); err == nil {
+		t.Error("a cancelled claim returned no error")
 	}
-	t.Cleanup(srv2.Shutdown)
-	c2, _ := srv2.AddAgent("a2")
-	b := connectAgent(t, "a2", c2)
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := WaitAttemptsConsumer(cancelled, b.js, 50*time.Millisecond, nil); err == nil {
-		t.Error("a cancelled wait with no queue returned no error")
-	}
-	b.nc.Close()
+	a.nc.Close()
 	start := time.Now()
-	if _, err := WaitAttemptsConsumer(ctx(t), b.js, 50*time.Millisecond, nil); err == nil || time.Since(start) > 2*time.Second {
+	if _, err := Claim(ctx(t), a.nc, a.name, Capabilities{}, nil); err == nil || time.Since(start) > 2*time.Second {
 		t.Errorf("on a closed connection: %v after %s, want an error at once", err, time.Since(start))
 	}
 }

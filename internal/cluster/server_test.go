@@ -136,7 +136,8 @@ func TestAgentPermissions(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, ServerOptions{})
 	a, b := r.addAgent(t, "a"), r.addAgent(t, "b")
-	att := enqueue(t, r.js, "p")
+	d := r.serve(t, DispatchConfig{})
+	att := enqueue(d, "p")
 
 	// B produces a result bundle that A must not reach.
 	clB := claim(t, b, 3*time.Second)
@@ -153,21 +154,30 @@ func TestAgentPermissions(t *testing.T) {
 		_, err := StartHeartbeat(c, a.js, "b", 0, func() Heartbeat { return Heartbeat{} })
 		return err
 	})
-	a.expectDenied(t, "$JS.API.STREAM.DELETE.ZERG_ATTEMPTS", func(c context.Context) error {
-		return a.js.DeleteStream(c, StreamAttempts)
+	a.expectDenied(t, "$JS.API.STREAM.DELETE.ZERG_RESULTS", func(c context.Context) error {
+		return a.js.DeleteStream(c, StreamResults)
 	})
-	for _, s := range []string{StreamAttempts, StreamResults, "OBJ_" + BucketBundles, "KV_" + BucketAgents} {
+	for _, s := range []string{StreamResults, "OBJ_" + BucketBundles, "KV_" + BucketAgents} {
 		a.expectDenied(t, "$JS.API.STREAM.PURGE."+s, func(c context.Context) error {
 			_, err := a.nc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+s, []byte(`{}`))
 			return err
 		})
 	}
-	a.expectDenied(t, "$JS.API.CONSUMER.DELETE.ZERG_ATTEMPTS.agents", func(c context.Context) error {
-		return a.js.DeleteConsumer(c, StreamAttempts, AttemptsConsumer)
+	a.expectDenied(t, "$JS.API.CONSUMER.DELETE.ZERG_RESULTS.coordinator", func(c context.Context) error {
+		return a.js.DeleteConsumer(c, StreamResults, ResultsConsumer)
 	})
-	a.expectDenied(t, "$JS.API.CONSUMER.CREATE.ZERG_ATTEMPTS", func(c context.Context) error {
-		_, err := a.js.CreateOrUpdateConsumer(c, StreamAttempts, jetstream.ConsumerConfig{Durable: "mine", AckPolicy: jetstream.AckExplicitPolicy})
+	a.expectDenied(t, "$JS.API.CONSUMER.CREATE.ZERG_RESULTS", func(c context.Context) error {
+		_, err := a.js.CreateOrUpdateConsumer(c, StreamResults, jetstream.ConsumerConfig{Durable: "mine", AckPolicy: jetstream.AckExplicitPolicy})
 		return err
+	})
+	// Claiming or giving back in another agent's name: the coordinator
+	// would hand b's attempts to a, or let a drop them.
+	a.expectDenied(t, "zerg.claim.b", func(c context.Context) error {
+		_, err := Claim(c, a.nc, "b", Capabilities{}, nil)
+		return err
+	})
+	a.expectDenied(t, "zerg.giveback.b.", func(c context.Context) error {
+		return (&Claimed{Attempt: att, Lease: clB.Lease, nc: a.nc}).GiveBack(c, false, 0, "")
 	})
 	// Reading B's result bundle: binding the bucket, and a raw direct get.
 	a.expectDenied(t, "OBJ_zerg_results_b", func(c context.Context) error {
@@ -186,17 +196,15 @@ func TestAgentPermissions(t *testing.T) {
 		_, err := a.js.Publish(c, "$O.zerg_bundles.M.eA==", []byte("{}"))
 		return err
 	})
-	// Enqueueing attempts, and the coordinator's leases.
-	a.expectDenied(t, "zerg.attempt.", func(c context.Context) error {
-		_, err := Enqueue(c, a.js, Attempt{ID: "evil-1-00"})
-		return err
-	})
+	// The coordinator's leases.
 	a.expectDenied(t, "KV_zerg_leases", func(c context.Context) error {
 		_, err := a.js.KeyValue(c, BucketLeases)
 		return err
 	})
 	// Eavesdropping: results, other inboxes, advisories.
-	for _, subj := range []string{"zerg.result.>", "_INBOX_b.>", "_INBOX.>", "$JS.EVENT.>"} {
+	// Answering claims (a fake coordinator handing out attempts of its
+	// own) needs the claims: refused too.
+	for _, subj := range []string{"zerg.result.>", "zerg.claim.>", "zerg.giveback.>", "zerg.api.>", "_INBOX_b.>", "_INBOX.>", "$JS.EVENT.>"} {
 		a.expectDenied(t, subj, func(c context.Context) error {
 			sub, err := a.nc.SubscribeSync(subj)
 			if err != nil {
@@ -214,8 +222,8 @@ func TestAgentPermissions(t *testing.T) {
 	if err := PublishResult(ctx(t), b.js, &Result{Lease: clB.Lease, Bundle: bName}); err != nil {
 		t.Errorf("own result: %v", err)
 	}
-	if err := clB.Done(ctx(t)); err != nil {
-		t.Errorf("Done: %v", err)
+	if err := clB.GiveBack(ctx(t), false, 0, "done with it"); err != nil {
+		t.Errorf("own give-back: %v", err)
 	}
 }
 
@@ -322,7 +330,7 @@ func TestTLSNamesReissueServerCert(t *testing.T) {
 	}
 }
 
-func TestRestartKeepsQueueAndCredentials(t *testing.T) {
+func TestRestartKeepsCredentials(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	r := newRig(t, ServerOptions{Dir: dir})
@@ -334,10 +342,6 @@ func TestRestartKeepsQueueAndCredentials(t *testing.T) {
 	if err := c.WriteCreds(credsPath); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{}
-	for _, task := range []string{"one", "two"} {
-		want[enqueue(t, r.js, task).ID] = true
-	}
 	coordPW := r.srv.CoordinatorCreds().Password
 	r.coord.Close()
 	r.srv.Shutdown()
@@ -347,7 +351,7 @@ func TestRestartKeepsQueueAndCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("server restart on a store with streams and 2 pending attempts: %v", time.Since(start))
+	t.Logf("server restart on a store with streams: %v", time.Since(start))
 	defer srv.Shutdown()
 	if srv.CoordinatorCreds().Password != coordPW {
 		t.Fatal("the coordinator's password changed")
@@ -355,35 +359,25 @@ func TestRestartKeepsQueueAndCredentials(t *testing.T) {
 	if got := srv.Agents(); len(got) != 1 || got[0] != "a" {
 		t.Fatalf("Agents() = %v", got)
 	}
-	// The coordinator ensures the streams again on every start; that
-	// keeps what is queued, and may change settings.
-	_, js := connectJS(t, srv.CoordinatorCreds())
-	changed := testStreams
-	changed.AckWait = 2 * time.Second
-	if err := EnsureStreams(ctx(t), js, changed); err != nil {
+	// The coordinator ensures the streams again on every start.
+	coord, js := connectJS(t, srv.CoordinatorCreds())
+	if err := EnsureStreams(ctx(t), js, testStreams); err != nil {
 		t.Fatalf("EnsureStreams again: %v", err)
 	}
-	cons, err := js.Consumer(ctx(t), StreamAttempts, AttemptsConsumer)
+	d := NewDispatcher(DispatchConfig{})
+	stop, err := ServeDispatch(coord, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ci := cons.CachedInfo(); ci.NumPending != 2 || ci.Config.AckWait != 2*time.Second {
-		t.Fatalf("after restart: %d pending, AckWait %v", ci.NumPending, ci.Config.AckWait)
-	}
+	defer stop()
+	att := enqueue(d, "one")
 	c2, err := ReadCreds(credsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c2.URL = srv.ClientURL() // the port was chosen anew
 	ag := connectAgent(t, "a", c2)
-	for range 2 {
-		cl := claim(t, ag, 3*time.Second)
-		if !want[cl.Attempt.ID] {
-			t.Fatalf("claimed %s, want one of %v", cl.Attempt.ID, want)
-		}
-		delete(want, cl.Attempt.ID)
-		if err := cl.Done(ctx(t)); err != nil {
-			t.Fatal(err)
-		}
+	if cl := claim(t, ag, 10*time.Second); cl.Attempt.ID != att.ID {
+		t.Fatalf("claimed %s, want %s", cl.Attempt.ID, att.ID)
 	}
 }

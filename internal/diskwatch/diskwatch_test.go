@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -85,5 +86,99 @@ func TestWatchTripsAWriterBelowTheFloor(t *testing.T) {
 	}
 	if err := Check(1, dir); err != nil {
 		t.Errorf("Check above the floor: %v", err)
+	}
+}
+
+// A writer that takes the disk in one go, between two checks, is still the
+// one stopped (what it wrote since free space was last above the floor
+// counts); the bystander, which wrote nothing meanwhile, goes on. Before,
+// only what it wrote after the disk was seen low counted, and a writer that
+// had already filled the disk was never stopped.
+func TestWatchTripsAOneGoFiller(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	full := false
+	free := func(string) (int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if full {
+			return 1 << 20, nil
+		}
+		return 1 << 30, nil
+	}
+	wdir, bdir := filepath.Join(dir, "w"), filepath.Join(dir, "b")
+	os.Mkdir(wdir, 0o755)
+	os.Mkdir(bdir, 0o755)
+	os.WriteFile(filepath.Join(bdir, "small"), make([]byte, 1<<20), 0o644)
+	writer, bystander := make(chan error, 1), make(chan error, 1)
+	w := Watch{MinFree: 64 << 20, Filesystems: []string{dir}, Interval: 10 * time.Millisecond, free: free}
+	w.Dirs = []string{wdir}
+	stopW := Start(context.Background(), w, func(err error) { writer <- err })
+	defer stopW()
+	w.Dirs = []string{bdir}
+	stopB := Start(context.Background(), w, func(err error) { bystander <- err })
+	defer stopB()
+	time.Sleep(600 * time.Millisecond) // a walk while there is room
+	os.WriteFile(filepath.Join(wdir, "big"), make([]byte, 20<<20), 0o644)
+	mu.Lock()
+	full = true // the disk is full by the next check
+	mu.Unlock()
+	select {
+	case err := <-writer:
+		if !errors.Is(err, ErrDiskFull) {
+			t.Errorf("writer tripped with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a writer that filled the disk between two checks was not stopped")
+	}
+	select {
+	case err := <-bystander:
+		t.Errorf("the bystander was stopped: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// The reserve holds its room, gives it back below the floor and takes it
+// again only when there is room to spare.
+func TestReserve(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewReserve(filepath.Join(dir, "reserve"), 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := Usage(dir); used < 4<<20 {
+		t.Fatalf("the reserve takes %d bytes of blocks, want its 4 MiB (not sparse)", used)
+	}
+	var mu sync.Mutex
+	free := int64(100 << 20)
+	r.free = func(string) (int64, error) { mu.Lock(); defer mu.Unlock(); return free, nil }
+	said := make(chan bool, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		KeepReserve(ctx, r, 64<<20, 5*time.Millisecond, func(released bool, _ int64) { said <- released })
+		close(done)
+	}()
+	set := func(n int64) { mu.Lock(); free = n; mu.Unlock() }
+	set(10 << 20) // below the floor
+	if released := <-said; !released || r.Held() {
+		t.Fatal("the reserve was not released below the floor")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reserve")); err == nil {
+		t.Error("the reserve's file is still there")
+	}
+	set(66 << 20) // above the floor, but not by twice the reserve
+	time.Sleep(50 * time.Millisecond)
+	if r.Held() {
+		t.Error("restored without room to spare")
+	}
+	set(200 << 20)
+	if released := <-said; released || !r.Held() {
+		t.Error("not restored with room to spare")
+	}
+	cancel()
+	<-done
+	if _, err := os.Stat(filepath.Join(dir, "reserve")); err == nil {
+		t.Error("the reserve outlived its keeper")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http/httputil"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,8 +29,9 @@ import (
 )
 
 // Cluster runs each attempt's worker on a zerg agent on another machine
-// (cluster mode, docs/cluster.md). The attempt goes out on the cluster's
-// work queue with its base as a git bundle; the agent runs the worker and
+// (cluster mode, docs/cluster.md). The attempt waits in this side's
+// dispatcher until an agent that can run it asks for one; the agent gets
+// it with its base as a git bundle, runs the worker and
 // the verification with its own driver, in an isolation never weaker than
 // the run's mode, and hands back the result as a bundle and a report. The
 // worker reaches the Messages API through the cluster's tunnel and this
@@ -46,7 +49,7 @@ type Cluster struct {
 	// Connect reaches the server (starting it when the coordinator
 	// embeds it) as the coordinator's user; done closes what it opened.
 	Connect func(ctx context.Context) (nc *nats.Conn, done func(), err error)
-	// Streams tunes the queue (AckWait, MaxDeliver).
+	// Streams tunes the claim protocol (AckWait, MaxDeliver).
 	Streams cluster.StreamsConfig
 	// Verify is a task's verification (nil: none).
 	Verify func(task string) *ClusterVerify
@@ -77,18 +80,22 @@ type Cluster struct {
 	nc        *nats.Conn
 	js        jetstream.JetStream
 	book      *cluster.LeaseBook
+	disp      *cluster.Dispatcher
 	stop      context.CancelFunc
 	closeConn func()
 
 	mu      sync.Mutex
 	pending map[string]*clusterPending
 	bases   map[string]bool
-	// running is who runs which task, for status.
+	// reported are the refused leases agents named in heartbeats that are
+	// journalled already (a taken-back holder may name its lease every
+	// second).
+	reported  map[cluster.Lease]bool
 	bundleMu  sync.Mutex
 	journalMu sync.Mutex
 }
 
-// clusterPending is an attempt on the queue, waiting for its result.
+// clusterPending is an attempt waiting for an agent or for its result.
 type clusterPending struct {
 	task   string
 	number int
@@ -101,10 +108,14 @@ type clusterPending struct {
 	refused map[string]int
 }
 
-// clusterOutcome is an accepted result or the attempt's dead letter.
+// clusterOutcome is what ends a wait for an attempt's result: the
+// accepted result, the attempt taken back from its holder, given back for
+// the last time, or found unrunnable by every agent there is.
 type clusterOutcome struct {
-	result cluster.Result
-	dead   *cluster.DeadLetter
+	result     cluster.Result
+	takenBack  *cluster.Notice
+	unrunnable *cluster.Notice
+	gaveBack   *cluster.GaveBack
 }
 
 // ClusterPlaceholderKey is the key an agent's worker holds: the gateway on
@@ -113,8 +124,8 @@ const ClusterPlaceholderKey = placeholderKey
 
 func (d *Cluster) Name() string { return "cluster" }
 
-// start connects, binds the queue and starts listening for results,
-// heartbeats, dead letters and tunnelled API requests: once, at the first
+// start connects, sets up the streams and starts listening for claims,
+// results, heartbeats and tunnelled API requests: once, at the first
 // attempt (zerg check builds the driver only for Isolate).
 func (d *Cluster) start(ctx context.Context) error {
 	d.startOnce.Do(func() {
@@ -133,8 +144,11 @@ func (d *Cluster) start(ctx context.Context) error {
 			return
 		}
 		d.nc, d.js, d.closeConn = nc, js, done
-		d.book = cluster.NewLeaseBook(d.Streams.MaxDeliver)
-		d.pending, d.bases = map[string]*clusterPending{}, map[string]bool{}
+		dc := d.Streams.Dispatch()
+		d.book = cluster.NewLeaseBook(dc.MaxDeliver)
+		dc.Fits, dc.Assigned = clusterFit, d.assigned
+		d.disp = cluster.NewDispatcher(dc)
+		d.pending, d.bases, d.reported = map[string]*clusterPending{}, map[string]bool{}, map[cluster.Lease]bool{}
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		d.stop = cancel
 		if d.startErr = d.listen(lctx); d.startErr != nil {
@@ -170,7 +184,7 @@ func (d *Cluster) listen(ctx context.Context) error {
 		cc.Stop()
 		return err
 	}
-	dl, err := cluster.WatchDeadLetters(d.nc, d.js, d.onDeadLetter)
+	stopDispatch, err := cluster.ServeDispatch(d.nc, d.disp, d.onGiveBack)
 	if err != nil {
 		cc.Stop()
 		return err
@@ -178,19 +192,92 @@ func (d *Cluster) listen(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
 		cc.Stop()
-		_ = dl.Unsubscribe()
+		stopDispatch()
 	}()
 	go func() {
 		for ev := range agents {
 			d.onAgent(ev)
 		}
 	}()
+	go d.watchDeadlines(ctx)
 	go func() { _ = cluster.ServeTunnel(ctx, d.nc, d.handlerFor) }()
 	return d.nc.Flush()
 }
 
-// onAgent feeds a heartbeat's leases to the book: a newer delivery of an
-// attempt revokes the older lease (its agent went silent past AckWait).
+// watchDeadlines acts on what the dispatcher finds overdue: holders that
+// went silent or made no progress lose their attempts, attempts no agent
+// can run end, and a run without agents says so.
+func (d *Cluster) watchDeadlines(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, n := range d.disp.Tick(now) {
+				switch n.Kind {
+				case cluster.NoticeNoAgent:
+					d.journal("no_agent", map[string]any{"mode": d.Mode})
+					d.say(fmt.Sprintf("zerg: no agent has joined the cluster for %s; the attempts wait for one: zerg agent --join URL --creds FILE --mode %s (docs/cluster.md)",
+						d.Streams.Dispatch().AckWait, agentModeFor(d.Mode)))
+				case cluster.NoticeTakenBack:
+					// At once: a result of the old holder that races the
+					// take-back is refused, not taken.
+					d.book.DeadLetter(n.Attempt)
+					d.tell(n.Attempt, clusterOutcome{takenBack: &n})
+				case cluster.NoticeUnrunnable:
+					d.tell(n.Attempt, clusterOutcome{unrunnable: &n})
+				}
+			}
+		}
+	}
+}
+
+// tell ends the wait of the attempt's Launch, if it still waits.
+func (d *Cluster) tell(attemptID string, o clusterOutcome) {
+	d.mu.Lock()
+	p := d.pending[attemptID]
+	d.mu.Unlock()
+	if p == nil {
+		return
+	}
+	select {
+	case p.done <- o:
+	default:
+	}
+}
+
+// assigned records a lease the dispatcher hands out, before its agent
+// hears of it: the book takes its results, the tunnel serves its
+// requests.
+func (d *Cluster) assigned(l cluster.Lease) {
+	_, revoked := d.book.Observe(l)
+	fields := map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery}
+	d.mu.Lock()
+	if p := d.pending[l.AttemptID]; p != nil {
+		fields["task"], fields["number"] = p.task, p.number
+	}
+	d.mu.Unlock()
+	d.journal("lease", fields)
+	for _, r := range revoked {
+		d.journal("lease_revoked", map[string]any{"attempt": r.AttemptID, "agent": r.Agent, "delivery": r.Delivery, "by": l.Agent, "by_delivery": l.Delivery})
+	}
+}
+
+// onGiveBack records an attempt its holder gave back: waiting for an
+// agent again, or (given back for good, or once too often) ended.
+func (d *Cluster) onGiveBack(g cluster.GaveBack) {
+	d.journal("given_back", map[string]any{"attempt": g.Lease.AttemptID, "agent": g.Lease.Agent, "delivery": g.Lease.Delivery,
+		"why": textx.Clip(g.Why, 300), "requeued": g.Result == cluster.Requeued})
+	if g.Result != cluster.Requeued {
+		d.tell(g.Lease.AttemptID, clusterOutcome{gaveBack: &g})
+	}
+}
+
+// onAgent tells the dispatcher which agents are live, with what they can
+// run and the leases they name; a lease named that is not the attempt's
+// current one is journalled, once.
 func (d *Cluster) onAgent(ev cluster.AgentEvent) {
 	if ev.Kind == cluster.AgentJoined {
 		// Its result bucket: made with its credentials on an embedded
@@ -201,26 +288,37 @@ func (d *Cluster) onAgent(ev cluster.AgentEvent) {
 	}
 	switch ev.Kind {
 	case cluster.AgentJoined, cluster.AgentLeft, cluster.AgentExpired:
-		d.journal("agent_"+ev.Kind.String(), map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers})
-		d.say(fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind))
+		rec := map[string]any{"agent": ev.Agent, "host": ev.Heartbeat.Host, "workers": ev.Heartbeat.Workers}
+		line := fmt.Sprintf("zerg: agent %s %s", ev.Agent, ev.Kind)
+		if ev.Kind == cluster.AgentJoined {
+			rec["mode"], rec["local_key"] = ev.Heartbeat.Mode, ev.Heartbeat.LocalKey
+			line += fmt.Sprintf(" (mode %s, %d worker(s))", ev.Heartbeat.Mode, ev.Heartbeat.Workers)
+			if why := clusterFit(cluster.Capabilities{Mode: d.Mode, LocalKey: d.AgentKey == config.AgentKeyLocal}, ev.Heartbeat.Capabilities); why != "" {
+				line += "; it cannot run this run's attempts: " + why
+			}
+		}
+		d.journal("agent_"+ev.Kind.String(), rec)
+		d.say(line)
+	}
+	switch ev.Kind {
+	case cluster.AgentJoined, cluster.AgentUpdated:
+		if ev.Err == nil {
+			d.disp.Heartbeat(ev.Heartbeat, time.Now())
+		}
+	case cluster.AgentLeft, cluster.AgentExpired:
+		d.disp.AgentGone(ev.Agent)
 	}
 	for _, l := range ev.Heartbeat.Running {
-		before, _ := d.book.Current(l.AttemptID)
-		v, revoked := d.book.Observe(l)
-		if v == cluster.Current && before != l {
-			fields := map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery}
-			d.mu.Lock()
-			if p := d.pending[l.AttemptID]; p != nil {
-				fields["task"], fields["number"] = p.task, p.number
-			}
-			d.mu.Unlock()
-			d.journal("lease", fields)
+		v := d.book.Check(l)
+		if !v.Refused() || v == cluster.Unknown {
+			continue
 		}
-		if v.Refused() && v != cluster.Unknown {
+		d.mu.Lock()
+		seen := d.reported[l]
+		d.reported[l] = true
+		d.mu.Unlock()
+		if !seen {
 			d.refused(l, v, "a heartbeat")
-		}
-		for _, r := range revoked {
-			d.journal("lease_revoked", map[string]any{"attempt": r.AttemptID, "agent": r.Agent, "delivery": r.Delivery, "by": l.Agent, "by_delivery": l.Delivery})
 		}
 	}
 }
@@ -234,14 +332,12 @@ func (d *Cluster) onResult(msg jetstream.Msg) {
 		d.journal("result_refused", map[string]any{"subject": msg.Subject(), "why": textx.Clip(err.Error(), 300)})
 		return
 	}
-	v, revoked := d.book.Accept(r.Lease)
-	for _, l := range revoked {
-		d.journal("lease_revoked", map[string]any{"attempt": l.AttemptID, "agent": l.Agent, "delivery": l.Delivery, "by": r.Lease.Agent, "by_delivery": r.Lease.Delivery})
-	}
+	v, _ := d.book.Accept(r.Lease)
 	if v != cluster.Accepted {
 		d.refused(r.Lease, v, "a result")
 		return
 	}
+	d.disp.Drop(r.Lease.AttemptID)
 	d.mu.Lock()
 	p := d.pending[r.Lease.AttemptID]
 	d.mu.Unlock()
@@ -270,24 +366,6 @@ func (d *Cluster) refused(l cluster.Lease, v cluster.Verdict, what string) {
 	}
 }
 
-func (d *Cluster) onDeadLetter(dl cluster.DeadLetter) {
-	if dl.Err != nil {
-		d.journal("dead_letter", map[string]any{"why": dl.Err.Error(), "stream_seq": dl.StreamSeq})
-		return
-	}
-	d.book.DeadLetter(dl.Attempt.ID)
-	d.journal("dead_letter", map[string]any{"attempt": dl.Attempt.ID, "deliveries": dl.Deliveries})
-	d.mu.Lock()
-	p := d.pending[dl.Attempt.ID]
-	d.mu.Unlock()
-	if p != nil {
-		select {
-		case p.done <- clusterOutcome{dead: &dl}:
-		default:
-		}
-	}
-}
-
 // handlerFor is the gateway of the attempt when agent holds its current
 // lease, nil (refused) otherwise. An agent's heartbeat reports a new
 // lease within a second of its claim; a first request may come before it.
@@ -304,7 +382,15 @@ func (d *Cluster) handlerFor(agent, attemptID string) http.Handler {
 	}
 	for wait := time.Now().Add(leaseWait); ; {
 		if l, ok := d.book.Current(attemptID); ok && l.Agent == agent {
-			return p.proxy
+			if p.proxy == nil {
+				return nil
+			}
+			// A model request of the holder is progress while it runs.
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				d.disp.Activity(agent, attemptID, 1, time.Now())
+				defer d.disp.Activity(agent, attemptID, -1, time.Now())
+				p.proxy.ServeHTTP(w, r)
+			})
 		}
 		if time.Now().After(wait) {
 			d.journal("api_refused", map[string]any{"attempt": attemptID, "agent": agent})
@@ -507,46 +593,82 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	}
 	defer closeGW()
 
-	id := cluster.NewAttemptID(a.Task, a.Number)
 	p := &clusterPending{task: a.Task, number: a.Number, proxy: proxy, audit: a.Audit, done: make(chan clusterOutcome, 1)}
-	d.book.Register(id)
-	d.mu.Lock()
-	d.pending[id] = p
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.pending, id)
-		d.mu.Unlock()
-	}()
-	if _, err := cluster.Enqueue(ctx, d.js, cluster.Attempt{ID: id, Task: a.Task, Number: a.Number, Base: a.Base, BaseBundle: baseName, Spec: spec}); err != nil {
-		return Verdict{}, err
+	need := cluster.Capabilities{Mode: d.Mode, LocalKey: local}
+	deadlines := cluster.Deadlines{Stall: sp.IdleTimeout}
+	if verify != nil {
+		deadlines.Verify = verify.Timeout
 	}
-	d.journal("attempt_queued", map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "base": a.Base})
-	_ = os.WriteFile(filepath.Join(w.dir, "attempt-id"), []byte(id+"\n"), 0o600)
-
+	id := cluster.NewAttemptID(a.Task, a.Number)
+	defer func() { d.unregister(id) }()
+	var delivered uint64
 	var got clusterOutcome
-	select {
-	case got = <-p.done:
-	case <-ctx.Done():
-		// Nobody is to run it any more: off the queue (an agent running
-		// it already sends a result the book then refuses as finished).
-		d.unqueue(id)
-		d.book.DeadLetter(id)
-		w.problem = "the run was stopped before an agent's result arrived"
-		_ = closeGW()
-		v := Verdict{}
-		var st gateway.Stats
-		if gw != nil {
-			st = gw.Stats()
+	for {
+		// Registered before it can be handed out: the book takes only its
+		// leases' results, the tunnel serves only its holder.
+		d.book.Register(id)
+		d.mu.Lock()
+		d.pending[id] = p
+		d.mu.Unlock()
+		d.disp.Enqueue(cluster.Attempt{ID: id, Task: a.Task, Number: a.Number, Base: a.Base, BaseBundle: baseName, Spec: spec}, need, deadlines, delivered, time.Now())
+		d.journal("attempt_queued", map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "base": a.Base})
+		_ = os.WriteFile(filepath.Join(w.dir, "attempt-id"), []byte(id+"\n"), 0o600)
+		select {
+		case got = <-p.done:
+		case <-ctx.Done():
+			// Nobody is to run it any more (an agent running it already
+			// sends a result the book then refuses as dead).
+			w.problem = "the run was stopped before an agent's result arrived"
+			_ = closeGW()
+			v := Verdict{}
+			var st gateway.Stats
+			if gw != nil {
+				st = gw.Stats()
+			}
+			judgeGateway(&v, claude.Outcome{}, st, true)
+			return v, nil
 		}
-		judgeGateway(&v, claude.Outcome{}, st, true)
-		return v, nil
+		tb := got.takenBack
+		if tb == nil {
+			break
+		}
+		// Its holder went silent or made no progress: it gets nothing
+		// more of this attempt (its results are refused as dead, its
+		// requests as not leased), and another agent gets it under a new
+		// id, so the holder cannot even name it.
+		d.unregister(id)
+		delivered = tb.Lease.Delivery
+		rec := map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "agent": tb.Lease.Agent, "delivery": tb.Lease.Delivery, "why": tb.Why}
+		if delivered >= uint64(d.Streams.Dispatch().MaxDeliver) {
+			d.journal("lease_taken_back", rec)
+			d.say(fmt.Sprintf("zerg: took %s attempt %d back from agent %s: %s", a.Task, a.Number, tb.Lease.Agent, tb.Why))
+			_ = closeGW()
+			w.problem = "no agent's result arrived"
+			return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled,
+				Detail: fmt.Sprintf("no agent finished the attempt in %d deliveries (cluster.max_deliver); the last, agent %s's, was taken back: %s", delivered, tb.Lease.Agent, tb.Why)}, nil
+		}
+		id = cluster.NewAttemptID(a.Task, a.Number)
+		rec["queued_as"] = id
+		d.journal("lease_taken_back", rec)
+		d.say(fmt.Sprintf("zerg: took %s attempt %d back from agent %s: %s; queued again as %s", a.Task, a.Number, tb.Lease.Agent, tb.Why, id))
 	}
-	if got.dead != nil {
+	switch {
+	case got.unrunnable != nil:
 		_ = closeGW()
+		w.problem = "no joined agent can run it"
+		detail := unrunnable(d.Mode, local, got.unrunnable.Agents)
+		d.journal("unrunnable", map[string]any{"attempt": id, "task": a.Task, "number": a.Number, "agents": got.unrunnable.Agents})
+		return Verdict{Class: outcome.Fatal, Reason: outcome.ReasonNoAgent, Detail: detail}, nil
+	case got.gaveBack != nil:
+		_ = closeGW()
+		g := got.gaveBack
 		w.problem = "no agent's result arrived"
-		return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled,
-			Detail: fmt.Sprintf("no agent finished attempt %s in %d deliveries (cluster.max_deliver): each went silent past cluster.ack_wait or refused it", id, got.dead.Deliveries)}, nil
+		why := fmt.Sprintf("agent %s gave it back (%s)", g.Lease.Agent, textx.Clip(textx.OneLine(g.Why), 200))
+		if g.Result == cluster.Exhausted {
+			why = fmt.Sprintf("no agent finished the attempt in %d deliveries (cluster.max_deliver): the last, agent %s, gave it back (%s)",
+				g.Deliveries, g.Lease.Agent, textx.Clip(textx.OneLine(g.Why), 200))
+		}
+		return Verdict{Class: outcome.Infra, Reason: outcome.ReasonStalled, Detail: why}, nil
 	}
 	r := got.result
 	w.agent = r.Lease.Agent
@@ -601,6 +723,59 @@ func tunnelRefusals(v *Verdict, n int) {
 	v.Detail = fmt.Sprintf("the coordinator's tunnel refused %d of its request(s) to the model API: it did not know the agent's lease then", n)
 }
 
+// unregister forgets an attempt id this side no longer waits for.
+func (d *Cluster) unregister(id string) {
+	d.disp.Drop(id)
+	d.book.DeadLetter(id)
+	d.mu.Lock()
+	delete(d.pending, id)
+	d.mu.Unlock()
+}
+
+// clusterFit says why an agent that can give have cannot run an attempt
+// that needs need ("": it can): the dispatcher hands it none, and an agent
+// refuses such a job by the same words.
+func clusterFit(need, have cluster.Capabilities) string {
+	if !AgentCanRun(have.Mode, need.Mode) {
+		return fmt.Sprintf("the run needs mode %s and this agent runs %s", need.Mode, have.Mode)
+	}
+	if need.LocalKey && !have.LocalKey {
+		return "the run uses each agent's own key (cluster.agent_key: local) and this agent started without ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
+// agentModeFor is the --mode of an agent that runs a run of mode.
+func agentModeFor(mode string) string {
+	if mode == "" || ModeStrength(mode) < 0 {
+		return config.ModeSubprocess
+	}
+	return mode
+}
+
+// unrunnable is the verdict's detail of an attempt no joined agent can
+// run: each agent's reason and what to start instead.
+func unrunnable(mode string, local bool, agents map[string]string) string {
+	names := make([]string, 0, len(agents))
+	for n := range agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var why []string
+	for _, n := range names {
+		why = append(why, fmt.Sprintf("agent %s: %s", n, agents[n]))
+	}
+	fix := fmt.Sprintf("start agents with zerg agent --join URL --creds FILE --mode %s", agentModeFor(mode))
+	if mode == config.ModeContainer {
+		fix = "container mode has no agent in this version: run the cluster in mode sandbox or subprocess"
+	}
+	if local {
+		fix += " and ANTHROPIC_API_KEY set (cluster.agent_key: local)"
+	}
+	return fmt.Sprintf("no joined agent can run this run's attempts; %s (docs/cluster.md). They are not busy, none of them can: %s",
+		fix, strings.Join(why, "; "))
+}
+
 // localBudget is a local job's budget for its agent's gateway: the task's,
 // bounded by what the run's budget has left (the run's meter is only
 // here, and hears of a local attempt's cost when its report arrives).
@@ -629,15 +804,6 @@ func localVerdict(rep ClusterReport, agent string, run *gateway.Meter) Verdict {
 		v.Detail = "its own key (cluster.agent_key: local): " + v.Detail
 	}
 	return v
-}
-
-// unqueue removes an attempt from the work queue.
-func (d *Cluster) unqueue(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if s, err := d.js.Stream(ctx, cluster.StreamAttempts); err == nil {
-		_ = s.Purge(ctx, jetstream.WithPurgeSubject(cluster.SubjectAttempts+"."+id))
-	}
 }
 
 // fetch copies the result bundle into the workspace.

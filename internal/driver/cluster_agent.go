@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -33,7 +34,7 @@ import (
 // the worker users pass through to their workspaces; nobody else lists it.
 const AgentDirMode os.FileMode = 0o711
 
-// Agent runs attempts it pulls from a cluster's queue (zerg agent): each
+// Agent runs attempts it claims from a cluster's coordinator (zerg agent): each
 // with a driver of its own machine, its worker reaching the Messages API
 // through the tunnel (this machine never holds the coordinator's key) or,
 // for a run with cluster.agent_key local, through a gateway here holding
@@ -42,8 +43,9 @@ const AgentDirMode os.FileMode = 0o711
 type Agent struct {
 	Name string
 	NC   *nats.Conn
-	// Mode is the isolation this agent gives (subprocess in this
-	// version); attempts of a run that needs a stronger one are refused.
+	// Mode is the isolation this agent gives (subprocess or sandbox);
+	// the coordinator hands it no attempt of a run that needs a stronger
+	// one, and it refuses any it is handed all the same.
 	Mode    string
 	Workers int
 	// Dir holds the agent's state: a bare repository of the bases, the
@@ -75,8 +77,34 @@ type Agent struct {
 	js      jetstream.JetStream
 	hb      *cluster.Heartbeater
 	mu      sync.Mutex
-	running map[string]cluster.Lease
+	running map[string]*agentHold
 	outMu   sync.Mutex
+	// waiting is whether the last claim found no coordinator (said once
+	// per wait).
+	waiting atomic.Bool
+}
+
+// agentHold is an attempt this agent runs, and how far it got: its
+// heartbeat says so, and the coordinator takes back an attempt that
+// makes no progress.
+type agentHold struct {
+	lease  cluster.Lease
+	phase  atomic.Value // string
+	events atomic.Uint64
+}
+
+func (h *agentHold) enter(phase string) { h.phase.Store(phase) }
+func (h *agentHold) progress(n int)     { h.events.Add(uint64(max(n, 1))) }
+
+// counting passes writes through, counting them as the attempt's progress.
+type counting struct {
+	w io.Writer
+	h *agentHold
+}
+
+func (c counting) Write(b []byte) (int, error) {
+	c.h.progress(len(b) >> 10)
+	return c.w.Write(b)
 }
 
 func (ag *Agent) say(format string, a ...any) {
@@ -86,15 +114,17 @@ func (ag *Agent) say(format string, a ...any) {
 }
 
 // Run takes attempts until take ends, then waits for the running ones
-// (a drain). run ending abandons them: the queue delivers them again to
-// another agent after the ack wait.
+// (a drain). run ending abandons them: the coordinator gives them to
+// another agent once this one's heartbeat stops naming them (AckWait).
+// It outlives any one coordinator (by design): between runs, and while
+// a coordinator restarts, it waits for the next one.
 func (ag *Agent) Run(take, run context.Context) error {
 	js, err := jetstream.New(ag.NC)
 	if err != nil {
 		return err
 	}
 	ag.js = js
-	ag.running = map[string]cluster.Lease{}
+	ag.running = map[string]*agentHold{}
 	if err := fsx.OwnDir(ag.Dir, AgentDirMode); err != nil {
 		return err
 	}
@@ -105,18 +135,25 @@ func (ag *Agent) Run(take, run context.Context) error {
 		}
 	}
 	ag.repo = &gitx.Repo{Runner: gitx.New(repoDir)}
-	cons, err := cluster.WaitAttemptsConsumer(take, js, 2*time.Second, func(err error) {
-		ag.say("waiting for a coordinator to create the queue (%v)", err)
-	})
-	if err != nil {
-		if take.Err() != nil {
-			return nil // left while waiting
+	// The heartbeats' bucket is a coordinator's to create: a server zerg
+	// does not embed may be up, and this agent with it, before any.
+	for said := false; ; {
+		ag.hb, err = cluster.StartHeartbeat(run, js, ag.Name, 0, ag.heartbeat)
+		if err == nil {
+			break
 		}
-		return err
-	}
-	ag.hb, err = cluster.StartHeartbeat(run, js, ag.Name, 0, ag.heartbeat)
-	if err != nil {
-		return err
+		if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+			return err
+		}
+		if !said {
+			ag.say("waiting for a coordinator to create the cluster's streams (%v)", err)
+			said = true
+		}
+		select {
+		case <-take.Done():
+			return nil // left while waiting
+		case <-time.After(2 * time.Second):
+		}
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(run), 5*time.Second)
@@ -127,22 +164,20 @@ func (ag *Agent) Run(take, run context.Context) error {
 	if ag.LocalKey != "" {
 		key = "this host's own API key for runs with cluster.agent_key local"
 	}
-	ag.say("joined %s with %d worker(s), mode %s, %s", ag.NC.ConnectedUrlRedacted(), ag.Workers, ag.Mode, key)
+	ag.say("joined %s with %d worker(s), mode %s, %s; it serves every run of that server until stopped (Ctrl-C), also after a coordinator ends", ag.NC.ConnectedUrlRedacted(), ag.Workers, ag.Mode, key)
 	var wg sync.WaitGroup
 	for i := 0; i < max(ag.Workers, 1); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for take.Err() == nil {
-				c, err := cluster.Claim(take, cons, ag.Name)
+				c, err := cluster.Claim(take, ag.NC, ag.Name, ag.capabilities(), ag.coordinatorUp)
 				if err != nil {
 					if take.Err() != nil {
 						return
 					}
-					if !errors.Is(err, cluster.ErrBadAttempt) {
-						ag.say("claim: %v", err)
-						time.Sleep(time.Second)
-					}
+					ag.say("claim: %v", err)
+					time.Sleep(time.Second)
 					continue
 				}
 				ag.runOne(run, c)
@@ -153,23 +188,34 @@ func (ag *Agent) Run(take, run context.Context) error {
 	return nil
 }
 
+// coordinatorUp says, once per wait, that no coordinator answers claims.
+func (ag *Agent) coordinatorUp(up bool) {
+	if up {
+		ag.waiting.Store(false)
+	} else if !ag.waiting.Swap(true) {
+		ag.say("waiting for a coordinator: no run uses this cluster now, or its server is down (an embedded one ends with its run)")
+	}
+}
+
+// capabilities is what this agent can run.
+func (ag *Agent) capabilities() cluster.Capabilities {
+	return cluster.Capabilities{Mode: ag.Mode, LocalKey: ag.LocalKey != ""}
+}
+
 // refusal says why this agent cannot run job; "": it can.
 func (ag *Agent) refusal(job ClusterJob) string {
-	if !AgentCanRun(ag.Mode, job.Mode) {
-		return fmt.Sprintf("the run needs mode %s and this agent runs %s", job.Mode, ag.Mode)
-	}
-	if job.LocalKey() && ag.LocalKey == "" {
-		return "the run uses each agent's own key (cluster.agent_key: local) and this agent started without ANTHROPIC_API_KEY"
-	}
-	return ""
+	return clusterFit(cluster.Capabilities{Mode: job.Mode, LocalKey: job.LocalKey()}, ag.capabilities())
 }
 
 func (ag *Agent) heartbeat() cluster.Heartbeat {
 	ag.mu.Lock()
 	defer ag.mu.Unlock()
-	hb := cluster.Heartbeat{Host: ag.Host, Workers: ag.Workers, Running: []cluster.Lease{}}
-	for _, l := range ag.running {
-		hb.Running = append(hb.Running, l)
+	hb := cluster.Heartbeat{Host: ag.Host, Workers: ag.Workers, Capabilities: ag.capabilities(), Running: []cluster.Lease{},
+		Progress: map[string]cluster.LeaseProgress{}}
+	for id, h := range ag.running {
+		hb.Running = append(hb.Running, h.lease)
+		phase, _ := h.phase.Load().(string)
+		hb.Progress[id] = cluster.LeaseProgress{Phase: phase, Events: h.events.Load()}
 	}
 	return hb
 }
@@ -180,14 +226,15 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 	job, err := ParseClusterJob(a.Spec)
 	if err != nil {
 		ag.say("refuses %s: %v", a.ID, err)
-		_ = c.Fail(false, 0)
+		_ = c.GiveBack(ctx, false, 0, err.Error())
 		return
 	}
 	if why := ag.refusal(job); why != "" {
-		// Another agent may run it: back to the queue, later.
+		// The coordinator hands out only what this agent says it can
+		// run; another agent may run it: back to the coordinator, later.
 		ag.say("refuses %s (task %s): %s", a.ID, a.Task, why)
-		_ = c.Fail(true, 2*time.Second)
-		// Each refusal spends one of the attempt's deliveries: pull
+		_ = c.GiveBack(ctx, true, 2*time.Second, why)
+		// Each refusal spends one of the attempt's deliveries: claim
 		// again only after agents that can run it had their turn.
 		pause := ag.RefusalPause
 		if pause == 0 {
@@ -199,8 +246,10 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 		}
 		return
 	}
+	h := &agentHold{lease: l}
+	h.enter(cluster.PhasePreparing)
 	ag.mu.Lock()
-	ag.running[a.ID] = l
+	ag.running[a.ID] = h
 	ag.mu.Unlock()
 	defer func() {
 		ag.mu.Lock()
@@ -210,20 +259,19 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 	_ = ag.hb.Now(ctx)
 	ag.say("runs %s attempt %d (%s, delivery %d)", a.Task, a.Number, a.ID, l.Delivery)
 	start := time.Now()
-	rep, bundle, err := ag.attempt(ctx, c, job)
+	rep, bundle, err := ag.attempt(ctx, c, job, h)
 	if ctx.Err() != nil {
-		ag.say("abandons %s: stopped; the queue gives it to another agent", a.ID)
-		c.Abandon()
+		ag.say("abandons %s: stopped; the coordinator gives it to another agent", a.ID)
 		return
 	}
 	if err != nil {
-		ag.say("could not run %s: %v; back to the queue", a.ID, err)
-		_ = c.Fail(true, 5*time.Second)
+		ag.say("could not run %s: %v; back to the coordinator", a.ID, err)
+		_ = c.GiveBack(ctx, true, 5*time.Second, "could not run it: "+err.Error())
 		return
 	}
-	if err := ag.answer(ctx, c, rep, bundle); err != nil {
-		ag.say("could not send the result of %s: %v; the queue gives it to another agent", a.ID, err)
-		c.Abandon()
+	h.enter(cluster.PhaseSending)
+	if err := ag.answer(ctx, c, rep, bundle, h); err != nil {
+		ag.say("could not send the result of %s: %v; the coordinator gives it to another agent", a.ID, err)
 		return
 	}
 	if bundle != "" {
@@ -239,15 +287,15 @@ func (ag *Agent) runOne(ctx context.Context, c *cluster.Claimed) {
 	ag.say("finished %s attempt %d in %s: %s; result sent", a.Task, a.Number, time.Since(start).Round(time.Second), how)
 }
 
-// answer puts the bundle, publishes the report and acks the attempt.
-func (ag *Agent) answer(ctx context.Context, c *cluster.Claimed, rep ClusterReport, bundle string) error {
+// answer puts the bundle and publishes the report: the attempt's end.
+func (ag *Agent) answer(ctx context.Context, c *cluster.Claimed, rep ClusterReport, bundle string, h *agentHold) error {
 	r := &cluster.Result{Lease: c.Lease}
 	if bundle != "" {
 		f, err := os.Open(bundle)
 		if err != nil {
 			return err
 		}
-		name, err := cluster.PutResultBundle(ctx, ag.js, c.Lease, f)
+		name, err := cluster.PutResultBundle(ctx, ag.js, c.Lease, io.TeeReader(f, counting{io.Discard, h}))
 		f.Close()
 		if err != nil {
 			return err
@@ -260,19 +308,16 @@ func (ag *Agent) answer(ctx context.Context, c *cluster.Claimed, rep ClusterRepo
 		return err
 	}
 	r.Outcome = b
-	if err := cluster.PublishResult(ctx, ag.js, r); err != nil {
-		return err
-	}
-	return c.Done(ctx)
+	return cluster.PublishResult(ctx, ag.js, r)
 }
 
 // attempt runs the worker and the verification and makes the result's
 // bundle. An error is this machine's trouble (git, disk): another agent
 // may do better.
-func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob) (ClusterReport, string, error) {
+func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob, h *agentHold) (ClusterReport, string, error) {
 	a, l := c.Attempt, c.Lease
 	rep := ClusterReport{Host: ag.Host}
-	if err := ag.fetchBase(ctx, a); err != nil {
+	if err := ag.fetchBase(ctx, a, h); err != nil {
 		return rep, "", err
 	}
 	name := fmt.Sprintf("%s-%d", a.ID, l.Delivery)
@@ -328,7 +373,8 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 	}()
 	api := claude.APISettings{BaseURL: route.url, APIKey: ClusterPlaceholderKey}
 	sp := job.Worker.Spec(ag.Claude, ag.Zerg, ws.Dir(), state, api)
-	v, err := ws.Launch(ctx, sp, ag.starter(filepath.Join(ag.Dir, "logs", name+".jsonl")))
+	h.enter(cluster.PhaseWorking)
+	v, err := ws.Launch(ctx, sp, ag.starter(filepath.Join(ag.Dir, "logs", name+".jsonl"), h))
 	if err != nil {
 		return rep, "", err
 	}
@@ -346,10 +392,12 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 		return rep, "", ctx.Err()
 	}
 	if v.Class == outcome.Success && job.Verify != nil {
+		h.enter(cluster.PhaseVerifying)
 		code, out := ws.Exec(ctx, Command{Command: job.Verify.Command, Timeout: job.Verify.Timeout,
 			Env: []string{"ZERG_VERIFY=1"}, Home: "verify-home"})
 		rep.Verified, rep.VerifyExit, rep.VerifyOutput = true, code, textx.Clip(out, 64<<10)
 	}
+	h.enter(cluster.PhaseSending)
 	qdir := filepath.Join(ag.Dir, "q", name)
 	defer os.RemoveAll(qdir)
 	q, err := ag.repo.NewQuarantine(ctx, qdir)
@@ -479,7 +527,7 @@ func (ag *Agent) auditLog(file string) (func(string, map[string]any) error, func
 
 // fetchBase brings the attempt's base into the agent's repository from
 // its bundle, checking every object, once per base.
-func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
+func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt, h *agentHold) error {
 	if !commitID.MatchString(a.Base) {
 		return fmt.Errorf("the attempt's base %q is not a commit id", a.Base)
 	}
@@ -499,7 +547,7 @@ func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	if err := cluster.GetBaseBundle(ctx, ag.js, a.BaseBundle, f); err != nil {
+	if err := cluster.GetBaseBundle(ctx, ag.js, a.BaseBundle, counting{f, h}); err != nil {
 		f.Close()
 		return err
 	}
@@ -521,8 +569,9 @@ func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt) error {
 
 var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
-// starter runs the worker and records its stream on this machine.
-func (ag *Agent) starter(stream string) Starter {
+// starter runs the worker and records its stream on this machine; each
+// event is the attempt's progress.
+func (ag *Agent) starter(stream string, h *agentHold) Starter {
 	return func(ctx context.Context, sp claude.Spec) (claude.Outcome, error) {
 		if err := os.MkdirAll(filepath.Dir(stream), 0o700); err != nil {
 			return claude.Outcome{}, err
@@ -534,6 +583,7 @@ func (ag *Agent) starter(stream string) Starter {
 		defer f.Close()
 		var mu sync.Mutex
 		sp.OnEvent = func(ev claude.Event) {
+			h.progress(1)
 			mu.Lock()
 			f.Write(ev.Raw)
 			f.Write([]byte{'\n'})

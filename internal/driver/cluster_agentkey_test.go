@@ -62,6 +62,7 @@ func TestAgentKeyRoute(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			a1 := r.agent("a1")
+			a1.caps.LocalKey = true
 			if err := r.d.start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -143,12 +144,15 @@ func TestAgentWithoutKeyRefusesLocalJob(t *testing.T) {
 		t.Errorf("a keyless agent refused a coordinator job: %s", why)
 	}
 
-	// Through the queue: the refused attempt is delivered again.
+	// Through the coordinator: the refused attempt is delivered again.
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: 20 * time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
 	r.d.AgentKey = config.AgentKeyLocal
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a1, a2 := r.agent("a1"), r.agent("a2")
+	// a1 says it has a key (the coordinator hands out what an agent says
+	// it runs); the Agent that runs the job has none.
+	a1.caps.LocalKey, a2.caps.LocalKey = true, true
 	if err := r.d.start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +167,7 @@ func TestAgentWithoutKeyRefusesLocalJob(t *testing.T) {
 	}
 	again := a2.claim(t)
 	if again.Attempt.ID != c.Attempt.ID || again.Lease.Delivery != 2 {
-		t.Errorf("after the refusal the queue delivered %s (delivery %d), want %s again", again.Attempt.ID, again.Lease.Delivery, c.Attempt.ID)
+		t.Errorf("after the refusal the coordinator delivered %s (delivery %d), want %s again", again.Attempt.ID, again.Lease.Delivery, c.Attempt.ID)
 	}
 	cancel()
 	wait(t, ch)

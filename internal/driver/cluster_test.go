@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,24 @@ type testAgent struct {
 	hb   *cluster.Heartbeater
 	mu   sync.Mutex
 	held []cluster.Lease
+	// caps is what it says it runs (Mode "": subprocess); progress what
+	// its heartbeat reports.
+	caps     cluster.Capabilities
+	progress map[string]cluster.LeaseProgress
+}
+
+func (a *testAgent) mode() string {
+	if a.caps.Mode == "" {
+		return "subprocess"
+	}
+	return a.caps.Mode
+}
+
+// drop stops naming c's lease in the heartbeat (a crash, an abandon).
+func (a *testAgent) drop(c *cluster.Claimed) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.held = slices.DeleteFunc(a.held, func(l cluster.Lease) bool { return l == c.Lease })
 }
 
 func (r *clusterRig) agent(name string) *testAgent {
@@ -149,7 +168,7 @@ func (r *clusterRig) ready(agents ...*testAgent) {
 		hb, err := cluster.StartHeartbeat(context.Background(), a.js, a.name, 100*time.Millisecond, func() cluster.Heartbeat {
 			a.mu.Lock()
 			defer a.mu.Unlock()
-			return cluster.Heartbeat{Running: append([]cluster.Lease{}, a.held...)}
+			return cluster.Heartbeat{Capabilities: cluster.Capabilities{Mode: a.mode()}, Running: append([]cluster.Lease{}, a.held...), Progress: a.progress}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -162,13 +181,11 @@ func (r *clusterRig) ready(agents ...*testAgent) {
 // claim takes the next attempt and reports its lease at once.
 func (a *testAgent) claim(t *testing.T) *cluster.Claimed {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cons, err := cluster.AttemptsConsumerFor(ctx, a.js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.Claim(ctx, cons, a.name)
+	caps := a.caps
+	caps.Mode = a.mode()
+	c, err := cluster.Claim(ctx, a.nc, a.name, caps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +195,6 @@ func (a *testAgent) claim(t *testing.T) *cluster.Claimed {
 	if err := a.hb.Now(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the coordinator sees the heartbeat
 	return c
 }
 
@@ -221,19 +237,8 @@ type launched struct {
 }
 
 func (r *clusterRig) launch(ctx context.Context, task string) chan launched {
-	t := r.t
-	t.Helper()
-	ws, err := r.d.Prepare(ctx, Attempt{Repo: r.repo, Task: task, Number: 1, Base: r.base,
-		Workspace: filepath.Join(t.TempDir(), task), Audit: r.audits.record})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan launched, 1)
-	go func() {
-		v, err := ws.Launch(ctx, claude.Spec{Prompt: "Task " + task + ": x"}, nil)
-		ch <- launched{v, err, ws}
-	}()
-	return ch
+	r.t.Helper()
+	return r.launchStalling(ctx, task, 0)
 }
 
 func wait(t *testing.T, ch chan launched) launched {
@@ -287,7 +292,6 @@ func TestClusterTakesOneResultPerAttempt(t *testing.T) {
 	// be its own).
 	a2.answer(t, r, cluster.Lease{AttemptID: c.Attempt.ID, Agent: "a2", Delivery: c.Lease.Delivery}, "forged.txt")
 	a1.answer(t, r, c.Lease, "real.txt")
-	_ = c.Done(context.Background())
 	l := wait(t, ch)
 	if l.v.Class != outcome.Success {
 		t.Fatalf("verdict %+v", l.v)
@@ -309,10 +313,12 @@ func TestClusterTakesOneResultPerAttempt(t *testing.T) {
 	}
 }
 
-// TestClusterDropsALateResult: an agent that went silent past AckWait
-// loses its attempt to another; the new holder's result is taken and the
-// silent one's late result is recorded and dropped. Control: without the
-// newer delivery the same late result would have been taken.
+// TestClusterDropsALateResult: an agent that stops naming its lease
+// (crashed, cut off) loses its attempt after AckWait: it is queued again
+// under a new id and another agent takes it; the new holder's result is
+// taken and the silent one's late result is recorded and dropped.
+// Control: without the take-back the same late result would have been
+// taken.
 func TestClusterDropsALateResult(t *testing.T) {
 	t.Parallel() // its own server and repository
 	r := newClusterRig(t, cluster.StreamsConfig{AckWait: time.Second, MaxDeliver: 3, HeartbeatTTL: time.Second}, "")
@@ -323,13 +329,12 @@ func TestClusterDropsALateResult(t *testing.T) {
 	ch := r.launch(context.Background(), "T2")
 	r.ready(a1, a2)
 	c1 := a1.claim(t)
-	c1.Abandon()
-	c2 := a2.claim(t) // delivered again after AckWait
-	if c2.Lease.Delivery != 2 {
-		t.Fatalf("a2's lease %s, want delivery 2", c2.Lease)
+	a1.drop(c1)
+	c2 := a2.claim(t) // queued again after AckWait
+	if c2.Lease.Delivery != 2 || c2.Attempt.ID == c1.Attempt.ID || c2.Attempt.Task != "T2" {
+		t.Fatalf("a2's lease %s, want delivery 2 of T2 under a new id", c2.Lease)
 	}
 	a2.answer(t, r, c2.Lease, "new.txt")
-	_ = c2.Done(context.Background())
 	l := wait(t, ch)
 	a1.answer(t, r, c1.Lease, "late.txt")
 	time.Sleep(300 * time.Millisecond)
@@ -337,12 +342,14 @@ func TestClusterDropsALateResult(t *testing.T) {
 		t.Errorf("result adds %q, want new.txt", file)
 	}
 	j, _ := os.ReadFile(r.d.Journal)
-	if !strings.Contains(string(j), `"kind":"lease_revoked"`) || !strings.Contains(string(j), `"verdict":"revoked"`) {
-		t.Errorf("journal lacks the revocation and the dropped late result:\n%s", j)
+	if !strings.Contains(string(j), `"kind":"lease_taken_back"`) || !strings.Contains(string(j), `"queued_as":"`+c2.Attempt.ID+`"`) ||
+		!strings.Contains(string(j), `"verdict":"dead"`) {
+		t.Errorf("journal lacks the take-back and the dropped late result:\n%s", j)
 	}
-	// Control: the book takes a delivery-1 result when it knows no newer one.
+	// Control: the book takes a delivery-1 result when it is current.
 	b := cluster.NewLeaseBook(3)
 	b.Register(c1.Lease.AttemptID)
+	b.Observe(c1.Lease)
 	if v, _ := b.Accept(c1.Lease); v != cluster.Accepted {
 		t.Errorf("control: %s", v)
 	}
@@ -359,16 +366,8 @@ func TestClusterDeadLetterIsInfra(t *testing.T) {
 	}
 	ch := r.launch(context.Background(), "T3")
 	r.ready(a1)
-	a1.claim(t).Abandon()
-	a1.claim(t).Abandon()
-	// The server sees the last delivery run out when someone pulls again.
-	go func() {
-		pctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-		defer cancel()
-		if cons, err := cluster.AttemptsConsumerFor(pctx, a1.js); err == nil {
-			_, _ = cluster.Claim(pctx, cons, a1.name)
-		}
-	}()
+	a1.drop(a1.claim(t))
+	a1.drop(a1.claim(t))
 	l := wait(t, ch)
 	if l.v.Class != outcome.Infra || l.v.Reason != outcome.ReasonStalled || !strings.Contains(l.v.Detail, "cluster.max_deliver") {
 		t.Fatalf("verdict %+v, want infra stalled", l.v)

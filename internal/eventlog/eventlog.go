@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -62,7 +63,7 @@ func hashOf(e Event) (string, error) {
 // beside it enforces that); Append is safe for concurrent goroutines.
 type Log struct {
 	mu   sync.Mutex
-	f    *os.File
+	f    logFile
 	lock *flock.Flock
 	seq  int64
 	last string
@@ -152,14 +153,57 @@ func (l *Log) Append(e Event) (Event, error) {
 		return Event{}, err
 	}
 	line = append(line, '\n')
-	if _, err := l.f.Write(line); err != nil {
-		return Event{}, err
-	}
-	if err := l.f.Sync(); err != nil {
+	if err := l.write(line); err != nil {
 		return Event{}, err
 	}
 	l.seq, l.last = e.Seq, e.Hash
 	return e, nil
+}
+
+// logFile is what a Log writes to (an *os.File).
+type logFile interface {
+	io.ReadWriteSeeker
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// NoSpaceWait and NoSpaceTries are how Append waits for room when the disk
+// is full: a full disk is usually a worker's doing, which zerg's disk watch
+// stops and removes within a second or two (docs/resilience.md).
+var (
+	NoSpaceWait  = 100 * time.Millisecond
+	NoSpaceTries = 100
+)
+
+// write appends line and fsyncs it. A write or fsync that fails leaves
+// nothing of the line behind (a torn line before the next event would make
+// the log unreadable from there on); one that failed for want of space is
+// tried again for a while.
+func (l *Log) write(line []byte) error {
+	off, err := l.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	for try := 1; ; try++ {
+		_, err := l.f.Write(line)
+		if err == nil {
+			err = l.f.Sync()
+		}
+		if err == nil {
+			return nil
+		}
+		if terr := l.f.Truncate(off); terr != nil {
+			return errors.Join(err, terr)
+		}
+		if _, serr := l.f.Seek(off, io.SeekStart); serr != nil {
+			return errors.Join(err, serr)
+		}
+		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) || try >= NoSpaceTries {
+			return err
+		}
+		time.Sleep(NoSpaceWait)
+	}
 }
 
 // AppendData marshals data as the payload and appends.

@@ -89,4 +89,5 @@ const (
 	ReasonAbandoned   = "abandoned"   // the coordinator died during the attempt
 	ReasonZerg        = "zerg_error"  // zerg's own failure (git, disk)
 	ReasonEnvironment = "environment" // the same failure in tasks that share nothing but the machine
+	ReasonNoAgent     = "no_agent"    // cluster mode: no joined agent can run the run's attempts
 )

@@ -230,6 +230,12 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 	var box driver.Boundary
 	inImage := opts.Config.Mode == config.ModeContainer
 	groups, err := cgroup.Detect()
+	if err != nil && !inImage && opts.Config.Sandbox.MemoryMB > 0 {
+		// The docs promise a total only where there is a group: say so
+		// when there is none, rather than let the limit mean less unsaid.
+		newProgress(opts.Progress).printf("zerg: no cgroup here (%s): sandbox.memory_mb (%d MiB) bounds each process's data segment, not the attempt's processes together (zerg doctor, docs/sandbox.md)",
+			strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": "), opts.Config.Sandbox.MemoryMB)
+	}
 	if err != nil || inImage {
 		groups = nil
 	}
@@ -418,12 +424,6 @@ func ConnectCluster(ctx context.Context, root string, cl config.Cluster) (*nats.
 	if err == nil {
 		err = ensureAgentStores(ctx, nc, srv.Agents(), cl)
 	}
-	if err == nil {
-		// Attempts a dead coordinator queued wait for nobody now (this one
-		// queues its own with new ids): off the queue, so that no agent
-		// runs them for nothing.
-		err = purgeAttempts(ctx, nc)
-	}
 	if err != nil {
 		if nc != nil {
 			nc.Close()
@@ -494,38 +494,47 @@ func IssueAgentCreds(ctx context.Context, root string, cl config.Cluster, agent 
 	return creds, nil
 }
 
-func purgeAttempts(ctx context.Context, nc *nats.Conn) error {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	st, err := js.Stream(ctx, cluster.StreamAttempts)
-	if err != nil {
-		return err
-	}
-	return st.Purge(ctx)
+// ClusterHold is who holds an attempt of a cluster run, as its
+// cluster.jsonl last records it.
+type ClusterHold struct {
+	// Agent holds the attempt now ("": nobody, it waits for one).
+	Agent string
+	// TakenBack says from which agent the coordinator last took the
+	// attempt back, and why ("": never).
+	TakenBack string
 }
 
 // ClusterAgents reads which agent holds each attempt of a cluster run
-// ("task/number" to agent), from the latest lease the run's cluster.jsonl
-// records: nil for a run that sent nothing to a cluster.
-func ClusterAgents(runDir string) map[string]string {
+// ("task/number" to its hold), from the leases and take-backs the run's
+// cluster.jsonl records: nil for a run that sent nothing to a cluster.
+func ClusterAgents(runDir string) map[string]ClusterHold {
 	b, err := os.ReadFile(filepath.Join(runDir, "cluster.jsonl"))
 	if err != nil {
 		return nil
 	}
-	out := map[string]string{}
+	out := map[string]ClusterHold{}
 	for _, line := range strings.Split(string(b), "\n") {
 		var rec struct {
 			Kind   string `json:"kind"`
 			Task   string `json:"task"`
 			Number int    `json:"number"`
 			Agent  string `json:"agent"`
+			Why    string `json:"why"`
 		}
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Kind != "lease" || rec.Task == "" {
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Task == "" {
 			continue
 		}
-		out[fmt.Sprintf("%s/%d", rec.Task, rec.Number)] = rec.Agent
+		key := fmt.Sprintf("%s/%d", rec.Task, rec.Number)
+		h := out[key]
+		switch rec.Kind {
+		case "lease":
+			h.Agent = rec.Agent
+		case "lease_taken_back":
+			h.Agent, h.TakenBack = "", fmt.Sprintf("taken back from agent %s: %s", rec.Agent, rec.Why)
+		default:
+			continue
+		}
+		out[key] = h
 	}
 	return out
 }

@@ -241,6 +241,10 @@ func (p Paths) Attempts(task string) ([]int, error) {
 // is remembered for the next rush (checkcache.go).
 func (p Paths) CheckRecord() string { return filepath.Join(p.RunDir, "check.json") }
 
+// DiskReserve is the room a running coordinator holds back on the disk of
+// its records (diskreserve.go).
+func (p Paths) DiskReserve() string { return filepath.Join(p.RunDir, "disk-reserve") }
+
 // LiveFile is the coordinator's heartbeat file.
 func (p Paths) LiveFile() string { return filepath.Join(p.RunDir, LiveFile) }
 

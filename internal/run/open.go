@@ -242,6 +242,7 @@ func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
 	}
 	defer os.Remove(c.paths.Coordinator)
 	c.prepare()
+	defer holdDiskReserve(ctx, c.paths, c.cfg.Disk, c.progress)()
 	stopLive := c.startHeartbeats(ctx)
 	start := time.Now()
 	st, runErr := c.execute(ctx)

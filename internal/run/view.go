@@ -190,8 +190,11 @@ type RunningView struct {
 	// LastTool is the worker's latest tool call (Bash, Edit, …).
 	LastTool string `json:"last_tool,omitempty"`
 	// Agent is the cluster agent running it (cluster mode), as the
-	// coordinator last saw its lease.
+	// coordinator last handed out its lease.
 	Agent string `json:"agent,omitempty"`
+	// TakenBack says from which agent the coordinator last took the
+	// attempt back, and why (cluster mode; docs/cluster.md).
+	TakenBack string `json:"taken_back,omitempty"`
 }
 
 // Liveness is what a reader knows of the coordinator beyond the log.
@@ -417,7 +420,8 @@ func Inspect(p Paths) (View, *State, error) {
 	if agents := ClusterAgents(p.RunDir); len(agents) > 0 {
 		for i, t := range v.Tasks {
 			if t.Running != nil {
-				v.Tasks[i].Running.Agent = agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]
+				h := agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]
+				v.Tasks[i].Running.Agent, v.Tasks[i].Running.TakenBack = h.Agent, h.TakenBack
 			}
 		}
 	}

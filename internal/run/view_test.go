@@ -83,7 +83,8 @@ func TestResumeWithoutASnapshotRefusesAChangedGraph(t *testing.T) {
 }
 
 // TestClusterAgentsFromTheJournal: the latest lease of each attempt names
-// its agent; other records and other attempts do not.
+// its agent, and a take-back is kept beside it; other records and other
+// attempts do not count.
 func TestClusterAgentsFromTheJournal(t *testing.T) {
 	dir := t.TempDir()
 	if ClusterAgents(dir) != nil {
@@ -93,14 +94,25 @@ func TestClusterAgentsFromTheJournal(t *testing.T) {
 {"kind":"result_accepted","task":"T1","agent":"a9"}
 {"kind":"lease","task":"T1","number":1,"agent":"a2","delivery":2}
 {"kind":"lease","task":"T2","number":3,"agent":"a3","delivery":1}
+{"kind":"lease","task":"T3","number":1,"agent":"rogue","delivery":1}
+{"kind":"lease_taken_back","task":"T3","number":1,"agent":"rogue","delivery":1,"why":"it named its lease in no heartbeat"}
+{"kind":"lease","task":"T4","number":1,"agent":"rogue","delivery":1}
+{"kind":"lease_taken_back","task":"T4","number":1,"agent":"rogue","delivery":1,"why":"no progress"}
+{"kind":"lease","task":"T4","number":1,"agent":"a1","delivery":2}
 not json
 `
 	if err := os.WriteFile(filepath.Join(dir, "cluster.jsonl"), []byte(journal), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got := ClusterAgents(dir)
-	if got["T1/1"] != "a2" || got["T2/3"] != "a3" || len(got) != 2 {
+	if got["T1/1"].Agent != "a2" || got["T2/3"].Agent != "a3" || len(got) != 4 || got["T1/1"].TakenBack != "" {
 		t.Errorf("agents %v, want T1/1 on a2 (its newer lease) and T2/3 on a3", got)
+	}
+	if h := got["T3/1"]; h.Agent != "" || !strings.Contains(h.TakenBack, "from agent rogue: it named its lease in no heartbeat") {
+		t.Errorf("T3/1, taken back and waiting: %+v", h)
+	}
+	if h := got["T4/1"]; h.Agent != "a1" || !strings.Contains(h.TakenBack, "from agent rogue: no progress") {
+		t.Errorf("T4/1, taken back and held again: %+v", h)
 	}
 }
 

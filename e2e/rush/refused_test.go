@@ -55,7 +55,7 @@ func TestRefusedWriteIsInTheVerdict(t *testing.T) {
 				State         string `json:"state"`
 				RefusedWrites int    `json:"refused_writes"`
 				Tasks         []struct {
-					ID            string `json:"id"`
+					ID            string                             `json:"id"`
 					RefusedWrites []struct{ Path, Tool, Why string } `json:"refused_writes"`
 				} `json:"tasks"`
 			}

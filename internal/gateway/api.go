@@ -25,8 +25,9 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	}
 	pol := &g.cfg.Policy
 	countTokens, ref := checkRoute(r)
+	var betas, unreviewed []string
 	if ref == nil {
-		ref = pol.checkHeaders(r.Header)
+		betas, unreviewed, ref = pol.checkHeaders(r.Header)
 	}
 	var body []byte
 	if ref == nil {
@@ -36,6 +37,7 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	if ref == nil {
 		req, ref = pol.checkBody(body, countTokens, g.allowed)
 	}
+	g.noteSent(betas, req)
 	if ref != nil {
 		g.refuse(w, r, RefusedPolicy, ref)
 		return
@@ -51,6 +53,7 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, kind, ref)
 		return
 	}
+	g.noteUnreviewed(append(unreviewed, req.unreviewed...))
 
 	foreign := false
 	if k := r.Header.Values("X-Api-Key"); len(k) > 1 || len(k) == 1 && k[0] != g.cfg.Placeholder {
@@ -110,6 +113,13 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 				return errors.New("the API switched protocols; refused")
 			}
 			g.addStatus(res.StatusCode)
+			if !countTokens && res.StatusCode/100 == 2 {
+				// The model's answer reaches the sandbox from here on: what
+				// it asks for may run, and later requests may be its doing.
+				g.mu.Lock()
+				g.stats.Answered = true
+				g.mu.Unlock()
+			}
 			if res.StatusCode/100 != 2 {
 				g.setReset(resetOf(res.Header, time.Now()))
 			}

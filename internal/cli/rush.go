@@ -296,6 +296,20 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		}
 		r.SetCredential(credentialNote(cfg, worker.API, os.Getenv), worker.API.Subscription())
 	}
+	// The launch check: one turn of the CLI per model through a gateway
+	// with the run's policy, against a local stub. A setting that would
+	// refuse the CLI's own requests stops the rush here, naming it.
+	if !f.noCheck {
+		cli, err := run.LaunchCheck(ctx, opts, graph, worker)
+		if err != nil {
+			return err
+		}
+		opts.CLI = cli
+		r.UseLaunchCheck(cli)
+		if note := launchNote(cli); note != "" {
+			fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+		}
+	}
 	// The launch gate: before anything is written or any model is asked
 	// (the endpoint's probe counts tokens, which is free).
 	proj, remaining := r.Project()

@@ -70,10 +70,20 @@ func (e *e2eRun) run(t *testing.T) (claude.Outcome, *claude.Run) {
 	return waitOutcome(t, r, 4*time.Minute), r
 }
 
-func TestRealCLIVersionIsPinned(t *testing.T) {
+// TestRealCLIVersionIsSupported: the CLI under test is the pinned one,
+// or (ZERG_CLAUDE: make cli-matrix, make cli-compat) a release whose
+// place in the supported range is known.
+func TestRealCLIVersionIsSupported(t *testing.T) {
 	v, err := claude.Version(context.Background(), cli.Path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cli.Source == claude.SourceEnv {
+		if s := claude.SupportOf(v); s == claude.OlderMin || s == claude.Unreadable {
+			t.Fatalf("claude %s at %s (ZERG_CLAUDE): %s than zerg supports (%s to %s)", v, cli.Path, s, claude.MinVersion, claude.TestedVersion)
+		}
+		t.Logf("claude %s (ZERG_CLAUDE): %s", v, claude.SupportOf(v))
+		return
 	}
 	pinned, err := claude.PinnedVersion(cli.RepoRoot)
 	if err != nil {

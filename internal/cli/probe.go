@@ -14,6 +14,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // Before a rush writes anything it tries what every worker will need: the
@@ -151,4 +152,20 @@ func launchNote(rep *cliprobe.Report) string {
 			strings.Join(rep.Unreviewed, ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// runModels are the models a run's workers use, as the projection and the
+// config name them and as the launch check saw the CLI resolve them.
+func runModels(p run.Projection, cfg config.Config, cli *cliprobe.Report) []string {
+	var models []string
+	for _, t := range p.Tasks {
+		models = append(models, t.Model)
+	}
+	models = append(models, cfg.Models.Fallback)
+	if cli != nil {
+		for _, m := range cli.Models {
+			models = append(models, m.Resolved...)
+		}
+	}
+	return models
 }

@@ -313,6 +313,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	// The launch gate: before anything is written or any model is asked
 	// (the endpoint's probe counts tokens, which is free).
 	proj, remaining := r.Project()
+	if note := claude.UnpricedNote(runModels(proj, cfg, opts.CLI)); note != "" {
+		fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+	}
 	if err := launchGate(a, feature, cfg, proj, remaining, f.yes); err != nil {
 		return err
 	}

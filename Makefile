@@ -48,7 +48,7 @@ tools/claude-compat/%/node_modules/.bin/claude: tools/claude-compat/%/package.js
 # gateway's replay of the real tool-call corpus with zero refusals, the
 # launch check, the demo (e2e/rush), tasks mode's hook (e2e/journey) and
 # doctor (e2e). ZERG_CLAUDE names the release; the e2e suites use it.
-CLI_CONTRACT := ^(TestE2E.*|TestRealCLI.*|TestClaude[A-Z].*|TestGatewayRefusesNothingRealWorkersSend|TestSubscriptionToken|TestLaunchCheck.*|TestRushDeliversDemo|TestTasksModeThroughClaude|TestDoctorReal)$$
+CLI_CONTRACT := ^(TestE2E.*|TestRealCLI.*|TestClaude[A-Z].*|TestGatewayRefusesNothingRealWorkersSend|TestSubscriptionToken|TestLaunchCheck.*|TestRushDeliversDemo|TestRushDeliversWithAnUnseenBeta|TestTasksModeThroughClaude|TestDoctorReal)$$
 CLI_CONTRACT_PKGS := ./e2e/claude ./e2e/mockapi ./e2e/rush ./e2e/journey ./e2e
 cli-contract = ZERG_CLAUDE=$(abspath $(1)) $(GO) test -count=1 -timeout 30m -run '$(CLI_CONTRACT)' $(CLI_CONTRACT_PKGS)
 
@@ -158,8 +158,9 @@ container-image: podman
 	./scripts/container-image.sh
 
 # The suites of e2e/rush that run a second time in container mode: the
-# rush, resilience and state suites and the sandbox red team.
-CONTAINER_SUITE_FILES := $(addprefix e2e/rush/,rush_test.go resilience_test.go state_test.go redteam_sandbox_test.go)
+# rush, resilience and state suites, the launch check and the sandbox red
+# team.
+CONTAINER_SUITE_FILES := $(addprefix e2e/rush/,rush_test.go resilience_test.go state_test.go launchcheck_test.go redteam_sandbox_test.go)
 CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T.*/\1/p' $(CONTAINER_SUITE_FILES) | paste -sd"|" -)
 
 # The README's test command: formatting, vet, and every test of both tiers

@@ -79,7 +79,9 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 		res.Class, res.Reason = outcome.Task, outcome.ReasonGatewayRefused
 		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox after the model's first answer, first %s %s: %s; the worker may only use the model API as its CLI does",
 			refused+st.RefusedOmitted, r.Method, r.Path, textx.Clip(r.Reason, 200))
-	case cliRefused > 0:
+	case cliRefused > 0 && out.Class != outcome.Success:
+		// (When the CLI went on and finished, the refused request was not
+		// one it needed.)
 		res.Class, res.Reason = outcome.Infra, outcome.ReasonCLIRefused
 		res.Detail = CLIRefusedDetail(cliFirst)
 	case v.task.reason != "":

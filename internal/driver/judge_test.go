@@ -55,6 +55,7 @@ func TestJudgeGateway(t *testing.T) {
 		{"a request the gateway refused", claude.Outcome{Class: outcome.Success}, refused, false, outcome.Task, outcome.ReasonGatewayRefused},
 		{"a refused model with a forged account result", claude.Outcome{Class: outcome.Account, Reason: outcome.ReasonCredit}, refused, false, outcome.Task, outcome.ReasonGatewayRefused},
 		{"the CLI's own request refused before any answer is the run's settings", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest}, cliRefused, false, outcome.Infra, outcome.ReasonCLIRefused},
+		{"the CLI's own request refused, and it went on to finish", claude.Outcome{Class: outcome.Success}, cliRefused, false, outcome.Success, outcome.ReasonCompleted},
 		{"a refusal after the model's answer is the task's, whatever came first", claude.Outcome{Class: outcome.Success}, both, false, outcome.Task, outcome.ReasonGatewayRefused},
 		{"count_tokens past its rate is not a failure", claude.Outcome{Class: outcome.Success},
 			gateway.Stats{Statuses: map[int]int{200: 2}, Refused: []gateway.Refusal{{Kind: gateway.RefusedRate}}}, false, outcome.Success, "completed"},

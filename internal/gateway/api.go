@@ -18,8 +18,9 @@ import (
 // unbuffered and is parsed on the way. Anything else is refused before a
 // byte leaves the host.
 func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodHead && r.URL.Path == "/" {
-		// The CLI's preconnect: nothing to forward, nothing to refuse.
+	if r.Method == http.MethodHead {
+		// The CLI's preconnect (HEAD / in 2.1.197 and 2.1.332, HEAD
+		// /api/hello in 2.1.266): nothing to forward, nothing to refuse.
 		w.WriteHeader(http.StatusOK)
 		return
 	}

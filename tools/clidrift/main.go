@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -22,6 +23,7 @@ import (
 func main() {
 	cli := flag.String("cli", "", "the claude binary to report on (required)")
 	against := flag.String("against", "tools/claude/node_modules/.bin/claude", "the claude binary to compare it with")
+	asJSON := flag.Bool("json", false, "print what was measured of both as JSON instead")
 	flag.Parse()
 	if *cli == "" {
 		fmt.Fprintln(os.Stderr, "clidrift: -cli is required: the claude binary to report on")
@@ -42,6 +44,12 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "clidrift: %s: %v\n", bin, err)
 		os.Exit(1)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(facts)
+		return
 	}
 	if !Report(os.Stdout, facts[0], facts[1]) {
 		os.Exit(1)

@@ -29,7 +29,8 @@ import (
 // work in Go, Elixir, Python and JavaScript repositories) are replayed, one
 // call a turn, by the scripted model to the real CLI, whose every request
 // goes through a gateway with the policy of a sonnet task with a haiku
-// fallback. Bash, Edit and Write are denied by permission rules, so nothing
+// fallback (and the default cap on max_tokens). Bash, Edit and Write are
+// denied by permission rules, so nothing
 // runs; each request still carries the history of every call and its
 // result back, as a worker's does. The gateway must refuse none of them.
 func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
@@ -73,7 +74,7 @@ func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
 	sock := filepath.Join(sockDir, "s")
 	gw, err := gateway.Start(gateway.Config{Upstream: upstream, APIKey: "real-key-of-the-test-0123456789",
 		Placeholder: "sk-ant-zerg-sandbox-placeholder",
-		Policy:      gateway.Policy{Models: []string{"sonnet", "haiku"}, MaxTokens: 64000}}, sock)
+		Policy:      gateway.Policy{Models: []string{"sonnet", "haiku"}, MaxTokens: gateway.DefaultMaxTokens}}, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +122,7 @@ func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
 	st := gw.Stats()
 	t.Logf("%d sessions, %d real tool calls, %d turns, %d requests through the gateway in %s: %d refused",
 		len(names), calls, turns, st.Requests, time.Since(start).Round(time.Second), len(st.Refused)+st.RefusedOmitted)
+	t.Logf("betas sent: %v; forwarded unreviewed: %v; largest max_tokens %d", st.Sent.Betas, st.Unreviewed, st.Sent.MaxTokens)
 	for _, r := range st.Refused {
 		t.Errorf("refused %s %s: %s", r.Method, r.Path, r.Reason)
 	}

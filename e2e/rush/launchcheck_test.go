@@ -1,6 +1,7 @@
 package rush
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
 )
@@ -29,7 +33,7 @@ func TestLaunchCheckStopsTheRush(t *testing.T) {
 	env := append(p.env(), "ANTHROPIC_BETAS="+unseenBeta)
 	for _, c := range []struct {
 		name, config, fixed string
-		want            []string
+		want                []string
 	}{
 		{"gateway.max_tokens below the CLI's", "gateway:\n  max_tokens: 1000\n", "gateway:\n  max_tokens: 0\n",
 			[]string{"gateway.max_tokens", "max_tokens", "above the cap of 1000", "set gateway.max_tokens in .zerg/config.yaml to at least"}},
@@ -61,6 +65,45 @@ func TestLaunchCheckStopsTheRush(t *testing.T) {
 			t.Errorf("%s, fixed: zerg check exit %d\n%s%s", c.name, r.code, r.stdout, r.stderr)
 		}
 		p.git("reset", "-q", "--hard", "HEAD~1")
+	}
+}
+
+// betas2_1_197 is the gateway's allowlist before the supported range: the
+// betas of the release zerg pinned then (2.1.197), the only ones it let
+// through.
+var betas2_1_197 = []string{"claude-code-20250219", "context-1m-2025-08-07", "context-management-2025-06-27", "effort-2025-11-24",
+	"extended-cache-ttl-2025-04-11", "fallback-credit-2026-06-01", "interleaved-thinking-2025-05-14", "mid-conversation-system-2026-04-07",
+	"oauth-2025-04-20", "prompt-caching-scope-2026-01-05", "structured-outputs-2025-12-15", "thinking-token-count-2026-05-13", "token-counting-2024-11-01"}
+
+// TestLaunchCheckOldAllowlistControl: the control of the gateway's new
+// policy. The release under test against the policy of before (only
+// 2.1.197's betas, max_tokens capped at 64000): the newest release's own
+// requests are refused, as they were in every attempt of the demo; with
+// today's default policy, the same release's requests pass.
+func TestLaunchCheckOldAllowlistControl(t *testing.T) {
+	t.Parallel()
+	worker := claude.Spec{Binary: claudeBin, FallbackModel: "haiku"}
+	old, err := cliprobe.Run(context.Background(), cliprobe.Config{Worker: worker, Models: []string{"sonnet"},
+		Policy: gateway.Policy{Strict: true, Reviewed: betas2_1_197, MaxTokens: 64000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r := old.Refusal()
+	t.Logf("claude %s against the allowlist of 2.1.197: %+v", old.Version, r)
+	newer := claude.SupportOf(old.Version) == claude.NewerTested || old.Version == claude.TestedVersion
+	if newer && (r == nil || !strings.Contains(r.Reason, "per-turn-control-2026-07-01") && !strings.Contains(r.Reason, "max_tokens")) {
+		t.Errorf("claude %s passed the old allowlist: the control does not reproduce the refusals", old.Version)
+	}
+	cur, err := cliprobe.Run(context.Background(), cliprobe.Config{Worker: worker, Models: []string{"sonnet"},
+		Policy: gateway.Policy{MaxTokens: gateway.DefaultMaxTokens}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, r := cur.Refusal(); r != nil {
+		t.Errorf("claude %s with today's default policy: %s refused: %s", cur.Version, m.Model, r.Reason)
+	}
+	if m, why := cur.Problem(); why != "" {
+		t.Errorf("claude %s: %s: %s", cur.Version, m.Model, why)
 	}
 }
 

@@ -124,6 +124,9 @@ type Policy struct {
 	MaxTokens int64
 	// Betas are allowed on top of KnownBetas, denied families included.
 	Betas []string
+	// Reviewed replaces KnownBetas when set: what zerg's control tests
+	// use to run a release against an older release's list.
+	Reviewed []string
 	// Strict refuses every beta, body field and content block zerg has
 	// not reviewed (KnownBetas, the fields and blocks below) instead of
 	// forwarding it: gateway.strict, for a CLI release one has reviewed.
@@ -252,7 +255,7 @@ func (p *Policy) checkHeaders(h http.Header) (betas, unreviewed []string, _ *ref
 			case deniedBeta(b) != "":
 				return betas, unreviewed, refuse(http.StatusBadRequest, "beta feature %q switches on %s, which reaches past the sandbox (gateway.betas)", clip(b, 100), deniedBeta(b)).
 					because("add %q to gateway.betas in .zerg/config.yaml if workers may use %s", b, deniedBeta(b))
-			case slices.Contains(KnownBetas, b):
+			case slices.Contains(p.reviewed(), b):
 			case p.Strict:
 				return betas, unreviewed, refuse(http.StatusBadRequest, "beta feature %q is not one zerg has reviewed (gateway.strict)", clip(b, 100)).
 					because("add %q to gateway.betas in .zerg/config.yaml, or set gateway.strict: false (zerg then forwards it and audits it)", b)
@@ -262,6 +265,13 @@ func (p *Policy) checkHeaders(h http.Header) (betas, unreviewed []string, _ *ref
 		}
 	}
 	return betas, unreviewed, nil
+}
+
+func (p *Policy) reviewed() []string {
+	if p.Reviewed != nil {
+		return p.Reviewed
+	}
+	return KnownBetas
 }
 
 // checkBody checks a request body against the policy and egress.allow

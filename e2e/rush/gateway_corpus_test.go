@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/mockapi"
 )
@@ -79,7 +78,11 @@ func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	addr := forwardToSocket(t, sock)
+	addr, stopForward, err := cliprobe.Forward(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopForward()
 
 	settings := filepath.Join(dir, "settings.json")
 	os.WriteFile(settings, []byte(`{"permissions":{"deny":["Bash","Edit","Write","NotebookEdit"]}}`), 0o644)
@@ -167,36 +170,6 @@ func corpusSessions(t *testing.T) map[string][]corpusToolCall {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// forwardToSocket listens on a loopback port and pipes each connection to
-// the unix socket, as the sandbox's forwarder does; it returns the address.
-func forwardToSocket(t *testing.T, sock string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go io.Copy(u, c)
-				io.Copy(c, u)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 func clipBytes(b []byte, n int) string {

@@ -240,7 +240,7 @@ func probeModel(ctx context.Context, cfg Config, m, dir string) (ModelReport, ga
 		return fail("start the gateway: %v", err)
 	}
 	defer gw.Close()
-	addr, stopFwd, err := forward(filepath.Join(dir, "gw.sock"))
+	addr, stopFwd, err := Forward(filepath.Join(dir, "gw.sock"))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -340,9 +340,10 @@ func probeScenario() *mockapi.Scenario {
 	return sc
 }
 
-// forward listens on a loopback port and pipes each connection to the
-// gateway's socket, as a sandbox's forwarder does.
-func forward(sock string) (string, func(), error) {
+// Forward listens on a loopback port and pipes each connection to the
+// gateway's socket, as a sandbox's forwarder does: a CLI outside a sandbox
+// reaches a gateway at the address it returns. stop closes the listener.
+func Forward(sock string) (addr string, stop func(), _ error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("listen for the CLI: %w", err)

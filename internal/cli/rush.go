@@ -117,7 +117,7 @@ feature.`,
 	fl.BoolVar(&f.waitForReset, "wait-for-reset", false, "on a usage limit with a reset time, wait for the reset and go on (default: retry.wait_for_reset)")
 	fl.BoolVar(&f.plain, "plain", false, "print progress lines instead of the live view on a terminal (also ZERG_NO_TUI=1)")
 	fl.StringVar(&f.cluster, "cluster", "", "send the attempts to the zerg agents of this server (tls://HOST:PORT; sets cluster.url)")
-	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
+	fl.BoolVar(&f.noCheck, "no-check", false, "skip the checks before the run: the verification commands and gates on the base (zerg check) and the CLI's launch check")
 	return cmd
 }
 

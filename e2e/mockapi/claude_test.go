@@ -310,8 +310,15 @@ func TestClaudeTrimmedPromptIsSmall(t *testing.T) {
 	def := first(runClaude(t, srv, "say done", []string{}))
 	t.Logf("first main request: trimmed %d bytes ≈ %d tokens (%d tools); default %d bytes ≈ %d tokens (%d tools)",
 		trimmed.BodyBytes, trimmed.TokenEstimate, trimmed.Tools, def.BodyBytes, def.TokenEstimate, def.Tools)
-	if trimmed.Tools != 4 {
-		t.Errorf("trimmed request has %d tools, want 4", trimmed.Tools)
+	// Four tools (--tools), and 2.1.332's placeholder for deferred tools.
+	var named []string
+	for _, n := range trimmed.ToolNames {
+		if n != "DeferredToolPlaceholder" {
+			named = append(named, n)
+		}
+	}
+	if len(named) != 4 {
+		t.Errorf("trimmed request has the tools %v, want 4", trimmed.ToolNames)
 	}
 	if 3*trimmed.BodyBytes >= def.BodyBytes || 3*trimmed.TokenEstimate >= def.TokenEstimate {
 		t.Errorf("trimmed request (%d bytes) is not under a third of the default one (%d bytes)", trimmed.BodyBytes, def.BodyBytes)

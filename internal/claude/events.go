@@ -31,6 +31,7 @@ const (
 var knownEvents = map[string]bool{
 	"system/init": true, "system/api_retry": true, "system/hook_started": true, "system/hook_response": true,
 	"system/status": true, "system/compact_boundary": true, "system/model_fallback": true,
+	"system/model_refusal_no_fallback": true, "system/informational": true, // 2.1.266 and 2.1.332, after a refusal
 	"assistant": true, "user": true, "result": true, "stream_event": true, "rate_limit_event": true,
 }
 

@@ -57,10 +57,11 @@ var (
 )
 
 // session is the scripted session of each model: every tool a worker has,
-// with a rate limit on the first request (the api_retry event).
+// with a rate limit on the first request (the api_retry event) and a
+// refusal of the last turn (what the CLI prints when the model refuses).
 const session = `{"usage": {"input_tokens": 10, "output_tokens": 2},
  "tasks": [{"name": "drift", "match": "zerg drift session:",
-  "faults": [{"http": 429, "retry_after": 1, "first": 1}],
+  "faults": [{"http": 429, "retry_after": 1, "first": 1}, {"stop": "refusal", "turn": 6}],
   "turns": [
    {"tools": [{"name": "Write", "input": {"file_path": "a.txt", "content": "one\n"}}]},
    {"tools": [{"name": "Read", "input": {"file_path": "a.txt"}}]},

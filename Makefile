@@ -46,9 +46,10 @@ tools/claude-compat/%/node_modules/.bin/claude: tools/claude-compat/%/package.js
 # (docs/claude-code.md): the driver's stream reading, settings, hooks and
 # permission rules (e2e/claude, e2e/mockapi), subscription sign-in, the
 # gateway's replay of the real tool-call corpus with zero refusals, the
-# launch check, the demo (e2e/rush), tasks mode's hook (e2e/journey) and
-# doctor (e2e). ZERG_CLAUDE names the release; the e2e suites use it.
-CLI_CONTRACT := ^(TestE2E.*|TestRealCLI.*|TestClaude[A-Z].*|TestGatewayRefusesNothingRealWorkersSend|TestSubscriptionToken|TestLaunchCheck.*|TestRushDeliversDemo|TestRushDeliversWithAnUnseenBeta|TestTasksModeThroughClaude|TestDoctorReal)$$
+# launch check, the demo, the sandbox red team (e2e/rush), tasks mode's hook
+# (e2e/journey) and doctor (e2e). ZERG_CLAUDE names the release; the e2e
+# suites use it.
+CLI_CONTRACT := ^(TestE2E.*|TestRealCLI.*|TestClaude[A-Z].*|TestGatewayRefusesNothingRealWorkersSend|TestSubscriptionToken|TestLaunchCheck.*|TestRushDeliversDemo|TestRushDeliversWithAnUnseenBeta|TestTasksModeThroughClaude|TestDoctorReal|TestRedTeamSandbox)$$
 CLI_CONTRACT_PKGS := ./e2e/claude ./e2e/mockapi ./e2e/rush ./e2e/journey ./e2e
 cli-contract = ZERG_CLAUDE=$(abspath $(1)) $(GO) test -count=1 -timeout 30m -run '$(CLI_CONTRACT)' $(CLI_CONTRACT_PKGS)
 

@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude bwrap tmux iproute2 podman chromium container-image ecosystems test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
+.PHONY: all build claude claude-matrix cli-matrix cli-compat bwrap tmux iproute2 podman chromium container-image ecosystems test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
 
 all: build
 
@@ -21,13 +21,65 @@ build:
 	$(GO) build -ldflags '$(if $(VERSION),-X github.com/zergrush/zerg/internal/cli.Version=$(VERSION))' -o $(ZERG) ./cmd/zerg
 
 # The pinned real CLI (exact version and lockfile in tools/claude), installed
-# locally; no global install. Tests find it through this path.
+# locally; no global install. Tests find it through this path. It is the
+# newest release of zerg's supported range (docs/claude-code.md).
 claude: $(CLAUDE_BIN)
 
 $(CLAUDE_BIN): $(CLAUDE_DIR)/package.json $(CLAUDE_DIR)/package-lock.json
 	cd $(CLAUDE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@$(CLAUDE_BIN) --version
 	@touch $@
+
+# The other releases of the supported range, each an exact version with its
+# lockfile in tools/claude-compat/<version> (the oldest supported and one
+# between); make test runs the CLI contract suite against each.
+CLI_MATRIX := $(sort $(notdir $(wildcard tools/claude-compat/*)))
+CLI_MATRIX_BINS := $(foreach v,$(CLI_MATRIX),tools/claude-compat/$(v)/node_modules/.bin/claude)
+claude-matrix: $(CLI_MATRIX_BINS)
+
+tools/claude-compat/%/node_modules/.bin/claude: tools/claude-compat/%/package.json tools/claude-compat/%/package-lock.json
+	cd tools/claude-compat/$* && npm ci --no-audit --no-fund --loglevel=error
+	@$@ --version
+	@touch $@
+
+# The CLI contract suite: the tests of what zerg assumes of Claude Code
+# (docs/claude-code.md): the driver's stream reading, settings, hooks and
+# permission rules (e2e/claude, e2e/mockapi), subscription sign-in, the
+# gateway's replay of the real tool-call corpus with zero refusals, the
+# launch check, the demo, the sandbox red team (e2e/rush), tasks mode's hook
+# (e2e/journey) and doctor (e2e). ZERG_CLAUDE names the release; the e2e
+# suites use it.
+CLI_CONTRACT := ^(TestE2E.*|TestRealCLI.*|TestClaude[A-Z].*|TestGatewayRefusesNothingRealWorkersSend|TestSubscriptionToken|TestLaunchCheck.*|TestRushDeliversDemo|TestRushDeliversWithAnUnseenBeta|TestTasksModeThroughClaude|TestDoctorReal|TestRedTeamSandbox)$$
+CLI_CONTRACT_PKGS := ./e2e/claude ./e2e/mockapi ./e2e/rush ./e2e/journey ./e2e
+cli-contract = ZERG_CLAUDE=$(abspath $(1)) $(GO) test -count=1 -timeout 30m -run '$(CLI_CONTRACT)' $(CLI_CONTRACT_PKGS)
+
+# The contract suite against every release of the matrix (make test runs the
+# pinned one with everything else).
+cli-matrix: claude-matrix bwrap
+	@for v in $(CLI_MATRIX); do \
+	  echo "== the CLI contract suite on Claude Code $$v"; \
+	  $(call cli-contract,tools/claude-compat/$$v/node_modules/.bin/claude) || exit 1; \
+	done
+
+# make cli-compat VERSION=x.y.z: the contract suite against any release,
+# installed from npm with that exact version and a lockfile (in
+# tools/claude-compat/x.y.z when it is one of the matrix, else under
+# $TMPDIR/zerg-cli-compat), after a report of what it does differently from
+# the pinned one: betas, body fields, model ids and max_tokens, stream
+# events, hook input, settings keys, flags, platform packages.
+CLI_COMPAT_DIR = $(if $(wildcard tools/claude-compat/$(VERSION)/package.json),tools/claude-compat/$(VERSION),$${TMPDIR:-/tmp}/zerg-cli-compat/$(VERSION))
+cli-compat: claude bwrap
+	@[ "$(origin VERSION)" = "command line" ] || { echo "cli-compat: give the release: make cli-compat VERSION=2.1.332"; exit 2; }
+	@d=$(CLI_COMPAT_DIR); mkdir -p "$$d" && cd "$$d" && \
+	if [ ! -f package-lock.json ]; then \
+	  printf '{"name":"zerg-claude-compat","private":true,"dependencies":{"@anthropic-ai/claude-code":"%s"}}\n' "$(VERSION)" > package.json && \
+	  npm install --package-lock-only --no-audit --no-fund --loglevel=error; \
+	fi && npm ci --no-audit --no-fund --loglevel=error
+	@d=$(CLI_COMPAT_DIR); rc=0; \
+	$(GO) run ./tools/clidrift -cli "$$d/node_modules/.bin/claude" -against $(CLAUDE_BIN) || rc=1; \
+	echo "== the CLI contract suite on Claude Code $(VERSION)"; \
+	ZERG_CLAUDE="$$(cd "$$d" && pwd)/node_modules/.bin/claude" $(GO) test -count=1 -timeout 30m -run '$(CLI_CONTRACT)' $(CLI_CONTRACT_PKGS) || rc=1; \
+	exit $$rc
 
 # Sandbox mode, the default, needs bubblewrap (0.8 or later). Installed when
 # missing and we can (root, apt-get); otherwise one line says what to run.
@@ -127,22 +179,25 @@ container-image: podman
 	./scripts/container-image.sh
 
 # The suites of e2e/rush that run a second time in container mode: the
-# rush, resilience and state suites and the sandbox red team.
-CONTAINER_SUITE_FILES := $(addprefix e2e/rush/,rush_test.go resilience_test.go state_test.go redteam_sandbox_test.go)
+# rush, resilience and state suites, the launch check and the sandbox red
+# team.
+CONTAINER_SUITE_FILES := $(addprefix e2e/rush/,rush_test.go resilience_test.go state_test.go launchcheck_test.go redteam_sandbox_test.go)
 CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T.*/\1/p' $(CONTAINER_SUITE_FILES) | paste -sd"|" -)
 
 # The README's test command: formatting, vet, and every test of both tiers
-# (docs/testing.md): ./... takes in the unit tier (internal/) and every
+# (docs/testing.md), then the CLI contract suite against the other releases
+# of the supported range (cli-matrix): ./... takes in the unit tier (internal/) and every
 # end-to-end package under e2e/. e2e/rush runs dozens of real rushes, in
 # parallel where they share nothing: go test's default 10 minutes per
 # package is too close for it. Container mode's tests need podman and the
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude bwrap tmux iproute2 chromium container-image ecosystems fmt-check vet
+test: claude claude-matrix bwrap tmux iproute2 chromium container-image ecosystems fmt-check vet
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
+	$(MAKE) --no-print-directory cli-matrix
 
 # Quick loop for development: the unit tier (docs/testing.md), fakes only;
 # the real CLI, sandboxes and rushes are in e2e/, which make test runs.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/cli"
@@ -21,7 +23,16 @@ func TestDoctorReal(t *testing.T) {
 		Claude struct {
 			Version     string `json:"version"`
 			PinnedMatch *bool  `json:"pinned_match"`
+			Support     string `json:"support"`
 		} `json:"claude"`
+		Probe *struct {
+			OK     bool `json:"ok"`
+			Models []struct {
+				Model    string `json:"model"`
+				Resolved string `json:"resolved"`
+			} `json:"models"`
+			MaxTokens int64 `json:"max_tokens"`
+		} `json:"probe"`
 		Git struct {
 			Found bool `json:"found"`
 		} `json:"git"`
@@ -32,7 +43,23 @@ func TestDoctorReal(t *testing.T) {
 	if code != 0 || !rep.OK {
 		t.Fatalf("doctor exit %d: %s (run make claude)", code, stdout.String())
 	}
-	if rep.Claude.Version == "" || rep.Claude.PinnedMatch == nil || !*rep.Claude.PinnedMatch || !rep.Git.Found {
+	// Under make cli-matrix and cli-compat, ZERG_CLAUDE is another release:
+	// of the range, or newer.
+	ok := rep.Claude.PinnedMatch != nil && *rep.Claude.PinnedMatch && rep.Claude.Support == "supported"
+	if os.Getenv("ZERG_CLAUDE") != "" {
+		ok = rep.Claude.Support == "supported" || rep.Claude.Support == "newer"
+	}
+	if rep.Claude.Version == "" || !ok || !rep.Git.Found {
 		t.Fatalf("report %s", stdout.String())
+	}
+	// The launch probe ran the CLI through the gateway with the default
+	// config's models: each alias resolved to a model id of its family.
+	if rep.Probe == nil || !rep.Probe.OK || len(rep.Probe.Models) < 2 || rep.Probe.MaxTokens == 0 {
+		t.Fatalf("probe %s", stdout.String())
+	}
+	for _, m := range rep.Probe.Models {
+		if !strings.HasPrefix(m.Resolved, "claude-"+m.Model+"-") {
+			t.Errorf("%s resolved to %q", m.Model, m.Resolved)
+		}
 	}
 }

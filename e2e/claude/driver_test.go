@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -70,10 +71,20 @@ func (e *e2eRun) run(t *testing.T) (claude.Outcome, *claude.Run) {
 	return waitOutcome(t, r, 4*time.Minute), r
 }
 
-func TestRealCLIVersionIsPinned(t *testing.T) {
+// TestRealCLIVersionIsSupported: the CLI under test is the pinned one,
+// or (ZERG_CLAUDE: make cli-matrix, make cli-compat) a release whose
+// place in the supported range is known.
+func TestRealCLIVersionIsSupported(t *testing.T) {
 	v, err := claude.Version(context.Background(), cli.Path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cli.Source == claude.SourceEnv {
+		if s := claude.SupportOf(v); s == claude.OlderMin || s == claude.Unreadable {
+			t.Fatalf("claude %s at %s (ZERG_CLAUDE): %s than zerg supports (%s to %s)", v, cli.Path, s, claude.MinVersion, claude.TestedVersion)
+		}
+		t.Logf("claude %s (ZERG_CLAUDE): %s", v, claude.SupportOf(v))
+		return
 	}
 	pinned, err := claude.PinnedVersion(cli.RepoRoot)
 	if err != nil {
@@ -141,7 +152,7 @@ tasks:
 	for _, q := range reqs {
 		if q.Kind == mockapi.KindMain {
 			mains++
-			if !q.APIKey || q.SessionID != r.SessionID() || q.Tools != 4 {
+			if !q.APIKey || q.SessionID != r.SessionID() || !sameTools(q.ToolNames, e.spec.Tools) {
 				t.Fatalf("request %+v", q)
 			}
 		}
@@ -320,4 +331,19 @@ tasks:
 	if len(o.PermissionDenials) != 2 {
 		t.Fatalf("permission denials %+v", o.PermissionDenials)
 	}
+}
+
+// sameTools reports whether a request's tools are the ones the spec gave
+// (--tools), besides the placeholder 2.1.332 adds for tools it defers
+// (DeferredToolPlaceholder: nothing a worker can run, the hook denies it).
+func sameTools(sent, want []string) bool {
+	var got []string
+	for _, n := range sent {
+		if n != "DeferredToolPlaceholder" {
+			got = append(got, n)
+		}
+	}
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	return slices.Equal(got, want)
 }

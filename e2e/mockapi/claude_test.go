@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,8 +241,9 @@ func TestClaudeSurvivesFirst429And500(t *testing.T) {
 	if fmt.Sprint(statuses) != "[429 500]" {
 		t.Errorf("api_retry statuses %v, want [429 500]\n%s", statuses, run.summary())
 	}
-	if d := run.retries[0]["retry_delay_ms"]; d != 1000.0 {
-		t.Errorf("first retry delay %v ms, want retry-after 1 s", d)
+	// retry-after: 1 is waited for (2.1.332 says 1011 ms: what it waited).
+	if d, _ := run.retries[0]["retry_delay_ms"].(float64); d < 1000 || d > 2000 {
+		t.Errorf("first retry delay %v ms, want retry-after's 1 s", run.retries[0]["retry_delay_ms"])
 	}
 }
 
@@ -256,8 +258,10 @@ func TestClaudeRecoversFromOneMalformedStream(t *testing.T) {
 	for _, r := range run.requests {
 		kinds = append(kinds, r.Kind)
 	}
-	if fmt.Sprint(kinds) != "[main fallback]" {
-		t.Errorf("request kinds %v, want a main request then the non-streaming fallback\n%s", kinds, run.summary())
+	// Retried once: with the non-streaming fallback (2.1.181, 2.1.266) or
+	// streaming again (2.1.332).
+	if k := fmt.Sprint(kinds); k != "[main fallback]" && k != "[main main]" {
+		t.Errorf("request kinds %v, want a main request then one retry\n%s", kinds, run.summary())
 	}
 }
 
@@ -265,16 +269,17 @@ func TestClaudePersistentFaultEndsInError(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		prompt string
-		status any
+		status []any
 	}{
-		{"always 529", nil}, // "Repeated 529 Overloaded errors" carries no status
-		{"always 500", 500.0},
+		// "Repeated 529 Overloaded errors" carries no status before 2.1.332.
+		{"always 529", []any{nil, 529.0}},
+		{"always 500", []any{500.0}},
 	} {
 		t.Run(tc.prompt, func(t *testing.T) {
 			t.Parallel()
 			srv := loadBasic(t)
 			run := runClaude(t, srv, tc.prompt, nil)
-			if !run.isError() || run.result["api_error_status"] != tc.status {
+			if !run.isError() || !slices.Contains(tc.status, run.result["api_error_status"]) {
 				t.Fatalf("want is_error with api_error_status %v\n%s", tc.status, run.summary())
 			}
 			if !strings.HasPrefix(fmt.Sprint(run.result["result"]), "API Error") {
@@ -289,7 +294,9 @@ func TestClaudePersistentFaultEndsInError(t *testing.T) {
 
 // TestClaudeTrimmedPromptIsSmall measures the first main request with the
 // lean worker flags against the CLI's defaults (no --tools): tool schemas
-// dominate the prompt, so trimming must cut it to under a third.
+// dominate the prompt, so trimming must cut it to under half (2.1.197: to
+// 15 %; 2.1.332: to 35 %, its system prompt is longer and its default tools
+// fewer).
 func TestClaudeTrimmedPromptIsSmall(t *testing.T) {
 	t.Parallel()
 	srv := mockapi.NewServer(nil)
@@ -310,10 +317,17 @@ func TestClaudeTrimmedPromptIsSmall(t *testing.T) {
 	def := first(runClaude(t, srv, "say done", []string{}))
 	t.Logf("first main request: trimmed %d bytes ≈ %d tokens (%d tools); default %d bytes ≈ %d tokens (%d tools)",
 		trimmed.BodyBytes, trimmed.TokenEstimate, trimmed.Tools, def.BodyBytes, def.TokenEstimate, def.Tools)
-	if trimmed.Tools != 4 {
-		t.Errorf("trimmed request has %d tools, want 4", trimmed.Tools)
+	// Four tools (--tools), and 2.1.332's placeholder for deferred tools.
+	var named []string
+	for _, n := range trimmed.ToolNames {
+		if n != "DeferredToolPlaceholder" {
+			named = append(named, n)
+		}
 	}
-	if 3*trimmed.BodyBytes >= def.BodyBytes || 3*trimmed.TokenEstimate >= def.TokenEstimate {
-		t.Errorf("trimmed request (%d bytes) is not under a third of the default one (%d bytes)", trimmed.BodyBytes, def.BodyBytes)
+	if len(named) != 4 {
+		t.Errorf("trimmed request has the tools %v, want 4", trimmed.ToolNames)
+	}
+	if 2*trimmed.BodyBytes >= def.BodyBytes || 2*trimmed.TokenEstimate >= def.TokenEstimate {
+		t.Errorf("trimmed request (%d bytes) is not under half the default one (%d bytes)", trimmed.BodyBytes, def.BodyBytes)
 	}
 }

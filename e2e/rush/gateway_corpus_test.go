@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/mockapi"
 )
@@ -29,7 +28,8 @@ import (
 // work in Go, Elixir, Python and JavaScript repositories) are replayed, one
 // call a turn, by the scripted model to the real CLI, whose every request
 // goes through a gateway with the policy of a sonnet task with a haiku
-// fallback. Bash, Edit and Write are denied by permission rules, so nothing
+// fallback (and the default cap on max_tokens). Bash, Edit and Write are
+// denied by permission rules, so nothing
 // runs; each request still carries the history of every call and its
 // result back, as a worker's does. The gateway must refuse none of them.
 func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
@@ -73,12 +73,16 @@ func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
 	sock := filepath.Join(sockDir, "s")
 	gw, err := gateway.Start(gateway.Config{Upstream: upstream, APIKey: "real-key-of-the-test-0123456789",
 		Placeholder: "sk-ant-zerg-sandbox-placeholder",
-		Policy:      gateway.Policy{Models: []string{"sonnet", "haiku"}, MaxTokens: 64000}}, sock)
+		Policy:      gateway.Policy{Models: []string{"sonnet", "haiku"}, MaxTokens: gateway.DefaultMaxTokens}}, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	addr := forwardToSocket(t, sock)
+	addr, stopForward, err := cliprobe.Forward(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopForward()
 
 	settings := filepath.Join(dir, "settings.json")
 	os.WriteFile(settings, []byte(`{"permissions":{"deny":["Bash","Edit","Write","NotebookEdit"]}}`), 0o644)
@@ -121,6 +125,7 @@ func TestGatewayRefusesNothingRealWorkersSend(t *testing.T) {
 	st := gw.Stats()
 	t.Logf("%d sessions, %d real tool calls, %d turns, %d requests through the gateway in %s: %d refused",
 		len(names), calls, turns, st.Requests, time.Since(start).Round(time.Second), len(st.Refused)+st.RefusedOmitted)
+	t.Logf("betas sent: %v; forwarded unreviewed: %v; largest max_tokens %d", st.Sent.Betas, st.Unreviewed, st.Sent.MaxTokens)
 	for _, r := range st.Refused {
 		t.Errorf("refused %s %s: %s", r.Method, r.Path, r.Reason)
 	}
@@ -165,36 +170,6 @@ func corpusSessions(t *testing.T) map[string][]corpusToolCall {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// forwardToSocket listens on a loopback port and pipes each connection to
-// the unix socket, as the sandbox's forwarder does; it returns the address.
-func forwardToSocket(t *testing.T, sock string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go io.Copy(u, c)
-				io.Copy(c, u)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 func clipBytes(b []byte, n int) string {

@@ -25,6 +25,24 @@ const (
 	SubtypeHookResponse = "hook_response"
 )
 
+// knownEvents are the stream events ("type" or "type/subtype") the
+// releases of zerg's tested range print in its launches (docs/claude-code.md).
+// Any other is kept raw and counted (Progress.UnknownEvents), never fatal.
+var knownEvents = map[string]bool{
+	"system/init": true, "system/api_retry": true, "system/hook_started": true, "system/hook_response": true,
+	"system/status": true, "system/compact_boundary": true, "system/model_fallback": true,
+	"system/model_refusal_no_fallback": true, "system/informational": true, // 2.1.266 and 2.1.332, after a refusal
+	"assistant": true, "user": true, "result": true, "stream_event": true, "rate_limit_event": true,
+}
+
+// KnownEvent reports whether the driver knows a stream event.
+func KnownEvent(typ, subtype string) bool {
+	if subtype != "" && knownEvents[typ+"/"+subtype] {
+		return true
+	}
+	return knownEvents[typ] && (typ != TypeSystem || subtype == "")
+}
+
 // Event is one stdout line of a stream-json run. Exactly one of the typed
 // pointers is set for the kinds the driver understands; the rest keep only
 // Type, Subtype and Raw.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,61 @@ func TestVersionFake(t *testing.T) {
 	}
 	if _, err := Version(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("Version of a failing binary: %v", err)
+	}
+}
+
+func TestSupportOf(t *testing.T) {
+	for v, want := range map[string]Support{
+		MinVersion: Supported, TestedVersion: Supported, "2.1.266": Supported,
+		"2.1.180": OlderMin, "1.0.0": OlderMin, "2.1.333": NewerTested, "2.2.0": NewerTested, "3.0.0": NewerTested,
+		"x": Unreadable, "": Unreadable,
+	} {
+		if got := SupportOf(v); got != want {
+			t.Errorf("%q: %s, want %s", v, got, want)
+		}
+	}
+	if err := CheckSupported("/usr/bin/claude", "2.1.100"); err == nil || !strings.Contains(err.Error(), MinVersion) || !strings.Contains(err.Error(), "/usr/bin/claude") {
+		t.Errorf("an old release: %v", err)
+	}
+	if err := CheckSupported("/usr/bin/claude", "2.1.400"); err != nil {
+		t.Errorf("a newer release: %v", err)
+	}
+}
+
+// The range zerg states is the one make test runs: the pinned release is
+// TestedVersion, and MinVersion is the oldest of tools/claude-compat, whose
+// every release lies in between.
+func TestSupportedRangeIsTheMatrix(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pinned, err := PinnedVersion(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned != TestedVersion {
+		t.Errorf("tools/claude pins %s, TestedVersion is %s", pinned, TestedVersion)
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "tools", "claude-compat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []string
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(root, "tools", "claude-compat", d.Name(), "package.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"`+pinnedPackage+`": "`+d.Name()+`"`) {
+			t.Errorf("tools/claude-compat/%s/package.json does not pin %s exactly", d.Name(), d.Name())
+		}
+		if s := SupportOf(d.Name()); s != Supported {
+			t.Errorf("tools/claude-compat/%s: %s", d.Name(), s)
+		}
+		versions = append(versions, d.Name())
+	}
+	if !slices.Contains(versions, MinVersion) {
+		t.Errorf("MinVersion %s is not in the matrix %v: the oldest supported release must be one the suite runs", MinVersion, versions)
+	}
+	if len(versions) < 2 {
+		t.Errorf("the matrix %v has fewer than the oldest release and one between", versions)
 	}
 }

@@ -60,6 +60,9 @@ type Progress struct {
 	Started   time.Time
 	LastEvent time.Time // zero before the first stdout line
 	Events    int
+	// UnknownEvents counts JSON events of a type the driver does not know
+	// (KnownEvent): kept raw, never fatal.
+	UnknownEvents int
 	// Turns counts distinct main-loop API messages seen so far; the final
 	// number is Outcome.NumTurns.
 	Turns     int
@@ -102,6 +105,9 @@ func (s *state) observe(ev Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.p.Events++
+	if ev.IsJSON() && !KnownEvent(ev.Type, ev.Subtype) {
+		s.p.UnknownEvents++
+	}
 	if !ev.Time.IsZero() {
 		s.p.LastEvent = ev.Time
 	}

@@ -282,3 +282,23 @@ func TestRecorded(t *testing.T) {
 		t.Error("a stream without its result was taken as finished")
 	}
 }
+
+// An event of a type the driver does not know (a later release's) is
+// counted and changes nothing: the same stream with two such lines before
+// its result classifies the same.
+func TestUnknownEventsCountedNeverFatal(t *testing.T) {
+	lines := streamLines(t, "happy")
+	want := replay(lines, procFacts{}, len(lines)+1)
+	odd := [][]byte{[]byte(`{"type":"system","subtype":"turn_budget","remaining":3}`), []byte(`{"type":"telemetry_2027","data":{"x":1}}`)}
+	with := append(append(append([][]byte{}, lines[:len(lines)-1]...), odd...), lines[len(lines)-1])
+	got := replay(with, procFacts{}, len(with)+1)
+	if got.Class != want.Class || got.Reason != want.Reason || got.CostUSD != want.CostUSD {
+		t.Errorf("with unknown events: %s %s $%v, without: %s %s $%v", got.Class, got.Reason, got.CostUSD, want.Class, want.Reason, want.CostUSD)
+	}
+	if p := replayProgress(with); p.UnknownEvents != 2 {
+		t.Errorf("%d unknown events counted, want 2", p.UnknownEvents)
+	}
+	if p := replayProgress(lines); p.UnknownEvents != 0 {
+		t.Errorf("the captured stream has %d unknown events", p.UnknownEvents)
+	}
+}

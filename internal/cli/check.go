@@ -141,6 +141,16 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 	for _, c := range rep.Caches {
 		fmt.Fprintf(w, "  %-9s %s (%s)\n", c.Name, c.Dir, c.Kind)
 	}
+	if cli := rep.CLI; cli != nil {
+		var models []string
+		for _, m := range cli.Models {
+			models = append(models, m.Model+" → "+strings.Join(m.Resolved, ", "))
+		}
+		fmt.Fprintf(w, "  ok        the launch check: claude %s through the gateway with the run's policy (%s)\n", cli.Version, strings.Join(models, "; "))
+		if note := launchNote(cli); note != "" {
+			fmt.Fprintf(w, "  note      %s\n", note)
+		}
+	}
 	for _, r := range rep.Results {
 		what := r.What + " " + strings.Join(r.Names, ", ")
 		switch r.Verdict {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -50,6 +51,8 @@ type doctorReport struct {
 	// variable it comes from ("API key from ANTHROPIC_API_KEY",
 	// "subscription token from CLAUDE_CODE_OAUTH_TOKEN"), never its value.
 	Credential string `json:"credential"`
+	// Probe is the launch probe of the CLI (nil when there is none to run).
+	Probe *probeCheck `json:"probe,omitempty"`
 }
 
 // containerCheck says whether container mode works here: the engine
@@ -79,7 +82,37 @@ type claudeCheck struct {
 	Version     string `json:"version,omitempty"`
 	Pinned      string `json:"pinned,omitempty"`
 	PinnedMatch *bool  `json:"pinned_match,omitempty"` // nil when no pin is known
-	Error       string `json:"error,omitempty"`
+	// MinVersion and TestedVersion are zerg's supported range, Support
+	// where Version stands in it: supported, newer (than tested: the
+	// launch probe decides), older (refused) or unreadable.
+	MinVersion    string `json:"min_version"`
+	TestedVersion string `json:"tested_version"`
+	Support       string `json:"support,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// probeCheck is the launch probe's verdict on this CLI with this config's
+// gateway policy (internal/cliprobe): what the aliases resolve to, and
+// whether the gateway would refuse the CLI's own request.
+type probeCheck struct {
+	OK     bool          `json:"ok"`
+	Models []probedModel `json:"models,omitempty"`
+	// MaxTokens is the most the CLI asked for.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// Betas are the betas the CLI sent; Unreviewed what of its requests
+	// zerg has not reviewed (forwarded and audited unless gateway.strict).
+	Betas      []string `json:"betas,omitempty"`
+	Unreviewed []string `json:"unreviewed,omitempty"`
+	// Refused is the gateway's refusal of the CLI's own request and Fix
+	// what to change; Error a probe that could not run.
+	Refused string `json:"refused,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+type probedModel struct {
+	Model    string `json:"model"`
+	Resolved string `json:"resolved,omitempty"`
 }
 
 type toolCheck struct {
@@ -115,6 +148,8 @@ type doctorDeps struct {
 	isRoot    func() bool
 	configBin func(a *app) string
 	getenv    func(string) string // nil: os.Getenv
+	// probe runs the launch probe (nil: none, in tests of the rest).
+	probe func(ctx context.Context, cfg config.Config, worker claude.Spec) (*cliprobe.Report, error)
 }
 
 var defaultDoctorDeps = doctorDeps{
@@ -128,6 +163,9 @@ var defaultDoctorDeps = doctorDeps{
 	cgroups:   probeCgroups,
 	isRoot:    func() bool { return os.Geteuid() == 0 },
 	configBin: configuredClaude,
+	probe: func(ctx context.Context, cfg config.Config, worker claude.Spec) (*cliprobe.Report, error) {
+		return run.ProbeCLI(ctx, cfg, nil, worker)
+	},
 }
 
 func newDoctorCmd(a *app) *cobra.Command {
@@ -137,14 +175,19 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Use:   "doctor [--json]",
 		Short: "Check what zerg needs: the claude CLI, git, bubblewrap, user namespaces, the sandbox, containers",
 		Long: `Reports the Claude Code binary zerg would launch (path, where it was found,
-version, and whether it is the version pinned in tools/claude/package.json),
+version, where it stands in the supported range and whether it is the version
+pinned in tools/claude/package.json), the launch probe (one turn of it per
+model of the config through a gateway with the config's policy, against a
+local stub: the model ids the aliases resolve to, and whether the gateway
+would refuse the CLI's own request),
 git, bubblewrap, user namespaces, whether a sandbox starts on this machine
 (and why not), whether sandboxed attempts get a cgroup of their own (memory
 and processes as totals), whether a container of the project's image starts
 (container mode: the engine, the image, and why not) and whether zerg runs
 as root.
-Exit 0 when everything required (git, claude, and the configured mode's
-container engine and image in container mode) is there, 1 otherwise.`,
+Exit 0 when everything required (git, a claude of the supported range or
+newer whose launch probe passes, and the configured mode's container engine
+and image in container mode) is there, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd.Context(), a, defaultDoctorDeps, claudePath, asJSON)
@@ -159,7 +202,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if claudePath == "" {
 		claudePath = d.configBin(a)
 	}
-	rep := doctorReport{Root: d.isRoot()}
+	rep := doctorReport{Root: d.isRoot(), Claude: claudeCheck{MinVersion: claude.MinVersion, TestedVersion: claude.TestedVersion}}
 
 	loc, err := d.locate(claudePath)
 	switch {
@@ -170,7 +213,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		if v, err := d.version(ctx, loc.Path); err != nil {
 			rep.Claude.Error = err.Error()
 		} else {
-			rep.Claude.Version = v
+			rep.Claude.Version, rep.Claude.Support = v, string(claude.SupportOf(v))
 		}
 	}
 	if loc.RepoRoot != "" {
@@ -202,14 +245,22 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if api, err := apiFromGetenv(cfgNow, false, getenv); err == nil {
+	api, apiErr := apiFromGetenv(cfgNow, false, getenv)
+	if apiErr == nil {
 		rep.Credential = credentialNote(cfgNow, api, getenv)
+	}
+	if d.probe != nil && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) {
+		worker := claude.Spec{Binary: loc.Path, API: api}
+		if self, err := os.Executable(); err == nil {
+			worker.Hook = workerHookBase(hookBinary(self), cfgNow)
+		}
+		rep.Probe = doctorProbe(ctx, d, cfgNow, worker)
 	}
 	if d.container != nil {
 		rep.Container = d.container(ctx, a)
 	}
-	rep.OK = rep.Config == "" && rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found &&
-		(rep.Mode != config.ModeContainer || rep.Container.Available)
+	rep.OK = rep.Config == "" && rep.Claude.Found && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) && rep.Git.Found &&
+		(rep.Mode != config.ModeContainer || rep.Container.Available) && (rep.Probe == nil || rep.Probe.OK)
 
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
@@ -224,6 +275,31 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		return silent(ExitFailed)
 	}
 	return nil
+}
+
+// doctorProbe runs the launch probe with the config's models and policy.
+func doctorProbe(ctx context.Context, d doctorDeps, cfg config.Config, worker claude.Spec) *probeCheck {
+	rep, err := d.probe(ctx, cfg, worker)
+	if err != nil {
+		return &probeCheck{Error: err.Error()}
+	}
+	pc := &probeCheck{MaxTokens: rep.MaxTokens, Betas: rep.Betas, Unreviewed: rep.Unreviewed}
+	for _, m := range rep.Models {
+		pm := probedModel{Model: m.Model}
+		if len(m.Resolved) > 0 {
+			pm.Resolved = m.Resolved[0]
+		}
+		pc.Models = append(pc.Models, pm)
+	}
+	if m, r := rep.Refusal(); r != nil {
+		pc.Refused = fmt.Sprintf("model %s: %s", m.Model, r.Reason)
+		pc.Fix = r.Fix
+	} else if m, why := rep.Problem(); why != "" {
+		pc.Error = fmt.Sprintf("model %s: %s", m.Model, why)
+	} else {
+		pc.OK = true
+	}
+	return pc
 }
 
 func checkTool(ctx context.Context, d doctorDeps, name string, args ...string) toolCheck {
@@ -251,13 +327,46 @@ func printDoctor(a *app, rep doctorReport) {
 	default:
 		text := fmt.Sprintf("%s %s (%s)", c.Path, c.Version, c.Source)
 		status := "ok"
-		if c.PinnedMatch != nil && !*c.PinnedMatch {
+		switch claude.Support(c.Support) {
+		case claude.OlderMin:
+			status = "FAIL"
+			text += fmt.Sprintf(": older than supported (%s to %s): upgrade it (claude update)", c.MinVersion, c.TestedVersion)
+		case claude.NewerTested:
 			status = "WARN"
-			text += fmt.Sprintf("; pinned version is %s (run `make claude`)", c.Pinned)
-		} else if c.PinnedMatch != nil {
+			text += fmt.Sprintf(": newer than tested (%s)", c.TestedVersion)
+			if p := rep.Probe; p != nil && p.OK {
+				text += ": the launch probe passed"
+			}
+		case claude.Unreadable:
+			status = "WARN"
+			text += ": not a version zerg can place in its supported range"
+		default:
+			text += fmt.Sprintf(", supported (%s to %s)", c.MinVersion, c.TestedVersion)
+		}
+		if c.PinnedMatch != nil && *c.PinnedMatch {
 			text += ", the pinned version"
+		} else if c.PinnedMatch != nil {
+			text += fmt.Sprintf("; the pinned version is %s (make claude)", c.Pinned)
 		}
 		line(status, "claude", text)
+	}
+	if p := rep.Probe; p != nil {
+		switch {
+		case p.Refused != "":
+			line("FAIL", "launch probe", "zerg's gateway would refuse the CLI's own request with this config: "+p.Refused+"; "+p.Fix)
+		case p.Error != "":
+			line("FAIL", "launch probe", p.Error)
+		default:
+			var aliases []string
+			for _, m := range p.Models {
+				aliases = append(aliases, m.Model+" → "+m.Resolved)
+			}
+			line("ok", "launch probe", fmt.Sprintf("one turn per model through the gateway with this config: %s; max_tokens %d",
+				strings.Join(aliases, ", "), p.MaxTokens))
+			if len(p.Unreviewed) > 0 {
+				line("note", "launch probe", "forwarded and audited, not reviewed by zerg: "+strings.Join(p.Unreviewed, ", ")+" (gateway.strict refuses them)")
+			}
+		}
 	}
 	if rep.Credential == "no credential" {
 		line("--", "credential", fmt.Sprintf("none: set ANTHROPIC_API_KEY, or %s from claude setup-token (an API key wins when both are set; --rehearse needs neither)", claude.EnvOAuthToken))

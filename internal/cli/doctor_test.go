@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/sandbox"
 )
 
@@ -38,6 +42,42 @@ func fakeDoctorDeps(root string, claudeErr, gitMissing bool, version string) doc
 		},
 		isRoot:    func() bool { return true },
 		configBin: func(*app) string { return "" },
+		probe: func(_ context.Context, cfg config.Config, w claude.Spec) (*cliprobe.Report, error) {
+			if w.Binary != "/x/claude" || cfg.Models.Implement != "sonnet" {
+				return nil, fmt.Errorf("probed %s with %+v", w.Binary, cfg.Models)
+			}
+			return &cliprobe.Report{MaxTokens: 128000, Models: []cliprobe.ModelReport{{Model: "sonnet", Resolved: []string{"claude-sonnet-5-5"}}}}, nil
+		},
+	}
+}
+
+// The launch probe's refusal of the CLI's own request fails doctor,
+// naming the setting and the fix; a probe that could not run too.
+func TestDoctorProbeRefused(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		rep  *cliprobe.Report
+		want []string
+	}{
+		{"refused", &cliprobe.Report{Models: []cliprobe.ModelReport{{Model: "sonnet", Refused: &gateway.Refusal{
+			Reason: "max_tokens 128000 is above the cap of 64000 (gateway.max_tokens)", Fix: "set gateway.max_tokens in .zerg/config.yaml to at least 128000"}}}},
+			[]string{"FAIL    launch probe", "model sonnet: max_tokens 128000 is above the cap of 64000 (gateway.max_tokens); set gateway.max_tokens in .zerg/config.yaml to at least 128000"}},
+		{"did not run", &cliprobe.Report{Models: []cliprobe.ModelReport{{Model: "sonnet", Problem: "the CLI sent no request to the model API"}}},
+			[]string{"FAIL    launch probe", "model sonnet: the CLI sent no request"}},
+	} {
+		d := fakeDoctorDeps(root, false, false, "2.1.332")
+		d.probe = func(context.Context, config.Config, claude.Spec) (*cliprobe.Report, error) { return tc.rep, nil }
+		var out bytes.Buffer
+		err := runDoctor(context.Background(), newApp(&out, &out), d, "", false)
+		if exitCode(err) != 1 {
+			t.Errorf("%s: exit %d, want 1", tc.name, exitCode(err))
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
+			}
+		}
 	}
 }
 
@@ -58,7 +98,10 @@ func TestDoctor(t *testing.T) {
 		match            *bool
 	}{
 		{"all good", false, false, "2.1.197", 0, []string{"ok      claude", "the pinned version", "ok      git", "--      bwrap", "ok      sandbox          a sandbox starts as zerg-worker (uid 999, gid 995)", "note    root"}, ptr(true)},
-		{"version drift", false, false, "2.1.200", 0, []string{"WARN    claude", "pinned version is 2.1.197"}, ptr(false)},
+		{"another supported release", false, false, "2.1.200", 0, []string{"ok      claude", "supported (2.1.181 to 2.1.332)", "pinned version is 2.1.197"}, ptr(false)},
+		{"older than supported", false, false, "2.1.100", 1, []string{"FAIL    claude", "older than supported (2.1.181 to 2.1.332): upgrade"}, ptr(false)},
+		{"newer than tested", false, false, "2.1.400", 0, []string{"WARN    claude", "newer than tested (2.1.332): the launch probe passed",
+			"ok      launch probe", "sonnet → claude-sonnet-5-5", "max_tokens 128000"}, ptr(false)},
 		{"no claude", true, false, "", 1, []string{"MISSING claude", "make claude"}, nil},
 		{"no git", false, true, "2.1.197", 1, []string{"MISSING git"}, ptr(true)},
 	}

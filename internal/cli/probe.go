@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // Before a rush writes anything it tries what every worker will need: the
@@ -24,13 +26,18 @@ import (
 // probeTimeout bounds each probe.
 const probeTimeout = 15 * time.Second
 
-// probeBinary runs the binary workers will run with --version.
+// probeBinary runs the binary workers will run with --version, and
+// refuses a release older than the oldest zerg supports.
 func probeBinary(ctx context.Context, loc claude.Location, cfg config.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if _, err := claude.Version(ctx, loc.Path); err != nil {
+	v, err := claude.Version(ctx, loc.Path)
+	if err != nil {
 		return usageErrorf("%s: the Claude Code CLI does not run: %v; point %s at a working claude (zerg doctor checks it)",
 			loc.Path, err, binarySetting(loc, cfg))
+	}
+	if err := claude.CheckSupported(loc.Path, v); err != nil {
+		return usageErrorf("%v (%s chose it)", err, binarySetting(loc, cfg))
 	}
 	return nil
 }
@@ -126,4 +133,39 @@ func clipText(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// launchNote is the line a rush prints after its launch check passed, ""
+// when there is nothing to say: a release newer than zerg has tested, and
+// what its requests carry that zerg has not reviewed (forwarded and
+// audited).
+func launchNote(rep *cliprobe.Report) string {
+	if rep == nil {
+		return ""
+	}
+	var parts []string
+	if claude.SupportOf(rep.Version) == claude.NewerTested {
+		parts = append(parts, fmt.Sprintf("claude %s is newer than zerg has tested (%s); its launch check passed", rep.Version, claude.TestedVersion))
+	}
+	if len(rep.Unreviewed) > 0 {
+		parts = append(parts, fmt.Sprintf("its requests carry what zerg has not reviewed (%s): forwarded and audited (gateway.strict refuses it)",
+			strings.Join(rep.Unreviewed, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runModels are the models a run's workers use, as the projection and the
+// config name them and as the launch check saw the CLI resolve them.
+func runModels(p run.Projection, cfg config.Config, cli *cliprobe.Report) []string {
+	var models []string
+	for _, t := range p.Tasks {
+		models = append(models, t.Model)
+	}
+	models = append(models, cfg.Models.Fallback)
+	if cli != nil {
+		for _, m := range cli.Models {
+			models = append(models, m.Resolved...)
+		}
+	}
+	return models
 }

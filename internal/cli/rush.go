@@ -117,7 +117,7 @@ feature.`,
 	fl.BoolVar(&f.waitForReset, "wait-for-reset", false, "on a usage limit with a reset time, wait for the reset and go on (default: retry.wait_for_reset)")
 	fl.BoolVar(&f.plain, "plain", false, "print progress lines instead of the live view on a terminal (also ZERG_NO_TUI=1)")
 	fl.StringVar(&f.cluster, "cluster", "", "send the attempts to the zerg agents of this server (tls://HOST:PORT; sets cluster.url)")
-	fl.BoolVar(&f.noCheck, "no-check", false, "skip the check of verification commands and gates on the base (zerg check)")
+	fl.BoolVar(&f.noCheck, "no-check", false, "skip the checks before the run: the verification commands and gates on the base (zerg check) and the CLI's launch check")
 	return cmd
 }
 
@@ -296,9 +296,26 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		}
 		r.SetCredential(credentialNote(cfg, worker.API, os.Getenv), worker.API.Subscription())
 	}
+	// The launch check: one turn of the CLI per model through a gateway
+	// with the run's policy, against a local stub. A setting that would
+	// refuse the CLI's own requests stops the rush here, naming it.
+	if !f.noCheck {
+		cli, err := run.LaunchCheck(ctx, opts, graph, worker)
+		if err != nil {
+			return err
+		}
+		opts.CLI = cli
+		r.UseLaunchCheck(cli)
+		if note := launchNote(cli); note != "" {
+			fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+		}
+	}
 	// The launch gate: before anything is written or any model is asked
 	// (the endpoint's probe counts tokens, which is free).
 	proj, remaining := r.Project()
+	if note := claude.UnpricedNote(runModels(proj, cfg, opts.CLI)); note != "" {
+		fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+	}
 	if err := launchGate(a, feature, cfg, proj, remaining, f.yes); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
@@ -111,6 +112,9 @@ func (p rushPlan) print(a *app) {
 	}
 	fmt.Fprintf(w, "projected cost: $%.2f expected, $%.2f–$%.2f, %s tokens expected (%s)\n",
 		proj.Expected, proj.Low, proj.High, fmtTokens(proj.Tokens.Total()), proj.BasisText())
+	if note := claude.UnpricedNote(runModels(proj, cfg, nil)); note != "" {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
 	if len(p.confirm) > 0 {
 		fmt.Fprintf(w, "rush will ask before it starts: %s (--yes skips the question)\n", strings.Join(p.confirm, "; "))
 	}

@@ -226,7 +226,7 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 func sessionNext(feature, schedule string, fresh, working int) string {
 	switch {
 	case fresh > 0:
-		return fmt.Sprintf("start one Task subagent per task with its prompt (and model), then zerg tasks done %s TASK --lease LEASE for each", feature)
+		return fmt.Sprintf("start one Task subagent per task with its prompt (and model) and run_in_background false, then zerg tasks done %s TASK --lease LEASE for each as it returns", feature)
 	case working > 0:
 		return fmt.Sprintf("report each finished subagent with zerg tasks done %s TASK --lease LEASE; then zerg tasks next %s", feature, feature)
 	case schedule == config.ScheduleDAG:

@@ -281,12 +281,17 @@ type Egress struct {
 // the API. The model must be the task's (or the fallback), and the budget
 // is budget.task_usd and budget.run_usd.
 type Gateway struct {
-	// MaxTokens caps a request's max_tokens (the CLI asks for 64000 with
-	// opus and sonnet, 32000 with haiku).
+	// MaxTokens caps a request's max_tokens. 0 (the default) follows the
+	// CLI: the most it asked for in zerg's launch probe, and at least
+	// 128000 (Claude Code 2.1.332 asks for 128000 with every model).
 	MaxTokens int `yaml:"max_tokens"`
-	// Betas are anthropic-beta features allowed on top of the ones the
-	// pinned CLI sends.
+	// Betas are anthropic-beta features allowed on top of the ones zerg
+	// has reviewed, those of the families it refuses included.
 	Betas []string `yaml:"betas"`
+	// Strict refuses every beta, body field and content block zerg has
+	// not reviewed, even the CLI's own; otherwise they are forwarded and
+	// audited (docs/gateway.md).
+	Strict bool `yaml:"strict"`
 	// ServerTools are server-side tools the API may run for a worker:
 	// web_search, web_fetch, code_execution, mcp. Their domains and MCP
 	// servers must also be in egress.allow.
@@ -516,7 +521,7 @@ func Default() Config {
 			RefusedWrites: RefusedWritesReport},
 		Commits:      Commits{Author: CommitAuthorUser},
 		Egress:       Egress{Allow: []string{}},
-		Gateway:      Gateway{MaxTokens: 64000, Betas: []string{}, ServerTools: []string{}},
+		Gateway:      Gateway{Betas: []string{}, ServerTools: []string{}},
 		Disk:         Disk{MinFreeMB: 1024, WorkspaceMB: 4096},
 		Toolchains:   Toolchains{Off: []string{}, Paths: []string{}},
 		Caches:       Caches{Off: []string{}, ReadOnly: []string{}},

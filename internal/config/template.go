@@ -174,8 +174,9 @@ egress:
 # model must be the task's or the fallback; budget.task_usd and
 # budget.run_usd are enforced here too (docs/gateway.md).
 gateway:
-  max_tokens: 64000   # cap on a request's max_tokens
-  betas: []           # anthropic-beta features allowed besides the CLI's own
+  max_tokens: 0       # cap on a request's max_tokens; 0: what the CLI asks for (zerg's launch probe measures it)
+  betas: []           # anthropic-beta features allowed besides the ones zerg has reviewed (docs/gateway.md)
+  strict: false       # true: refuse every beta, body field and content block zerg has not reviewed, even the CLI's own
   server_tools: []    # web_search, web_fetch, code_execution, mcp: tools the API runs; their hosts must be in egress.allow
 
 # Sandbox and container mode: limits of each sandboxed command or container (0: no limit).

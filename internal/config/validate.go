@@ -228,7 +228,7 @@ func (c Config) problems() []Problem {
 		intRange(l.path, l.v, 0, 1<<30)
 	}
 	intRange("sandbox.max_commit_file_mb", c.Sandbox.MaxCommitFileMB, 1, 4096)
-	intRange("gateway.max_tokens", c.Gateway.MaxTokens, 1, 1<<30)
+	intRange("gateway.max_tokens", c.Gateway.MaxTokens, 0, 1<<30)
 	for i, b := range c.Gateway.Betas {
 		if !betaRE.MatchString(b) {
 			add(fmt.Sprintf("gateway.betas[%d]", i), "%s is not a beta feature name; write one like files-api-2025-04-14", quote(b))
@@ -239,7 +239,7 @@ func (c Config) problems() []Problem {
 			add(fmt.Sprintf("gateway.server_tools[%d]", i), "%s is not a server-side tool zerg knows; use one of %s", quote(n), strings.Join(ServerToolNames, ", "))
 		}
 	}
-	if (len(c.Gateway.Betas) > 0 || len(c.Gateway.ServerTools) > 0) && c.Mode == ModeSubprocess {
+	if (len(c.Gateway.Betas) > 0 || len(c.Gateway.ServerTools) > 0 || c.Gateway.Strict) && c.Mode == ModeSubprocess {
 		add("gateway", "applies to sandbox mode only: in subprocess mode the worker holds the key and talks to the API itself; use mode: sandbox or remove it")
 	}
 	switch c.Container.Runtime {

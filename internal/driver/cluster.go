@@ -554,8 +554,8 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	local := d.AgentKey == config.AgentKeyLocal
 	if local {
 		job.AgentKey = config.AgentKeyLocal
-		job.Policy = &ClusterPolicy{Models: policy.Models, MaxTokens: policy.MaxTokens, Betas: policy.Betas,
-			ServerTools: policy.ServerTools, BudgetUSD: localBudget(policy)}
+		job.Policy = &ClusterPolicy{Models: policy.Models, Resolved: policy.Resolved, MaxTokens: policy.MaxTokens, Betas: policy.Betas,
+			Strict: policy.Strict, ServerTools: policy.ServerTools, BudgetUSD: localBudget(policy)}
 	}
 	spec, err := json.Marshal(job)
 	if err != nil {

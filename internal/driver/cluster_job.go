@@ -39,11 +39,15 @@ type ClusterJob struct {
 // ClusterPolicy is the travelling part of a gateway.Policy: the run's
 // meter stays with the coordinator.
 type ClusterPolicy struct {
-	Models      []string `json:"models,omitempty"`
-	MaxTokens   int64    `json:"max_tokens,omitempty"`
-	Betas       []string `json:"betas,omitempty"`
-	ServerTools []string `json:"server_tools,omitempty"`
-	BudgetUSD   float64  `json:"budget_usd,omitempty"`
+	Models []string `json:"models,omitempty"`
+	// Resolved are the model ids the coordinator's launch check saw the
+	// CLI send for an alias (gateway.Policy.Resolved).
+	Resolved    map[string][]string `json:"resolved,omitempty"`
+	MaxTokens   int64               `json:"max_tokens,omitempty"`
+	Betas       []string            `json:"betas,omitempty"`
+	Strict      bool                `json:"strict,omitempty"`
+	ServerTools []string            `json:"server_tools,omitempty"`
+	BudgetUSD   float64             `json:"budget_usd,omitempty"`
 }
 
 // gateway is the agent's gateway policy of a local job (none for a
@@ -52,7 +56,8 @@ func (p *ClusterPolicy) gateway() gateway.Policy {
 	if p == nil {
 		return gateway.Policy{}
 	}
-	return gateway.Policy{Models: p.Models, MaxTokens: p.MaxTokens, Betas: p.Betas, ServerTools: p.ServerTools, TaskUSD: p.BudgetUSD}
+	return gateway.Policy{Models: p.Models, Resolved: p.Resolved, MaxTokens: p.MaxTokens, Betas: p.Betas, Strict: p.Strict,
+		ServerTools: p.ServerTools, TaskUSD: p.BudgetUSD}
 }
 
 // LocalKey reports whether the job's worker uses the agent's own key.

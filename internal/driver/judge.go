@@ -23,9 +23,20 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 		CacheReadInputTokens: st.Usage.CacheReadTokens, CacheCreationInputTokens: st.Usage.CacheWriteTokens}
 	res.Worker.CostUSD = st.CostUSD
 	v := judgeAPI(st)
-	refused := 0
+	// A policy refusal before any answer of the model reached the sandbox
+	// refused the CLI's own request (nothing else had run there): the
+	// run's settings against this CLI release, never the task's doing.
+	refused, cliRefused := 0, 0
+	var cliFirst gateway.Refusal
 	for _, r := range st.Refused {
-		if r.Kind == gateway.RefusedPolicy {
+		switch {
+		case r.Kind != gateway.RefusedPolicy:
+		case r.First:
+			if cliRefused == 0 {
+				cliFirst = r
+			}
+			cliRefused++
+		default:
 			refused++
 		}
 	}
@@ -57,10 +68,22 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 		res.Class, res.Reason = outcome.Infra, outcome.ReasonRunBudget
 		res.Detail = "the gateway refused further requests: budget.run_usd is spent"
 	case refused > 0:
-		r := st.Refused[0]
+		// After the model's first answer: code the model had run may have
+		// sent them.
+		var r gateway.Refusal
+		for _, r = range st.Refused {
+			if r.Kind == gateway.RefusedPolicy && !r.First {
+				break
+			}
+		}
 		res.Class, res.Reason = outcome.Task, outcome.ReasonGatewayRefused
-		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox, first %s %s: %s; the worker may only use the model API as its CLI does",
+		res.Detail = fmt.Sprintf("the gateway refused %d request(s) from the sandbox after the model's first answer, first %s %s: %s; the worker may only use the model API as its CLI does",
 			refused+st.RefusedOmitted, r.Method, r.Path, textx.Clip(r.Reason, 200))
+	case cliRefused > 0 && out.Class != outcome.Success:
+		// (When the CLI went on and finished, the refused request was not
+		// one it needed.)
+		res.Class, res.Reason = outcome.Infra, outcome.ReasonCLIRefused
+		res.Detail = CLIRefusedDetail(cliFirst)
 	case v.task.reason != "":
 		// A request the API refused on its own (malformed, too large): the
 		// worker's request, the worker's task.
@@ -88,6 +111,16 @@ func judgeGateway(res *Verdict, out claude.Outcome, st gateway.Stats, stopped bo
 	default:
 		res.Class, res.Reason, res.Detail = outcome.Infra, outcome.ReasonUnknown, WorkerDetail(out)
 	}
+}
+
+// CLIRefusedDetail says that the gateway refused the CLI's own request,
+// why, and what to change.
+func CLIRefusedDetail(r gateway.Refusal) string {
+	d := fmt.Sprintf("zerg's gateway refused the CLI's own request (%s %s, before the model had answered anything): %s", r.Method, r.Path, textx.Clip(r.Reason, 300))
+	if r.Fix != "" {
+		d += "; " + textx.Clip(r.Fix, 300)
+	}
+	return d
 }
 
 // apiVerdict is what the API's own answers of an attempt say: the first

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/claude"
@@ -19,6 +20,10 @@ func TestJudgeGateway(t *testing.T) {
 		return gateway.Stats{Statuses: statuses, APIErrors: []gateway.APIError{{Status: status, Type: typ, Message: msg}}}
 	}
 	refused := gateway.Stats{Statuses: map[int]int{200: 2}, Refused: []gateway.Refusal{{Kind: gateway.RefusedPolicy, Method: "POST", Path: "/v1/messages", Reason: `model "x" is not this task's`}}}
+	cliOwn := gateway.Refusal{Kind: gateway.RefusedPolicy, Method: "POST", Path: "/v1/messages", First: true,
+		Reason: "max_tokens 128000 is above the cap of 64000 (gateway.max_tokens)", Fix: "set gateway.max_tokens in .zerg/config.yaml to at least 128000"}
+	cliRefused := gateway.Stats{Statuses: map[int]int{}, Refused: []gateway.Refusal{cliOwn, cliOwn}}
+	both := gateway.Stats{Statuses: map[int]int{200: 1}, Refused: []gateway.Refusal{cliOwn, refused.Refused[0]}}
 	for _, tc := range []struct {
 		name    string
 		out     claude.Outcome
@@ -49,6 +54,9 @@ func TestJudgeGateway(t *testing.T) {
 			gateway.Stats{Statuses: map[int]int{401: 1, 400: 1}, APIErrors: []gateway.APIError{{Status: 401, Type: "authentication_error"}, {Status: 400, Type: "invalid_request_error", Message: "x"}}}, false, outcome.Account, outcome.ReasonAuth},
 		{"a request the gateway refused", claude.Outcome{Class: outcome.Success}, refused, false, outcome.Task, outcome.ReasonGatewayRefused},
 		{"a refused model with a forged account result", claude.Outcome{Class: outcome.Account, Reason: outcome.ReasonCredit}, refused, false, outcome.Task, outcome.ReasonGatewayRefused},
+		{"the CLI's own request refused before any answer is the run's settings", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest}, cliRefused, false, outcome.Infra, outcome.ReasonCLIRefused},
+		{"the CLI's own request refused, and it went on to finish", claude.Outcome{Class: outcome.Success}, cliRefused, false, outcome.Success, outcome.ReasonCompleted},
+		{"a refusal after the model's answer is the task's, whatever came first", claude.Outcome{Class: outcome.Success}, both, false, outcome.Task, outcome.ReasonGatewayRefused},
 		{"count_tokens past its rate is not a failure", claude.Outcome{Class: outcome.Success},
 			gateway.Stats{Statuses: map[int]int{200: 2}, Refused: []gateway.Refusal{{Kind: gateway.RefusedRate}}}, false, outcome.Success, "completed"},
 		{"the task's budget spent at the gateway", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest},
@@ -99,5 +107,22 @@ func TestSandboxedCostIsTheGateways(t *testing.T) {
 	}
 	if got := priceUsage("claude-opus-4-8", gateway.Usage{InputTokens: 1_000_000}); got != 5 {
 		t.Errorf("priceUsage at opus: $%.4f, want $5 (the requested model's price)", got)
+	}
+}
+
+// The CLI's own refused request names the setting and the fix, and is
+// not blamed on the worker.
+func TestJudgeCLIRefusedSaysTheFix(t *testing.T) {
+	st := gateway.Stats{Statuses: map[int]int{}, Refused: []gateway.Refusal{{Kind: gateway.RefusedPolicy, Method: "POST", Path: "/v1/messages", First: true,
+		Reason: `beta feature "x-2027-01-01" is not one zerg has reviewed (gateway.strict)`, Fix: `add "x-2027-01-01" to gateway.betas`}}}
+	var res Verdict
+	judgeGateway(&res, claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest}, st, false)
+	for _, want := range []string{"CLI's own request", "gateway.strict", `add "x-2027-01-01" to gateway.betas`} {
+		if !strings.Contains(res.Detail, want) {
+			t.Errorf("detail %q does not say %q", res.Detail, want)
+		}
+	}
+	if strings.Contains(res.Detail, "the worker may only") {
+		t.Errorf("detail blames the worker: %q", res.Detail)
 	}
 }

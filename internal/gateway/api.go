@@ -18,15 +18,17 @@ import (
 // unbuffered and is parsed on the way. Anything else is refused before a
 // byte leaves the host.
 func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodHead && r.URL.Path == "/" {
-		// The CLI's preconnect: nothing to forward, nothing to refuse.
+	if r.Method == http.MethodHead {
+		// The CLI's preconnect (HEAD / in 2.1.197 and 2.1.332, HEAD
+		// /api/hello in 2.1.266): nothing to forward, nothing to refuse.
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	pol := &g.cfg.Policy
 	countTokens, ref := checkRoute(r)
+	var betas, unreviewed []string
 	if ref == nil {
-		ref = pol.checkHeaders(r.Header)
+		betas, unreviewed, ref = pol.checkHeaders(r.Header)
 	}
 	var body []byte
 	if ref == nil {
@@ -36,6 +38,7 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 	if ref == nil {
 		req, ref = pol.checkBody(body, countTokens, g.allowed)
 	}
+	g.noteSent(betas, req)
 	if ref != nil {
 		g.refuse(w, r, RefusedPolicy, ref)
 		return
@@ -51,6 +54,7 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, kind, ref)
 		return
 	}
+	g.noteUnreviewed(append(unreviewed, req.unreviewed...))
 
 	foreign := false
 	if k := r.Header.Values("X-Api-Key"); len(k) > 1 || len(k) == 1 && k[0] != g.cfg.Placeholder {
@@ -110,6 +114,13 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request) {
 				return errors.New("the API switched protocols; refused")
 			}
 			g.addStatus(res.StatusCode)
+			if !countTokens && res.StatusCode/100 == 2 {
+				// The model's answer reaches the sandbox from here on: what
+				// it asks for may run, and later requests may be its doing.
+				g.mu.Lock()
+				g.stats.Answered = true
+				g.mu.Unlock()
+			}
 			if res.StatusCode/100 != 2 {
 				g.setReset(resetOf(res.Header, time.Now()))
 			}

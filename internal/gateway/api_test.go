@@ -401,12 +401,15 @@ func TestOnlyAPIPathsAreForwarded(t *testing.T) {
 			t.Errorf("POST %s: status %d, want 404 (%s)", target, resp.StatusCode, body)
 		}
 	}
-	// The CLI's preconnect is answered here, and not as a refusal.
-	resp, _ := rawRequest(t, sock, "HEAD / HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n")
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("HEAD /: %d", resp.StatusCode)
+	// The CLI's preconnect (2.1.266's is HEAD /api/hello) is answered
+	// here, and not as a refusal.
+	for _, target := range []string{"/", "/api/hello"} {
+		resp, _ := rawRequest(t, sock, "HEAD "+target+" HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n")
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s: %d", target, resp.StatusCode)
+		}
 	}
-	if n := len(got()); n != 0 || g.Stats().Requests != 0 {
+	if n := len(got()); n != 0 || g.Stats().Requests != 0 || len(g.Stats().Refused) != 11 {
 		t.Errorf("upstream saw %d requests", n)
 	}
 }

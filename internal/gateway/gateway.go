@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -188,7 +189,40 @@ type Stats struct {
 	// ForeignPeers counts connections refused because another user than
 	// Config.Peer made them.
 	ForeignPeers int
+	// Answered is set once a Messages answer of the API (2xx) reached the
+	// sandbox: before it, nothing the model asked for has run there, so
+	// every request is the CLI's own (Refusal.First).
+	Answered bool
+	// Sent is what the model-API requests asked for, forwarded or not:
+	// what zerg's launch probe learns of a CLI release.
+	Sent Sent
+	// Unreviewed counts what requests forwarded carried that zerg has not
+	// reviewed ("beta x", "field y", "block z"; at most MaxSentNames
+	// names): a policy that is not strict lets it through and audits it.
+	Unreviewed map[string]int
 }
+
+// Sent is what a gateway's model-API requests asked for. Each map holds
+// at most MaxSentNames names, counted by request.
+type Sent struct {
+	Betas  map[string]int // anthropic-beta values
+	Fields map[string]int // top-level body fields
+	Models map[string]int // the model each request named
+	// FirstModel is the model the first Messages request named: what the
+	// CLI resolved its --model to (later ones may be its fallback's).
+	FirstModel string
+	// MaxTokens is the largest max_tokens a Messages request asked for.
+	MaxTokens int64
+}
+
+// MaxSentNames bounds each map of Sent and Stats.Unreviewed, so that a
+// worker cannot grow them without end.
+const MaxSentNames = 64
+
+// AuditUnreviewed is the first request of an attempt that carried a beta,
+// a body field or a content block zerg has not reviewed, forwarded (one
+// entry per name).
+const AuditUnreviewed = "gateway_unreviewed"
 
 // Peer is a host user and group.
 type Peer struct{ UID, GID int }
@@ -205,6 +239,13 @@ type Refusal struct {
 	Path   string
 	Status int
 	Reason string
+	// Fix is what the operator can change to allow the request, when it is
+	// the CLI's own (the setting, or a release of the tested range).
+	Fix string
+	// First is set when no answer of the model had reached the sandbox yet
+	// (Stats.Answered): nothing but the CLI had run there, so the request
+	// was the CLI's own, not the worker's doing.
+	First bool
 }
 
 // APIError is one error answer of the upstream API.
@@ -457,7 +498,56 @@ func (g *Gateway) Stats() Stats {
 	s.Refused = append([]Refusal(nil), g.stats.Refused...)
 	s.APIErrors = append([]APIError(nil), g.stats.APIErrors...)
 	s.HookDenials = append([]HookDenial(nil), g.stats.HookDenials...)
+	s.Sent.Betas, s.Sent.Fields, s.Sent.Models = maps.Clone(g.stats.Sent.Betas), maps.Clone(g.stats.Sent.Fields), maps.Clone(g.stats.Sent.Models)
+	s.Unreviewed = maps.Clone(g.stats.Unreviewed)
 	return s
+}
+
+// noteSent records what a request asked for (Stats.Sent).
+func (g *Gateway) noteSent(betas []string, req checked) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sent := &g.stats.Sent
+	for _, b := range betas {
+		countName(&sent.Betas, b)
+	}
+	for _, f := range req.fields {
+		countName(&sent.Fields, f)
+	}
+	if req.model != "" {
+		countName(&sent.Models, req.model)
+		if sent.FirstModel == "" && !req.countTokens {
+			sent.FirstModel = req.model
+		}
+	}
+	sent.MaxTokens = max(sent.MaxTokens, req.maxTokens)
+}
+
+// noteUnreviewed counts what a forwarded request carried that zerg has not
+// reviewed, and audits each name the first time.
+func (g *Gateway) noteUnreviewed(names []string) {
+	var first []string
+	g.mu.Lock()
+	for _, n := range names {
+		if _, seen := g.stats.Unreviewed[n]; !seen && len(g.stats.Unreviewed) < MaxSentNames {
+			first = append(first, n)
+		}
+		countName(&g.stats.Unreviewed, n)
+	}
+	g.mu.Unlock()
+	for _, n := range first {
+		g.auditLive(AuditUnreviewed, map[string]any{"name": n})
+	}
+}
+
+// countName counts name in *m, which holds at most MaxSentNames names.
+func countName(m *map[string]int, name string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	if _, ok := (*m)[name]; ok || len(*m) < MaxSentNames {
+		(*m)[name]++
+	}
 }
 
 // summary is the audit summary: counts, statuses, usage, the tool calls
@@ -518,6 +608,9 @@ func (g *Gateway) summary() map[string]any {
 	}
 	if s.LastError != "" {
 		m["last_error"] = s.LastError
+	}
+	if len(s.Unreviewed) > 0 {
+		m["unreviewed"] = s.Unreviewed
 	}
 	return m
 }
@@ -628,8 +721,10 @@ func (g *Gateway) addAPIError(e APIError) {
 // API's error shape (the CLI shows it), records it and audits it.
 func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, kind string, ref *refusal) {
 	reason := g.scrubString(ref.reason)
-	rf := Refusal{Time: time.Now().UTC(), Kind: kind, Method: r.Method, Path: clip(g.scrubString(r.URL.Path), 200), Status: ref.status, Reason: clip(reason, 512)}
+	rf := Refusal{Time: time.Now().UTC(), Kind: kind, Method: r.Method, Path: clip(g.scrubString(r.URL.Path), 200), Status: ref.status,
+		Reason: clip(reason, 512), Fix: clip(g.scrubString(ref.fix), 512)}
 	g.mu.Lock()
+	rf.First = !g.stats.Answered
 	record := len(g.stats.Refused) < MaxRefusals
 	if record {
 		g.stats.Refused = append(g.stats.Refused, rf)
@@ -638,7 +733,11 @@ func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, kind string, re
 	}
 	g.mu.Unlock()
 	if record {
-		g.auditLive(AuditRefused, map[string]any{"kind": kind, "method": rf.Method, "path": rf.Path, "status": rf.Status, "reason": rf.Reason})
+		f := map[string]any{"kind": kind, "method": rf.Method, "path": rf.Path, "status": rf.Status, "reason": rf.Reason}
+		if rf.First {
+			f["first"] = true
+		}
+		g.auditLive(AuditRefused, f)
 	}
 	typ := "invalid_request_error"
 	switch ref.status {

@@ -28,12 +28,14 @@ const (
 // the Messages API. A larger one is refused (413) without being read whole.
 const MaxRequestBody = 32 << 20
 
-// DefaultBetas are the beta features the pinned Claude Code CLI asks for
-// (anthropic-beta), with any model, with OAuth, for token counting and for
-// structured output. Any other beta is refused unless gateway.betas allows
-// it: betas switch on server-side features (the MCP connector, the Files
-// API, code execution) that reach past the sandbox.
-var DefaultBetas = []string{
+// KnownBetas are the beta features zerg has reviewed: every one the
+// Claude Code releases of its tested range send (docs/claude-code.md
+// lists them by release), with any model, with a subscription token, for
+// token counting and for structured output. Each changes how the API
+// treats a request whose content the body checks below bound; none
+// reaches past the sandbox on its own.
+var KnownBetas = []string{
+	"advanced-tool-use-2025-11-20",
 	"claude-code-20250219",
 	"context-1m-2025-08-07",
 	"context-management-2025-06-27",
@@ -42,12 +44,53 @@ var DefaultBetas = []string{
 	"fallback-credit-2026-06-01",
 	"interleaved-thinking-2025-05-14",
 	"mid-conversation-system-2026-04-07",
+	"mid-conversation-tool-changes-2026-07-01",
 	"oauth-2025-04-20",
+	"per-turn-control-2026-07-01",
 	"prompt-caching-scope-2026-01-05",
 	"structured-outputs-2025-12-15",
+	"thinking-display-updates-2026-08-18",
 	"thinking-token-count-2026-05-13",
 	"token-counting-2024-11-01",
 }
+
+// deniedBetas are the families of beta features that switch on what
+// reaches past the sandbox or into another project's data: a beta whose
+// name holds one of these words (whole, between hyphens) is refused
+// whoever sends it, the CLI included, unless gateway.betas names it. The
+// body checks refuse what these features are used with anyway; the
+// header is refused so that nothing new of the family slips through.
+var deniedBetas = []struct{ words, feature string }{
+	{"mcp", "the MCP connector (the API calls outside servers)"},
+	{"files-api", "the Files API (the organisation's files)"},
+	{"code-execution", "code execution in Anthropic's containers"},
+	{"container", "Anthropic's containers"},
+	{"skills", "Agent Skills (code in Anthropic's containers)"},
+	{"computer-use", "computer use"},
+	{"web-fetch", "the API fetching URLs"},
+	{"web-search", "the API searching the web"},
+	{"batches", "message batches under the operator's key"},
+	{"managed-agents", "agents that run on Anthropic's side"},
+	{"environments", "remote environments"},
+	{"ccr", "remote Claude Code sessions"},
+}
+
+// deniedBeta is the feature a beta of a denied family switches on, "" for
+// any other beta.
+func deniedBeta(b string) string {
+	name := "-" + strings.ToLower(b) + "-"
+	for _, d := range deniedBetas {
+		if strings.Contains(name, "-"+d.words+"-") {
+			return d.feature
+		}
+	}
+	return ""
+}
+
+// DefaultMaxTokens is the cap on a request's max_tokens when
+// gateway.max_tokens is 0 and the launch probe did not say more: the most
+// a release of the tested range asks for (128000, with every model).
+const DefaultMaxTokens = 128000
 
 // Server-side tool kinds gateway.server_tools may allow. A tool definition
 // with a "type" (other than "custom") is one of Anthropic's: the API, not
@@ -65,17 +108,29 @@ const (
 var ServerTools = []string{ServerToolWebSearch, ServerToolWebFetch, ServerToolCodeExecution, ServerToolMCP}
 
 // Policy is what a model-API request of one attempt may ask for. The zero
-// Policy allows any model, any max_tokens and no server-side tools, no
-// beta outside DefaultBetas, and no budget.
+// Policy allows any model, any max_tokens, no server-side tools, no beta
+// of a denied family, and no budget; it forwards what zerg has not
+// reviewed (Stats.Unreviewed).
 type Policy struct {
 	// Models the attempt may use: its model and its fallback, as aliases
 	// (opus, sonnet, haiku, fable, best, opusplan) or full model ids.
 	// Empty: any model.
 	Models []string
+	// Resolved are the model ids the CLI sends for an alias, as zerg's
+	// launch probe saw them (internal/cliprobe): an alias allows them on
+	// top of its family.
+	Resolved map[string][]string
 	// MaxTokens caps a request's max_tokens; 0: no cap.
 	MaxTokens int64
-	// Betas are allowed on top of DefaultBetas.
+	// Betas are allowed on top of KnownBetas, denied families included.
 	Betas []string
+	// Reviewed replaces KnownBetas when set: what zerg's control tests
+	// use to run a release against an older release's list.
+	Reviewed []string
+	// Strict refuses every beta, body field and content block zerg has
+	// not reviewed (KnownBetas, the fields and blocks below) instead of
+	// forwarding it: gateway.strict, for a CLI release one has reviewed.
+	Strict bool
 	// ServerTools are the server-side tool kinds allowed (ServerTools).
 	ServerTools []string
 	// TaskUSD is the attempt's budget: once its spend (the API's usage at
@@ -93,69 +148,100 @@ type Policy struct {
 // does not bill: the CLI sends none in print mode, so this is generous.
 const DefaultCountTokensPerMinute = 60
 
-// topLevel are the body fields a Messages request may carry, and whether a
-// count_tokens request may. Anything else (service_tier, container,
-// mcp_servers without the MCP tool allowed, unknown fields) is refused.
+// topLevel are the body fields zerg has reviewed, and whether a
+// count_tokens request may carry each. container and mcp_servers are
+// checked against gateway.server_tools below.
 var topLevel = map[string]bool{
 	"model": true, "messages": true, "system": true, "tools": true, "tool_choice": true,
-	"thinking": true, "context_management": true, "output_config": true, "mcp_servers": true,
+	"thinking": true, "context_management": true, "output_config": true, "output_format": true, "mcp_servers": true,
 	"max_tokens": false, "metadata": false, "stream": false, "temperature": false, "top_p": false,
 	"top_k": false, "stop_sequences": false, "container": false,
 }
 
-// blockTypes are the content blocks a request may carry (the CLI's own:
+// deniedFields are body fields refused whatever the policy: what they ask
+// for is not priced by the budget or reaches past the sandbox.
+var deniedFields = map[string]string{
+	"service_tier": "a service tier other than the one the budget is priced at",
+}
+
+// blockTypes are the content blocks zerg has reviewed (the CLI's own:
 // text, images and PDFs read from the workspace, its tool calls and their
-// results, thinking). Server tool blocks are refused with the tools.
+// results, thinking).
 var blockTypes = map[string]bool{
 	"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
 	"thinking": true, "redacted_thinking": true, "search_result": true,
 }
 
+// deniedBlocks are content blocks refused whatever the policy.
+var deniedBlocks = map[string]string{
+	"container_upload": "puts a file of the Files API into a container",
+}
+
 // sourceTypes are the content sources a block may name: data carried in
 // the request. A "url" source has the API fetch it (egress), a "file"
-// source reads the organisation's Files API (another project's files).
+// source reads the organisation's Files API (another project's files);
+// any other is refused, reviewed or not: a source is how the API reaches
+// out.
 var sourceTypes = map[string]bool{"base64": true, "text": true, "content": true}
 
 // checked is what the gateway learnt from a request it accepted.
 type checked struct {
 	model       string
 	countTokens bool
+	fields      []string
+	maxTokens   int64
+	// unreviewed are the fields and blocks forwarded that zerg has not
+	// reviewed ("field x", "block y").
+	unreviewed []string
 }
 
 // refusal is why a request is refused: the HTTP status and the message the
-// worker sees (in the API's error shape), the reason recorded.
+// worker sees (in the API's error shape), the reason recorded, and what the
+// operator can change when the refused request is the CLI's own.
 type refusal struct {
 	status int
 	reason string
+	fix    string
 }
 
 func refuse(status int, format string, args ...any) *refusal {
 	return &refusal{status: status, reason: fmt.Sprintf(format, args...)}
 }
 
+// because sets the fix of a refusal.
+func (r *refusal) because(format string, args ...any) *refusal {
+	r.fix = fmt.Sprintf(format, args...)
+	return r
+}
+
+// fixRelease is the fix of what no setting allows.
+const fixRelease = "no setting allows it: use a Claude Code release of zerg's tested range (zerg doctor names it)"
+
 // checkRoute allows exactly POST /v1/messages and POST
 // /v1/messages/count_tokens, with no query but beta=true.
 func checkRoute(r *http.Request) (countTokens bool, _ *refusal) {
 	p := r.URL.Path
 	if p != MessagesPath && p != CountTokensPath {
-		return false, refuse(http.StatusNotFound, "only POST %s (and %s) is forwarded to the model API, not %s", MessagesPath, CountTokensPath, clip(p, 200))
+		return false, refuse(http.StatusNotFound, "only POST %s (and %s) is forwarded to the model API, not %s", MessagesPath, CountTokensPath, clip(p, 200)).because(fixRelease)
 	}
 	if r.Method != http.MethodPost {
-		return false, refuse(http.StatusMethodNotAllowed, "%s %s is not forwarded; only POST", r.Method, p)
+		return false, refuse(http.StatusMethodNotAllowed, "%s %s is not forwarded; only POST", r.Method, p).because(fixRelease)
 	}
 	for k, vs := range r.URL.Query() {
 		if k != "beta" || len(vs) != 1 || vs[0] != "true" {
-			return false, refuse(http.StatusBadRequest, "query parameter %q is not forwarded", clip(k, 64))
+			return false, refuse(http.StatusBadRequest, "query parameter %q is not forwarded", clip(k, 64)).because(fixRelease)
 		}
 	}
 	return p == CountTokensPath, nil
 }
 
-// checkHeaders allows the beta features of the policy and an identity
-// request body.
-func (p *Policy) checkHeaders(h http.Header) *refusal {
+// checkHeaders allows an identity request body and the beta features of
+// the policy: gateway.betas, then any but a denied family's, forwarding
+// those zerg has not reviewed unless the policy is strict. It returns the
+// betas the request named and those of them zerg has not reviewed.
+func (p *Policy) checkHeaders(h http.Header) (betas, unreviewed []string, _ *refusal) {
 	if enc := strings.TrimSpace(h.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
-		return refuse(http.StatusBadRequest, "request body in content encoding %q is not forwarded", clip(enc, 64))
+		return nil, nil, refuse(http.StatusBadRequest, "request body in content encoding %q is not forwarded", clip(enc, 64)).because(fixRelease)
 	}
 	for _, v := range h.Values("Anthropic-Beta") {
 		for _, b := range strings.Split(v, ",") {
@@ -163,12 +249,29 @@ func (p *Policy) checkHeaders(h http.Header) *refusal {
 			if b == "" {
 				continue
 			}
-			if !slices.Contains(DefaultBetas, b) && !slices.Contains(p.Betas, b) {
-				return refuse(http.StatusBadRequest, "beta feature %q is not allowed (gateway.betas)", clip(b, 100))
+			betas = append(betas, b)
+			switch {
+			case slices.Contains(p.Betas, b):
+			case deniedBeta(b) != "":
+				return betas, unreviewed, refuse(http.StatusBadRequest, "beta feature %q switches on %s, which reaches past the sandbox (gateway.betas)", clip(b, 100), deniedBeta(b)).
+					because("add %q to gateway.betas in .zerg/config.yaml if workers may use %s", b, deniedBeta(b))
+			case slices.Contains(p.reviewed(), b):
+			case p.Strict:
+				return betas, unreviewed, refuse(http.StatusBadRequest, "beta feature %q is not one zerg has reviewed (gateway.strict)", clip(b, 100)).
+					because("add %q to gateway.betas in .zerg/config.yaml, or set gateway.strict: false (zerg then forwards it and audits it)", b)
+			default:
+				unreviewed = append(unreviewed, "beta "+clip(b, 100))
 			}
 		}
 	}
-	return nil
+	return betas, unreviewed, nil
+}
+
+func (p *Policy) reviewed() []string {
+	if p.Reviewed != nil {
+		return p.Reviewed
+	}
+	return KnownBetas
 }
 
 // checkBody checks a request body against the policy and egress.allow
@@ -176,37 +279,47 @@ func (p *Policy) checkHeaders(h http.Header) *refusal {
 func (p *Policy) checkBody(body []byte, countTokens bool, allow func(host string, port int) bool) (checked, *refusal) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
-		return checked{}, refuse(http.StatusBadRequest, "the request body is not a JSON object: %s", clip(err.Error(), 200))
-	}
-	var keys []string
-	for k := range top {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		inCount, known := topLevel[k]
-		if !known || countTokens && !inCount {
-			return checked{}, refuse(http.StatusBadRequest, "request field %q is not forwarded", clip(k, 64))
-		}
+		return checked{}, refuse(http.StatusBadRequest, "the request body is not a JSON object: %s", clip(err.Error(), 200)).because(fixRelease)
 	}
 	c := checked{countTokens: countTokens}
-	if err := json.Unmarshal(top["model"], &c.model); err != nil || c.model == "" {
-		return c, refuse(http.StatusBadRequest, "the request names no model")
+	for k := range top {
+		c.fields = append(c.fields, k)
 	}
-	if !p.modelAllowed(c.model) {
-		return c, refuse(http.StatusBadRequest, "model %q is not this task's (%s)", clip(c.model, 100), strings.Join(p.Models, " or "))
+	sort.Strings(c.fields)
+	for _, k := range c.fields {
+		inCount, known := topLevel[k]
+		switch {
+		case deniedFields[k] != "":
+			return c, refuse(http.StatusBadRequest, "request field %q is not forwarded: it asks for %s", clip(k, 64), deniedFields[k]).because(fixRelease)
+		case known && countTokens && !inCount:
+			return c, refuse(http.StatusBadRequest, "request field %q is not forwarded with count_tokens", clip(k, 64)).because(fixRelease)
+		case known:
+		case p.Strict:
+			return c, refuse(http.StatusBadRequest, "request field %q is not one zerg has reviewed (gateway.strict)", clip(k, 64)).
+				because("set gateway.strict: false in .zerg/config.yaml (zerg then forwards the field and audits it)")
+		default:
+			c.unreviewed = append(c.unreviewed, "field "+clip(k, 64))
+		}
+	}
+	if err := json.Unmarshal(top["model"], &c.model); err != nil || c.model == "" {
+		return c, refuse(http.StatusBadRequest, "the request names no model").because(fixRelease)
+	}
+	if !p.ModelAllowed(c.model) {
+		return c, refuse(http.StatusBadRequest, "model %q is not this task's (%s)", clip(c.model, 100), strings.Join(p.Models, " or ")).
+			because("the CLI sends %q for %s: give the task (or models.*) that model id", clip(c.model, 100), strings.Join(p.Models, " or "))
 	}
 	if !countTokens {
-		var mt int64
-		if err := json.Unmarshal(top["max_tokens"], &mt); err != nil || mt <= 0 {
-			return c, refuse(http.StatusBadRequest, "max_tokens is missing or not a positive integer")
+		if err := json.Unmarshal(top["max_tokens"], &c.maxTokens); err != nil || c.maxTokens <= 0 {
+			return c, refuse(http.StatusBadRequest, "max_tokens is missing or not a positive integer").because(fixRelease)
 		}
-		if p.MaxTokens > 0 && mt > p.MaxTokens {
-			return c, refuse(http.StatusBadRequest, "max_tokens %d is above the cap of %d (gateway.max_tokens)", mt, p.MaxTokens)
+		if p.MaxTokens > 0 && c.maxTokens > p.MaxTokens {
+			return c, refuse(http.StatusBadRequest, "max_tokens %d is above the cap of %d (gateway.max_tokens)", c.maxTokens, p.MaxTokens).
+				because("set gateway.max_tokens in .zerg/config.yaml to at least %d, or to 0 (the default: what the CLI asks for)", c.maxTokens)
 		}
 	}
 	if raw, ok := top["container"]; ok && !isNull(raw) && !slices.Contains(p.ServerTools, ServerToolCodeExecution) {
-		return c, refuse(http.StatusBadRequest, "a code-execution container is not allowed (gateway.server_tools)")
+		return c, refuse(http.StatusBadRequest, "a code-execution container is not allowed (gateway.server_tools)").
+			because("add %s to gateway.server_tools in .zerg/config.yaml if workers may run code in Anthropic's containers", ServerToolCodeExecution)
 	}
 	if r := p.checkMCP(top["mcp_servers"], allow); r != nil {
 		return c, r
@@ -215,7 +328,7 @@ func (p *Policy) checkBody(body []byte, countTokens bool, allow func(host string
 		return c, r
 	}
 	if raw, ok := top["system"]; ok && !isNull(raw) {
-		if r := checkContent(raw, "system", 0); r != nil {
+		if r := p.checkContent(&c, raw, "system", 0); r != nil {
 			return c, r
 		}
 	}
@@ -223,34 +336,44 @@ func (p *Policy) checkBody(body []byte, countTokens bool, allow func(host string
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
-		return c, refuse(http.StatusBadRequest, "messages is not a list of messages")
+		return c, refuse(http.StatusBadRequest, "messages is not a list of messages").because(fixRelease)
 	}
 	for i, m := range msgs {
-		if r := checkContent(m.Content, fmt.Sprintf("messages.%d", i), 0); r != nil {
+		if r := p.checkContent(&c, m.Content, fmt.Sprintf("messages.%d", i), 0); r != nil {
 			return c, r
 		}
 	}
 	return c, nil
 }
 
-// modelAllowed reports whether the request's model is one the attempt may
+// ModelAllowed reports whether a request's model is one the attempt may
 // use. An alias allows every model id of its family ("sonnet" allows
-// claude-sonnet-5); a full id allows itself.
-func (p *Policy) modelAllowed(model string) bool {
+// claude-sonnet-5-5) and the ids the launch probe saw the CLI send for it;
+// a full id allows itself.
+func (p *Policy) ModelAllowed(model string) bool {
 	if len(p.Models) == 0 {
 		return true
 	}
 	m := strings.ToLower(strings.TrimSpace(model))
 	for _, a := range p.Models {
 		a = strings.ToLower(strings.TrimSpace(a))
-		a = strings.TrimSuffix(a, "[1m]")
-		families := aliasFamilies[a]
-		if families == nil && a == m {
+		if a == m {
 			return true
 		}
-		for _, f := range families {
+		a = strings.TrimSuffix(a, "[1m]")
+		for _, f := range aliasFamilies[a] {
 			if strings.HasPrefix(m, "claude-"+f+"-") {
 				return true
+			}
+		}
+		for alias, ids := range p.Resolved {
+			if strings.TrimSuffix(strings.ToLower(alias), "[1m]") != a {
+				continue
+			}
+			for _, id := range ids {
+				if strings.ToLower(id) == m {
+					return true
+				}
 			}
 		}
 	}
@@ -272,7 +395,7 @@ func (p *Policy) checkTools(raw json.RawMessage, allow func(string, int) bool) *
 	}
 	var tools []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return refuse(http.StatusBadRequest, "tools is not a list of tool definitions")
+		return refuse(http.StatusBadRequest, "tools is not a list of tool definitions").because(fixRelease)
 	}
 	for i, t := range tools {
 		var typ string
@@ -284,7 +407,11 @@ func (p *Policy) checkTools(raw json.RawMessage, allow func(string, int) bool) *
 		}
 		kind := serverToolKind(typ)
 		if kind == "" || !slices.Contains(p.ServerTools, kind) {
-			return refuse(http.StatusBadRequest, "tools.%d: server-side tool %q is not allowed (gateway.server_tools)", i, clip(typ, 64))
+			r := refuse(http.StatusBadRequest, "tools.%d: server-side tool %q is not allowed (gateway.server_tools)", i, clip(typ, 64))
+			if kind == "" {
+				return r.because(fixRelease)
+			}
+			return r.because("add %s to gateway.server_tools in .zerg/config.yaml if workers may have the API run it", kind)
 		}
 		if kind != ServerToolWebSearch && kind != ServerToolWebFetch {
 			continue
@@ -292,11 +419,11 @@ func (p *Policy) checkTools(raw json.RawMessage, allow func(string, int) bool) *
 		var domains []string
 		_ = json.Unmarshal(t["allowed_domains"], &domains)
 		if len(domains) == 0 {
-			return refuse(http.StatusBadRequest, "tools.%d: %s must name its allowed_domains, each in egress.allow", i, typ)
+			return refuse(http.StatusBadRequest, "tools.%d: %s must name its allowed_domains, each in egress.allow", i, typ).because(fixRelease)
 		}
 		for _, d := range domains {
 			if !allow(d, 443) {
-				return refuse(http.StatusBadRequest, "tools.%d: %s domain %q is not in egress.allow", i, typ, clip(d, 100))
+				return refuse(http.StatusBadRequest, "tools.%d: %s domain %q is not in egress.allow", i, typ, clip(d, 100)).because("add %q to egress.allow in .zerg/config.yaml if workers may reach it", d)
 			}
 		}
 	}
@@ -327,15 +454,15 @@ func (p *Policy) checkMCP(raw json.RawMessage, allow func(string, int) bool) *re
 		URL string `json:"url"`
 	}
 	if err := json.Unmarshal(raw, &servers); err != nil {
-		return refuse(http.StatusBadRequest, "mcp_servers is not a list of servers")
+		return refuse(http.StatusBadRequest, "mcp_servers is not a list of servers").because(fixRelease)
 	}
 	if len(servers) > 0 && !slices.Contains(p.ServerTools, ServerToolMCP) {
-		return refuse(http.StatusBadRequest, "MCP servers are not allowed (gateway.server_tools)")
+		return refuse(http.StatusBadRequest, "MCP servers are not allowed (gateway.server_tools)").because("add %s to gateway.server_tools in .zerg/config.yaml if workers may use MCP servers", ServerToolMCP)
 	}
 	for i, s := range servers {
 		u, err := url.Parse(s.URL)
 		if err != nil || u.Scheme != "https" || u.Hostname() == "" {
-			return refuse(http.StatusBadRequest, "mcp_servers.%d: url %q is not an https URL", i, clip(s.URL, 100))
+			return refuse(http.StatusBadRequest, "mcp_servers.%d: url %q is not an https URL", i, clip(s.URL, 100)).because(fixRelease)
 		}
 		port := 443
 		if ps := u.Port(); ps != "" {
@@ -344,7 +471,7 @@ func (p *Policy) checkMCP(raw json.RawMessage, allow func(string, int) bool) *re
 			}
 		}
 		if !allow(u.Hostname(), port) {
-			return refuse(http.StatusBadRequest, "mcp_servers.%d: %s is not in egress.allow", i, clip(u.Host, 100))
+			return refuse(http.StatusBadRequest, "mcp_servers.%d: %s is not in egress.allow", i, clip(u.Host, 100)).because("add %q to egress.allow in .zerg/config.yaml if workers may reach it", u.Host)
 		}
 	}
 	return nil
@@ -355,25 +482,38 @@ func (p *Policy) checkMCP(raw json.RawMessage, allow func(string, int) bool) *re
 const maxContentDepth = 4
 
 // checkContent checks a message's (or the system prompt's) content: a
-// string, or blocks of the allowed types whose sources carry their data.
-func checkContent(raw json.RawMessage, where string, depth int) *refusal {
+// string, or blocks whose sources carry their data, none of a denied type
+// and, under a strict policy, none zerg has not reviewed. Nested content
+// (a tool result's, a document's) is checked the same way.
+func (p *Policy) checkContent(c *checked, raw json.RawMessage, where string, depth int) *refusal {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] == '"' || isNull(raw) {
 		return nil
 	}
 	if depth > maxContentDepth {
-		return refuse(http.StatusBadRequest, "%s: content nested too deep", where)
+		return refuse(http.StatusBadRequest, "%s: content nested too deep", where).because(fixRelease)
 	}
 	var blocks []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return refuse(http.StatusBadRequest, "%s: content is neither text nor a list of blocks", where)
+		return refuse(http.StatusBadRequest, "%s: content is neither text nor a list of blocks", where).because(fixRelease)
 	}
 	for i, b := range blocks {
 		at := fmt.Sprintf("%s.content.%d", where, i)
 		var typ string
 		_ = json.Unmarshal(b["type"], &typ)
-		if !blockTypes[typ] {
-			return refuse(http.StatusBadRequest, "%s: content block type %q is not forwarded", at, clip(typ, 64))
+		switch {
+		case deniedBlocks[typ] != "":
+			return refuse(http.StatusBadRequest, "%s: content block type %q is not forwarded: it %s", at, clip(typ, 64), deniedBlocks[typ]).because(fixRelease)
+		case blockTypes[typ]:
+		case typ == "":
+			return refuse(http.StatusBadRequest, "%s: a content block without a type is not forwarded", at).because(fixRelease)
+		case p.Strict:
+			return refuse(http.StatusBadRequest, "%s: content block type %q is not one zerg has reviewed (gateway.strict)", at, clip(typ, 64)).
+				because("set gateway.strict: false in .zerg/config.yaml (zerg then forwards the block and audits it)")
+		default:
+			if u := "block " + clip(typ, 64); !slices.Contains(c.unreviewed, u) {
+				c.unreviewed = append(c.unreviewed, u)
+			}
 		}
 		if src, ok := b["source"]; ok && !isNull(src) {
 			var s struct {
@@ -381,14 +521,14 @@ func checkContent(raw json.RawMessage, where string, depth int) *refusal {
 				Content json.RawMessage `json:"content"`
 			}
 			if err := json.Unmarshal(src, &s); err != nil || !sourceTypes[s.Type] {
-				return refuse(http.StatusBadRequest, "%s: a %q source is not forwarded (only data in the request: base64, text)", at, clip(s.Type, 64))
+				return refuse(http.StatusBadRequest, "%s: a %q source is not forwarded (only data in the request: base64, text)", at, clip(s.Type, 64)).because(fixRelease)
 			}
-			if r := checkContent(s.Content, at+".source", depth+1); r != nil {
+			if r := p.checkContent(c, s.Content, at+".source", depth+1); r != nil {
 				return r
 			}
 		}
-		if typ == "tool_result" {
-			if r := checkContent(b["content"], at, depth+1); r != nil {
+		if inner, ok := b["content"]; ok {
+			if r := p.checkContent(c, inner, at, depth+1); r != nil {
 				return r
 			}
 		}

@@ -64,12 +64,12 @@ func TestPolicyAcceptsTheCLIsRequests(t *testing.T) {
 		p := Policy{Models: []string{"sonnet", "haiku", "opus"}, MaxTokens: 64000}
 		h := http.Header{}
 		h.Set("Anthropic-Beta", r.AnthropicBeta)
-		if ref := p.checkHeaders(h); ref != nil {
-			t.Errorf("%s: headers refused: %s", r.Path, ref.reason)
+		if _, unreviewed, ref := p.checkHeaders(h); ref != nil || len(unreviewed) > 0 {
+			t.Errorf("%s: headers refused (%+v) or not reviewed: %v", r.Path, ref, unreviewed)
 		}
 		c, ref := p.checkBody(r.Body, false, noEgress)
-		if ref != nil {
-			t.Errorf("%s: refused: %s", c.model, ref.reason)
+		if ref != nil || len(c.unreviewed) > 0 {
+			t.Errorf("%s: refused (%+v) or not reviewed: %v", c.model, ref, c.unreviewed)
 		}
 	}
 }
@@ -179,7 +179,7 @@ func TestPolicyModels(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := Policy{Models: c.allowed}
-		if got := p.modelAllowed(c.model); got != c.want {
+		if got := p.ModelAllowed(c.model); got != c.want {
 			t.Errorf("%v allows %q: %v, want %v", c.allowed, c.model, got, c.want)
 		}
 	}
@@ -209,25 +209,43 @@ func TestPolicyRoutesAndBetas(t *testing.T) {
 			t.Errorf("%s %s: %d, want %d", c.method, c.target, got, c.status)
 		}
 	}
-	p := Policy{Betas: []string{"extra-2026-01-01"}}
+	p := Policy{Betas: []string{"extra-2026-01-01", "files-api-2025-04-14"}}
+	strict := p
+	strict.Strict = true
 	for _, c := range []struct {
-		beta string
-		ok   bool
+		beta       string
+		ok, strict bool   // allowed by p, by strict
+		unreviewed string // what p forwards unreviewed
 	}{
-		{"claude-code-20250219,effort-2025-11-24", true},
-		{"extra-2026-01-01", true},
-		{"mcp-client-2025-04-04", false},
-		{"claude-code-20250219, files-api-2025-04-14", false},
+		{"claude-code-20250219,effort-2025-11-24", true, true, ""},
+		{"per-turn-control-2026-07-01", true, true, ""},
+		{"extra-2026-01-01", true, true, ""},
+		{"files-api-2025-04-14", true, true, ""}, // a denied family, allowed by name
+		{"future-feature-2027-01-01", true, false, "beta future-feature-2027-01-01"},
+		{"mcp-client-2025-04-04", false, false, ""},
+		{"mcp-servers-2025-12-04", false, false, ""},
+		{"claude-code-20250219, files-api-2026-01-01", false, false, ""},
+		{"skills-2025-10-02", false, false, ""},
+		{"code-execution-2025-08-25", false, false, ""},
+		{"web-fetch-2025-09-10", false, false, ""},
+		{"message-batches-2024-09-24", false, false, ""},
 	} {
 		h := http.Header{}
 		h.Set("Anthropic-Beta", c.beta)
-		if ref := p.checkHeaders(h); (ref == nil) != c.ok {
-			t.Errorf("beta %q: refusal %+v, want allowed %v", c.beta, ref, c.ok)
+		_, unreviewed, ref := p.checkHeaders(h)
+		if (ref == nil) != c.ok || strings.Join(unreviewed, ",") != c.unreviewed {
+			t.Errorf("beta %q: refusal %+v, unreviewed %v; want allowed %v, unreviewed %q", c.beta, ref, unreviewed, c.ok, c.unreviewed)
+		}
+		if ref != nil && !strings.Contains(ref.fix, "gateway.betas") {
+			t.Errorf("beta %q: the fix %q does not name gateway.betas", c.beta, ref.fix)
+		}
+		if _, _, ref := strict.checkHeaders(h); (ref == nil) != c.strict {
+			t.Errorf("beta %q, strict: refusal %+v, want allowed %v", c.beta, ref, c.strict)
 		}
 	}
 	h := http.Header{}
 	h.Set("Content-Encoding", "gzip")
-	if p.checkHeaders(h) == nil {
+	if _, _, ref := p.checkHeaders(h); ref == nil {
 		t.Error("a gzip request body passed: it could hide anything")
 	}
 }
@@ -388,4 +406,95 @@ func usageUpstream(t *testing.T, calls *atomic.Int64, in, out int) *httptest.Ser
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// What zerg has not reviewed (a field, a block) is forwarded and named,
+// unless the policy is strict; the denied field and block are refused
+// either way (TestPolicyRefuses).
+func TestPolicyForwardsWhatItHasNotReviewed(t *testing.T) {
+	body := `{"model":"claude-sonnet-5-5","max_tokens":1000,"speed":"fast","messages":[{"role":"user","content":[` +
+		`{"type":"text","text":"hi"},{"type":"tool_reference","tool_name":"Write"},` +
+		`{"type":"tool_result","tool_use_id":"x","content":[{"type":"future_block"}]}]}]}`
+	p := strictPolicy()
+	c, ref := p.checkBody([]byte(body), false, noEgress)
+	if ref != nil || strings.Join(c.unreviewed, ",") != "field speed,block tool_reference,block future_block" {
+		t.Errorf("refusal %+v, unreviewed %v", ref, c.unreviewed)
+	}
+	if c.maxTokens != 1000 || c.model != "claude-sonnet-5-5" || strings.Join(c.fields, ",") != "max_tokens,messages,model,speed" {
+		t.Errorf("checked %+v", c)
+	}
+	p.Strict = true
+	_, ref = p.checkBody([]byte(body), false, noEgress)
+	if ref == nil || !strings.Contains(ref.reason, `"speed"`) || !strings.Contains(ref.fix, "gateway.strict") {
+		t.Errorf("strict: refusal %+v, want the field speed, fixed by gateway.strict", ref)
+	}
+	// A URL source stays refused deep inside a block zerg does not know.
+	deep := `{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"future","content":[` +
+		`{"type":"image","source":{"type":"url","url":"https://evil.example/"}}]}]}]}`
+	p = strictPolicy()
+	if _, ref := p.checkBody([]byte(deep), false, noEgress); ref == nil || !strings.Contains(ref.reason, `"url" source`) {
+		t.Errorf("a URL source inside an unknown block: refusal %+v", ref)
+	}
+}
+
+// An alias allows the ids the launch probe saw the CLI send for it, even
+// outside the family zerg knows.
+func TestPolicyResolvedAliases(t *testing.T) {
+	p := Policy{Models: []string{"default", "mythos"}, Resolved: map[string][]string{"default": {"claude-sonnet-5-5"}, "mythos": {"claude-mythos-1"}}}
+	for model, want := range map[string]bool{"claude-opus-5-5": true, "claude-sonnet-5-5": true, "claude-mythos-1": true, "claude-mythos-2": false, "claude-haiku-5-5": false} {
+		if got := p.ModelAllowed(model); got != want {
+			t.Errorf("%q: %v, want %v", model, got, want)
+		}
+	}
+}
+
+// A refusal before any answer of the model reached the sandbox is marked
+// First (the CLI's own request); after one, it is not. What was sent is
+// recorded either way, and what was forwarded unreviewed is audited once.
+func TestRefusalsBeforeTheFirstAnswer(t *testing.T) {
+	up := usageUpstream(t, new(atomic.Int64), 10, 1)
+	var log auditLog
+	g, sock := startGW(t, Config{Upstream: up.URL, Audit: log.record, Policy: Policy{Models: []string{"sonnet"}, MaxTokens: 2000}}, nil)
+	c := apiClient(sock)
+	send := func(model string, maxTokens int, beta string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, baseURL+"/v1/messages", strings.NewReader(
+			fmt.Sprintf(`{"model":%q,"max_tokens":%d,"speed":"x","messages":[{"role":"user","content":"hi"}]}`, model, maxTokens)))
+		req.Header.Set("x-api-key", placeholder)
+		req.Header.Set("anthropic-beta", beta)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readBody(t, resp)
+		return resp.StatusCode
+	}
+	codes := []int{
+		send("claude-sonnet-5-5", 128000, "claude-code-20250219"), // the CLI's own, refused: first
+		send("claude-sonnet-5-5", 1000, "claude-code-20250219,new-2027-01-01"),
+		send("claude-sonnet-5-5", 1000, "new-2027-01-01"),
+		send("claude-opus-5-5", 1000, ""), // after an answer: not first
+	}
+	if fmt.Sprint(codes) != "[400 200 200 400]" {
+		t.Fatalf("statuses %v", codes)
+	}
+	st := g.Stats()
+	if len(st.Refused) != 2 || !st.Refused[0].First || st.Refused[1].First || !st.Answered {
+		t.Errorf("refusals %+v, answered %v", st.Refused, st.Answered)
+	}
+	if !strings.Contains(st.Refused[0].Fix, "gateway.max_tokens") || !strings.Contains(st.Refused[0].Fix, "128000") {
+		t.Errorf("fix %q", st.Refused[0].Fix)
+	}
+	if st.Sent.MaxTokens != 128000 || st.Sent.Betas["new-2027-01-01"] != 2 || st.Sent.Fields["speed"] != 4 || st.Sent.Models["claude-opus-5-5"] != 1 {
+		t.Errorf("sent %+v", st.Sent)
+	}
+	if st.Unreviewed["beta new-2027-01-01"] != 2 || st.Unreviewed["field speed"] != 2 {
+		t.Errorf("unreviewed %v", st.Unreviewed)
+	}
+	if n := len(log.kinds(AuditUnreviewed)); n != 2 {
+		t.Errorf("%d %s entries, want one per name: %v", n, AuditUnreviewed, log.kinds(AuditUnreviewed))
+	}
+	if refused := log.kinds(AuditRefused); len(refused) != 2 || refused[0]["first"] != true || refused[1]["first"] != nil {
+		t.Errorf("audited refusals %v", refused)
+	}
 }

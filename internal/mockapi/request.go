@@ -94,20 +94,28 @@ func (r *apiRequest) kind() string {
 	return KindFallback
 }
 
-// prompt is the last text block of the first user message: Claude Code puts
-// a <system-reminder> block in front of the user's prompt.
+// prompt is the last text block of the first user message that is not a
+// <system-reminder>: Claude Code puts one in front of the user's prompt,
+// and 2.1.332 adds one after it when it continues past a refusal.
 func (r *apiRequest) prompt() string {
 	for _, m := range r.Messages {
 		if m.Role != "user" {
 			continue
 		}
 		bs := m.blocks()
+		last := ""
 		for i := len(bs) - 1; i >= 0; i-- {
-			if bs[i].Type == "text" {
+			if bs[i].Type != "text" {
+				continue
+			}
+			if !strings.HasPrefix(strings.TrimSpace(bs[i].Text), "<system-reminder>") {
 				return bs[i].Text
 			}
+			if last == "" {
+				last = bs[i].Text
+			}
 		}
-		return ""
+		return last
 	}
 	return ""
 }

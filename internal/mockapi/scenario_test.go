@@ -1,6 +1,7 @@
 package mockapi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,23 @@ faults:
 	}
 	if got := (&Scenario{}).RehearsalTimeout(); got != 30*time.Second {
 		t.Errorf("without think times: %s, want 30s", got)
+	}
+}
+
+// The prompt is the user's text, not a reminder around it: 2.1.332 puts
+// one after it when it continues past a refusal.
+func TestPromptSkipsReminders(t *testing.T) {
+	for blocks, want := range map[string]string{
+		`[{"type":"text","text":"<system-reminder>date</system-reminder>"},{"type":"text","text":"do it"}]`:                                                                     "do it",
+		`[{"type":"text","text":"<system-reminder>date</system-reminder>"},{"type":"text","text":"do it"},{"type":"text","text":"<system-reminder>stopped</system-reminder>"}]`: "do it",
+		`[{"type":"text","text":"<system-reminder>only</system-reminder>"}]`:                                                                                                    "<system-reminder>only</system-reminder>",
+	} {
+		var r apiRequest
+		if err := json.Unmarshal([]byte(`{"messages":[{"role":"user","content":`+blocks+`}]}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.prompt(); got != want {
+			t.Errorf("prompt %q, want %q", got, want)
+		}
 	}
 }

@@ -39,14 +39,16 @@ type Request struct {
 	Model         string `json:"model,omitempty"`
 	Stream        bool   `json:"stream"`
 	Tools         int    `json:"tools"`
-	Prompt        string `json:"prompt,omitempty"`
-	Task          string `json:"task,omitempty"`
-	Turn          int    `json:"turn,omitempty"`
-	Attempt       int    `json:"attempt,omitempty"`
-	Status        int    `json:"status"`
-	Answer        string `json:"answer,omitempty"`
-	Fault         string `json:"fault,omitempty"`
-	FaultID       string `json:"fault_id,omitempty"`
+	// ToolNames are the tools' names, in the request's order.
+	ToolNames []string `json:"tool_names,omitempty"`
+	Prompt    string   `json:"prompt,omitempty"`
+	Task      string   `json:"task,omitempty"`
+	Turn      int      `json:"turn,omitempty"`
+	Attempt   int      `json:"attempt,omitempty"`
+	Status    int      `json:"status"`
+	Answer    string   `json:"answer,omitempty"`
+	Fault     string   `json:"fault,omitempty"`
+	FaultID   string   `json:"fault_id,omitempty"`
 
 	committed bool
 }
@@ -315,6 +317,13 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte, r
 	rec.Model = req.Model
 	rec.Stream = req.streaming()
 	rec.Tools = len(req.Tools)
+	for _, t := range req.Tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(t, &named)
+		rec.ToolNames = append(rec.ToolNames, named.Name)
+	}
 	prompt := req.prompt()
 	rec.Prompt = truncate(prompt, 200)
 	script, task := s.scriptFor(prompt)

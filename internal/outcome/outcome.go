@@ -65,6 +65,7 @@ const (
 
 	// What a driver's gateway saw (drivers with one: sandbox).
 	ReasonGatewayRefused = "gateway_refused" // code in the isolation sent a request the gateway refused
+	ReasonCLIRefused     = "cli_refused"     // the gateway refused the CLI's own request (before any answer of the model): the run's settings, not the task
 	ReasonRunBudget      = "run_budget"      // the gateway refused a request: budget.run_usd is spent
 	ReasonAPIUnreachable = "api_unreachable" // the gateway could not reach the API (connection, DNS, TLS)
 	ReasonForgedResult   = "forged_result"   // the worker claimed an API failure the gateway never saw

@@ -60,10 +60,16 @@ func (a *realAttempter) input(r AttemptRequest) attempt.Input {
 
 // workerSpec fills the launch template's gaps from the config.
 func (a *realAttempter) workerSpec(model string) claude.Spec {
-	sp := a.worker
-	cfg := a.cfg
+	return launchSpec(a.worker, a.cfg, model)
+}
+
+// launchSpec fills a launch template's gaps from the config: model (the
+// task's tier, ModelFor; "" for models.implement), the fallback, the
+// limits and the environment passed. The launch check uses it too, so
+// that its CLI runs as the workers' do.
+func launchSpec(sp claude.Spec, cfg config.Config, model string) claude.Spec {
 	if model != "" {
-		sp.Model = model // the task's tier (ModelFor)
+		sp.Model = model
 	}
 	if sp.Model == "" {
 		sp.Model = cfg.Models.Implement

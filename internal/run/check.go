@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/driver"
@@ -59,6 +60,10 @@ type CheckReport struct {
 	Seconds  float64        `json:"-"`
 	// DurationMS is how long the whole check took.
 	DurationMS int64 `json:"duration_ms"`
+	// CLI is the launch check's report: one turn of the CLI per model of
+	// the run through a gateway with its policy (LaunchCheck); nil in
+	// modes without a gateway.
+	CLI *cliprobe.Report `json:"cli,omitempty"`
 	// ReusedFrom is when the commands ran, for a report a rush reused
 	// (Options.ReuseCheck) instead of running them again.
 	ReusedFrom *time.Time `json:"reused_from,omitempty"`
@@ -114,7 +119,16 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if err := driverReady(ctx, &opts); err != nil {
 		return nil, err
 	}
-	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode}
+	// The CLI through the run's gateway, before anything is written (and
+	// whatever a reused check says: the CLI may have changed since).
+	// (A rush ran it already: opts.CLI.)
+	cli := opts.CLI
+	if cli == nil {
+		if cli, err = LaunchCheck(ctx, opts, g, worker); err != nil {
+			return nil, err
+		}
+	}
+	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode, CLI: cli}
 	cmds := checkCommands(g, opts.Config)
 	if len(cmds) == 0 {
 		return rep, nil
@@ -122,6 +136,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	key := checkKey(opts, base, cmds)
 	if opts.ReuseCheck {
 		if old := reusableCheck(paths, key, time.Now()); old != nil {
+			old.CLI = cli
 			return old, nil
 		}
 	}

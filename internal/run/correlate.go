@@ -28,6 +28,10 @@ const (
 	envAttempts   = 2   // the same environment diagnosis in this many attempts stops the launching
 	infraAttempts = 3   // the same non-transient infrastructure fault in this many
 	envConfidence = 0.6 // below it, a diagnosis is not sure enough to spare the task
+	// cliAttempts: the gateway refusing the CLI's own request the same way
+	// in this many attempts, of any tasks (the task plays no part in the
+	// CLI's request before the model's first answer), stops the launching.
+	cliAttempts = 2
 )
 
 // transient are infrastructure reasons that pass by themselves (the
@@ -104,6 +108,9 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 			limit = 1
 		}
 		why = fmt.Sprintf("%s in %%s: %s; %s", h.Pattern, strings.Join(h.Evidence, "; "), h.Fix)
+	case res.Reason == outcome.ReasonCLIRefused:
+		key, limit = "cli:"+digits.ReplaceAllString(textx.OneLine(res.Detail), "#"), cliAttempts
+		why = fmt.Sprintf("the same refusal in %%s: %s", textx.Clip(textx.OneLine(res.Detail), 600))
 	case res.Class == outcome.Infra && !transient[res.Reason]:
 		key, limit = "infra:"+res.Reason+":"+digits.ReplaceAllString(textx.OneLine(res.Detail), "#"), infraAttempts
 		why = fmt.Sprintf("the same infrastructure failure in %%s: %s", textx.Clip(textx.OneLine(res.Detail), 300))
@@ -116,7 +123,12 @@ func (f *faults) note(feature, task string, res attempt.Result) *Error {
 	}
 	// Everybody's problem: met by that many workers (tasks), or by one
 	// task's attempts twice as often (a graph of one task).
-	if len(f.tasks[key]) < limit && f.counts[key] < 2*limit || f.said {
+	enough := len(f.tasks[key]) >= limit || f.counts[key] >= 2*limit
+	if strings.HasPrefix(key, "cli:") {
+		// Any attempts: the CLI's request does not depend on the task.
+		enough = f.counts[key] >= limit
+	}
+	if !enough || f.said {
 		return nil
 	}
 	f.said = true

@@ -143,3 +143,45 @@ func TestOwnVerdictsStayTheTasks(t *testing.T) {
 		t.Errorf("A %+v, B %+v: want one task failure each", st.Task("A"), st.Task("B"))
 	}
 }
+
+// The gateway refusing the CLI's own request (a setting against this CLI
+// release) stops the launching after two attempts, of one task or of
+// several, spends no task retry, and says the fix once. The control: the
+// same refusal after the model's first answer (gateway_refused) is the
+// task's failure and the run goes on.
+func TestCLIRefusalStopsTheLaunching(t *testing.T) {
+	refusedCLI := scripted{class: outcome.Infra, reason: outcome.ReasonCLIRefused,
+		detail: "zerg's gateway refused the CLI's own request (POST /v1/messages, before the model had answered anything): max_tokens 128000 is above the cap of 64000 (gateway.max_tokens); set gateway.max_tokens in .zerg/config.yaml to at least 128000"}
+	for _, workers := range []int{1, 2} {
+		w := newWorld(t, twoLevels)
+		w.cfg.Workers = workers
+		w.cfg.Retry.InfraMaxAttempts = 10
+		w.att.script["A"] = slices.Repeat([]scripted{refusedCLI}, 10)
+		w.att.script["B"] = slices.Repeat([]scripted{refusedCLI}, 10)
+		st, err := w.rush(context.Background())
+		var re *Error
+		if !errors.As(err, &re) || re.Kind != Environment || !strings.Contains(err.Error(), "in 2 attempts") || !strings.Contains(err.Error(), "at least 128000") {
+			t.Fatalf("%d workers: err %v, want Environment after 2 attempts with the fix", workers, err)
+		}
+		// (With two workers, one more attempt may have started before the
+		// second refusal came back.)
+		if n := len(w.att.calls); n > 1+workers {
+			t.Errorf("%d workers: %d attempts, want the launching stopped after 2", workers, n)
+		}
+		for _, id := range []string{"A", "B"} {
+			if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+				t.Errorf("%d workers: %s: %+v; no task retry may be spent on it", workers, id, ts)
+			}
+		}
+	}
+	w := newWorld(t, twoLevels)
+	w.cfg.Workers = 1
+	worker := scripted{class: outcome.Task, reason: outcome.ReasonGatewayRefused, detail: "the gateway refused 1 request(s) from the sandbox after the model's first answer"}
+	w.att.script["A"] = []scripted{worker}
+	w.att.script["B"] = []scripted{worker}
+	st, err := w.rush(context.Background())
+	assertDelivered(t, w, st, err)
+	if st.Task("A").TaskFailures != 1 {
+		t.Errorf("A: %+v, want one task failure", st.Task("A"))
+	}
+}

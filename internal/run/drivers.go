@@ -304,10 +304,9 @@ func newSandbox(ctx context.Context, opts Options, repo *gitx.Repo, paths Paths,
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken), OAuthToken: string(worker.API.OAuthToken),
 		Allow:        opts.Config.Egress.Allow,
 		MaxFileBytes: int64(sb.MaxCommitFileMB) << 20,
-		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
-			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
-		Cgroups: groups,
-		Lanes:   paths.Workspaces,
+		Gateway:      gatewayPolicy(opts.Config, opts.CLI, meter),
+		Cgroups:      groups,
+		Lanes:        paths.Workspaces,
 	}
 	return d, toolsFor(host, detected, opts, "").Caches, nil
 }
@@ -392,8 +391,7 @@ func newClusterDriver(opts Options, paths Paths, worker claude.Spec, local drive
 		Streams:  cluster.StreamsConfig{AckWait: cl.AckWait, MaxDeliver: cl.MaxDeliver},
 		Verify:   func(task string) *driver.ClusterVerify { return verify[task] },
 		Upstream: upstream, APIKey: string(worker.API.APIKey), AuthToken: string(worker.API.AuthToken), OAuthToken: string(worker.API.OAuthToken),
-		Gateway: gateway.Policy{MaxTokens: int64(opts.Config.Gateway.MaxTokens), Betas: opts.Config.Gateway.Betas,
-			ServerTools: opts.Config.Gateway.ServerTools, Run: meter},
+		Gateway:  gatewayPolicy(opts.Config, opts.CLI, meter),
 		AgentKey: cl.AgentKey,
 		State:    paths.State,
 		Journal:  filepath.Join(paths.RunDir, "cluster.jsonl"),

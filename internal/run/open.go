@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/eventlog"
@@ -50,6 +51,9 @@ type Options struct {
 	// commands, config and zerg from the last hour instead of running the
 	// commands again (a rush's check; zerg check always runs them).
 	ReuseCheck bool
+	// CLI is what the launch check learnt of the CLI (LaunchCheck), which
+	// every attempt's gateway policy takes; nil when the rush skipped it.
+	CLI *cliprobe.Report
 	// box is container mode's boundary, as driverReady found it working
 	// (the engine and the image), for newDriver.
 	box *container.Box
@@ -210,6 +214,11 @@ func (r *Run) Rehearsal() (bool, string) { return r.c.rehearsal, r.c.scenario }
 func (r *Run) SetCredential(desc string, subscription bool) {
 	r.c.credential, r.c.subscription = desc, subscription
 }
+
+// UseLaunchCheck gives the run what the launch check learnt of the CLI
+// (LaunchCheck): the model ids its aliases resolve to and the max_tokens it
+// asks for go into every attempt's gateway policy.
+func (r *Run) UseLaunchCheck(rep *cliprobe.Report) { r.opts.CLI = rep }
 
 // Execute runs the run with workers launched from the template and closes
 // it. The returned view is the run's final state; the error is an *Error

@@ -126,9 +126,9 @@ const (
 
 // cliOverheadTokens is the CLI's own part of every request of a worker
 // (system prompt and tool definitions, with zerg's launch: six tools and
-// claude.PromptEnv), measured with the pinned CLI (docs/context.md): 3,528
-// tokens with opus, about 7,300 with sonnet and haiku, whose prompts and
-// tool descriptions are longer.
+// claude.PromptEnv), by model family, measured with Claude Code 2.1.197
+// (docs/context.md): 3,528 tokens with opus, about 7,300 with sonnet and
+// haiku, whose prompts and tool descriptions are longer.
 func cliOverheadTokens(model string) int64 {
 	if strings.Contains(model, "opus") {
 		return 3500

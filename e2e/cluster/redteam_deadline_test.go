@@ -102,11 +102,16 @@ func holdAttempts(file, url, journal string) error {
 	}
 	defer hb.Stop(context.Background())
 	for {
+		// One journal line must say both: the attempt's id is in its
+		// lease's line too, long before it is taken back.
 		b, _ := os.ReadFile(journal)
 		taken := 0
 		for _, c := range held {
-			if strings.Contains(string(b), `"kind":"lease_taken_back"`) && strings.Contains(string(b), `"attempt":"`+c.Attempt.ID+`"`) {
-				taken++
+			for line := range strings.Lines(string(b)) {
+				if strings.Contains(line, `"kind":"lease_taken_back"`) && strings.Contains(line, `"attempt":"`+c.Attempt.ID+`"`) {
+					taken++
+					break
+				}
 			}
 		}
 		if taken == len(held) {

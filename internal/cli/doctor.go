@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
@@ -41,6 +42,9 @@ type doctorReport struct {
 	// Mode is the configured mode (sandbox when there is no config).
 	Mode string `json:"mode"`
 	Root bool   `json:"root"`
+	// Processes are the kernel mechanisms zerg's process handling uses
+	// here (internal/proc, docs/processes.md).
+	Processes string `json:"processes"`
 	// Credential is the model-API credential a real run would use and the
 	// variable it comes from ("API key from ANTHROPIC_API_KEY",
 	// "subscription token from CLAUDE_CODE_OAUTH_TOKEN"), never its value.
@@ -154,7 +158,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if claudePath == "" {
 		claudePath = d.configBin(a)
 	}
-	rep := doctorReport{Root: d.isRoot()}
+	rep := doctorReport{Root: d.isRoot(), Processes: proc.Available().String()}
 
 	loc, err := d.locate(claudePath)
 	switch {
@@ -290,6 +294,7 @@ func printDoctor(a *app, rep doctorReport) {
 	default:
 		line("--", "container", "unavailable: "+ct.Error+" (optional: needed for the container isolation mode)")
 	}
+	line("ok", "processes", rep.Processes)
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {

@@ -119,10 +119,58 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude bwrap tmux iproute2 chromium container-image fmt-check vet
+test: claude bwrap tmux iproute2 chromium strace container-image fmt-check vet cross
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
+	$(MAKE) --no-print-directory test-portable
+
+# ---- Platforms and releases (docs/macos.md) ----------------------------------
+# zerg runs where the Claude Code CLI does: macOS and Linux, arm64 and x86-64.
+# make test builds zerg for each, vets for macOS and arm64, and compiles and
+# links (without running) every test package for macOS, so that a Linux-only
+# call outside a build constraint fails here and not on a Mac. Then the
+# suites that kill, reap and resume run once more on internal/proc's portable
+# paths (ZERG_PORTABLE_PROC=1: no pidfd, parent-death signal or subreaper) in
+# subprocess mode, which is what macOS runs.
+PLATFORMS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
+# Cross builds as a release would build: static, no local paths.
+RELEASE_ENV := CGO_ENABLED=0 GOFLAGS=-trimpath
+PORTABLE_RUSH_SUITES  := TestRushDeliversDemo|TestKillCoordinatorAndResume|TestDeadCoordinatorIsSeenAndItsWorkersReaped|TestStopThenResume|TestResumeTakesGraphEditsAndKeepsUserCommits|TestChaos
+PORTABLE_CLAUDE_SUITES := TestE2EStopLeavesNoProcess|TestE2EKillWorkerTreeAsWorkerUser
+
+.PHONY: cross test-portable strace
+
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+	  echo "== go build $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(RELEASE_ENV) $(GO) build -o /dev/null ./cmd/zerg; \
+	done
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=amd64 $(GO) vet ./...
+	GOOS=linux GOARCH=arm64 $(GO) vet ./...
+	@echo "== go test -exec /bin/true ./... for darwin/arm64: every test package compiled and linked, none run"
+	@out=$$(GOOS=darwin GOARCH=arm64 $(GO) test -count=1 -vet=off -exec /bin/true ./... 2>&1) || { echo "$$out" | grep -v '^ok '; exit 1; }
+
+# The portable paths with real workers: crash (kill -9), stop, reap and
+# resume, in subprocess mode; strace counts the system calls of zerg stop.
+test-portable: claude strace
+	ZERG_PORTABLE_PROC=1 ZERG_E2E_ISOLATION=subprocess $(GO) test -count=1 -timeout 30m -run '^($(PORTABLE_RUSH_SUITES))$$' ./e2e/rush/
+	ZERG_PORTABLE_PROC=1 $(GO) test -count=1 -timeout 10m -run '^($(PORTABLE_CLAUDE_SUITES))$$' ./e2e/claude/
+
+# strace counts the signalling system calls of zerg stop in e2e/rush
+# (which of proc's paths it took), on both paths. Installed when missing
+# and we can (root, apt-get), like bwrap.
+strace:
+	@command -v strace >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install strace"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace; }; \
+	  else \
+	    echo "strace is missing; e2e/rush counts zerg stop's system calls with it: sudo apt-get install strace"; \
+	    exit 1; \
+	  fi; }
 
 # Quick loop for development: the unit tier (docs/testing.md), fakes only;
 # the real CLI, sandboxes and rushes are in e2e/, which make test runs.

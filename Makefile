@@ -123,7 +123,7 @@ test: claude bwrap tmux iproute2 chromium strace container-image fmt-check vet c
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
-	$(MAKE) --no-print-directory test-portable
+	$(MAKE) --no-print-directory test-portable go-install-check
 
 # ---- Platforms and releases (docs/macos.md) ----------------------------------
 # zerg runs where the Claude Code CLI does: macOS and Linux, arm64 and x86-64.
@@ -132,14 +132,18 @@ test: claude bwrap tmux iproute2 chromium strace container-image fmt-check vet c
 # call outside a build constraint fails here and not on a Mac. Then the
 # suites that kill, reap and resume run once more on internal/proc's portable
 # paths (ZERG_PORTABLE_PROC=1: no pidfd, parent-death signal or subreaper) in
-# subprocess mode, which is what macOS runs.
+# subprocess mode, which is what macOS runs; and go install of this commit
+# from an empty module cache, offline.
 PLATFORMS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
-# Cross builds as a release would build: static, no local paths.
-RELEASE_ENV := CGO_ENABLED=0 GOFLAGS=-trimpath
+# The release build: static, no local paths. cross builds with the same
+# flags, so make dist and the install check find its compiled packages.
+RELEASE_GOFLAGS := -trimpath
+RELEASE_ENV     := CGO_ENABLED=0 GOFLAGS=$(RELEASE_GOFLAGS)
+DIST      ?= dist
 PORTABLE_RUSH_SUITES  := TestRushDeliversDemo|TestKillCoordinatorAndResume|TestDeadCoordinatorIsSeenAndItsWorkersReaped|TestStopThenResume|TestResumeTakesGraphEditsAndKeepsUserCommits|TestChaos
 PORTABLE_CLAUDE_SUITES := TestE2EStopLeavesNoProcess|TestE2EKillWorkerTreeAsWorkerUser
 
-.PHONY: cross test-portable strace
+.PHONY: cross test-portable go-install-check dist strace
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \
@@ -157,6 +161,29 @@ cross:
 test-portable: claude strace
 	ZERG_PORTABLE_PROC=1 ZERG_E2E_ISOLATION=subprocess $(GO) test -count=1 -timeout 30m -run '^($(PORTABLE_RUSH_SUITES))$$' ./e2e/rush/
 	ZERG_PORTABLE_PROC=1 $(GO) test -count=1 -timeout 10m -run '^($(PORTABLE_CLAUDE_SUITES))$$' ./e2e/claude/
+
+go-install-check:
+	$(RELEASE_ENV) ./scripts/go-install-check.sh
+
+# Release archives: zerg_VERSION_OS_ARCH.tar.gz for each platform (the
+# binary, with --version printing VERSION, and the README), and SHA256SUMS.
+# VERSION is git describe's unless given. Only what make dist writes is
+# replaced in DIST; nothing else there is removed.
+dist:
+	@[ -n "$(VERSION)" ] || { echo "make dist: no version: build from a git checkout or give VERSION=..."; exit 2; }
+	@case "$(VERSION)" in *[!A-Za-z0-9._+-]*) echo "make dist: VERSION=$(VERSION) has characters an archive name should not"; exit 2;; esac
+	mkdir -p $(DIST) && rm -f $(DIST)/zerg_*.tar.gz $(DIST)/SHA256SUMS
+	@set -e; for p in $(PLATFORMS); do \
+	  name=zerg_$(VERSION)_$${p%/*}_$${p#*/}; \
+	  echo "== $$name.tar.gz"; \
+	  mkdir -p $(DIST)/$$name; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(RELEASE_ENV) $(GO) build \
+	    -ldflags '-s -w -X github.com/zergrush/zerg/internal/cli.Version=$(VERSION)' -o $(DIST)/$$name/zerg ./cmd/zerg; \
+	  cp README.md $(DIST)/$$name/; \
+	  tar -C $(DIST) --sort=name --owner=0 --group=0 --numeric-owner --mtime='@0' -cf - $$name | gzip -n9 >$(DIST)/$$name.tar.gz; \
+	  rm -rf $(DIST)/$$name; \
+	done
+	cd $(DIST) && sha256sum zerg_*.tar.gz >SHA256SUMS && cat SHA256SUMS
 
 # strace counts the signalling system calls of zerg stop in e2e/rush
 # (which of proc's paths it took), on both paths. Installed when missing

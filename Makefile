@@ -193,11 +193,85 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude claude-matrix bwrap tmux iproute2 chromium container-image ecosystems fmt-check vet
+test: claude claude-matrix bwrap tmux iproute2 chromium strace container-image ecosystems fmt-check vet cross
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
-	$(MAKE) --no-print-directory cli-matrix
+	$(MAKE) --no-print-directory test-portable go-install-check cli-matrix
+
+# ---- Platforms and releases (docs/macos.md) ----------------------------------
+# zerg runs where the Claude Code CLI does: macOS and Linux, arm64 and x86-64.
+# make test builds zerg for each, vets for macOS and arm64, and compiles and
+# links (without running) every test package for macOS, so that a Linux-only
+# call outside a build constraint fails here and not on a Mac. Then the
+# suites that kill, reap and resume run once more on internal/proc's portable
+# paths (ZERG_PORTABLE_PROC=1: no pidfd, parent-death signal or subreaper) in
+# subprocess mode, which is what macOS runs; and go install of this commit
+# from an empty module cache, offline.
+PLATFORMS := darwin/arm64 darwin/amd64 linux/amd64 linux/arm64
+# The release build: static, no local paths. cross builds with the same
+# flags, so make dist and the install check find its compiled packages.
+RELEASE_GOFLAGS := -trimpath
+RELEASE_ENV     := CGO_ENABLED=0 GOFLAGS=$(RELEASE_GOFLAGS)
+DIST      ?= dist
+PORTABLE_RUSH_SUITES  := TestRushDeliversDemo|TestKillCoordinatorAndResume|TestDeadCoordinatorIsSeenAndItsWorkersReaped|TestStopThenResume|TestResumeTakesGraphEditsAndKeepsUserCommits|TestChaos
+PORTABLE_CLAUDE_SUITES := TestE2EStopLeavesNoProcess|TestE2EKillWorkerTreeAsWorkerUser
+
+.PHONY: cross test-portable go-install-check dist strace
+
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+	  echo "== go build $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(RELEASE_ENV) $(GO) build -o /dev/null ./cmd/zerg; \
+	done
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=amd64 $(GO) vet ./...
+	GOOS=linux GOARCH=arm64 $(GO) vet ./...
+	@echo "== go test -exec /bin/true ./... for darwin/arm64: every test package compiled and linked, none run"
+	@out=$$(GOOS=darwin GOARCH=arm64 $(GO) test -count=1 -vet=off -exec /bin/true ./... 2>&1) || { echo "$$out" | grep -v '^ok '; exit 1; }
+
+# The portable paths with real workers: crash (kill -9), stop, reap and
+# resume, in subprocess mode; strace counts the system calls of zerg stop.
+test-portable: claude strace
+	ZERG_PORTABLE_PROC=1 ZERG_E2E_ISOLATION=subprocess $(GO) test -count=1 -timeout 30m -run '^($(PORTABLE_RUSH_SUITES))$$' ./e2e/rush/
+	ZERG_PORTABLE_PROC=1 $(GO) test -count=1 -timeout 10m -run '^($(PORTABLE_CLAUDE_SUITES))$$' ./e2e/claude/
+
+go-install-check:
+	$(RELEASE_ENV) ./scripts/go-install-check.sh
+
+# Release archives: zerg_VERSION_OS_ARCH.tar.gz for each platform (the
+# binary, with --version printing VERSION, and the README), and SHA256SUMS.
+# VERSION is git describe's unless given. Only what make dist writes is
+# replaced in DIST; nothing else there is removed.
+dist:
+	@[ -n "$(VERSION)" ] || { echo "make dist: no version: build from a git checkout or give VERSION=..."; exit 2; }
+	@case "$(VERSION)" in *[!A-Za-z0-9._+-]*) echo "make dist: VERSION=$(VERSION) has characters an archive name should not"; exit 2;; esac
+	mkdir -p $(DIST) && rm -f $(DIST)/zerg_*.tar.gz $(DIST)/SHA256SUMS
+	@set -e; for p in $(PLATFORMS); do \
+	  name=zerg_$(VERSION)_$${p%/*}_$${p#*/}; \
+	  echo "== $$name.tar.gz"; \
+	  mkdir -p $(DIST)/$$name; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(RELEASE_ENV) $(GO) build \
+	    -ldflags '-s -w -X github.com/zergrush/zerg/internal/cli.Version=$(VERSION)' -o $(DIST)/$$name/zerg ./cmd/zerg; \
+	  cp README.md $(DIST)/$$name/; \
+	  tar -C $(DIST) --sort=name --owner=0 --group=0 --numeric-owner --mtime='@0' -cf - $$name | gzip -n9 >$(DIST)/$$name.tar.gz; \
+	  rm -rf $(DIST)/$$name; \
+	done
+	cd $(DIST) && sha256sum zerg_*.tar.gz >SHA256SUMS && cat SHA256SUMS
+
+# strace counts the signalling system calls of zerg stop in e2e/rush
+# (which of proc's paths it took), on both paths. Installed when missing
+# and we can (root, apt-get), like bwrap.
+strace:
+	@command -v strace >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== apt-get install strace"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace; }; \
+	  else \
+	    echo "strace is missing; e2e/rush counts zerg stop's system calls with it: sudo apt-get install strace"; \
+	    exit 1; \
+	  fi; }
 
 # Quick loop for development: the unit tier (docs/testing.md), fakes only;
 # the real CLI, sandboxes and rushes are in e2e/, which make test runs.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
@@ -34,6 +35,11 @@ var (
 	// resilience, state and sandbox red-team suites once more that way, in
 	// containers of the image make container-image builds).
 	isolated = cmp.Or(os.Getenv("ZERG_E2E_ISOLATION"), "sandbox")
+	// portable is ZERG_PORTABLE_PROC=1: zerg's process handling runs on
+	// the paths macOS runs (no pidfd, parent-death signal or subreaper).
+	// make test runs the crash, stop and resume suites once more so, in
+	// subprocess mode (ZERG_E2E_ISOLATION=subprocess), what macOS runs.
+	portable = os.Getenv(proc.EnvPortable) == "1"
 )
 
 // testImage is the container mode's image of the suites.
@@ -107,6 +113,7 @@ func (p *project) env() []string {
 		"ZERG_WORKSPACES=" + filepath.Join(p.home, "workspaces"),
 		"NO_COLOR=1",
 		"LANG=C.UTF-8",
+		proc.EnvPortable + "=" + os.Getenv(proc.EnvPortable),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,9 +143,13 @@ func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
 // free) and status --watch ends. What it leaves depends on the mode: in
 // subprocess mode a command the worker ran outlives the CLI and zerg stop
 // reaps it; in sandbox mode the whole sandbox dies with the coordinator.
+// In subprocess mode the process mechanisms show too: with the
+// parent-death signal the CLI dies with the coordinator, without it
+// (ZERG_PORTABLE_PROC=1, as on macOS) it is left for zerg stop; and zerg
+// stop signals through pidfds, or by kill(2) alone (strace counts).
 func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"subprocess", isolated} {
+	for _, mode := range slices.Compact([]string{"subprocess", isolated}) {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
 				editFile(t, scenarioPath(dir), func(s string) string {
@@ -181,7 +186,7 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("status --watch did not end for a dead coordinator")
 			}
-			if mode == isolated {
+			if mode != "subprocess" {
 				// bwrap dies with its parent, the sandbox's PID 1 with bwrap,
 				// and every process of the sandbox with its PID 1.
 				deadline := time.Now().Add(10 * time.Second)
@@ -197,9 +202,32 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 			if len(orphans) == 0 {
 				t.Fatal("no orphaned worker to reap: the test checks nothing")
 			}
-			r := p.zerg("stop")
+			cli := firstPIDs(t, p.events(), "L1-names")
+			if portable {
+				// Reaped: a parent-death signal would have been sent.
+				if startTime(cli.PID) != cli.StartTime || sigkillPending(cli.PID) {
+					t.Error("the CLI died with the coordinator: a parent-death signal was set on the portable path")
+				}
+			} else {
+				for deadline := time.Now().Add(10 * time.Second); startTime(cli.PID) == cli.StartTime; time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the CLI outlived the coordinator: no parent-death signal")
+					}
+				}
+			}
+			// pidfd_send_signal, not pidfd_open: Go's os package opens a
+			// pidfd of its own process once to learn whether the kernel
+			// has them, whichever path proc takes (and zergTraced leaves
+			// out the null signal it sends through it).
+			r, calls := p.zergTraced([]string{"pidfd_send_signal", "kill"}, "stop")
 			if r.code != 0 || !strings.Contains(r.stdout, "is dead") || !strings.Contains(r.stdout, "killed") {
 				t.Errorf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if portable && (calls["pidfd_send_signal"] != 0 || calls["kill"] == 0) {
+				t.Errorf("zerg stop on the portable path: %v; want no pidfd_send_signal, kill(2)", calls)
+			}
+			if !portable && calls["pidfd_send_signal"] == 0 {
+				t.Errorf("zerg stop: %v; want pidfd_send_signal (the count would not tell the portable path from this one)", calls)
 			}
 			if left := runProcesses(p.events()); len(left) > 0 {
 				t.Errorf("workers left after stop: %v (before: %v)", left, orphans)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -35,9 +36,31 @@ const EnvClaude = "ZERG_CLAUDE"
 const (
 	pinnedDir     = "tools/claude"
 	pinnedWrapper = "tools/claude/node_modules/.bin/claude"
-	pinnedNative  = "tools/claude/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 	pinnedPackage = "@anthropic-ai/claude-code"
 )
+
+// nativePackages are the CLI's platform packages npm may install for
+// goos/goarch (the optional dependencies of the wrapper package, chosen by
+// their os, cpu and libc), in the order they are tried; nil for a platform
+// the CLI does not ship.
+func nativePackages(goos, goarch string) []string {
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[goarch]
+	switch {
+	case arch == "":
+		return nil
+	case goos == "darwin":
+		return []string{"claude-code-darwin-" + arch}
+	case goos == "linux":
+		return []string{"claude-code-linux-" + arch, "claude-code-linux-" + arch + "-musl"}
+	}
+	return nil
+}
+
+// nativeBinary is where a platform package's binary is, relative to the
+// repository root.
+func nativeBinary(pkg string) string {
+	return pinnedDir + "/node_modules/@anthropic-ai/" + pkg + "/claude"
+}
 
 // ErrNotFound is returned when no claude binary is available.
 var ErrNotFound = errors.New("claude binary not found: set ZERG_CLAUDE or claude.path to it, put claude on PATH, or run `make claude` in zerg's own checkout for the pinned one")
@@ -165,15 +188,17 @@ func (l Locator) repoRoot() string {
 const stubLimit = 1 << 20
 
 // pinnedBinary returns the usable pinned binary under root: the npm wrapper,
-// or the platform package's native binary when the wrapper is a stub.
+// or this platform's package's native binary when the wrapper is a stub.
 func pinnedBinary(root string) string {
 	if p, err := checkExecutable(filepath.Join(root, pinnedWrapper)); err == nil {
 		if st, err := os.Stat(p); err == nil && st.Size() >= stubLimit {
 			return p
 		}
 	}
-	if p, err := checkExecutable(filepath.Join(root, pinnedNative)); err == nil {
-		return p
+	for _, pkg := range nativePackages(runtime.GOOS, runtime.GOARCH) {
+		if p, err := checkExecutable(filepath.Join(root, nativeBinary(pkg))); err == nil {
+			return p
+		}
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,61 @@ func writeExe(t *testing.T, path string, size int) string {
 	return path
 }
 
+// pinnedNative is this platform's first native binary.
+func pinnedNative(t *testing.T) string {
+	pkgs := nativePackages(runtime.GOOS, runtime.GOARCH)
+	if len(pkgs) == 0 {
+		t.Skipf("the CLI ships no binary for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	return nativeBinary(pkgs[0])
+}
+
+// The platform packages of every platform the CLI ships for zerg's
+// builds: the names npm installs (tools/claude/package-lock.json lists
+// them), glibc's before musl's on Linux.
+func TestNativePackages(t *testing.T) {
+	for _, c := range []struct {
+		goos, goarch string
+		want         []string
+	}{
+		{"darwin", "arm64", []string{"claude-code-darwin-arm64"}},
+		{"darwin", "amd64", []string{"claude-code-darwin-x64"}},
+		{"linux", "amd64", []string{"claude-code-linux-x64", "claude-code-linux-x64-musl"}},
+		{"linux", "arm64", []string{"claude-code-linux-arm64", "claude-code-linux-arm64-musl"}},
+		{"linux", "386", nil},
+		{"freebsd", "amd64", nil},
+	} {
+		if got := nativePackages(c.goos, c.goarch); !slices.Equal(got, c.want) {
+			t.Errorf("%s/%s: %v, want %v", c.goos, c.goarch, got, c.want)
+		}
+	}
+	lock, err := os.ReadFile("../../tools/claude/package-lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][2]string{{"darwin", "arm64"}, {"darwin", "amd64"}, {"linux", "amd64"}, {"linux", "arm64"}} {
+		for _, pkg := range nativePackages(p[0], p[1]) {
+			if !strings.Contains(string(lock), `"node_modules/@anthropic-ai/`+pkg+`"`) {
+				t.Errorf("%s/%s: %s is not in the pinned lockfile", p[0], p[1], pkg)
+			}
+		}
+	}
+}
+
+// A musl system's install has only the -musl package: its binary is the
+// one used when the wrapper is a stub.
+func TestPinnedBinaryOfAMuslInstall(t *testing.T) {
+	pkgs := nativePackages(runtime.GOOS, runtime.GOARCH)
+	if len(pkgs) < 2 {
+		t.Skipf("%s/%s has one platform package", runtime.GOOS, runtime.GOARCH)
+	}
+	root := makeRepo(t, 100, 0)
+	musl := writeExe(t, filepath.Join(root, nativeBinary(pkgs[1])), stubLimit+1)
+	if got := pinnedBinary(root); got != musl {
+		t.Fatalf("pinnedBinary = %q, want %q", got, musl)
+	}
+}
+
 func makeRepo(t *testing.T, wrapperSize, nativeSize int) string {
 	t.Helper()
 	root := t.TempDir()
@@ -39,7 +95,7 @@ func makeRepo(t *testing.T, wrapperSize, nativeSize int) string {
 		writeExe(t, filepath.Join(root, pinnedWrapper), wrapperSize)
 	}
 	if nativeSize > 0 {
-		writeExe(t, filepath.Join(root, pinnedNative), nativeSize)
+		writeExe(t, filepath.Join(root, pinnedNative(t)), nativeSize)
 	}
 	return root
 }
@@ -76,7 +132,7 @@ func TestLocateOrder(t *testing.T) {
 		{name: "env next", env: envBin, exe: full + "/bin/zerg", onPath: true, want: envBin, source: SourceEnv, wantRoot: full},
 		{name: "repo from binary location", exe: full + "/bin/zerg", wd: elsewhere, onPath: true, want: filepath.Join(full, pinnedWrapper), source: SourceRepo, wantRoot: full},
 		{name: "repo from cwd", exe: elsewhere + "/zerg", wd: filepath.Join(full, "internal", "x"), onPath: true, want: filepath.Join(full, pinnedWrapper), source: SourceRepo, wantRoot: full},
-		{name: "stub wrapper uses native", exe: stub + "/bin/zerg", onPath: true, want: filepath.Join(stub, pinnedNative), source: SourceRepo, wantRoot: stub},
+		{name: "stub wrapper uses native", exe: stub + "/bin/zerg", onPath: true, want: filepath.Join(stub, pinnedNative(t)), source: SourceRepo, wantRoot: stub},
 		{name: "repo without install falls to PATH", exe: noInstall + "/bin/zerg", onPath: true, want: pathBin, source: SourcePath, wantRoot: noInstall},
 		{name: "PATH last", exe: elsewhere + "/zerg", wd: elsewhere, onPath: true, want: pathBin, source: SourcePath},
 		{name: "nothing", exe: elsewhere + "/zerg", wd: elsewhere, wantErr: true, errString: "make claude"},

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +21,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/container"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
@@ -47,6 +47,9 @@ type doctorReport struct {
 	// or there is none): every command that reads it refuses it.
 	Config string `json:"config,omitempty"`
 	Root   bool   `json:"root"`
+	// Processes are the kernel mechanisms zerg's process handling uses
+	// here (internal/proc, docs/processes.md).
+	Processes string `json:"processes"`
 	// Credential is the model-API credential a real run would use and the
 	// variable it comes from ("API key from ANTHROPIC_API_KEY",
 	// "subscription token from CLAUDE_CODE_OAUTH_TOKEN"), never its value.
@@ -202,7 +205,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if claudePath == "" {
 		claudePath = d.configBin(a)
 	}
-	rep := doctorReport{Root: d.isRoot(), Claude: claudeCheck{MinVersion: claude.MinVersion, TestedVersion: claude.TestedVersion}}
+	rep := doctorReport{Root: d.isRoot(), Processes: proc.Available().String(), Claude: claudeCheck{MinVersion: claude.MinVersion, TestedVersion: claude.TestedVersion}}
 
 	loc, err := d.locate(claudePath)
 	switch {
@@ -411,6 +414,7 @@ func printDoctor(a *app, rep doctorReport) {
 	default:
 		line("--", "container", "unavailable: "+ct.Error+" (optional: needed for the container isolation mode)")
 	}
+	line("ok", "processes", rep.Processes)
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {
@@ -438,29 +442,6 @@ func toolVersion(ctx context.Context, path string, args ...string) (string, erro
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return first, nil
-}
-
-// probeUserNS starts `true` in a new user namespace: the only reliable test
-// (sysctls differ between distributions and containers forbid it anyway).
-func probeUserNS() usernsCheck {
-	tr, err := exec.LookPath("true")
-	if err != nil {
-		return usernsCheck{Detail: "no `true` binary to probe with"}
-	}
-	cmd := exec.Command(tr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	detail := ""
-	if data, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil {
-		detail = "max_user_namespaces=" + strings.TrimSpace(string(data))
-	}
-	if err := cmd.Run(); err != nil {
-		return usernsCheck{Detail: strings.TrimSpace(err.Error() + " " + detail)}
-	}
-	return usernsCheck{Available: true, Detail: detail}
 }
 
 // probeSandbox starts a sandbox as the user workers would run as: the

@@ -353,7 +353,9 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 			return err
 		}
 	}
-	if err := claude.EnableSubreaper(); err != nil {
+	// Where the OS has no subreaper (macOS, ZERG_PORTABLE_PROC=1) that is
+	// known (zerg doctor, docs/processes.md), not a warning on every rush.
+	if err := claude.EnableSubreaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)
 	}
 	var v *run.View

@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -167,22 +164,7 @@ func mustPaths(t *testing.T, feature string) run.Paths {
 // what it printed there (the terminal's \r\n made \n again).
 func runOnTerminal(t *testing.T, args ...string) string {
 	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	defer master.Close()
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("ptsname: %v", err)
-	}
-	slave, err := os.OpenFile(filepath.Join("/dev/pts", fmt.Sprint(n)), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("open the terminal: %v", err)
-	}
+	master, slave := openPTY(t)
 	read := make(chan string)
 	go func() {
 		var b bytes.Buffer

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"net"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // The socket is the sandbox's only way out and carries the operator's key,
 // so only the sandbox's own user may use it: the directory it lives in and
 // its mode keep other users from reaching it, and the kernel's record of
-// who connected (SO_PEERCRED) refuses them should they get there anyway.
+// who connected (SO_PEERCRED; LOCAL_PEERCRED on macOS) refuses them should
+// they get there anyway.
 // The sandbox's forwarder runs as the slot's host uid (its user namespace
 // maps it 1:1), which is what the kernel reports.
 
@@ -63,17 +62,11 @@ func peerUID(c net.Conn) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	uid, credErr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) { uid, credErr = socketPeerUID(int(fd)) }); err != nil {
 		return -1, err
 	}
-	if credErr != nil {
-		return -1, credErr
-	}
-	return int(cred.Uid), nil
+	return uid, credErr
 }
 
 // foreignPeer counts a refused connection and audits the first of each uid.

@@ -222,7 +222,9 @@ wait`
 
 // A process that ignores SIGTERM is killed once the grace is over, not
 // before.
-func TestTreeKillsWhatIgnoresSIGTERM(t *testing.T) {
+func TestTreeKillsWhatIgnoresSIGTERM(t *testing.T) { bothPaths(t, treeKillsWhatIgnoresSIGTERM) }
+
+func treeKillsWhatIgnoresSIGTERM(t *testing.T) {
 	cmd, tr, _ := startShell(t, `trap '' TERM; echo $$; while :; do sleep 0.05; done`, 1, Options{})
 	start := time.Now()
 	grace := 300 * time.Millisecond
@@ -241,7 +243,9 @@ func TestTreeKillsWhatIgnoresSIGTERM(t *testing.T) {
 // A record whose PID now names another process (simulated: the right PID
 // with another start time) is never signalled: not by Signal, not by a
 // recorded tree.
-func TestRecycledPIDIsNotSignalled(t *testing.T) {
+func TestRecycledPIDIsNotSignalled(t *testing.T) { bothPaths(t, recycledPIDIsNotSignalled) }
+
+func recycledPIDIsNotSignalled(t *testing.T) {
 	victim := exec.Command("sleep", "300")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
@@ -278,7 +282,9 @@ func TestRecycledPIDIsNotSignalled(t *testing.T) {
 
 // Cancelling the command's context terminates its whole tree, not only
 // the command: a grandchild in a session of its own goes too.
-func TestStartCancelKillsTheTree(t *testing.T) {
+func TestStartCancelKillsTheTree(t *testing.T) { bothPaths(t, startCancelKillsTheTree) }
+
+func startCancelKillsTheTree(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "sh", "-c", `sh -c 'setsid sleep 300 & echo $!; wait' & wait`)
 	out, err := cmd.StdoutPipe()
@@ -300,7 +306,9 @@ func TestStartCancelKillsTheTree(t *testing.T) {
 }
 
 // KillMembers kills what the set lists and nothing else.
-func TestKillMembers(t *testing.T) {
+func TestKillMembers(t *testing.T) { bothPaths(t, killMembers) }
+
+func killMembers(t *testing.T) {
 	in, out := exec.Command("sleep", "300"), exec.Command("sleep", "300")
 	for _, c := range []*exec.Cmd{in, out} {
 		if err := c.Start(); err != nil {

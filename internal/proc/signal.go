@@ -7,8 +7,6 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrGone is returned when a process is no longer there to signal: it
@@ -20,26 +18,25 @@ var ErrGone = errors.New("the process is gone")
 // The pidfd refers to the process that had the PID when it was opened, so
 // if the start time still matches afterwards, that process is id's, and a
 // signal sent through the pidfd cannot reach a process that got the PID
-// later. Without pidfds (kernels before 5.3) the start time is checked just
-// before kill(2), which leaves the few microseconds between the two.
+// later. Without pidfds (macOS, Linux before 5.3, EnvPortable) the start
+// time is checked just before kill(2), which leaves the microseconds
+// between the two: the PID would have to be freed and the kernel's whole
+// PID range cycled through inside them (docs/processes.md).
 func Signal(id ID, sig syscall.Signal) error {
 	if id.PID <= 1 {
 		// 0 and negative PIDs are groups, 1 is init: never one process of ours.
 		return fmt.Errorf("refuse to signal pid %d", id.PID)
 	}
-	fd, err := unix.PidfdOpen(id.PID, 0)
-	if err == nil {
-		defer unix.Close(fd)
+	fd, err := openPidfd(id.PID)
+	switch {
+	case err == nil:
+		defer closePidfd(fd)
 		if !sameProcess(id) {
 			return ErrGone
 		}
-		return gone(unix.PidfdSendSignal(fd, sig, nil, 0))
-	}
-	if errors.Is(err, unix.ESRCH) {
-		return ErrGone
-	}
-	if !noPidfd(err) {
-		return fmt.Errorf("signal %d: %w", id.PID, err)
+		return pidfdSignal(fd, sig)
+	case !errors.Is(err, errNoPidfd):
+		return err
 	}
 	if !sameProcess(id) {
 		return ErrGone
@@ -55,16 +52,10 @@ func sameProcess(id ID) bool {
 }
 
 func gone(err error) error {
-	if errors.Is(err, unix.ESRCH) {
+	if errors.Is(err, syscall.ESRCH) {
 		return ErrGone
 	}
 	return err
-}
-
-// noPidfd reports whether err says pidfds cannot be used here (an old
-// kernel, or a seccomp filter that refuses the call).
-func noPidfd(err error) bool {
-	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)
 }
 
 // signalGroup sends sig to the process group led by leader while the
@@ -92,7 +83,7 @@ type Child struct {
 // OpenChild returns the child pid of the caller, not yet reaped.
 func OpenChild(pid int) *Child {
 	c := &Child{pid: pid, fd: -1}
-	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+	if fd, err := openPidfd(pid); err == nil {
 		c.fd = fd
 	}
 	return c
@@ -104,7 +95,7 @@ func (c *Child) PID() int { return c.pid }
 // Signal sends sig to the child.
 func (c *Child) Signal(sig syscall.Signal) error {
 	if c.fd >= 0 {
-		return gone(unix.PidfdSendSignal(c.fd, sig, nil, 0))
+		return pidfdSignal(c.fd, sig)
 	}
 	return gone(syscall.Kill(c.pid, sig))
 }
@@ -112,7 +103,7 @@ func (c *Child) Signal(sig syscall.Signal) error {
 // Close releases the pidfd.
 func (c *Child) Close() {
 	if c.fd >= 0 {
-		unix.Close(c.fd)
+		closePidfd(c.fd)
 		c.fd = -1
 	}
 }
@@ -142,25 +133,27 @@ func KillMembers(m Members, killFile string) {
 		}
 		fds := map[int]int{}
 		for _, pid := range pids {
-			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			if fd, err := openPidfd(pid); err == nil {
 				fds[pid] = fd
-			} else if noPidfd(err) {
+			} else if errors.Is(err, errNoPidfd) {
 				fds[pid] = -1
 			}
 		}
 		// Opened while listed: still listed now means the pidfd is the
-		// member's.
+		// member's. Without pidfds the PID is killed by number, which
+		// leaves the microseconds between the listing and kill(2), as in
+		// Signal.
 		still := m.PIDs()
 		for pid, fd := range fds {
 			if slices.Contains(still, pid) {
 				if fd >= 0 {
-					_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+					_ = pidfdSignal(fd, syscall.SIGKILL)
 				} else {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
 			if fd >= 0 {
-				unix.Close(fd)
+				closePidfd(fd)
 			}
 		}
 		time.Sleep(20 * time.Millisecond)

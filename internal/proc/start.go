@@ -8,9 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Cgroup is a control group a command can start in (*cgroup.Group).
@@ -39,10 +36,12 @@ func Start(cmd *exec.Cmd, o Options, cancelGrace time.Duration) (*Tree, error) {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	if o.DieWithParent {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		dieWithParent(cmd.SysProcAttr)
 	}
 	if o.Cgroup != nil && o.Cgroup.FD() >= 0 {
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, o.Cgroup.FD()
+		if err := startInCgroup(cmd.SysProcAttr, o.Cgroup.FD()); err != nil {
+			return nil, err
+		}
 	}
 	// The tree exists only once the command has started; a cancel that
 	// comes at once waits for it.
@@ -80,32 +79,4 @@ func Start(cmd *exec.Cmd, o Options, cancelGrace time.Duration) (*Tree, error) {
 	tree = NewTree(cmd.Process.Pid, o)
 	once.Do(func() { close(ready) })
 	return tree, nil
-}
-
-var (
-	subreaperOnce sync.Once
-	subreaperErr  error
-)
-
-// EnableSubreaper makes this process a child subreaper
-// (PR_SET_CHILD_SUBREAPER), so processes that a command detaches with setsid
-// re-parent to us instead of PID 1 and can still be found, killed and
-// reaped. Call it once at start-up, before starting commands; later calls
-// return the first result.
-func EnableSubreaper() error {
-	subreaperOnce.Do(func() {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			subreaperErr = fmt.Errorf("set child subreaper: %w", err)
-		}
-	})
-	return subreaperErr
-}
-
-// IsSubreaper reports whether this process is a child subreaper.
-func IsSubreaper() bool {
-	var v int32
-	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&v)), 0, 0, 0); err != nil {
-		return false
-	}
-	return v != 0
 }

@@ -2,23 +2,26 @@ package proc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
 
-// ID identifies one process across PID reuse: its PID and its start time in
-// clock ticks since boot (field 22 of /proc/PID/stat). The kernel never
+// ID identifies one process across PID reuse: its PID and its start time
+// (Linux: clock ticks since boot, field 22 of /proc/PID/stat; macOS:
+// microseconds since the epoch, kinfo_proc's p_starttime). The kernel never
 // gives two processes alive at the same time the same PID, and a recycled
 // PID has a later start time, so the pair names one process for good.
+// Start times are compared on the machine that recorded them only.
 type ID struct {
 	PID       int    `json:"pid"`
 	StartTime uint64 `json:"start_time"`
 }
 
-// Stat is what zerg reads from /proc/PID/stat.
+// Stat is what zerg reads of a process (Linux: /proc/PID/stat; macOS: the
+// kern.proc sysctl).
 type Stat struct {
 	PID, PPID, PGID, SID int
 	State                byte // R, S, D, Z, T, …
@@ -30,19 +33,6 @@ func (s Stat) ID() ID { return ID{PID: s.PID, StartTime: s.StartTime} }
 
 // Zombie reports whether the process has exited and waits to be reaped.
 func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' }
-
-// procRoot is where process information is read; tests do not change it,
-// but keeping one name makes every read of it easy to find.
-const procRoot = "/proc/"
-
-// ReadStat reads and parses /proc/PID/stat.
-func ReadStat(pid int) (Stat, error) {
-	data, err := os.ReadFile(procRoot + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Stat{}, err
-	}
-	return ParseStat(pid, data)
-}
 
 // ParseStat parses the contents of /proc/PID/stat. The command name
 // (field 2) may contain spaces and parentheses, so fields are counted from
@@ -67,26 +57,6 @@ func ParseStat(pid int, data []byte) (Stat, error) {
 	return Stat{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: f[0][0], StartTime: start}, nil
 }
 
-// Scan reads every process's stat. Processes that vanish mid-scan are
-// skipped.
-func Scan() (map[int]Stat, error) {
-	ents, err := os.ReadDir(procRoot)
-	if err != nil {
-		return nil, fmt.Errorf("scan /proc: %w", err)
-	}
-	out := make(map[int]Stat, len(ents))
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if st, err := ReadStat(pid); err == nil {
-			out[pid] = st
-		}
-	}
-	return out, nil
-}
-
 // Identify returns the identity of the process pid now names.
 func Identify(pid int) (ID, error) {
 	if pid <= 0 {
@@ -109,41 +79,48 @@ func (id ID) Alive() bool {
 	return err == nil && st.StartTime == id.StartTime && !st.Zombie()
 }
 
-// Cmdline returns pid's arguments (nil when it cannot be read, or for a
-// kernel thread or zombie).
-func Cmdline(pid int) []string {
-	raw, err := os.ReadFile(procRoot + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || len(raw) == 0 {
-		return nil
+// parseProcargs2 parses what macOS's kern.procargs2 sysctl returns for a
+// process: its argc as a 32-bit integer, the executable's path, NUL
+// padding, then argc NUL-terminated arguments and the NUL-terminated
+// entries of the initial environment, which end at an empty string (the
+// kernel's own strings follow). It is here, not in the darwin file, so
+// that the tests run it where they run.
+func parseProcargs2(buf []byte) (argv, env []string, err error) {
+	if len(buf) < 4 {
+		return nil, nil, errors.New("procargs2: too short")
 	}
-	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-}
-
-// hasEnv reports whether pid's initial environment contains the entry kv
-// ("KEY=value").
-func hasEnv(pid int, kv []byte) bool {
-	if len(kv) == 0 {
-		return false
+	argc := int(binary.LittleEndian.Uint32(buf))
+	rest := buf[4:]
+	// The executable's path, then the padding.
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 {
+		return nil, nil, errors.New("procargs2: no executable path")
 	}
-	data, err := os.ReadFile(procRoot + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	rest = rest[i:]
+	for len(rest) > 0 && rest[0] == 0 {
+		rest = rest[1:]
 	}
-	for len(data) > 0 {
-		var ent []byte
-		ent, data, _ = bytes.Cut(data, []byte{0})
-		if bytes.Equal(ent, kv) {
-			return true
+	next := func() (string, bool) {
+		i := bytes.IndexByte(rest, 0)
+		if i < 0 {
+			return "", false
 		}
+		s := string(rest[:i])
+		rest = rest[i+1:]
+		return s, true
 	}
-	return false
-}
-
-// cwdOf returns the current directory of pid, "" when unknown.
-func cwdOf(pid int) string {
-	p, err := os.Readlink(procRoot + strconv.Itoa(pid) + "/cwd")
-	if err != nil {
-		return ""
+	for range argc {
+		a, ok := next()
+		if !ok {
+			return nil, nil, fmt.Errorf("procargs2: %d of %d arguments", len(argv), argc)
+		}
+		argv = append(argv, a)
 	}
-	return p
+	for {
+		e, ok := next()
+		if !ok || e == "" {
+			return argv, env, nil
+		}
+		env = append(env, e)
+	}
 }

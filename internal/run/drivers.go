@@ -89,6 +89,10 @@ func IsolationBoundsCommands(mode string) bool {
 func driverReady(ctx context.Context, opts *Options) error {
 	switch opts.Config.Mode {
 	case config.ModeSandbox:
+		if err := sandboxSupported(); err != nil {
+			// Another OS: one line naming the modes that run there.
+			return &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
 		if err := sandboxReady(ctx, *opts); err != nil {
 			return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
 				"sandbox mode cannot run on this machine: %w; fix that (zerg doctor says more) or set mode: subprocess in .zerg/config.yaml, which is weaker (docs/security.md)", err)}
@@ -119,6 +123,9 @@ func driverReady(ctx context.Context, opts *Options) error {
 		return nil
 	}
 }
+
+// sandboxSupported is sandbox.Supported; the tests play another OS.
+var sandboxSupported = sandbox.Supported
 
 // sandboxReady starts a sandbox as the first worker slot's user.
 func sandboxReady(ctx context.Context, opts Options) error {

@@ -23,6 +23,9 @@ var versionRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
 // mounts and zerg binary bind of Command. The error says what is missing and
 // how to fix it.
 func Check(ctx context.Context, uid, gid int) error {
+	if err := Supported(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	bwrap, err := exec.LookPath("bwrap")

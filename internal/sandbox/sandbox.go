@@ -106,6 +106,9 @@ var systemTmpfs = []string{"/tmp", "/home", "/root", "/run", "/var/tmp"}
 // 128+signal when a signal killed it. Cancelling ctx kills bwrap, and with it
 // every process in the sandbox.
 func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
+	if err := Supported(); err != nil {
+		return nil, err
+	}
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: bubblewrap (bwrap) is not installed: %w", err)
@@ -149,7 +152,8 @@ func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
 	pargs := append(append([]string{PrepCommand}, prep.Flags()...), "--", bwrap)
 	cmd := exec.CommandContext(ctx, exe, append(pargs, args...)...)
 	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	privateMounts(cmd.SysProcAttr)
 	s.intoCgroup(cmd.SysProcAttr)
 	return cmd, nil
 }
@@ -157,7 +161,7 @@ func Command(ctx context.Context, s Spec, argv ...string) (*exec.Cmd, error) {
 // intoCgroup starts the process in the spec's cgroup v2 group.
 func (s Spec) intoCgroup(a *syscall.SysProcAttr) {
 	if fd := s.Cgroup.FD(); fd >= 0 {
-		a.UseCgroupFD, a.CgroupFD = true, fd
+		intoCgroupFD(a, fd)
 	}
 }
 

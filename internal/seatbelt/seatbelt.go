@@ -121,6 +121,7 @@ func Profile(s Spec) (string, error) {
 	}
 	writable := dedupe([]string{s.Workspace, s.Home, s.Tmp})
 	readable := dedupe(append(slices.Clone(s.ReadOnly), writable...))
+	allDevices := slices.Concat(devices.readWrite, devices.readOnly)
 
 	var b strings.Builder
 	b.WriteString("(version 1)\n")
@@ -146,10 +147,10 @@ func Profile(s Spec) (string, error) {
 
 	b.WriteString("\n; stat() on the directories above each allowed path (and on nothing in them),\n")
 	b.WriteString("; so that realpath and a shell's cd can walk down to it.\n")
-	rule(&b, "allow file-read-metadata", literals(ancestors(append(slices.Concat(readable, devices.readWrite, devices.readOnly), s.GatewaySocket))))
+	rule(&b, "allow file-read-metadata", literals(ancestors(slices.Concat(readable, allDevices, []string{s.GatewaySocket}))))
 
 	b.WriteString("\n; Read: the toolchains, the CLI's install, the workspace, the private HOME and TMPDIR.\n")
-	rule(&b, "allow file-read*", append(subpaths(readable), literals(append(slices.Clone(devices.readWrite), devices.readOnly...))...))
+	rule(&b, "allow file-read*", append(subpaths(readable), literals(allDevices)...))
 
 	b.WriteString("\n; Write: the workspace, the private HOME and TMPDIR, and /dev/null only.\n")
 	rule(&b, "allow file-write*", append(subpaths(writable), literals(devices.readWrite)...))

@@ -99,6 +99,10 @@ func driverReady(ctx context.Context, opts *Options) error {
 		}
 		return nil
 	case config.ModeContainer:
+		if err := containerSupported(); err != nil {
+			// Another OS: one line naming the modes that run there.
+			return &Error{Kind: Setup, Feature: opts.Feature, Err: err}
+		}
 		box, err := containerReady(ctx, *opts)
 		if err != nil {
 			return &Error{Kind: Setup, Feature: opts.Feature, Err: fmt.Errorf(
@@ -124,8 +128,12 @@ func driverReady(ctx context.Context, opts *Options) error {
 	}
 }
 
-// sandboxSupported is sandbox.Supported; the tests play another OS.
-var sandboxSupported = sandbox.Supported
+// sandboxSupported and containerSupported are the packages' Supported;
+// the tests play another OS.
+var (
+	sandboxSupported   = sandbox.Supported
+	containerSupported = container.Supported
+)
 
 // sandboxReady starts a sandbox as the first worker slot's user.
 func sandboxReady(ctx context.Context, opts Options) error {

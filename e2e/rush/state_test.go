@@ -152,9 +152,11 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 	for _, mode := range slices.Compact([]string{"subprocess", isolated}) {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, func(dir string) {
+				// Through sh: from 2.1.332 on the CLI's Bash tool refuses a
+				// standalone long sleep ("Blocked: standalone sleep 120").
 				editFile(t, scenarioPath(dir), func(s string) string {
 					return strings.Replace(s, "      - tools: [{name: Write, input: {file_path: data/names.txt",
-						"      - tools: [{name: Bash, input: {command: \"sleep 120\", description: \"take a while\"}}]\n      - tools: [{name: Write, input: {file_path: data/names.txt", 1)
+						"      - tools: [{name: Bash, input: {command: \"sh -c 'sleep 120'\", description: \"take a while\"}}]\n      - tools: [{name: Write, input: {file_path: data/names.txt", 1)
 				})
 				editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string {
 					return modeLines(mode) + s

@@ -194,7 +194,7 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
 test: claude claude-matrix bwrap tmux iproute2 chromium strace container-image ecosystems fmt-check vet cross
-	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 30m ./...
+	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 50m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
 	$(MAKE) --no-print-directory test-portable go-install-check cli-matrix

@@ -116,7 +116,9 @@ func TestPortableTreeFindsDetachedOrphansByMarker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.PPID != cmd.Process.Pid && st.PPID != os.Getpid() {
+			// And it has run setsid: until then, under load, it is still
+			// in the shell's group, which the tree's kill reaches.
+			if st.PPID != cmd.Process.Pid && st.PPID != os.Getpid() && st.SID == orphan {
 				break
 			}
 			if st.PPID == os.Getpid() {

@@ -1,8 +1,9 @@
 package container
 
 import (
-	"fmt"
 	"runtime"
+
+	"github.com/zergrush/zerg/internal/platform"
 )
 
 // Supported is nil where container mode can run: Linux, where the engine
@@ -17,12 +18,5 @@ func Supported() error { return SupportedOn(runtime.GOOS) }
 
 // SupportedOn is Supported for the OS goos (runtime.GOOS's names).
 func SupportedOn(goos string) error {
-	if goos == "linux" {
-		return nil
-	}
-	name := goos
-	if goos == "darwin" {
-		name = "macOS"
-	}
-	return fmt.Errorf("container mode runs on Linux only (the container's init is zerg's own Linux binary); on %s set mode: subprocess (or tasks) in .zerg/config.yaml (docs/macos.md)", name)
+	return platform.LinuxOnly(goos, "container", "the container's init is zerg's own Linux binary")
 }

@@ -1,8 +1,9 @@
 package sandbox
 
 import (
-	"fmt"
 	"runtime"
+
+	"github.com/zergrush/zerg/internal/platform"
 )
 
 // Supported is nil where sandbox mode can run: Linux, with bubblewrap's
@@ -12,12 +13,5 @@ func Supported() error { return SupportedOn(runtime.GOOS) }
 
 // SupportedOn is Supported for the OS goos (runtime.GOOS's names).
 func SupportedOn(goos string) error {
-	if goos == "linux" {
-		return nil
-	}
-	name := goos
-	if goos == "darwin" {
-		name = "macOS"
-	}
-	return fmt.Errorf("sandbox mode runs on Linux only (bubblewrap namespaces and seccomp); on %s set mode: subprocess (or tasks) in .zerg/config.yaml (docs/macos.md)", name)
+	return platform.LinuxOnly(goos, "sandbox", "bubblewrap namespaces and seccomp")
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,33 @@ type doctorReport struct {
 	Credential string `json:"credential"`
 	// Probe is the launch probe of the CLI (nil when there is none to run).
 	Probe *probeCheck `json:"probe,omitempty"`
+	// Modes are the modes that can run on this machine, from the checks
+	// above (subprocess and tasks need nothing beyond the CLI and git).
+	Modes []string `json:"modes"`
+}
+
+// runnableModes are the modes rep's checks say can run here, and the
+// reason of each that cannot.
+func runnableModes(rep doctorReport) (run []string, not map[string]string) {
+	not = map[string]string{}
+	if !rep.Claude.Found || rep.Claude.Version == "" || !rep.Git.Found {
+		for _, m := range []string{config.ModeSandbox, config.ModeSubprocess, config.ModeContainer, config.ModeTasks} {
+			not[m] = "no usable claude and git"
+		}
+		return nil, not
+	}
+	if rep.Sandbox.Available {
+		run = append(run, config.ModeSandbox)
+	} else {
+		not[config.ModeSandbox] = rep.Sandbox.Error
+	}
+	run = append(run, config.ModeSubprocess)
+	if rep.Container.Available {
+		run = append(run, config.ModeContainer)
+	} else {
+		not[config.ModeContainer] = rep.Container.Error
+	}
+	return append(run, config.ModeTasks), not
 }
 
 // containerCheck says whether container mode works here: the engine
@@ -262,6 +290,10 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if d.container != nil {
 		rep.Container = d.container(ctx, a)
 	}
+	rep.Modes, _ = runnableModes(rep)
+	if rep.Modes == nil {
+		rep.Modes = []string{}
+	}
 	rep.OK = rep.Config == "" && rep.Claude.Found && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) && rep.Git.Found &&
 		(rep.Mode != config.ModeContainer || rep.Container.Available) && (rep.Probe == nil || rep.Probe.OK)
 
@@ -415,6 +447,25 @@ func printDoctor(a *app, rep doctorReport) {
 		line("--", "container", "unavailable: "+ct.Error+" (optional: needed for the container isolation mode)")
 	}
 	line("ok", "processes", rep.Processes)
+	if run, not := runnableModes(rep); len(run) == 0 {
+		line("FAIL", "modes", "none can run here: "+not[config.ModeSubprocess])
+	} else {
+		text := "these run here: " + strings.Join(run, ", ")
+		for _, m := range []string{config.ModeSandbox, config.ModeContainer} {
+			if why, ok := not[m]; ok {
+				if why == "" {
+					why = "not checked"
+				}
+				text += "; not " + m + " (" + textx.OneLine(why) + ")"
+			}
+		}
+		status := "ok"
+		if !slices.Contains(run, rep.Mode) {
+			status = "note"
+			text += "; the config's mode " + rep.Mode + " is not among them: fix what it needs above, or set mode: " + run[0] + " in .zerg/config.yaml"
+		}
+		line(status, "modes", text)
+	}
 	if rep.Root {
 		line("note", "root", "running as root: workers never get bypassPermissions")
 	} else {

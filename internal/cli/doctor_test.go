@@ -156,6 +156,11 @@ func TestDoctorSandboxUnavailable(t *testing.T) {
 	if want := "--      sandbox          unavailable: sandbox: bubblewrap (bwrap) is not installed (optional"; !strings.Contains(out.String(), want) {
 		t.Fatalf("output lacks %q:\n%s", want, out.String())
 	}
+	// The modes this machine can run, and what the missing one needs; the
+	// config's mode (sandbox, the default) is not among them.
+	if want := "note    modes            these run here: subprocess, tasks; not sandbox (sandbox: bubblewrap (bwrap) is not installed); not container (not checked); the config's mode sandbox is not among them: fix what it needs above, or set mode: subprocess in .zerg/config.yaml"; !strings.Contains(out.String(), want) {
+		t.Fatalf("output lacks %q:\n%s", want, out.String())
+	}
 	out.Reset()
 	if err := runDoctor(context.Background(), newApp(&out, &out), d, "", true); err != nil {
 		t.Fatal(err)
@@ -163,6 +168,9 @@ func TestDoctorSandboxUnavailable(t *testing.T) {
 	var raw map[string]any
 	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
 		t.Fatal(err)
+	}
+	if m := fmt.Sprint(raw["modes"]); m != "[subprocess tasks]" {
+		t.Fatalf("modes in JSON: %s", m)
 	}
 	sb, _ := raw["sandbox"].(map[string]any)
 	if sb["available"] != false || sb["error"] != "sandbox: bubblewrap (bwrap) is not installed" || sb["user"] != "nobody (uid 65534)" {

@@ -402,13 +402,14 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 				c.cancel(err)
 			}
 		}
-		// An account refusal recorded since the check above stops this
-		// start too: every request of it would be refused. (A budget stop
-		// does not: this attempt's cost was reserved before it.) A wait
+		// A stop recorded since the check above (an account refusal, a
+		// refusal everybody meets) stops this start too: every request of
+		// it would be refused. (A budget stop does not: this attempt's cost
+		// was reserved before it.) A wait
 		// for a reset begun since holds it back until the reset.
 		actx, acancel := context.WithCancelCause(ctx)
 		c.launch.Lock()
-		if h := c.halted(); h != nil && h.Kind == Account {
+		if h := c.halted(); h != nil && h.Kind != Budget {
 			c.launch.Unlock()
 			acancel(nil)
 			c.gov.Release(probe, Outcome{})

@@ -6,7 +6,6 @@ package rush
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -139,27 +138,12 @@ func (p *project) zerg(args ...string) result {
 	return p.zergEnv(p.env(), args...)
 }
 
-// zergEnv runs zerg with the given environment.
+// zergEnv runs zerg with the given environment (e2ebin.Command: a zerg
+// that could not start, or ran past five minutes, fails the test).
 func (p *project) zergEnv(env []string, args ...string) result {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zergBin, args...)
-	cmd.Dir = p.dir
-	cmd.Env = env
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	r := result{stdout: so.String(), stderr: se.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		p.t.Fatalf("zerg %v: %v", args, err)
-	}
-	return r
+	r := e2ebin.Command(p.t, 5*time.Minute, p.dir, env, zergBin, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr}
 }
 
 func (p *project) events() []eventlog.Event {

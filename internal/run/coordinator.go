@@ -498,6 +498,12 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		c.mu.Lock()
 		everybody := c.faults.note(c.feature, t.ID, res)
+		if everybody != nil && c.halt == nil {
+			// Halted in the same step as the fault is counted: another
+			// task's attempt finishing meanwhile must not start a retry
+			// before stopLaunching below has run.
+			c.halt = everybody
+		}
 		c.mu.Unlock()
 		if everybody != nil {
 			// Every worker would meet it: the running ones are stopped,

@@ -164,17 +164,8 @@ func TestCLIRefusalStopsTheLaunching(t *testing.T) {
 			t.Fatalf("%d workers: err %v, want Environment after 2 attempts with the fix", workers, err)
 		}
 		// (With two workers, one more attempt may have started before the
-		// second refusal came back.) Under the race detector, with two
-		// workers, the other task's attempts were seen to go on after the
-		// stop (up to 6 in all, 1 run in 10): a race not yet found, so the
-		// bound there is the task's retries; the end-to-end test
-		// (TestLaunchCheckSkippedTheRefusalStopsTheRun) holds the strict
-		// one with real workers.
-		limit := 1 + workers
-		if workers > 1 && raceEnabled {
-			limit = 2 + w.cfg.Retry.InfraMaxAttempts
-		}
-		if n := len(w.att.calls); n > limit {
+		// second refusal came back.)
+		if n := len(w.att.calls); n > 1+workers {
 			t.Errorf("%d workers: %d attempts, want the launching stopped after 2", workers, n)
 		}
 		for _, id := range []string{"A", "B"} {

@@ -1,6 +1,0 @@
-//go:build !race
-
-package run
-
-// raceEnabled: the tests run under the race detector (go test -race).
-const raceEnabled = false

@@ -179,15 +179,7 @@ func (s *sampler) run(stop <-chan struct{}) {
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
-		members := map[int]bool{}
-		for _, f := range s.groups {
-			b, _ := os.ReadFile(f)
-			for _, l := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(l); err == nil {
-					members[pid] = true
-				}
-			}
-		}
+		members := s.members()
 		entries, _ := os.ReadDir("/proc")
 		var pss, rss int64
 		procs := 0
@@ -202,7 +194,10 @@ func (s *sampler) run(stop <-chan struct{}) {
 			}
 			procs++
 			pss, rss = pss+p, rss+r
-			if !members[pid] && ownedBy(pid, s.uid) {
+			// A process forked after the group was read is not in that
+			// reading but is in the group (a child starts in its parent's):
+			// the group is read again before a process counts as outside.
+			if !members[pid] && !s.members()[pid] && ownedBy(pid, s.uid) {
 				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 				s.outside = append(s.outside, fmt.Sprintf("%d (%s)", pid, strings.TrimSpace(string(comm))))
 			}
@@ -212,6 +207,20 @@ func (s *sampler) run(stop <-chan struct{}) {
 		}
 		s.maxProcs, s.maxPss, s.maxRss = max(s.maxProcs, procs), max(s.maxPss, pss), max(s.maxRss, rss)
 	}
+}
+
+// members is the pids the group's cgroup.procs files list now.
+func (s *sampler) members() map[int]bool {
+	m := map[int]bool{}
+	for _, f := range s.groups {
+		b, _ := os.ReadFile(f)
+		for _, l := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(l); err == nil {
+				m[pid] = true
+			}
+		}
+	}
+	return m
 }
 
 func ownedBy(pid, uid int) bool {

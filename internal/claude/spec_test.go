@@ -411,7 +411,7 @@ func TestAPIFromGetenvPrecedence(t *testing.T) {
 			}
 			a := APIFromGetenv(func(k string) string { return env[k] }, tc.vars)
 			if a.BaseURL != "http://env" || a.APIKey != tc.key || a.AuthToken != tc.auth || a.OAuthToken != tc.oauth {
-				t.Errorf("got key %q auth %q oauth %q base %q, want %q %q %q", string(a.APIKey), string(a.AuthToken), string(a.OAuthToken), a.BaseURL, tc.key, tc.auth, tc.oauth)
+				t.Errorf("got key %q auth %q oauth %q base %q, want %q %q %q", string(a.APIKey), string(a.AuthToken), string(a.OAuthToken), a.BaseURL, string(tc.key), string(tc.auth), string(tc.oauth))
 			}
 		})
 	}

@@ -34,7 +34,10 @@ type APIError struct {
 //     gateway in ANTHROPIC_BASE_URL, a firewall): fatal/forbidden. Its
 //     refusal is a policy, which retrying does not change (the CLI does not
 //     retry a 403 either); as infra it was retried with backoff for every
-//     task before the run failed anyway, with the cause buried.
+//     task before the run failed anyway, with the cause buried. Only a
+//     known error type tells the two apart: the pinned CLI reports every
+//     403 as its own authentication_failed without the type, which
+//     internal/claude takes as account/auth before this table's 403 row.
 //
 // A bad request (400) is fatal here: the CLI's own request is malformed,
 // which no retry fixes. internal/driver makes it the task's when code in

@@ -180,6 +180,13 @@ func TestE2EFaults(t *testing.T) {
 		{"401", `{http: 401}`, 0, outcome.Account, outcome.ReasonAuth},
 		{"400", `{http: 400}`, 0, outcome.Fatal, outcome.ReasonBadRequest},
 		{"404 model", `{http: 404, kinds: [main, fallback]}`, 0, outcome.Fatal, outcome.ReasonModelNotFound},
+		// The 403 class through the real CLI: it reports every 403 as its
+		// own authentication_failed ("Failed to authenticate. API Error:
+		// 403 …", without the error type), so without a gateway any 403
+		// is account/auth, a proxy's too (docs/driver.md).
+		{"403 permission_error", `{http: 403}`, 0, outcome.Account, outcome.ReasonAuth},
+		{"403 not the API's", `{http: 403, error_type: forbidden, message: "blocked by the proxy's policy"}`, 0, outcome.Account, outcome.ReasonAuth},
+		{"400 usage limit", `{http: 400, message: "You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC."}`, 0, outcome.Account, outcome.ReasonUsageLimit},
 		{"malformed stream", `{malformed: garbage, kinds: [main, fallback]}`, 0, outcome.Infra, outcome.ReasonMalformed},
 		{"stall before headers, CLI timeout", `{stall: before_headers, duration: 60s, kinds: [main, fallback]}`, 0, outcome.Infra, outcome.ReasonTimeout},
 		{"stall after headers, our watchdog", `{stall: after_message_start, kinds: [main, fallback]}`, 8 * time.Second, outcome.Infra, outcome.ReasonStalled},

@@ -52,32 +52,45 @@ type APISettings struct {
 	OAuthToken Secret
 }
 
-// APIFromEnv reads the API settings from the process environment.
-func APIFromEnv() APISettings { return apiFromGetenv(os.Getenv) }
-
-func apiFromGetenv(getenv func(string) string) APISettings {
-	return APISettings{
-		BaseURL:    getenv(EnvBaseURL),
-		APIKey:     Secret(getenv(EnvAPIKey)),
-		AuthToken:  Secret(getenv(EnvAuthToken)),
-		OAuthToken: Secret(getenv(EnvOAuthToken)),
-	}
+// CredentialVars names the variables APIFromGetenv reads a credential
+// from besides the CLI's own: the config's claude.api_key_env and
+// claude.oauth_token_env. Empty fields are the CLI's names.
+type CredentialVars struct {
+	APIKey     string // read after ANTHROPIC_API_KEY, and wins when set
+	OAuthToken string // read instead of CLAUDE_CODE_OAUTH_TOKEN
 }
 
-// Merge returns a with every empty field filled from b: explicit config
-// first, then the environment.
-func (a APISettings) Merge(b APISettings) APISettings {
-	if a.BaseURL == "" {
-		a.BaseURL = b.BaseURL
+// APIFromEnv reads the API settings from the process environment under
+// the CLI's own variable names (see APIFromGetenv).
+func APIFromEnv() APISettings { return APIFromGetenv(os.Getenv, CredentialVars{}) }
+
+// APIFromGetenv is the one reader of the credentials in an environment. The
+// precedence is the claude CLI's own: ANTHROPIC_AUTH_TOKEN and
+// ANTHROPIC_API_KEY (the key from vars.APIKey when that is set) come before
+// the subscription token, which the CLI ignores when either is set. The
+// token is then not read at all, so no session or gateway holds a secret
+// the CLI would not use, and the credential zerg reports is the one the
+// requests carry. A key and an auth token are both kept: the CLI sends
+// the auth token as Authorization: Bearer and the key as x-api-key, and
+// which one counts is the endpoint's business (a gateway in
+// ANTHROPIC_BASE_URL may want the bearer token).
+func APIFromGetenv(getenv func(string) string, vars CredentialVars) APISettings {
+	a := APISettings{
+		BaseURL:   getenv(EnvBaseURL),
+		APIKey:    Secret(getenv(EnvAPIKey)),
+		AuthToken: Secret(getenv(EnvAuthToken)),
 	}
-	if a.APIKey == "" {
-		a.APIKey = b.APIKey
+	if vars.APIKey != "" {
+		if k := getenv(vars.APIKey); k != "" {
+			a.APIKey = Secret(k)
+		}
 	}
-	if a.AuthToken == "" {
-		a.AuthToken = b.AuthToken
-	}
-	if a.OAuthToken == "" {
-		a.OAuthToken = b.OAuthToken
+	if a.APIKey == "" && a.AuthToken == "" {
+		name := vars.OAuthToken
+		if name == "" {
+			name = EnvOAuthToken
+		}
+		a.OAuthToken = Secret(getenv(name))
 	}
 	return a
 }

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"encoding/json"
 	"io"
 	"maps"
 	"regexp"
@@ -288,42 +289,39 @@ func classify(r *ResultEvent, resultFirst bool, synthetic, synthText string, pf 
 	return outcome.Infra, outcome.ReasonUnknownResult, r.Subtype + ": " + detail
 }
 
-// classifyAPIError sorts a success/is_error result: the final API call failed.
+// classifyAPIError sorts a success/is_error result: the final API call
+// failed. The CLI's own words come first (its synthetic error kinds and the
+// texts it writes itself); what the API answered goes through the one
+// table, outcome.ClassifyAPIError, read back from the CLI's rendering.
 func classifyAPIError(r *ResultEvent, synthetic, text string) (outcome.Class, string) {
-	st := r.APIErrorStatus
 	if synthetic == "billing_error" {
 		return outcome.Account, outcome.ReasonCredit
 	}
-	if reason := AccountReason(st, text); reason != "" {
-		return outcome.Account, reason
+	class, reason := outcome.ClassifyAPIError(renderedAPIError(r.APIErrorStatus, text))
+	if class == outcome.Account {
+		return class, reason
 	}
 	switch {
 	// Credentials: nothing else will work either.
 	case synthetic == "authentication_failed" ||
 		strings.HasPrefix(text, "Invalid API key") || strings.Contains(text, "Not logged in"):
 		return outcome.Account, outcome.ReasonAuth
-	case st == 404 || synthetic == "model_not_found":
+	case synthetic == "model_not_found":
 		return outcome.Fatal, outcome.ReasonModelNotFound
 	// Request/model problems tied to this task's conversation.
 	case r.StopReason == "refusal":
 		return outcome.Task, outcome.ReasonRefusal
 	case synthetic == "max_output_tokens" || strings.Contains(text, "output token maximum"):
 		return outcome.Task, outcome.ReasonMaxOutputTokens
-	case st == 413:
-		return outcome.Task, outcome.ReasonTooLarge
-	case st == 400 && strings.Contains(strings.ToLower(text), "prompt is too long"):
-		return outcome.Task, outcome.ReasonContextTooLong
-	case st == 400 || synthetic == "invalid_request":
+	case reason != outcome.ReasonAPIError:
+		return class, reason
+	// The CLI's words for failures without a status the table knows.
+	case synthetic == "invalid_request":
 		return outcome.Fatal, outcome.ReasonBadRequest
-	// Upstream trouble.
-	case st == 429 || synthetic == "rate_limit":
+	case synthetic == "rate_limit":
 		return outcome.Infra, outcome.ReasonRateLimit
-	case st == 529 || strings.Contains(text, "Repeated 529") || strings.Contains(text, "Overloaded"):
+	case strings.Contains(text, "Repeated 529") || strings.Contains(text, "Overloaded"):
 		return outcome.Infra, outcome.ReasonOverloaded
-	case st == 403:
-		return outcome.Infra, outcome.ReasonForbidden
-	case st >= 500 && st <= 599:
-		return outcome.Infra, outcome.ReasonServerError
 	case strings.HasPrefix(text, "API Error: Unable to connect"):
 		return outcome.Infra, outcome.ReasonConnection
 	case strings.HasPrefix(text, "Request timed out") || strings.HasPrefix(text, "API Error: The operation timed out"):
@@ -336,26 +334,35 @@ func classifyAPIError(r *ResultEvent, synthetic, text string) (outcome.Class, st
 	return outcome.Infra, outcome.ReasonAPIError
 }
 
-// AccountReason says whether an API error answer is about the account
-// rather than the request: "credit" (the balance is too low), "usage_limit"
-// (an organisation's or a subscription's spending or usage limit; not the
-// per-minute rate limit, which passes) or "auth" (a revoked or invalid key,
-// or a key without permission). text is the API's error type and message,
-// or the CLI's rendering of them; "" when it is none of these.
-func AccountReason(status int, text string) string {
-	l := strings.ToLower(text)
-	switch {
-	case strings.Contains(l, "credit balance"):
-		return outcome.ReasonCredit
-	case (status == 429 || status == 403 || status == 400 || status == 0) &&
-		(strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")):
-		return outcome.ReasonUsageLimit
-	case status == 401 || strings.Contains(l, "authentication_error"):
-		return outcome.ReasonAuth
-	case status == 403 && strings.Contains(l, "permission_error"):
-		return outcome.ReasonAuth
+// renderedAPIError reads the API's answer back from the CLI's rendering of
+// it: "API Error: 403 permission_error: …", "API Error: Request rejected
+// (429) · …", "API Error: 400 {"type":"error","error":{…}}", or the CLI's
+// own sentence ("Credit balance is too low").
+func renderedAPIError(status int, text string) outcome.APIError {
+	m := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(m, "API Error: "); ok {
+		m = rest
+		if rest, ok := strings.CutPrefix(m, "Request rejected ("); ok {
+			if _, after, ok := strings.Cut(rest, ") · "); ok {
+				m = after
+			}
+		} else if code, after, ok := strings.Cut(m, " "); ok && len(code) == 3 && strings.Trim(code, "0123456789") == "" {
+			m = after
+		}
 	}
-	return ""
+	e := outcome.APIError{Status: status, Message: m}
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if strings.HasPrefix(m, "{") && json.Unmarshal([]byte(m), &body) == nil && body.Error.Type != "" {
+		e.Type, e.Message = body.Error.Type, body.Error.Message
+	} else if typ, msg, ok := strings.Cut(m, ": "); ok && strings.HasSuffix(typ, "_error") && !strings.ContainsAny(typ, " \t") {
+		e.Type, e.Message = typ, msg
+	}
+	return e
 }
 
 // resetRE finds the time a usage-limit message says access comes back:

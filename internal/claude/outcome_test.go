@@ -2,6 +2,7 @@ package claude
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,7 +213,13 @@ func TestClassifyDocumentedResults(t *testing.T) {
 		{"stream idle timeout", []string{synth("unknown", "x"), res("", "API Error: The operation timed out.", "stop_sequence")}, outcome.Infra, outcome.ReasonTimeout},
 		{"empty or malformed", []string{synth("unknown", "x"), res("", "API Error: API returned an empty or malformed response (HTTP 200) — check for a proxy", "stop_sequence")}, outcome.Infra, outcome.ReasonMalformed},
 		{"502", []string{res("502", "API Error: 502 Bad Gateway", "stop_sequence")}, outcome.Infra, outcome.ReasonServerError},
-		{"403", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, outcome.Infra, outcome.ReasonForbidden},
+		// A 403 that is not the API's permission_error: a proxy's refusal,
+		// fatal (it was infra, retried for every task).
+		{"403 from a proxy", []string{res("403", "API Error: 403 forbidden", "stop_sequence")}, outcome.Fatal, outcome.ReasonForbidden},
+		{"403 permission_error as JSON", []string{res("403", `API Error: 403 {\"type\":\"error\",\"error\":{\"type\":\"permission_error\",\"message\":\"Your API key does not have permission to use the specified resource.\"}}`, "stop_sequence")}, outcome.Account, outcome.ReasonAuth},
+		// Credit is the API's sentence at the start, not quoted inside
+		// another answer (it was found anywhere).
+		{"credit balance quoted in a 400", []string{res("400", "API Error: 400 messages.0: credit balance is too low", "stop_sequence")}, outcome.Fatal, outcome.ReasonBadRequest},
 		{"prompt too long", []string{res("400", "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", "stop_sequence")}, outcome.Task, outcome.ReasonContextTooLong},
 		{"billing", []string{synth("billing_error", "Credit balance is too low"), res("", "Credit balance is too low", "stop_sequence")}, outcome.Account, outcome.ReasonCredit},
 		{"unknown api error", []string{res("", "something new", "stop_sequence")}, outcome.Infra, outcome.ReasonAPIError},
@@ -240,7 +247,10 @@ func TestClassifyDocumentedResults(t *testing.T) {
 	}
 }
 
-func TestAccountReasonAndReset(t *testing.T) {
+// TestRenderedAccountErrorsAndReset: the API's answer read back from the
+// CLI's rendering, bare or after "API Error: NNN ", reaches the account
+// class when the table says so.
+func TestRenderedAccountErrorsAndReset(t *testing.T) {
 	cases := []struct {
 		status int
 		text   string
@@ -256,8 +266,14 @@ func TestAccountReasonAndReset(t *testing.T) {
 		{403, "forbidden", ""},
 	}
 	for _, c := range cases {
-		if got := AccountReason(c.status, c.text); got != c.want {
-			t.Errorf("AccountReason(%d, %q) = %q, want %q", c.status, c.text, got, c.want)
+		for _, text := range []string{c.text, fmt.Sprintf("API Error: %d %s", c.status, c.text)} {
+			got := ""
+			if class, reason := outcome.ClassifyAPIError(renderedAPIError(c.status, text)); class == outcome.Account {
+				got = reason
+			}
+			if got != c.want {
+				t.Errorf("%d %q: account reason %q, want %q (read as %+v)", c.status, text, got, c.want, renderedAPIError(c.status, text))
+			}
 		}
 	}
 	if got := ResetFromText("You will regain access on 2030-07-01 at 00:00 UTC."); got != "2030-07-01 at 00:00 UTC" {

@@ -381,16 +381,39 @@ func TestSecretsRedacted(t *testing.T) {
 	}
 }
 
-func TestAPISettingsFromEnvAndMerge(t *testing.T) {
-	env := map[string]string{EnvBaseURL: "http://env", EnvAPIKey: "env-key"}
-	a := apiFromGetenv(func(k string) string { return env[k] })
-	if a.BaseURL != "http://env" || a.APIKey != "env-key" || a.AuthToken != "" {
-		t.Fatalf("%#v", a)
-	}
-	cfg := APISettings{BaseURL: "http://cfg"}
-	m := cfg.Merge(a)
-	if m.BaseURL != "http://cfg" || m.APIKey != "env-key" {
-		t.Fatalf("merge: base %q key set %v", m.BaseURL, m.APIKey != "")
+// TestAPIFromGetenvPrecedence: the CLI's own precedence. An API key or an
+// auth token (both kept) comes before the subscription token, which is
+// then not read; a configured key variable wins over ANTHROPIC_API_KEY; a
+// configured token variable replaces CLAUDE_CODE_OAUTH_TOKEN.
+func TestAPIFromGetenvPrecedence(t *testing.T) {
+	custom := CredentialVars{APIKey: "MY_KEY", OAuthToken: "MY_TOKEN"}
+	for _, tc := range []struct {
+		name             string
+		env              map[string]string
+		vars             CredentialVars
+		key, auth, oauth Secret
+	}{
+		{"key", map[string]string{EnvAPIKey: "k"}, CredentialVars{}, "k", "", ""},
+		{"auth token", map[string]string{EnvAuthToken: "t"}, CredentialVars{}, "", "t", ""},
+		{"subscription token alone", map[string]string{EnvOAuthToken: "o"}, CredentialVars{}, "", "", "o"},
+		{"a key drops the subscription token", map[string]string{EnvAPIKey: "k", EnvOAuthToken: "o"}, CredentialVars{}, "k", "", ""},
+		{"an auth token drops the subscription token", map[string]string{EnvAuthToken: "t", EnvOAuthToken: "o"}, CredentialVars{}, "", "t", ""},
+		{"key and auth token are both kept", map[string]string{EnvAPIKey: "k", EnvAuthToken: "t"}, CredentialVars{}, "k", "t", ""},
+		{"the configured key wins", map[string]string{EnvAPIKey: "k", "MY_KEY": "mine"}, custom, "mine", "", ""},
+		{"the CLI's key under a configured name", map[string]string{EnvAPIKey: "k"}, custom, "k", "", ""},
+		{"the configured token replaces the CLI's", map[string]string{EnvOAuthToken: "not-this", "MY_TOKEN": "o"}, custom, "", "", "o"},
+		{"only the configured token is read", map[string]string{EnvOAuthToken: "not-this"}, custom, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{EnvBaseURL: "http://env"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			a := APIFromGetenv(func(k string) string { return env[k] }, tc.vars)
+			if a.BaseURL != "http://env" || a.APIKey != tc.key || a.AuthToken != tc.auth || a.OAuthToken != tc.oauth {
+				t.Errorf("got key %q auth %q oauth %q base %q, want %q %q %q", string(a.APIKey), string(a.AuthToken), string(a.OAuthToken), a.BaseURL, string(tc.key), string(tc.auth), string(tc.oauth))
+			}
+		})
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newCleanupCmd) }
@@ -345,7 +346,7 @@ func namedCommits(list []gitx.ForeignCommit) string {
 			names = append(names, "…")
 			break
 		}
-		names = append(names, fmt.Sprintf("%s %q by %s", shortID(c.Commit), truncate(oneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
+		names = append(names, fmt.Sprintf("%s %q by %s", shortID(c.Commit), truncate(textx.OneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
 	}
 	n := pluralf(len(list), "%d commit", "%d commits")
 	if len(list) > maxNamedCommits {

@@ -15,6 +15,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newDiagnoseCmd) }
@@ -225,7 +226,7 @@ func (a *app) printDiagnosis(d diagnose.Diagnosis) {
 		if i > 0 {
 			label = "         "
 		}
-		fmt.Fprintf(w, "  %s %s\n", label, truncate(oneLine(term.Clean(e)), 200))
+		fmt.Fprintf(w, "  %s %s\n", label, truncate(textx.OneLine(term.Clean(e)), 200))
 	}
 	fmt.Fprintf(w, "  fix:      %s\n", top.Fix)
 	var also []string

@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newGraphCmd) }
@@ -444,7 +445,7 @@ func (a *app) printGraph(file string, g *spec.Graph, an spec.Analysis) {
 			if t.HasEstimate {
 				est = fmtMinutes(t.EstimateMinutes)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", li.Level, mark, id, truncate(oneLine(t.Title), 40), est,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", li.Level, mark, id, truncate(textx.OneLine(t.Title), 40), est,
 				listOrDash(t.Dependencies, 3), listOrDash(t.Files.Owned(), 3))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 )
 
@@ -150,14 +151,5 @@ func writeHookExcl(path, content string) error {
 // replaceHook rewrites zerg's own hook through a temporary file and a rename,
 // so a commit running concurrently sees the old or the new hook, never half.
 func replaceHook(path, content string) error {
-	tmp := path + ".zerg-tmp"
-	_ = os.Remove(tmp)
-	if err := writeHookExcl(tmp, content); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
+	return fsx.WriteFileAtomicMode(path, []byte(content), 0o755)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // initRulesTimeout bounds the rules fetch during init: init must not hang on
@@ -81,7 +82,7 @@ func fetchRulesCache(env *initEnv, r *initReport) error {
 	var fe *security.FetchError
 	if errors.As(err, &fe) && env.ctx.Err() == nil {
 		fmt.Fprintf(env.a.stderr, "zerg: warning: the security rules were not fetched (%s); zerg init went on without them, run `zerg rules update` when %s is reachable\n",
-			oneLine(fe.Err.Error()), sr.URL)
+			textx.OneLine(fe.Err.Error()), sr.URL)
 		r.lines = append(r.lines, fmt.Sprintf("%-8s %s (fetch failed; run zerg rules update later)", "skipped", rel))
 		return nil
 	}

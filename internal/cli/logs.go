@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newLogsCmd) }
@@ -146,7 +147,7 @@ func (a *app) printGateLog(t *runTarget, name string) error {
 		}
 	}
 	fmt.Fprintln(w, a.paint(ansiBold, fmt.Sprintf("== gate %s on %s (%s): %s", term.Clean(g.Name), on, shortID(term.Clean(g.Head)), verdict)))
-	fmt.Fprintf(w, "command: %s\n", oneLine(term.Clean(g.Command)))
+	fmt.Fprintf(w, "command: %s\n", textx.OneLine(term.Clean(g.Command)))
 	if len(g.Named) > 0 {
 		fmt.Fprintf(w, "its output names files of: %s\n", strings.Join(g.Named, ", "))
 	}
@@ -307,7 +308,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 	if ws := attempt.ReadRefused(dir); len(ws) > 0 {
 		fmt.Fprintln(w, "-- refused writes (not in the attempt's work, whatever the worker said)")
 		for _, r := range ws {
-			fmt.Fprintf(w, "  write refused: %s (%s)\n", truncate(oneLine(term.Clean(r.String())), 200), term.Clean(r.Tool))
+			fmt.Fprintf(w, "  write refused: %s (%s)\n", truncate(textx.OneLine(term.Clean(r.String())), 200), term.Clean(r.Tool))
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "verify.log")); err == nil {
@@ -321,7 +322,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 		h := d.Top()
 		fmt.Fprintf(w, "-- diagnosis: %s (%.0f%% sure, %s)\n", h.Pattern, 100*h.Confidence, h.Class)
 		for _, e := range h.Evidence {
-			fmt.Fprintf(w, "  %s\n", truncate(oneLine(term.Clean(e)), 200))
+			fmt.Fprintf(w, "  %s\n", truncate(textx.OneLine(term.Clean(e)), 200))
 		}
 		fmt.Fprintf(w, "  fix: %s\n", h.Fix)
 	}
@@ -353,7 +354,7 @@ func describeEvent(ev claude.Event) string {
 			switch b.Type {
 			case "text":
 				if t := strings.TrimSpace(clean(b.Text)); t != "" {
-					parts = append(parts, "says: "+truncate(oneLine(t), 160))
+					parts = append(parts, "says: "+truncate(textx.OneLine(t), 160))
 				}
 			case "tool_use":
 				parts = append(parts, fmt.Sprintf("%s %s", b.Name, truncate(clean(string(b.Input)), 140)))
@@ -364,14 +365,14 @@ func describeEvent(ev claude.Event) string {
 		var parts []string
 		for _, r := range ev.User.Message.Content {
 			if r.IsError {
-				parts = append(parts, "✗ "+truncate(oneLine(clean(claude.ToolResultDisplay(r.Content))), 160))
+				parts = append(parts, "✗ "+truncate(textx.OneLine(clean(claude.ToolResultDisplay(r.Content))), 160))
 			}
 		}
 		return strings.Join(parts, "; ")
 	case ev.Result != nil:
 		r := ev.Result
 		return fmt.Sprintf("result: %s, %d turn(s), $%.4f%s", r.Subtype, r.NumTurns, r.TotalCostUSD,
-			map[bool]string{true: " (error: " + truncate(oneLine(clean(r.Result)), 120) + ")", false: ""}[r.IsError])
+			map[bool]string{true: " (error: " + truncate(textx.OneLine(clean(r.Result)), 120) + ")", false: ""}[r.IsError])
 	case ev.APIRetry != nil:
 		return fmt.Sprintf("api retry %d (status %d, %s)", ev.APIRetry.Attempt, ev.APIRetry.ErrorStatus, ev.APIRetry.Error)
 	}

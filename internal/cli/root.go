@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Version is set at build time by make build:
@@ -141,7 +142,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		code, msg := explain(classifyCobraError(cmd, err))
 		if msg != "" {
-			fmt.Fprintf(a.stderr, "zerg: %s\n", oneLine(msg))
+			fmt.Fprintf(a.stderr, "zerg: %s\n", textx.OneLine(msg))
 		}
 		if ctx.Err() != nil && code != ExitUsage && code != ExitLocked {
 			return ExitInterrupted
@@ -172,10 +173,4 @@ func classifyCobraError(cmd *cobra.Command, err error) error {
 		}
 	}
 	return err
-}
-
-// oneLine keeps error output to a single line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.ReplaceAll(s, "\n", "; ")
 }

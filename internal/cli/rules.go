@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newRulesCmd) }
@@ -202,7 +203,7 @@ func recordAudit(a *app, root, kind string, fields any) {
 		err = au.Record(kind, fields)
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "zerg: warning: %s not recorded in the audit log: %v\n", kind, oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "zerg: warning: %s not recorded in the audit log: %v\n", kind, textx.OneLine(err.Error()))
 	}
 }
 

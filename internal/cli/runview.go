@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // The human rendering of run.View: the report at the end of a rush and
@@ -49,7 +50,7 @@ func runWords(v run.View) string {
 func (a *app) printRefusedWrites(v run.View, indent string) {
 	for _, t := range v.Tasks {
 		for _, r := range t.RefusedWrites {
-			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, truncate(oneLine(term.Clean(r.String())), 200))
+			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, truncate(textx.OneLine(term.Clean(r.String())), 200))
 		}
 	}
 }
@@ -83,7 +84,7 @@ func (a *app) printReport(v run.View) {
 	}
 	fmt.Fprintf(w, "  integration branch: %s at %s (%s)\n", v.IntegrationBranch, shortID(term.Clean(v.Head)), passed)
 	if v.Reason != "" {
-		fmt.Fprintf(w, "  why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 300))
+		fmt.Fprintf(w, "  why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 300))
 	}
 	fmt.Fprintf(w, "  next: %s\n", nextStep(v))
 }
@@ -138,7 +139,7 @@ func (a *app) printLevels(v run.View) {
 			line += " → " + shortID(term.Clean(l.Head))
 		}
 		if l.Reason != "" {
-			line += " (" + oneLine(term.Clean(l.Reason)) + ")"
+			line += " (" + textx.OneLine(term.Clean(l.Reason)) + ")"
 		}
 		fmt.Fprintln(a.stdout, line)
 	}
@@ -156,15 +157,15 @@ func (a *app) printTaskProblems(v run.View) {
 	for _, t := range bad {
 		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(statusWord(t)), t.Level, t.Attempts)
 		if t.Detail != "" {
-			line += ": " + truncate(oneLine(term.Clean(t.Detail)), 240)
+			line += ": " + truncate(textx.OneLine(term.Clean(t.Detail)), 240)
 		} else if t.Reason != "" {
-			line += ": " + oneLine(term.Clean(t.Reason))
+			line += ": " + textx.OneLine(term.Clean(t.Reason))
 		}
 		fmt.Fprintln(a.stdout, line)
 		if h := t.Diagnosis; h != nil {
 			d := fmt.Sprintf("    diagnosis: %s (%.0f%% sure)", h.Pattern, 100*h.Confidence)
 			if len(h.Evidence) > 0 {
-				d += ": " + truncate(oneLine(term.Clean(h.Evidence[0])), 160)
+				d += ": " + truncate(textx.OneLine(term.Clean(h.Evidence[0])), 160)
 			}
 			fmt.Fprintln(a.stdout, d+"; "+h.Fix)
 		}
@@ -263,13 +264,13 @@ func (a *app) printStatus(v run.View) {
 			status = a.paint(ansiGreen, status)
 		}
 		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
-			fmt.Sprintf("$%.4f", t.CostUSD), truncate(oneLine(term.Clean(detail)), 80))
+			fmt.Sprintf("$%.4f", t.CostUSD), truncate(textx.OneLine(term.Clean(detail)), 80))
 	}
 	tw.flush()
 	a.printRefusedWrites(v, "")
 	for _, l := range v.Levels {
 		if l.State == "failed" {
-			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, oneLine(term.Clean(l.Reason)))
+			fmt.Fprintf(w, "level %d failed: %s\n", l.Level, textx.OneLine(term.Clean(l.Reason)))
 		}
 	}
 	for _, g := range v.Gates {
@@ -297,7 +298,7 @@ func (a *app) printStatus(v run.View) {
 		fmt.Fprintf(w, "gate %s on %s (%s): %s\n", term.Clean(g.Name), term.Clean(on), shortID(term.Clean(g.Head)), verdict)
 	}
 	if v.State == run.RunNotDelivered && v.Reason != "" {
-		fmt.Fprintf(w, "why: %s\n", truncate(oneLine(term.Clean(v.Reason)), 200))
+		fmt.Fprintf(w, "why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 200))
 	}
 }
 

@@ -54,25 +54,17 @@ func workerUserForRoot(ctx context.Context, cfg config.Config) (*security.Worker
 
 // apiFromConfig is the real API a session talks to: the environment's
 // settings, the config's base URL, the key from the variable the config
-// names and the subscription token from the one it names for that. An API
-// key (or ANTHROPIC_AUTH_TOKEN) wins over a subscription token, as the CLI
-// itself does; the token is then dropped, so no session holds both.
+// names and the subscription token from the one it names for that, in the
+// CLI's precedence (claude.APIFromGetenv).
 // needKey: having no credential is bad input.
 func apiFromConfig(cfg config.Config, needKey bool) (claude.APISettings, error) {
 	return apiFromGetenv(cfg, needKey, os.Getenv)
 }
 
 func apiFromGetenv(cfg config.Config, needKey bool, getenv func(string) string) (claude.APISettings, error) {
-	api := claude.APISettings{BaseURL: getenv(claude.EnvBaseURL), APIKey: claude.Secret(getenv(claude.EnvAPIKey)),
-		AuthToken: claude.Secret(getenv(claude.EnvAuthToken))}
+	api := claude.APIFromGetenv(getenv, claude.CredentialVars{APIKey: cfg.Claude.APIKeyEnv, OAuthToken: oauthTokenEnv(cfg)})
 	if cfg.Claude.BaseURL != "" {
 		api.BaseURL = cfg.Claude.BaseURL
-	}
-	if k := getenv(cfg.Claude.APIKeyEnv); k != "" {
-		api.APIKey = claude.Secret(k)
-	}
-	if api.APIKey == "" && api.AuthToken == "" {
-		api.OAuthToken = claude.Secret(getenv(oauthTokenEnv(cfg)))
 	}
 	if needKey && !api.HasCredential() {
 		return api, usageErrorf("no API key or subscription token: set %s (or %s, from claude setup-token), or rehearse offline with --rehearse",

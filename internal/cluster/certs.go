@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // Files under Dir/tls. Keys are 0600; certificates are public.
@@ -132,7 +134,7 @@ func loadOrCreateCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, string, e
 	if err := writeKey(keyPath, key); err != nil {
 		return nil, nil, "", err
 	}
-	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
+	if err := fsx.WriteFileAtomicMode(certPath, certPEM, 0o644); err != nil {
 		return nil, nil, "", err
 	}
 	return cert, key, string(certPEM), nil
@@ -165,7 +167,7 @@ func issueServerCert(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, 
 	if err := writeKey(filepath.Join(dir, serverKeyFile), key); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, serverCertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	return fsx.WriteFileAtomicMode(filepath.Join(dir, serverCertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
 func writeKey(path string, key *ecdsa.PrivateKey) error {
@@ -173,7 +175,7 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+	return fsx.WriteFileAtomicMode(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
 }
 
 func serial() *big.Int {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // Creds is what a client needs to reach the coordinator's server.
@@ -34,7 +35,7 @@ func (c Creds) WriteCreds(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err := fsx.WriteFileAtomicMode(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("cluster: write credentials %s: %w", path, err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/zergrush/zerg/internal/fsx"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -332,33 +333,7 @@ func (s *Server) saveAuth() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.authPath(), append(b, '\n'), 0o600)
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so a crash
-// leaves the old or the new content, never a torn file.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsx.WriteFileAtomicMode(s.authPath(), append(b, '\n'), 0o600)
 }
 
 func isLoopback(host string) bool {

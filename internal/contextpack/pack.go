@@ -15,6 +15,7 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // DefaultBudget is context.token_budget's default, in tokens.
@@ -319,7 +320,7 @@ func depsBlock(deps []Dep, summaries []string) string {
 		if files == "" {
 			files = "no files"
 		}
-		fmt.Fprintf(&b, "- %s (%s): %s\n", d.ID, oneLine(d.Title), files)
+		fmt.Fprintf(&b, "- %s (%s): %s\n", d.ID, textx.OneLine(d.Title), files)
 		if s != "" {
 			fmt.Fprintf(&b, "  Its worker's summary: %s\n", s)
 		}
@@ -349,8 +350,6 @@ func summaryText(s string) string {
 	}
 	return strings.ToValidUTF8(cut, "") + "…"
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func nonNil(s []string) []string {
 	if s == nil {

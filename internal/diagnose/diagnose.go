@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Input is one output to diagnose.
@@ -206,7 +208,7 @@ func signalLine(feature, output string) string {
 		} else {
 			end += loc[0]
 		}
-		return oneLine(output[start:max(end, loc[1])])
+		return textx.Clip(textx.OneLine(output[start:max(end, loc[1])]), maxMessage)
 	}
 	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Finding is one thing an output reports, parsed: where (file, line), what
@@ -17,6 +19,9 @@ type Finding struct {
 	Test     string `json:"test,omitempty"`    // the failing test's name
 	Message  string `json:"message,omitempty"` // one line
 }
+
+// maxMessage bounds a finding's message, in bytes.
+const maxMessage = 300
 
 // maxFindings bounds the findings of one output.
 const maxFindings = 50
@@ -93,7 +98,7 @@ func Parse(output string) []Finding {
 				}
 				return output[m[2*i]:m[2*i+1]]
 			}
-			f := Finding{Language: ru.lang, Kind: ru.kind, File: g(ru.file), Test: g(ru.test), Message: oneLine(g(ru.msg))}
+			f := Finding{Language: ru.lang, Kind: ru.kind, File: g(ru.file), Test: g(ru.test), Message: textx.Clip(textx.OneLine(g(ru.msg)), maxMessage)}
 			if ru.line > 0 {
 				f.Line, _ = strconv.Atoi(g(ru.line))
 			}
@@ -358,11 +363,3 @@ func rustPanickedIn(out string) int {
 }
 
 var rustCrash = regexp.MustCompile("^called `(?:Option|Result)::(?:unwrap|expect|unwrap_err)\\(\\)`|index out of bounds|out of range for slice|slice index starts|byte index \\d+ is (?:out of bounds|not a char boundary)|^attempt to (?:add|subtract|multiply|divide|negate|shift|calculate the remainder)|^already (?:mutably )?borrowed|BorrowMutError|BorrowError|^not (?:yet )?implemented|^internal error: entered unreachable code|^explicit panic|^capacity overflow|^misaligned pointer|^unsafe precondition|: (?:Err|Os|Custom|ParseIntError|ParseFloatError|Utf8Error|Error)\\b|\\{ kind: ")
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}

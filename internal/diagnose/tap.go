@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // node --test prints TAP when its output is not a terminal (zerg's
@@ -84,7 +86,7 @@ func parseTAP(output string) []tapFinding {
 		if len(values) > 0 {
 			msg += " (" + strings.Join(values, ", ") + ")"
 		}
-		f.Message = oneLine(msg)
+		f.Message = textx.Clip(textx.OneLine(msg), maxMessage)
 		out = append(out, tapFinding{start, f})
 	}
 	return out

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/gateway"
@@ -157,36 +156,24 @@ func judgeAPI(st gateway.Stats) apiVerdict {
 		}
 	}
 	for _, e := range st.APIErrors {
-		if e.Type == "overloaded_error" || e.Type == "api_error" || e.Type == "rate_limit_error" {
-			v.trouble = true
-		}
+		class, reason := outcome.ClassifyAPIError(outcome.APIError{Status: e.Status, Type: e.Type, Message: e.Message})
 		switch {
-		case e.Status == 401 || e.Type == "authentication_error":
-			set(&v.account, outcome.ReasonAuth, e)
-		case e.Status == 400 && strings.HasPrefix(e.Message, "Your credit balance is too low"):
-			set(&v.account, outcome.ReasonCredit, e)
-		case (e.Status == 429 || e.Status == 403) && usageLimitText(e.Message):
-			set(&v.account, outcome.ReasonUsageLimit, e)
-		case e.Status == 403:
-			set(&v.fatal, outcome.ReasonForbidden, e)
-		case e.Status == 404:
-			set(&v.fatal, outcome.ReasonModelNotFound, e)
-		case e.Status == 413:
-			set(&v.task, outcome.ReasonTooLarge, e)
-		case e.Status == 400 && strings.Contains(strings.ToLower(e.Message), "prompt is too long"):
-			set(&v.task, outcome.ReasonContextTooLong, e)
-		case e.Status == 400:
-			set(&v.task, outcome.ReasonBadRequest, e)
+		case class == outcome.Account:
+			set(&v.account, reason, e)
+		case reason == outcome.ReasonBadRequest:
+			// Fatal for the CLI's own request, but code in the sandbox can
+			// send a request the policy accepts and the API finds
+			// malformed: here it is the task's.
+			set(&v.task, reason, e)
+		case class == outcome.Fatal:
+			set(&v.fatal, reason, e)
+		case class == outcome.Task:
+			set(&v.task, reason, e)
+		case apiReasons[reason]:
+			v.trouble = true
 		}
 	}
 	return v
-}
-
-// usageLimitText reports an answer about an organisation's or a
-// subscription's usage or spend limit.
-func usageLimitText(msg string) bool {
-	l := strings.ToLower(msg)
-	return strings.Contains(l, "usage limit") || strings.Contains(l, "spend limit") || strings.Contains(l, "spending limit")
 }
 
 func formatAPIError(e gateway.APIError) string {

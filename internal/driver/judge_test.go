@@ -46,6 +46,17 @@ func TestJudgeGateway(t *testing.T) {
 		{"a forged credit error", claude.Outcome{Class: outcome.Account, Reason: outcome.ReasonCredit}, ok, false, outcome.Task, "forged_result"},
 		{"credit balance in a message that does not start with it", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest},
 			apiSaid(400, "invalid_request_error", "messages.0: credit balance is too low", map[int]int{400: 1}), false, outcome.Task, outcome.ReasonBadRequest},
+		// The 403 class (outcome.ClassifyAPIError): the API's
+		// permission_error is the key's, as a 401 (it was fatal/forbidden
+		// here); any other 403 is something in front of the API, fatal.
+		{"a 403 permission_error is the account's", claude.Outcome{Class: outcome.Account, Reason: outcome.ReasonAuth},
+			apiSaid(403, "permission_error", "Your API key does not have permission to use the specified resource.", map[int]int{403: 1}), false, outcome.Account, outcome.ReasonAuth},
+		{"a 403 that is not the API's is fatal", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonForbidden},
+			apiSaid(403, "", "<html>403 Forbidden</html>", map[int]int{403: 1}), false, outcome.Fatal, outcome.ReasonForbidden},
+		// A 400 naming a usage limit is the account's, as docs/cost.md says
+		// (it was the task's bad request here).
+		{"a 400 usage limit", claude.Outcome{Class: outcome.Account, Reason: outcome.ReasonUsageLimit},
+			apiSaid(400, "invalid_request_error", "You have reached your specified API usage limits. You will regain access on 2030-07-01 at 00:00 UTC.", map[int]int{400: 1}), false, outcome.Account, outcome.ReasonUsageLimit},
 		{"the task's model does not exist", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonModelNotFound},
 			apiSaid(404, "not_found_error", "model: x", map[int]int{404: 1}), false, outcome.Fatal, outcome.ReasonModelNotFound},
 		{"a malformed request is the task's", claude.Outcome{Class: outcome.Fatal, Reason: outcome.ReasonBadRequest},

@@ -9,12 +9,28 @@ import (
 // WriteFileAtomic replaces path with data so that a crash leaves either the old
 // or the new content, never a torn file: write a temporary file in the same
 // directory, fsync it, rename it over path, fsync the directory. An existing
-// file's permission bits are kept.
+// file's permission bits are kept; a new file gets perm.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	return writeAtomic(path, data, perm)
+	return writeAtomic(path, data, perm, true)
+}
+
+// WriteFileAtomicMode is WriteFileAtomic giving the file exactly mode perm,
+// whatever the umask and whatever mode the file it replaces had.
+func WriteFileAtomicMode(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, true)
+}
+
+// WriteCacheFile replaces path with data, mode perm, so that a concurrent
+// reader sees the old or the new content, never half: WriteFileAtomicMode
+// without the fsyncs. Only for a cache whose entries are checked when read
+// and rebuilt when missing or wrong (the Go build cache checks each
+// output's size): after a crash an entry may be lost or empty, which such a
+// cache survives, and two fsyncs per entry would slow every build.
+func WriteCacheFile(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, false)
 }
 
 // RemoveStaleTemps removes the temporary files an interrupted atomic write of
@@ -38,8 +54,21 @@ func RemoveStaleTemps(path string) error {
 // beside it.
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
 
-// writeAtomic is WriteFileAtomic giving the new file exactly mode perm.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
+// syncFile is (*os.File).Sync; a test records the calls.
+var syncFile = (*os.File).Sync
+
+// writeAtomic is the one write-temp-then-rename of zerg: every other
+// package calls one of the functions above. The new file gets exactly mode
+// perm. With durable, the temporary file is fsynced before the rename and
+// the directory after it:
+//   - without the first, a file system may put the rename on disk before
+//     the data (ext4's delayed allocation, XFS), so a crash can leave path
+//     empty or torn, the one state the rename is there to prevent;
+//   - the rename is a change of the directory, so until the directory is
+//     synced a crash can bring back the old file (or none) after the caller
+//     was told the new one was written and went on (an audit anchor, the
+//     cluster's auth file, a task graph the user fixed).
+func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
@@ -59,8 +88,10 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if durable {
+		if err := syncFile(tmp); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -69,8 +100,11 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every file system supports it
+		_ = syncFile(d) // best effort: not every file system can sync a directory
 		d.Close()
 	}
 	return nil

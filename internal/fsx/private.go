@@ -67,7 +67,7 @@ func PrivateDir(path string) error {
 // WritePrivate replaces path with data atomically (see WriteFileAtomic), as
 // a file of mode 0600, also when path existed with a wider mode.
 func WritePrivate(path string, data []byte) error {
-	if err := writeAtomic(path, data, PrivateFileMode); err != nil {
+	if err := writeAtomic(path, data, PrivateFileMode, true); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -3,9 +3,9 @@ package gateway
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // A tool call the CLI refuses (zerg's PreToolUse hook exits 2, or one of
@@ -64,7 +64,7 @@ func (g *Gateway) noteDenials(body []byte) {
 			case b.Type == "tool_result" && b.IsError && b.ToolUseID != "":
 				text, _ := claude.ToolResultText(b.Content)
 				if denialRE.MatchString(text) {
-					found = append(found, HookDenial{ID: b.ToolUseID, Reason: clip(oneLine(text), maxDenialReason)})
+					found = append(found, HookDenial{ID: b.ToolUseID, Reason: clip(textx.OneLine(text), maxDenialReason)})
 				}
 			}
 		}
@@ -134,5 +134,3 @@ func inputPath(input json.RawMessage) string {
 	}
 	return ""
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -173,7 +173,7 @@ func PlanFixes(s *Summary, numbers []int, g *spec.Graph, opts FixOptions) ([]Fix
 		t.ID = fixID(gr.nums, ids)
 		ids[t.ID] = true
 		first := s.Findings[gr.nums[0]-1]
-		t.Title = textx.Clip(fmt.Sprintf("Fix review finding %d: %s", gr.nums[0], oneLine(first.Title)), 120)
+		t.Title = textx.Clip(fmt.Sprintf("Fix review finding %d: %s", gr.nums[0], textx.OneLine(term.Clean(first.Title))), 120)
 		if len(gr.nums) > 1 {
 			t.Title = textx.Clip(fmt.Sprintf("Fix review findings %s in %s", joinInts(gr.nums), strings.Join(owned, ", ")), 120)
 		}
@@ -188,7 +188,7 @@ func PlanFixes(s *Summary, numbers []int, g *spec.Graph, opts FixOptions) ([]Fix
 					where += ":" + strconv.Itoa(f.Line)
 				}
 			}
-			fmt.Fprintf(&d, "\nFinding %d (%s, from %s)%s: %s\n", n, f.Severity, f.Source, where, oneLine(f.Title))
+			fmt.Fprintf(&d, "\nFinding %d (%s, from %s)%s: %s\n", n, f.Severity, f.Source, where, textx.OneLine(term.Clean(f.Title)))
 			if det := strings.TrimSpace(term.Clean(f.Detail)); det != "" {
 				d.WriteString(det + "\n")
 			}
@@ -239,6 +239,3 @@ func joinInts(ns []int) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// oneLine is text for a one-line field: no control character of any kind.
-func oneLine(s string) string { return textx.OneLine(term.Clean(s)) }

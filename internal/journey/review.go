@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -288,10 +289,10 @@ func WriteReview(specDir string, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(specDir, ReviewFile), []byte(RenderMarkdown(s))); err != nil {
+	if err := fsx.WriteFileAtomicMode(filepath.Join(specDir, ReviewFile), []byte(RenderMarkdown(s)), 0o644); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(specDir, ReviewJSONFile), append(data, '\n'))
+	return fsx.WriteFileAtomicMode(filepath.Join(specDir, ReviewJSONFile), append(data, '\n'), 0o644)
 }
 
 // LoadReview reads review.json from specDir; nil, nil when there is none.
@@ -322,26 +323,6 @@ func MergeBlock(latest *Summary, head string) bool {
 	return latest != nil && latest.Head == head && (latest.Blocking || len(latest.Errors) > 0)
 }
 
-// writeAtomic writes data to path through a temporary file and a rename.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // CopyDrafts copies files (names in DraftDir of workdir) into specDir,
 // each atomically; a missing draft is an error naming it.
 func CopyDrafts(workdir, specDir string, names ...string) error {
@@ -357,7 +338,7 @@ func CopyDrafts(workdir, specDir string, names ...string) error {
 		return err
 	}
 	for i, n := range names {
-		if err := writeAtomic(filepath.Join(specDir, n), datas[i]); err != nil {
+		if err := fsx.WriteFileAtomicMode(filepath.Join(specDir, n), datas[i], 0o644); err != nil {
 			return err
 		}
 	}

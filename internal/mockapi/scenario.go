@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/textx"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -247,7 +248,7 @@ var notFoundRE = regexp.MustCompile(`field (\S+) not found in type mockapi\.(\w+
 func yamlError(err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg := oneLine(te.Errors[0])
+		msg := textx.OneLine(te.Errors[0])
 		if m := notFoundRE.FindStringSubmatch(msg); m != nil {
 			where := map[string]string{"Scenario": "at the top level", "Task": "in a task", "Script": "in the default script",
 				"Turn": "in a turn", "ToolCall": "in a tool call", "Usage": "in usage", "Fault": "in a fault", "Effect": "in an any_of effect"}[m[2]]
@@ -256,11 +257,7 @@ func yamlError(err error) error {
 		}
 		return fmt.Errorf("%s; fix the value's type", msg)
 	}
-	return fmt.Errorf("%s; fix the YAML/JSON syntax", strings.TrimPrefix(oneLine(err.Error()), "yaml: "))
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return fmt.Errorf("%s; fix the YAML/JSON syntax", strings.TrimPrefix(textx.OneLine(err.Error()), "yaml: "))
 }
 
 func (sc *Scenario) validate() error {
@@ -296,7 +293,7 @@ func (sc *Scenario) validate() error {
 		case t.MatchRegexp != "":
 			re, err := regexp.Compile(t.MatchRegexp)
 			if err != nil {
-				return fmt.Errorf("%s.match_regexp: %s; fix the Go regular expression", where, oneLine(err.Error()))
+				return fmt.Errorf("%s.match_regexp: %s; fix the Go regular expression", where, textx.OneLine(err.Error()))
 			}
 			t.re = re
 		}
@@ -342,13 +339,13 @@ func (s *Script) validate(where, id string) error {
 			}
 			b, err := json.Marshal(normalize(in))
 			if err != nil {
-				return fmt.Errorf("%s.input: not representable as JSON (%s); use plain strings, numbers, lists and maps", cw, oneLine(err.Error()))
+				return fmt.Errorf("%s.input: not representable as JSON (%s); use plain strings, numbers, lists and maps", cw, textx.OneLine(err.Error()))
 			}
 			tc.inputJSON = b
 			for name, expr := range tc.Captures {
 				re, err := regexp.Compile(expr)
 				if err != nil {
-					return fmt.Errorf("%s.captures.%s: %s; fix the Go regular expression", cw, name, oneLine(err.Error()))
+					return fmt.Errorf("%s.captures.%s: %s; fix the Go regular expression", cw, name, textx.OneLine(err.Error()))
 				}
 				if re.NumSubexp() < 1 {
 					return fmt.Errorf("%s.captures.%s: %q has no group; put what the capture takes in (parentheses)", cw, name, expr)

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Request is one recorded request. Secrets are never recorded: Headers lacks
@@ -310,7 +311,7 @@ func (s *Server) scriptFor(prompt string) (*Script, string) {
 func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) {
 	var req apiRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.writeError(w, rec, http.StatusBadRequest, "invalid_request_error", "body is not a JSON Messages request: "+oneLine(err.Error()), nil)
+		s.writeError(w, rec, http.StatusBadRequest, "invalid_request_error", "body is not a JSON Messages request: "+textx.OneLine(err.Error()), nil)
 		return
 	}
 	rec.Kind = req.kind()

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -91,11 +91,11 @@ func (in Input) refusedWrites(rs []driver.Refusal) []RefusedWrite {
 // lies inside.
 func inWorkspace(roots []string, p string) (string, bool) {
 	if !filepath.IsAbs(p) {
-		rel := path.Clean(filepath.ToSlash(p))
-		return rel, filepath.IsLocal(rel)
+		rel, ok := pathx.Rel(".", p)
+		return filepath.ToSlash(rel), ok
 	}
 	for _, root := range roots {
-		if rel, err := filepath.Rel(root, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
+		if rel, ok := pathx.Rel(root, p); ok {
 			return filepath.ToSlash(rel), true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -384,7 +385,7 @@ func fileExists(p string) bool {
 }
 
 func rel(base, p string) string {
-	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := pathx.Rel(base, p); ok {
 		return r
 	}
 	return p

@@ -320,8 +320,8 @@ func (p *Policy) scope() (scope, error) {
 // rel returns the slash-separated path of resolved inside the workspace, or
 // false when it is the workspace itself or outside it.
 func (sc scope) rel(resolved string) (string, bool) {
-	rel, err := filepath.Rel(sc.ws, resolved)
-	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+	rel, ok := pathx.Rel(sc.ws, resolved)
+	if !ok || rel == "." {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true

@@ -262,7 +262,7 @@ func unsafePath(p string) string {
 			return "contains '..'"
 		}
 	}
-	if c := cleanPath(p); c == ".git" || strings.HasPrefix(c, ".git/") {
+	if pathx.Within(".git", cleanPath(p)) {
 		return "is inside .git"
 	}
 	return ""

@@ -55,13 +55,11 @@ type Input struct {
 	// verification command (besides PATH and locale).
 	VerifyEnv []string
 
-	// Protected are the paths no worker may add, change or delete, whatever
-	// its task owns (security.NewProtectedPaths: nil means zerg's own list),
-	// checked on the result's commit.
-	Protected []string
-	// Opening is security.allow_protected: a protected path it opens may
-	// be changed when the task names it.
-	Opening *security.Opening
+	// Protection is what no worker may add, change or delete, whatever its
+	// task owns, less what security.allow_protected opens to a task that
+	// names the path (config.Config.Protection; nil: zerg's own list),
+	// given to the worker's hook and checked on the result's commit.
+	Protection *security.Protection
 	// FailRefusedWrites is security.refused_writes: fail: a write the
 	// worker's hook refused fails the attempt (reason write_refused).
 	FailRefusedWrites bool

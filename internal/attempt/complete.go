@@ -7,6 +7,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -38,7 +39,7 @@ func Incomplete(t *spec.Task, changes []gitx.Change, inBase func(string) bool) (
 		case dir:
 			found := false
 			for q, st := range status {
-				if strings.HasPrefix(q, p+"/") && st != "D" {
+				if pathx.Below(p, q) && st != "D" {
 					found = true
 					break
 				}

@@ -15,11 +15,14 @@ import (
 // outside it, and the hook keeps the file tools to the task's own files.
 // launch uses it, and `zerg hook check` shows the policy a task's attempts
 // get with it, without running one.
-func WorkerHook(base claude.HookSpec, t *spec.Task, protect []string, opening *security.Opening, sandboxed bool) claude.HookSpec {
+func WorkerHook(base claude.HookSpec, t *spec.Task, prot *security.Protection, sandboxed bool) claude.HookSpec {
+	if prot == nil {
+		prot = security.DefaultProtection()
+	}
 	h := base
 	h.AllowedPaths = t.OwnEntries()
-	h.Protect = protect
-	h.Opened = OpenedEntries(t, opening)
+	h.Protect = prot.Patterns()
+	h.Opened = prot.OpenedEntries(t.OwnEntries())
 	if v := t.Verification; v != nil && strings.TrimSpace(v.Command) != "" {
 		h.BashCommands = append(append([]string{}, base.BashCommands...), v.Command)
 	}
@@ -29,15 +32,11 @@ func WorkerHook(base claude.HookSpec, t *spec.Task, protect []string, opening *s
 	return h
 }
 
-// OpenedEntries are the task's entries that name a protected path
-// security.allow_protected opens (not through a glob): the hook lets the
-// task write there, and the commit check lets the change through.
-func OpenedEntries(t *spec.Task, o *security.Opening) []string {
-	var out []string
-	for _, e := range t.OwnEntries() {
-		if o.OpensEntry(e) {
-			out = append(out, e)
-		}
+// protection is the attempt's Protection, zerg's own list when none is
+// given.
+func (in Input) protection() *security.Protection {
+	if in.Protection == nil {
+		return security.DefaultProtection()
 	}
-	return out
+	return in.Protection
 }

@@ -228,9 +228,9 @@ var checks = []check{
 
 func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit string, res *Result) (*verdict, error) {
 	problems, err := security.CheckCommit(ctx, q.Runner, in.Base, commit, security.CommitCheckOptions{
-		Scanner: in.Scanner, Secrets: in.Worker.API.Secrets(), Protected: in.Protected,
+		Scanner: in.Scanner, Secrets: in.Worker.API.Secrets(), Protected: in.protection().Patterns(),
 		MaxFileBytes: in.MaxFileBytes, Allowlist: baseAllowlist(ctx, in.Repo.Runner, in.Base),
-		Opened: func(p string) bool { return in.Opening.Opens(p) && in.Task.NamesPath(p) },
+		Opened: func(p string) bool { return in.protection().OpensFor(p, in.Task.NamesPath) },
 	})
 	if err != nil {
 		return nil, err
@@ -254,12 +254,9 @@ func checkCommit(ctx context.Context, in Input, q *gitx.Quarantine, commit strin
 // zerg merge put them before a person, and the log says which attempt
 // made them.
 func (in Input) recordOpened(changes []gitx.Change) error {
-	if in.Opening == nil {
+	prot := in.protection()
+	if prot.Opening() == nil {
 		return nil
-	}
-	prot, err := security.NewProtectedPaths(in.Protected)
-	if err != nil {
-		return err
 	}
 	for _, c := range changes {
 		if pat, ok := prot.Match(c.Path); ok {
@@ -325,7 +322,7 @@ func (in Input) workerSpec(prompt string) claude.Spec {
 	}
 	// A driver whose isolation bounds the worker's commands says so to the
 	// hook itself (driver.Sandbox).
-	sp.Hook = WorkerHook(sp.Hook, in.Task, in.Protected, in.Opening, false)
+	sp.Hook = WorkerHook(sp.Hook, in.Task, in.protection(), false)
 	return sp
 }
 

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -47,7 +46,7 @@ const maxRefusedWrites = 50
 // one, one outside the workspace. A path that holds a secret is not
 // written down (safePath).
 func (in Input) refusedWrites(rs []driver.Refusal) []RefusedWrite {
-	prot, _ := security.NewProtectedPaths(in.Protected)
+	prot := in.protection()
 	roots := []string{filepath.Clean(in.Workspace)}
 	if real, err := filepath.EvalSymlinks(in.Workspace); err == nil && real != roots[0] {
 		roots = append(roots, real)
@@ -61,8 +60,8 @@ func (in Input) refusedWrites(rs []driver.Refusal) []RefusedWrite {
 		w := RefusedWrite{Tool: r.Tool, Path: r.Path, Why: WhyOutside}
 		if rel, ok := inWorkspace(roots, r.Path); ok {
 			w.Path = rel
-			switch _, protected := prot.Match(rel); {
-			case protected || zergsOwn(rel):
+			switch {
+			case prot.RefusesWrite(rel, nil) != "":
 				w.Why = WhyProtected
 			case in.Task == nil || !in.Task.Owns(rel):
 				w.Why = WhyNotOwned
@@ -91,26 +90,15 @@ func (in Input) refusedWrites(rs []driver.Refusal) []RefusedWrite {
 // lies inside.
 func inWorkspace(roots []string, p string) (string, bool) {
 	if !filepath.IsAbs(p) {
-		rel := path.Clean(filepath.ToSlash(p))
-		return rel, filepath.IsLocal(rel)
+		rel, ok := pathx.Rel(".", p)
+		return filepath.ToSlash(rel), ok
 	}
 	for _, root := range roots {
-		if rel, err := filepath.Rel(root, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
+		if rel, ok := pathx.Rel(root, p); ok {
 			return filepath.ToSlash(rel), true
 		}
 	}
 	return "", false
-}
-
-// zergsOwn reports the paths no task may ever write, whatever zerg's
-// protected list says: git's, zerg's and Claude Code's settings.
-func zergsOwn(rel string) bool {
-	for _, seg := range strings.Split(rel, "/") {
-		if seg == ".git" || seg == ".zerg" || seg == ".claude" {
-			return true
-		}
-	}
-	return false
 }
 
 // refusedDetail is the detail of an attempt failed for its refused writes

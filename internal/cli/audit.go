@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -56,7 +56,7 @@ func auditFile(cmd *cobra.Command, a *app, args []string) (path, display string,
 	}
 	path = security.AuditPath(root)
 	display = path
-	if rel, err := filepath.Rel(cwd, path); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, ok := pathx.Rel(cwd, path); ok {
 		display = rel
 	}
 	return path, display, nil

@@ -16,7 +16,6 @@ import (
 	"github.com/zergrush/zerg/internal/contextpack"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
-	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/term"
 )
 
@@ -122,7 +121,7 @@ func onlyFeature(root string) (string, error) {
 // dependencies' records and, when the run holds one, the diagnosis of its
 // last failure.
 func contextPackNow(paths run.Paths, taskID string) (contextpack.Pack, error) {
-	rep, err := spec.Load(paths.Graph, spec.Options{RepoRoot: paths.Root})
+	rep, err := run.LoadGraph(paths.Graph, run.GraphLoad{Root: paths.Root})
 	if err != nil {
 		return contextpack.Pack{}, badInput(err)
 	}

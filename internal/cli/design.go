@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/journey"
-	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -76,7 +75,7 @@ func runDesign(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	rounds := j.cfg.Design.MaxRounds
 	res, err := journey.Design(ctx, model, journey.DesignInput{
 		Feature: feature, Workdir: ws, Requirements: string(req), MaxRounds: rounds,
-		Model: j.cfg.Models.For("design"), Protected: run.GraphOptions(ws, j.cfg).Protected,
+		Model: j.cfg.Models.For("design"), Protection: j.cfg.Protection(),
 		Progress: func(r journey.Round) {
 			if r.Valid() {
 				fmt.Fprintf(a.stderr, "zerg: design round %d of %d: the task graph is valid\n", r.N, rounds)

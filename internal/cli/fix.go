@@ -13,7 +13,6 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -112,19 +111,15 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 	if err != nil {
 		return err
 	}
-	opts := run.GraphOptions(t.root, cfg)
-	r, err := spec.Load(graphFile, opts)
+	opts := run.GraphLoadFor(t.root, cfg, nil)
+	r, err := run.LoadGraph(graphFile, opts)
 	if err != nil {
 		return badInput(err)
 	}
 	if !r.Valid() {
 		return usageErrorf("%s is not a valid task graph (%s); fix it first (zerg graph validate %s)", rel(cwd, graphFile), r.Errors[0].String(), t.feature)
 	}
-	prot, err := security.NewProtectedPaths(run.ProtectedPaths(cfg))
-	if err != nil {
-		return badInput(err)
-	}
-	open := run.Opening(cfg)
+	prot := cfg.Protection()
 	tasks, skipped, err := journey.PlanFixes(review, nums, r.Graph, journey.FixOptions{
 		Files: f.files, Verify: f.verify,
 		Exists: func(p string) bool {
@@ -133,7 +128,7 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 		},
 		Protected: func(p string) bool {
 			_, ok := prot.Match(p)
-			return ok && !open.Opens(p)
+			return ok && !prot.Opening().Opens(p)
 		},
 	})
 	if err != nil {
@@ -147,7 +142,7 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 	if err != nil {
 		return badInput(fmt.Errorf("%s: %v", rel(cwd, graphFile), err))
 	}
-	if check := spec.Check(data, opts); !check.Valid() {
+	if check := run.CheckGraph(data, opts); !check.Valid() {
 		return usageErrorf("%s: the graph with the fix would not be valid: %s; write the task yourself", t.feature, check.Errors[0].String())
 	}
 	if err := fsx.WriteFileAtomic(graphFile, data, 0o644); err != nil {

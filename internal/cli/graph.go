@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
@@ -54,7 +55,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			if err != nil {
 				return err
 			}
-			r, err := spec.Load(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, graphOptions(file, cfg))
 			if err != nil {
 				return badInput(err)
 			}
@@ -140,7 +141,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			if !cmd.Flags().Changed("workers") {
 				workers = cfg.Workers
 			}
-			r, err := spec.Load(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, graphOptions(file, cfg))
 			if err != nil {
 				return badInput(err)
 			}
@@ -314,8 +315,8 @@ func findZergRoot(dir string) string {
 
 // graphOptions are the checks of a graph file as rush would make them:
 // the repository's config adds its protected paths.
-func graphOptions(file string, cfg config.Config) spec.Options {
-	return run.GraphOptions(repoRootOf(file), cfg)
+func graphOptions(file string, cfg config.Config) run.GraphLoad {
+	return run.GraphLoadFor(repoRootOf(file), cfg, nil)
 }
 
 // graphConfig is the config of the repository holding a graph file (zerg's
@@ -385,7 +386,7 @@ func fileExists(p string) bool {
 }
 
 func rel(base, p string) string {
-	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := pathx.Rel(base, p); ok {
 		return r
 	}
 	return p

@@ -120,7 +120,7 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 // loadHookCheckTask finds task id in a graph that would run: an invalid
 // graph never starts an attempt, so it has no policy to show.
 func loadHookCheckTask(file, id string) (*spec.Task, error) {
-	r, err := spec.Load(file, spec.Options{RepoRoot: repoRootOf(file)})
+	r, err := run.LoadGraph(file, run.GraphLoad{Root: repoRootOf(file)})
 	if err != nil {
 		return nil, badInput(err)
 	}
@@ -193,7 +193,7 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 		Workdir:    ws,
 		AttemptDir: attemptDir,
 		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, run.ProtectedPaths(cfg), run.Opening(cfg), run.IsolationBoundsCommands(mode)),
+		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, cfg.Protection(), run.IsolationBoundsCommands(mode)),
 	}
 	pol, err := sp.Policy()
 	if err != nil {

@@ -320,6 +320,12 @@ func TestHookCheckUsageErrors(t *testing.T) {
 	if err := os.WriteFile(invalid, []byte(`{"feature":"f","tasks":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A task owning a protected path never starts an attempt: hook check
+	// loads the graph as rush does (before, without the protected paths).
+	protected := filepath.Join(t.TempDir(), "protected.json")
+	if err := os.WriteFile(protected, []byte(`{"feature":"f","tasks":[{"id":"T1","title":"one","level":1,"files":{"create":[".github/workflows/ci.yml"]}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notDir := filepath.Join(ws, "file")
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -335,6 +341,7 @@ func TestHookCheckUsageErrors(t *testing.T) {
 		{"unknown task", []string{"--graph", graph, "--task", "T9"}, `no task "T9" (its tasks: T1, T2)`},
 		{"missing graph", []string{"--graph", filepath.Join(ws, "nope.json"), "--task", "T1"}, "nope.json"},
 		{"invalid graph", []string{"--graph", invalid, "--task", "T1"}, "invalid task graph (1 error"},
+		{"graph owning a protected path", []string{"--graph", protected, "--task", "T1"}, `is protected by ".github/workflows/**"`},
 		{"missing workspace", []string{"--graph", graph, "--task", "T1", "--workspace", filepath.Join(ws, "nope")}, "is not a directory"},
 		{"workspace is a file", []string{"--graph", graph, "--task", "T1", "--workspace", notDir}, "is not a directory"},
 		{"unknown flag", []string{"--graph", graph, "--task", "T1", "--nope"}, "unknown flag"},

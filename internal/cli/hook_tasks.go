@@ -109,8 +109,18 @@ func tasksWriteProblem(in policy.HookInput) string {
 		return fmt.Sprintf("denied: the workspace %s of %s has no open lease (reported, expired or handed out again): write only in the workspace of a task handed to you", name, feature)
 	}
 	l := leases[at]
-	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
-		return fmt.Sprintf("denied: %s is the workspace's git directory, which is zerg's", rel)
+	// The run's protection, as the worker hook of the other modes has it:
+	// what the commit check would refuse is refused at once.
+	cfg, err := loadProjectConfig(filepath.FromSlash(root))
+	if err != nil {
+		return "denied: zerg hook: read the config: " + err.Error()
+	}
+	prot := cfg.Protection()
+	opened := prot.OpenedEntries(l.Owns)
+	if why := prot.RefusesWrite(rel, func(rel string) bool {
+		return slices.ContainsFunc(opened, func(e string) bool { return spec.EntryOwns(e, rel) })
+	}); why != "" {
+		return fmt.Sprintf("denied: %s may not be written: %s", rel, why)
 	}
 	for _, e := range l.Owns {
 		if spec.EntryOwns(e, rel) {

@@ -42,7 +42,7 @@ func TestTasksHookDecisions(t *testing.T) {
 		{"Edit", ".zerg/tasks/f/T1-1/src/x/y.go", ""},
 		{"Write", filepath.Join(ws, "b.txt"), "task T1 owns only a.txt, src/; b.txt is not its file"},
 		{"Write", filepath.Join(ws, "src/../b.txt"), "b.txt is not its file"},
-		{"Write", filepath.Join(ws, ".git/hooks/pre-commit"), "the workspace's git directory"},
+		{"Write", filepath.Join(ws, ".git/hooks/pre-commit"), "inside .git"},
 		{"Write", filepath.Join(root, ".zerg/tasks/f/T2-1/a.txt"), "the workspace T2-1 of f has no open lease"},
 		{"Write", filepath.Join(root, ".zerg/tasks/f/T1-1"), "is not a file in a task's workspace"},
 		{"Write", filepath.Join(root, "README.md"), ""}, // not tasks mode's business
@@ -88,6 +88,44 @@ func TestTasksNextWaitsForTheLevel(t *testing.T) {
 	} {
 		if got := launching(tc.v, tc.leases); got != tc.want {
 			t.Errorf("%s: %d still launching, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTasksHookProtection: tasks mode's hook refuses what the run's
+// protection (config.Config.Protection) refuses, as the worker hook of the
+// other modes does, not only the workspace's .git: zerg's own list and
+// security.protected_paths, even for a file the task owns, less what
+// security.allow_protected opens to the task that names it. Before, only
+// .git was refused here and the commit check refused the rest later.
+func TestTasksHookProtection(t *testing.T) {
+	root := t.TempDir()
+	board := filepath.Join(root, ".zerg", "runs", "f", "tasks")
+	if err := os.MkdirAll(board, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "security:\n  protected_paths: [\"deploy/**\"]\n  allow_protected: [\".github/workflows/release.yml\"]\n"
+	if err := os.WriteFile(run.ConfigFile(root), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, ".zerg", "tasks", "f", "T1-1")
+	lease := driver.Lease{Task: "T1", Attempt: 1, TokenSHA256: "not-a-token-hash", Workspace: ws,
+		Owns: []string{".github/workflows/ci.yml", ".github/workflows/release.yml", "deploy/", "src/"}, Issued: time.Now()}
+	b, _ := json.Marshal(lease)
+	if err := os.WriteFile(filepath.Join(board, "T1"+driver.LeaseSuffix), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ rel, deny string }{
+		{"src/a.go", ""},
+		{".github/workflows/ci.yml", `protected by ".github/workflows/**"`}, // zerg's own list
+		{"deploy/prod.yml", `protected by "deploy/**"`},                     // security.protected_paths
+		{".github/workflows/release.yml", ""},                               // opened and named by the task
+		{"src/.claude/settings.json", "a Claude Code settings file"},
+	} {
+		in, _ := json.Marshal(map[string]string{"file_path": filepath.Join(ws, tc.rel)})
+		got := tasksWriteProblem(policy.HookInput{ToolName: "Write", ToolInput: in, Cwd: root})
+		if (tc.deny == "") != (got == "") || !strings.Contains(got, tc.deny) {
+			t.Errorf("%s: %q, want %q", tc.rel, got, tc.deny)
 		}
 	}
 }

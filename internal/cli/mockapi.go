@@ -156,7 +156,7 @@ that graph. See docs/mockapi.md.`,
 				if err != nil {
 					return err
 				}
-				r, err := spec.Load(graph, graphOptions(graph, cfg))
+				r, err := run.LoadGraph(graph, graphOptions(graph, cfg))
 				if err != nil {
 					return badInput(err)
 				}

@@ -9,7 +9,6 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
-	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -28,10 +27,7 @@ func (c readerChanges) empty() bool { return len(c.protected)+len(c.instructions
 
 func protectedChanges(ctx context.Context, repo *gitx.Repo, cfg config.Config, base, head string) (readerChanges, error) {
 	var out readerChanges
-	prot, err := security.NewProtectedPaths(run.ProtectedPaths(cfg))
-	if err != nil {
-		return out, badInput(err)
-	}
+	prot := cfg.Protection()
 	names, err := repo.Run(ctx, "diff", "--name-only", "-z", "--no-renames", base, head, "--")
 	if err != nil {
 		return out, err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -88,7 +89,7 @@ func (e *rulesEnv) want(commit string) string {
 }
 
 func (e *rulesEnv) rel(p string) string {
-	if r, err := filepath.Rel(e.cwd, p); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := pathx.Rel(e.cwd, p); ok {
 		return r
 	}
 	return p

@@ -228,7 +228,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	// The graph as the warnings below read it; printPlan and run.Open
 	// check it and refuse a bad one.
 	var graph *spec.Graph
-	if r, err := spec.Load(f.graph, spec.Options{RepoRoot: root}); err == nil && r.Valid() {
+	if r, err := run.LoadGraph(f.graph, run.GraphLoadFromLog(root, cfg, paths)); err == nil && r.Valid() {
 		graph = r.Graph
 	}
 	// What the rush will not see of the working tree is said before it

@@ -34,16 +34,13 @@ type rushPlan struct {
 // printPlan shows what rush would do, and changes nothing.
 func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths, asJSON bool) error {
 	root := repoRootOf(graphFile)
-	r, err := spec.Load(graphFile, spec.Options{RepoRoot: root})
+	r, err := run.LoadGraph(graphFile, run.GraphLoadFromLog(root, cfg, paths))
 	if err != nil {
 		return badInput(err)
 	}
 	if !r.Valid() {
 		a.printIssues(graphFile, r)
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors)", graphFile, len(r.Errors))}
-	}
-	if err := run.CheckProtected(graphFile, r.Graph, paths, run.Options{Root: root, Config: cfg}); err != nil {
-		return badInput(err)
 	}
 	p := rushPlan{feature: feature, cfg: cfg, workers: workers, rehearse: rehearse, graph: r.Graph,
 		an: spec.Analyze(r.Graph, workers),

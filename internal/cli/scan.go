@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -336,8 +337,8 @@ func absFrom(cwd, p string) string {
 // relOrAbs is path relative to base with forward slashes, or the absolute
 // path when it is outside base.
 func relOrAbs(base, path string) string {
-	r, err := filepath.Rel(base, path)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	r, ok := pathx.Rel(base, path)
+	if !ok {
 		return filepath.ToSlash(path)
 	}
 	return filepath.ToSlash(r)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/sandbox"
 )
 
@@ -195,7 +196,7 @@ func (b Box) runArgs(s sandbox.Spec, name, envFile, exe string, argv []string) (
 		}
 		if dst == "" {
 			// At its own path, which must not be where zerg's init is.
-			if r == insideDir || strings.HasPrefix(r, insideDir+"/") {
+			if pathx.Within(insideDir, r) {
 				return fmt.Errorf("container: %s is under %s, which the container uses itself", r, insideDir)
 			}
 			dst = r

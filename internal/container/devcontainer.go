@@ -419,7 +419,7 @@ func needImage(ctx context.Context, rt Runtime, what, ref string) error {
 }
 
 func relTo(root, p string) string {
-	if rel, err := filepath.Rel(root, p); err == nil && filepath.IsLocal(rel) {
+	if rel, ok := pathx.Rel(root, p); ok {
 		return filepath.ToSlash(rel)
 	}
 	return p

@@ -80,7 +80,7 @@ func snapshot(p run.Paths) (Snapshot, error) {
 // current graph; nil when neither loads (the picture then has no edges).
 func graphOf(p run.Paths) *spec.Graph {
 	for _, f := range []string{p.GraphSnapshot, p.Graph} {
-		r, err := spec.Load(f, spec.Options{RepoRoot: p.Root})
+		r, err := run.LoadGraph(f, run.GraphLoad{Root: p.Root, Recorded: true})
 		if err == nil && r.Valid() {
 			return r.Graph
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // ErrUntrustedGit marks a trusted workspace whose .git entry is no longer
@@ -63,7 +65,7 @@ func (r *Runner) trustedFor(args []string) []string {
 	for _, t := range list {
 		t = filepath.Clean(t)
 		hit := false
-		if rel, err := filepath.Rel(t, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if pathx.Within(t, dir) {
 			hit = true
 		}
 		for _, a := range args {
@@ -124,7 +126,7 @@ func checkGitEntry(dir string) error {
 			target = filepath.Join(dir, target)
 		}
 		target = filepath.Clean(target)
-		if rel, err := filepath.Rel(dir, target); err == nil && !strings.HasPrefix(rel, "..") {
+		if pathx.Within(dir, target) {
 			return bad("%s points inside the workspace", gp)
 		}
 		tst, err := os.Lstat(target)

@@ -163,3 +163,30 @@ func TestTrustedWorkspace(t *testing.T) {
 		t.Fatal("a runner without New trusted")
 	}
 }
+
+// A worker's .git file naming a gitdir inside the workspace is refused
+// even when the directory's name starts with ".." (a name, not a way out):
+// the workspace's own files would say what git runs.
+func TestGitEntryPointingAtDotDotNameInside(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "..x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"..x", filepath.Join(ws, "..x")} {
+		write(t, filepath.Join(ws, ".git"), "gitdir: "+target+"\n")
+		if err := checkGitEntry(ws); !errors.Is(err, ErrUntrustedGit) || !strings.Contains(err.Error(), "points inside the workspace") {
+			t.Errorf("gitdir %s: %v, want it refused as inside the workspace", target, err)
+		}
+	}
+	// A gitdir beside the workspace is still outside it.
+	out := ws + "x"
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(out) })
+	write(t, filepath.Join(ws, ".git"), "gitdir: "+out+"\n")
+	if err := checkGitEntry(ws); err != nil {
+		t.Errorf("gitdir beside the workspace: %v", err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -27,9 +29,9 @@ type DesignInput struct {
 	// MaxRounds bounds the rounds (design.max_rounds); at least 1.
 	MaxRounds int
 	Model     string
-	// Protected, when set, reports the paths no task may own (see
-	// spec.Options): the graph is checked as rush will check it.
-	Protected spec.ProtectedPaths
+	// Protection is what no task may own (config.Config.Protection; nil:
+	// zerg's own list): the graph is checked as rush will check it.
+	Protection *security.Protection
 	// Progress, when set, is told about each round.
 	Progress func(Round)
 }
@@ -96,7 +98,7 @@ func Design(ctx context.Context, m Model, in DesignInput) (DesignResult, error) 
 		if err != nil {
 			return res, err
 		}
-		round, rep := checkDraft(in.Workdir, in.Feature, in.Protected)
+		round, rep := checkDraft(in.Workdir, in.Feature, in.Protection)
 		round.N, round.CostUSD = n, a.CostUSD
 		res.Rounds = append(res.Rounds, round)
 		res.Report = rep
@@ -116,13 +118,13 @@ func Design(ctx context.Context, m Model, in DesignInput) (DesignResult, error) 
 // says which paths no task may own) and adds
 // the files the session failed to write as errors, so the next round is
 // told about them too.
-func checkDraft(workdir, feature string, protected spec.ProtectedPaths) (Round, *spec.Report) {
+func checkDraft(workdir, feature string, protection *security.Protection) (Round, *spec.Report) {
 	var r Round
 	if fi, err := os.Stat(DraftPath(workdir, DesignFile)); err != nil || fi.Size() == 0 {
 		r.Errors = append(r.Errors, spec.Issue{Severity: spec.Error, Code: spec.CodeMissing, Field: DraftDir + "/" + DesignFile,
 			Message: "missing or empty; write the design there"})
 	}
-	rep, err := spec.Load(DraftPath(workdir, GraphFile), spec.Options{RepoRoot: workdir, Protected: protected})
+	rep, err := run.LoadGraph(DraftPath(workdir, GraphFile), run.GraphLoad{Root: workdir, Protection: protection})
 	if err != nil {
 		msg := "missing; write the task graph there"
 		if !errors.Is(err, os.ErrNotExist) {

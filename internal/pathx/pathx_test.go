@@ -28,3 +28,22 @@ func TestWithinAndBelow(t *testing.T) {
 		}
 	}
 }
+
+func TestRel(t *testing.T) {
+	for _, c := range []struct {
+		dir, p, rel string
+		ok          bool
+	}{
+		{"/ws", "/ws", ".", true},
+		{"/ws", "/ws/a/b", "a/b", true},
+		{"/ws", "/ws/..x", "..x", true}, // a name, not a way out
+		{"/ws", "/ws/../x", "", false},
+		{"/ws", "/wsx/a", "", false},
+		{"a", "a/b", "b", true},
+		{"/ws", "a", "", false},
+	} {
+		if rel, ok := Rel(c.dir, c.p); rel != c.rel || ok != c.ok {
+			t.Errorf("Rel(%q, %q) = %q, %v; want %q, %v", c.dir, c.p, rel, ok, c.rel, c.ok)
+		}
+	}
+}

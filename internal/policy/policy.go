@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +82,7 @@ func (p *Policy) Validate() error {
 			}
 		}
 	}
-	if _, err := security.NewProtectedPaths(p.Protect); err != nil {
+	if _, err := security.ProtectionOf(p.Protect); err != nil {
 		return fmt.Errorf("%w: %v", ErrBad, err)
 	}
 	if err := p.Bash.validate(); err != nil {
@@ -277,7 +276,7 @@ type scope struct {
 	reads []string
 	prot  []string
 	// protect and opened are Policy.Protect and Policy.Opened.
-	protect *security.ProtectedPaths
+	protect *security.Protection
 	opened  []string
 	// scratch and sharedTmp are BashPolicy's (Bash commands only).
 	scratch   []string
@@ -290,7 +289,7 @@ func (p *Policy) scope() (scope, error) {
 		return scope{}, fmt.Errorf("workspace: %v", err)
 	}
 	sc := scope{ws: ws, opened: p.Opened}
-	if sc.protect, err = security.NewProtectedPaths(p.Protect); err != nil {
+	if sc.protect, err = security.ProtectionOf(p.Protect); err != nil {
 		return scope{}, err
 	}
 	for _, d := range p.ReadDirs {
@@ -320,8 +319,8 @@ func (p *Policy) scope() (scope, error) {
 // rel returns the slash-separated path of resolved inside the workspace, or
 // false when it is the workspace itself or outside it.
 func (sc scope) rel(resolved string) (string, bool) {
-	rel, err := filepath.Rel(sc.ws, resolved)
-	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+	rel, ok := pathx.Rel(sc.ws, resolved)
+	if !ok || rel == "." {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
@@ -340,48 +339,20 @@ func (sc scope) readable(resolved string) bool {
 
 func (sc scope) isProtected(resolved string) bool { return within(resolved, sc.prot...) }
 
-// writeProtected says why a workspace-relative path may not be written:
-// protectedRel, or the protected list of the commit check (Policy.Protect)
-// unless the task's opened entries own it. The hook refuses at once what
-// the check of the result would refuse later. Empty when writable.
+// writeProtected says why a workspace-relative path may not be written
+// (security.Protection.RefusesWrite: the run's protection, which the
+// policy file carries as Protect, less what the task's opened entries
+// own). The hook refuses at once what the check of the result would
+// refuse later. Empty when writable.
 func (sc scope) writeProtected(rel string) string {
-	if why := protectedRel(rel); why != "" {
-		return why
-	}
-	pat, ok := sc.protect.Match(rel)
-	if !ok {
-		return ""
-	}
-	for _, e := range sc.opened {
-		if spec.EntryOwns(e, rel) {
-			return ""
-		}
-	}
-	return fmt.Sprintf("protected by %q (git, zerg, Claude Code, CI and hook files, security.protected_paths): no worker may write it", pat)
+	return sc.protect.RefusesWrite(rel, func(rel string) bool {
+		return slices.ContainsFunc(sc.opened, func(e string) bool { return spec.EntryOwns(e, rel) })
+	})
 }
 
-// protectedRel says why a workspace-relative path may never be written,
-// whatever the allow list says: git metadata (a hook there runs on the next
-// commit), zerg's own state, and Claude Code settings (a hook there runs in
-// the next session opened on the merged repository). Empty when writable.
-func protectedRel(rel string) string {
-	segs := strings.Split(rel, "/")
-	for i, seg := range segs {
-		switch seg {
-		case ".git":
-			return "inside .git"
-		case ".zerg":
-			return "inside .zerg"
-		case ".claude":
-			if i == len(segs)-2 {
-				if ok, _ := path.Match("settings*.json", segs[i+1]); ok {
-					return "a Claude Code settings file"
-				}
-			}
-		}
-	}
-	return ""
-}
+// protectedRel is security.NeverWritten, as the Bash check asks it of a
+// command's targets.
+func protectedRel(rel string) string { return security.NeverWritten(rel) }
 
 // target resolves a tool's path argument, absolute or relative to the
 // hook's absolute cwd, both ways (resolveFrom): the first is the kernel's

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Sandbox mode: the sandbox is the boundary for commands (docs/sandbox.md),
@@ -449,8 +451,8 @@ func rawReach(text string) string {
 // tests and hook check: its neighbours are not the sandbox's).
 func (sc scope) sandboxTmp(c string) bool {
 	for _, d := range sandboxTmpDirs {
-		rel, err := filepath.Rel(d, c)
-		if err != nil || !filepath.IsLocal(rel) {
+		rel, ok := pathx.Rel(d, c)
+		if !ok {
 			continue
 		}
 		if rel == "." {

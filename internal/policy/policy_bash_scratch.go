@@ -52,8 +52,8 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 	if sc.sharedTmp == "" {
 		return false
 	}
-	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+	rel, ok := pathx.Rel(sc.sharedTmp, resolved)
+	if !ok || rel == "." {
 		return false
 	}
 	top := strings.Split(rel, string(filepath.Separator))[0]
@@ -99,8 +99,8 @@ func (sc scope) claudeTaskOutput(resolved string) bool {
 	if sc.sharedTmp == "" {
 		return false
 	}
-	rel, err := filepath.Rel(sc.sharedTmp, resolved)
-	if err != nil || !filepath.IsLocal(rel) {
+	rel, ok := pathx.Rel(sc.sharedTmp, resolved)
+	if !ok {
 		return false
 	}
 	return claudeTaskRE.MatchString(filepath.ToSlash(rel))

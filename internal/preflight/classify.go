@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
 
@@ -183,7 +184,7 @@ func classify(exit int, output string, f Facts) (string, []Problem) {
 }
 
 func (f Facts) ownGoPackage(pkg string) bool {
-	return f.GoModule != "" && (pkg == f.GoModule || strings.HasPrefix(pkg, f.GoModule+"/"))
+	return f.GoModule != "" && pathx.Within(f.GoModule, pkg)
 }
 
 // planned reports whether name is, or is the base name of, a path the
@@ -192,7 +193,7 @@ func (f Facts) planned(name string) bool {
 	return slices.ContainsFunc(f.Planned, func(p string) bool {
 		base := path.Base(p)
 		return p == name || base == name || strings.TrimSuffix(base, path.Ext(base)) == name ||
-			strings.HasPrefix(p, name+"/")
+			pathx.Below(name, p)
 	})
 }
 

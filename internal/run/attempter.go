@@ -44,7 +44,7 @@ func (a *realAttempter) input(r AttemptRequest) attempt.Input {
 		Driver: a.drv, MaxFileBytes: int64(cfg.Sandbox.MaxCommitFileMB) << 20,
 		Repo: a.repo, Feature: a.feature, Graph: a.graph, Task: r.Task, Number: r.Number, Base: r.Base,
 		Workspace: r.Workspace, Branch: r.Branch, Dir: r.Dir, WorkerDir: r.WorkerDir, Previous: r.Previous,
-		Protected: ProtectedPaths(cfg), Opening: Opening(cfg),
+		Protection:        cfg.Protection(),
 		FailRefusedWrites: cfg.Security.RefusedWrites == config.RefusedWritesFail,
 		// The records of this attempt are <run>/attempts/<task>/<n>; its
 		// dependencies' are beside them.

@@ -99,11 +99,8 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if opts.GraphFile == "" {
 		opts.GraphFile = paths.Graph
 	}
-	g, err := loadGraph(opts.GraphFile, opts.Root)
+	g, err := validGraph(opts.GraphFile, GraphLoadFromLog(opts.Root, opts.Config, paths))
 	if err != nil {
-		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
-	}
-	if err := CheckProtected(opts.GraphFile, g, paths, opts); err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
 	refs := gitRefs{repo: &gitx.Repo{Runner: gitx.New(opts.Root)}}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
@@ -90,7 +89,19 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 		opts.GraphFile = paths.Graph
 	}
 	paths.Graph = opts.GraphFile
-	g, err := loadGraph(opts.GraphFile, opts.Root)
+
+	// The log first: the graph's check spares what the run committed.
+	var events []eventlog.Event
+	if _, statErr := os.Stat(paths.Events); statErr == nil {
+		if held, _ := eventlog.Held(paths.Events); held {
+			return nil, &Error{Kind: Locked, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("another zerg rush is running %s", opts.Feature)}
+		}
+		if events, err = eventlog.Read(paths.Events); err != nil {
+			return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("the run log is damaged: %w", err)}
+		}
+	}
+	st := Replay(events)
+	g, err := validGraph(opts.GraphFile, GraphLoadFor(opts.Root, opts.Config, st))
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
 	}
@@ -102,20 +113,6 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	opts.commits = &commits
 	repo := opts.repo()
 	refs := gitRefs{repo: repo}
-
-	var events []eventlog.Event
-	if _, statErr := os.Stat(paths.Events); statErr == nil {
-		if held, _ := eventlog.Held(paths.Events); held {
-			return nil, &Error{Kind: Locked, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("another zerg rush is running %s", opts.Feature)}
-		}
-		if events, err = eventlog.Read(paths.Events); err != nil {
-			return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("the run log is damaged: %w", err)}
-		}
-	}
-	st := Replay(events)
-	if err := checkProtectedOwnership(opts.GraphFile, g, opts, st); err != nil {
-		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
-	}
 	c := &Coordinator{feature: opts.Feature, cfg: opts.Config, graph: g, paths: paths, state: st,
 		rehearsal: opts.Rehearsal, scenario: opts.Scenario, progress: newProgress(opts.Progress)}
 	switch {
@@ -269,102 +266,10 @@ func coordinatorRecord() []byte {
 	return b
 }
 
-// loadGraph loads and validates a task graph.
+// loadGraph loads a graph a run recorded (GraphLoad.Recorded), which
+// must be valid.
 func loadGraph(file, root string) (*spec.Graph, error) {
-	r, err := spec.Load(file, spec.Options{RepoRoot: root})
-	if err != nil {
-		return nil, err
-	}
-	if !r.Valid() {
-		return nil, fmt.Errorf("%s: invalid task graph: %s", file, strings.ReplaceAll(r.Err().Error(), "\n", "; "))
-	}
-	return r.Graph, nil
-}
-
-// checkProtectedOwnership refuses a graph whose tasks still to run create
-// or modify a protected path (GraphOptions): they could never pass. A task
-// the run already committed or merged is left alone, so a run from before
-// this check (subprocess mode did not make it) still resumes.
-func checkProtectedOwnership(file string, g *spec.Graph, opts Options, st *State) error {
-	r := spec.Check(g.Raw, GraphOptions(opts.Root, opts.Config))
-	var bad []string
-	for _, e := range r.Errors {
-		if e.Code != spec.CodeProtected {
-			continue
-		}
-		if ts := st.Task(e.Task); ts.Status == StatusMerged || ts.Commit != "" {
-			continue
-		}
-		bad = append(bad, e.String())
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%s: invalid task graph: %s", file, strings.Join(bad, "; "))
-	}
-	return nil
-}
-
-// CheckProtected is checkProtectedOwnership as rush will see it, for
-// callers that do not open the run (check, the dry run): the feature's
-// run log, when there is one, spares what its run already committed.
-func CheckProtected(file string, g *spec.Graph, paths Paths, opts Options) error {
-	st := NewState()
-	if evs, err := eventlog.Read(paths.Events); err == nil {
-		st = Replay(evs)
-	}
-	return checkProtectedOwnership(file, g, opts, st)
-}
-
-// GraphOptions are the checks of a graph zerg will run in root with cfg:
-// the symlink check, and the protected paths (zerg's own and
-// security.protected_paths), which no task may create or modify since no
-// worker may change them.
-func GraphOptions(root string, cfg config.Config) spec.Options {
-	prot, err := security.NewProtectedPaths(ProtectedPaths(cfg))
-	if err != nil {
-		// config.Validate refuses such a list; zerg's own still holds.
-		prot, _ = security.NewProtectedPaths(nil)
-	}
-	return spec.Options{RepoRoot: root, Protected: openedProtected{prot, Opening(cfg)}}
-}
-
-// Opening is security.allow_protected (nil when the config opens nothing,
-// or when config.Validate would refuse it).
-func Opening(cfg config.Config) *security.Opening {
-	o, err := security.NewOpening(cfg.Security.AllowProtected)
-	if err != nil || len(cfg.Security.AllowProtected) == 0 {
-		return nil
-	}
-	return o
-}
-
-// openedProtected is the protected paths as the graph's validation sees
-// them: an entry that names an opened path (not a glob) is no longer
-// protected for the task that owns it.
-type openedProtected struct {
-	prot *security.ProtectedPaths
-	open *security.Opening
-}
-
-func (o openedProtected) opened(p string) bool { return o.open.OpensEntry(p) }
-
-func (o openedProtected) Match(p string) (string, bool) {
-	if o.opened(p) {
-		return "", false
-	}
-	return o.prot.Match(p)
-}
-
-func (o openedProtected) Covers(p string) (string, bool) {
-	if o.opened(p) {
-		return "", false
-	}
-	return o.prot.Covers(p)
-}
-
-// ProtectedPaths are the paths no worker may add, change or delete:
-// zerg's own list and security.protected_paths.
-func ProtectedPaths(cfg config.Config) []string {
-	return append(security.DefaultProtected(), cfg.Security.ProtectedPaths...)
+	return validGraph(file, GraphLoad{Root: root, Recorded: true})
 }
 
 // graphHash identifies a graph by its bytes.

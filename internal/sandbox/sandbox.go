@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/zergrush/zerg/internal/cgroup"
+	"github.com/zergrush/zerg/internal/pathx"
 )
 
 // Limits are resource limits (setrlimit) of the command and of every process
@@ -329,7 +330,7 @@ func resolve(what, p string) (string, error) {
 	if r == "/" {
 		return "", fmt.Errorf("sandbox: %s %q is the root directory", what, p)
 	}
-	if r == insideDir || strings.HasPrefix(r, insideDir+"/") {
+	if pathx.Within(insideDir, r) {
 		return "", fmt.Errorf("sandbox: %s %q is under %s, which the sandbox uses itself", what, p, insideDir)
 	}
 	return r, nil

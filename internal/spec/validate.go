@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -261,7 +262,7 @@ func unsafePath(p string) string {
 			return "contains '..'"
 		}
 	}
-	if c := cleanPath(p); c == ".git" || strings.HasPrefix(c, ".git/") {
+	if pathx.Within(".git", cleanPath(p)) {
 		return "is inside .git"
 	}
 	return ""
@@ -300,7 +301,7 @@ func escapesViaSymlink(root, p string) string {
 			if err != nil {
 				return ""
 			}
-			if rel, err := filepath.Rel(rootReal, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			if !pathx.Within(rootReal, real) {
 				r, _ := filepath.Rel(root, cur)
 				return r
 			}

@@ -72,21 +72,28 @@ func TestTasksNextWaitsForTheLevel(t *testing.T) {
 		}
 		return v
 	}
-	lease := func(task string, pid int) driver.Lease { return driver.Lease{Task: task, Coordinator: pid} }
+	open := func(tasks ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, t := range tasks {
+			m[t] = true
+		}
+		return m
+	}
+	// A dead coordinator's lease is none: driver.ReadBoard leaves it out of
+	// the open tasks (TestReadBoard).
 	for _, tc := range []struct {
-		name   string
-		v      run.View
-		leases []driver.Lease
-		want   int
+		name string
+		v    run.View
+		open map[string]bool
+		want int
 	}{
-		{"all posted", view(4, run.StatusRunning, run.StatusRunning), []driver.Lease{lease("T1", 7), lease("T2", 7)}, 0},
-		{"one still cloning", view(4, run.StatusRunning, run.StatusRunning), []driver.Lease{lease("T1", 7)}, 1},
-		{"a dead coordinator's lease is none", view(4, run.StatusRunning), []driver.Lease{lease("T1", 3)}, 1},
-		{"ready with a free slot", view(2, run.StatusRunning, run.StatusReady, run.StatusReady), []driver.Lease{lease("T1", 7)}, 1},
-		{"ready without a slot", view(1, run.StatusRunning, run.StatusReady), []driver.Lease{lease("T1", 7)}, 0},
+		{"all posted", view(4, run.StatusRunning, run.StatusRunning), open("T1", "T2"), 0},
+		{"one still cloning", view(4, run.StatusRunning, run.StatusRunning), open("T1"), 1},
+		{"ready with a free slot", view(2, run.StatusRunning, run.StatusReady, run.StatusReady), open("T1"), 1},
+		{"ready without a slot", view(1, run.StatusRunning, run.StatusReady), open("T1"), 0},
 		{"committed and merged hold nothing", view(4, run.StatusCommitted, run.StatusMerged, run.StatusRetryWait), nil, 0},
 	} {
-		if got := launching(tc.v, tc.leases); got != tc.want {
+		if got := launching(tc.v, tc.open); got != tc.want {
 			t.Errorf("%s: %d still launching, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -33,10 +33,6 @@ func init() { register(newTasksCmd) }
 // tasks done; a coordinator (zerg rush --mode tasks, started by zerg tasks
 // next) does everything else as in every mode.
 
-// handedSuffix marks a lease zerg tasks next has printed: <task>.handed
-// holds its ID, so that the next call hands out only what is new.
-const handedSuffix = ".handed"
-
 func newTasksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tasks",
@@ -173,38 +169,27 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 		default:
 		}
 		if v.Coordinator.Alive {
-			leases, err := driver.OpenLeases(r.paths.Board)
+			board, err := driver.ReadBoard(r.paths.Board, v.Coordinator.PID)
 			if err != nil {
 				return err
 			}
-			var fresh []driver.Lease
 			var working []workingLease
-			for _, l := range leases {
-				if l.Coordinator != v.Coordinator.PID {
-					continue // left by a coordinator that died
-				}
-				if handedOut(r.paths.Board, l) {
-					working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
-					continue
-				}
-				fresh = append(fresh, l)
+			for _, l := range board.Working {
+				working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
 			}
 			// A level's attempts post their leases one by one, each once its
 			// clone is made: hand out the level together, so that one message
 			// of the session starts all its subagents.
-			settled := len(fresh) > 0 && launching(v, leases) == 0
+			settled := len(board.Fresh) > 0 && launching(v, board.Open) == 0
 			if settled || !time.Now().Before(deadline) {
 				var out []driver.Lease
-				for _, l := range fresh {
+				for _, l := range board.Fresh {
 					h, ok, err := driver.HandOut(r.paths.Board, l)
 					if err != nil {
 						return err
 					}
 					if !ok {
 						continue // another zerg tasks next handed it out
-					}
-					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.TokenSHA256+"\n")); err != nil {
-						return err
 					}
 					out = append(out, h)
 				}
@@ -237,15 +222,10 @@ func sessionNext(feature, schedule string, fresh, working int) string {
 }
 
 // launching counts the tasks whose lease is still to come: an attempt
-// started (its workspace being made) without an open lease, and, while
+// started (its workspace being made) without an open lease (open: the
+// tasks with one), and, while
 // worker slots are free, tasks ready to start.
-func launching(v run.View, leases []driver.Lease) int {
-	open := map[string]bool{}
-	for _, l := range leases {
-		if l.Coordinator == v.Coordinator.PID {
-			open[l.Task] = true
-		}
-	}
+func launching(v run.View, open map[string]bool) int {
 	n, running, ready := 0, 0, 0
 	for _, t := range v.Tasks {
 		switch t.Status {
@@ -288,13 +268,6 @@ func failedTasks(v run.View) []string {
 		}
 	}
 	return out
-}
-
-// handedOut reports whether zerg tasks next has printed lease l (its
-// marker holds the hash of the token, as the board does).
-func handedOut(board string, l driver.Lease) bool {
-	b, err := os.ReadFile(filepath.Join(board, l.Task+handedSuffix))
-	return err == nil && l.TokenSHA256 != "" && strings.TrimSpace(string(b)) == l.TokenSHA256
 }
 
 // inspectRun is the run's view; a run with no log yet is not started.
@@ -460,21 +433,20 @@ func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait
 	if !v.Coordinator.Alive {
 		return usageErrorf("no coordinator runs %s, so lease %s is not open; zerg tasks next %s resumes the run and hands the task out again", feature, lease, feature)
 	}
-	leases, err := driver.OpenLeases(r.paths.Board)
+	open, ok, err := driver.OpenLease(r.paths.Board, task, v.Coordinator.PID)
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Task == task && l.Coordinator == v.Coordinator.PID })
-	if i < 0 || !leases[i].Holds(lease) {
+	if !ok || !open.Holds(lease) {
 		// Never the open lease's token: only the session and the task's
 		// prompt hold it.
 		now := "task " + task + " has no open lease"
-		if i >= 0 {
-			now = fmt.Sprintf("its open lease is attempt %d's, handed out with its prompt", leases[i].Attempt)
+		if ok {
+			now = fmt.Sprintf("its open lease is attempt %d's, handed out with its prompt", open.Attempt)
 		}
 		return usageErrorf("lease %s of %s is not open (%s): it expired and the task was handed out again, or it was reported already, or it is not a lease zerg tasks next printed for %s; zerg tasks next %s shows what is open", textx.Clip(textx.OneLine(lease), 80), task, now, task, feature)
 	}
-	attemptN := leases[i].Attempt
+	attemptN := open.Attempt
 	if err := driver.Report(r.paths.Board, task, lease); err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func (g *fakeGit) RemoveWorktree(_ context.Context, p string) error {
 	return nil
 }
 func (g *fakeGit) DiscardWorktree(context.Context, string) error { return nil }
-func (g *fakeGit) TrustWorkspace(string) error                    { return nil }
+func (g *fakeGit) TrustWorkspace(string) error                   { return nil }
 func (g *fakeGit) IsDirty(_ context.Context, p string) (bool, error) {
 	return g.dirty[p], nil
 }
@@ -223,7 +223,9 @@ func TestCleanupAllKeepsForeignCommits(t *testing.T) {
 	if !strings.Contains(lines(r), "kept     branch "+b1+" (it holds 1 foreign that zerg did not make") {
 		t.Errorf("no kept line for %s:\n%s", b1, lines(r))
 	}
-	if !slices.ContainsFunc(r.Failures, func(f string) bool { return strings.Contains(f, "1 branch(es) kept because they hold commits zerg did not make") }) {
+	if !slices.ContainsFunc(r.Failures, func(f string) bool {
+		return strings.Contains(f, "1 branch(es) kept because they hold commits zerg did not make")
+	}) {
 		t.Errorf("failures %q", r.Failures)
 	}
 }

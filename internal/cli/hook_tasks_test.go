@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/policy"
-	"github.com/zergrush/zerg/internal/run"
 )
 
 // TestTasksHookDecisions: inside a tasks-mode workspace a file tool may
@@ -58,43 +56,5 @@ func TestTasksHookDecisions(t *testing.T) {
 	}
 	if got := tasksWriteProblem(call("Write", filepath.Join(ws, "a.txt"))); !strings.Contains(got, "the workspace T1-1 of f has no open lease") {
 		t.Fatalf("control: a write under a closed lease: %q", got)
-	}
-}
-
-// TestTasksNextWaitsForTheLevel: zerg tasks next hands a level out once
-// every started attempt has posted its lease, and ready tasks have one
-// while worker slots are free; a task whose subagent works holds none back.
-func TestTasksNextWaitsForTheLevel(t *testing.T) {
-	view := func(workers int, statuses ...run.Status) run.View {
-		v := run.View{Workers: workers, Coordinator: run.CoordinatorView{Alive: true, PID: 7}}
-		for i, s := range statuses {
-			v.Tasks = append(v.Tasks, run.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
-		}
-		return v
-	}
-	open := func(tasks ...string) map[string]bool {
-		m := map[string]bool{}
-		for _, t := range tasks {
-			m[t] = true
-		}
-		return m
-	}
-	// A dead coordinator's lease is none: driver.ReadBoard leaves it out of
-	// the open tasks (TestReadBoard).
-	for _, tc := range []struct {
-		name string
-		v    run.View
-		open map[string]bool
-		want int
-	}{
-		{"all posted", view(4, run.StatusRunning, run.StatusRunning), open("T1", "T2"), 0},
-		{"one still cloning", view(4, run.StatusRunning, run.StatusRunning), open("T1"), 1},
-		{"ready with a free slot", view(2, run.StatusRunning, run.StatusReady, run.StatusReady), open("T1"), 1},
-		{"ready without a slot", view(1, run.StatusRunning, run.StatusReady), open("T1"), 0},
-		{"committed and merged hold nothing", view(4, run.StatusCommitted, run.StatusMerged, run.StatusRetryWait), nil, 0},
-	} {
-		if got := launching(tc.v, tc.open); got != tc.want {
-			t.Errorf("%s: %d still launching, want %d", tc.name, got, tc.want)
-		}
 	}
 }

@@ -125,19 +125,19 @@ func Known(ctx context.Context, g Git, p run.Paths) (bool, error) {
 // OpenLog takes the run's log, whose lock proves no coordinator is
 // running: a run in progress is a run.Locked error. st is the log
 // replayed, nil with logErr when it could not be read, and nil with no
-// error when there is no log; close releases the lock.
-func OpenLog(p run.Paths) (st *run.State, logErr error, close func(), err error) {
-	close = func() {}
+// error when there is no log; release releases the lock.
+func OpenLog(p run.Paths) (st *run.State, logErr error, release func(), err error) {
+	release = func() {}
 	if _, statErr := os.Stat(p.Events); statErr != nil {
-		return nil, nil, close, nil
+		return nil, nil, release, nil
 	}
 	log, events, err := eventlog.Open(p.Events)
 	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, nil, close, &run.Error{Kind: run.Locked, Feature: p.Feature, Path: p.Events,
+		return nil, nil, release, &run.Error{Kind: run.Locked, Feature: p.Feature, Path: p.Events,
 			Err: fmt.Errorf("the run of %s is in progress; cleanup needs a stopped run", p.Feature)}
 	}
 	if err != nil {
-		return nil, err, close, nil
+		return nil, err, release, nil
 	}
 	return run.Replay(events), nil, func() { log.Close() }, nil
 }

@@ -443,11 +443,7 @@ func (in Input) verify(ctx context.Context, ws driver.Workspace) (int, string) {
 	if in.Task.Verification == nil || strings.TrimSpace(in.Task.Verification.Command) == "" {
 		return 0, ""
 	}
-	timeout := in.VerifyTimeout
-	if s := in.Task.Verification.TimeoutSeconds; s > 0 {
-		timeout = time.Duration(s) * time.Second
-	}
-	code, out := ws.Exec(ctx, driver.Command{Command: in.Task.Verification.Command, Timeout: timeout,
+	code, out := ws.Exec(ctx, driver.Command{Command: in.Task.Verification.Command, Timeout: in.Task.Verification.Timeout(in.VerifyTimeout),
 		Env: []string{"ZERG_VERIFY=1"}, Pass: in.VerifyEnv, Home: "verify-home"})
 	out = in.redactor().RedactString(out)
 	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))

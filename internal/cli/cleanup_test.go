@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/cleanup"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -35,8 +36,8 @@ func cleanupTwice(t *testing.T, args ...string) (int, string) {
 	dryCode, dry, _ := runZerg(t, append(append([]string{"cleanup"}, args...), "--dry-run")...)
 	code, out, errs := runZerg(t, append([]string{"cleanup"}, args...)...)
 	// A workspace a worker user owned is handed back by the real run only.
-	want := strings.NewReplacer("would remove", "removed", "; "+wouldHandBack+")", "; "+handedBack+")",
-		wouldHandBack+":", "it is yours and git works there:").Replace(dry)
+	want := strings.NewReplacer("would remove", "removed", "; "+cleanup.WouldHandBack+")", "; "+cleanup.HandedBack+")",
+		cleanup.WouldHandBack+":", "it is yours and git works there:").Replace(dry)
 	if out != want || code != dryCode {
 		t.Fatalf("cleanup %v: the dry run (exit %d) said\n%s\nthe real run (exit %d) did\n%s%s", args, dryCode, dry, code, out, errs)
 	}
@@ -316,14 +317,14 @@ func TestCleanupHandsBackAnInterruptedAttemptsClone(t *testing.T) {
 	}
 
 	_, dry, _ := runZerg(t, "cleanup", "--dry-run")
-	if !strings.Contains(dry, "kept     "+ws+" (attempt 1 of T1, interrupted") || !strings.Contains(dry, wouldHandBack) {
+	if !strings.Contains(dry, "kept     "+ws+" (attempt 1 of T1, interrupted") || !strings.Contains(dry, cleanup.WouldHandBack) {
 		t.Errorf("dry run:\n%s", dry)
 	}
 	if ownerOf(ws) != worker || exists(ws+driver.KeptSuffix) {
 		t.Fatal("the dry run handed the workspace back")
 	}
 	code, out := cleanupTwice(t)
-	if code != ExitFailed || !strings.Contains(out, "kept     "+ws+" (attempt 1 of T1, interrupted: its coordinator stopped before zerg committed its work; zerg rush auth --resume commits it; "+handedBack+")") {
+	if code != ExitFailed || !strings.Contains(out, "kept     "+ws+" (attempt 1 of T1, interrupted: its coordinator stopped before zerg committed its work; zerg rush auth --resume commits it; "+cleanup.HandedBack+")") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	for _, p := range []string{ws, filepath.Join(ws, "work.txt"), filepath.Join(ws, ".git")} {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -83,35 +84,24 @@ func tasksWriteProblem(in policy.HookInput) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(in.Cwd, p)
 	}
-	p = filepath.ToSlash(filepath.Clean(p))
-	const marker = "/.zerg/tasks/"
-	i := strings.LastIndex(p, marker)
-	if i < 0 {
+	w, ok, why := driver.ParseTasksWrite(filepath.Clean(p))
+	switch {
+	case !ok:
 		return ""
+	case why != "":
+		return "denied: " + why
 	}
-	root, rest := p[:i], p[i+len(marker):]
-	parts := strings.SplitN(rest, "/", 3)
-	if len(parts) < 3 || parts[2] == "" {
-		return fmt.Sprintf("denied: %s is not a file in a task's workspace (.zerg/tasks/FEATURE/TASK-N/FILE)", p)
-	}
-	feature, name, rel := parts[0], parts[1], parts[2]
-	if spec.FeatureNameProblem(feature) != "" {
-		return fmt.Sprintf("denied: %s is not a file in a task's workspace", p)
-	}
-	leases, err := driver.OpenLeases(filepath.Join(filepath.FromSlash(root), ".zerg", "runs", feature, "tasks"))
+	feature, name, rel := w.Feature, w.Workspace, w.Rel
+	l, ok, err := driver.LeaseOfWorkspace(filepath.Join(run.RunDirOf(w.Root, feature), "tasks"), name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "denied: zerg hook: read the leases: " + err.Error()
 	}
-	// The workspace names its lease (<task>-<attempt>); the lease's token
-	// is not needed to write there, only to report.
-	at := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Name() == name })
-	if at < 0 {
+	if !ok {
 		return fmt.Sprintf("denied: the workspace %s of %s has no open lease (reported, expired or handed out again): write only in the workspace of a task handed to you", name, feature)
 	}
-	l := leases[at]
 	// The run's protection, as the worker hook of the other modes has it:
 	// what the commit check would refuse is refused at once.
-	cfg, err := loadProjectConfig(filepath.FromSlash(root))
+	cfg, err := loadProjectConfig(filepath.FromSlash(w.Root))
 	if err != nil {
 		return "denied: zerg hook: read the config: " + err.Error()
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,37 +57,6 @@ func TestTasksHookDecisions(t *testing.T) {
 	}
 	if got := tasksWriteProblem(call("Write", filepath.Join(ws, "a.txt"))); !strings.Contains(got, "the workspace T1-1 of f has no open lease") {
 		t.Fatalf("control: a write under a closed lease: %q", got)
-	}
-}
-
-// TestTasksNextWaitsForTheLevel: zerg tasks next hands a level out once
-// every started attempt has posted its lease, and ready tasks have one
-// while worker slots are free; a task whose subagent works holds none back.
-func TestTasksNextWaitsForTheLevel(t *testing.T) {
-	view := func(workers int, statuses ...run.Status) run.View {
-		v := run.View{Workers: workers, Coordinator: run.CoordinatorView{Alive: true, PID: 7}}
-		for i, s := range statuses {
-			v.Tasks = append(v.Tasks, run.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
-		}
-		return v
-	}
-	lease := func(task string, pid int) driver.Lease { return driver.Lease{Task: task, Coordinator: pid} }
-	for _, tc := range []struct {
-		name   string
-		v      run.View
-		leases []driver.Lease
-		want   int
-	}{
-		{"all posted", view(4, run.StatusRunning, run.StatusRunning), []driver.Lease{lease("T1", 7), lease("T2", 7)}, 0},
-		{"one still cloning", view(4, run.StatusRunning, run.StatusRunning), []driver.Lease{lease("T1", 7)}, 1},
-		{"a dead coordinator's lease is none", view(4, run.StatusRunning), []driver.Lease{lease("T1", 3)}, 1},
-		{"ready with a free slot", view(2, run.StatusRunning, run.StatusReady, run.StatusReady), []driver.Lease{lease("T1", 7)}, 1},
-		{"ready without a slot", view(1, run.StatusRunning, run.StatusReady), []driver.Lease{lease("T1", 7)}, 0},
-		{"committed and merged hold nothing", view(4, run.StatusCommitted, run.StatusMerged, run.StatusRetryWait), nil, 0},
-	} {
-		if got := launching(tc.v, tc.leases); got != tc.want {
-			t.Errorf("%s: %d still launching, want %d", tc.name, got, tc.want)
-		}
 	}
 }
 

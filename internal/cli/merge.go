@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/delivery"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
@@ -104,18 +103,12 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	// The merge commit on your branch is written as the run's are
 	// (commits.*): your name as its author.
 	repo = &gitx.Repo{Runner: repo.WithCommits(run.CommitPolicy(ctx, t.root, cfg.Commits, t.feature))}
-	exists, err := repo.BranchExists(ctx, into)
-	if err != nil {
-		return err
-	}
+	g := delivery.Repo{Repo: repo}
 	// What the integration branch changes in protected paths, against
 	// where it would land.
-	from := v.Base
-	if exists {
-		if from, err = repo.Run(ctx, "merge-base", "refs/heads/"+into, head); err != nil {
-			return err
-		}
-		from = strings.TrimSpace(from)
+	exists, from, err := delivery.Landing(ctx, g, into, head, v.Base)
+	if err != nil {
+		return err
 	}
 	prot, err := protectedChanges(ctx, repo, cfg, from, head)
 	if err != nil {
@@ -124,106 +117,51 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	if err := protectedGate(a, t.feature, prot, force); err != nil {
 		return err
 	}
-	if !exists {
-		if !o.create {
-			return usageErrorf("branch %s does not exist; check the name, or pass --create to create it at the head of %s", into, integration)
-		}
-		// The all-zero old value makes the update fail if the branch
-		// appeared meanwhile, rather than overwrite it.
-		if err := repo.SetBranch(ctx, into, head, strings.Repeat("0", len(head))); err != nil {
-			return fmt.Errorf("create branch %s: %w", into, err)
-		}
+	plan, err := delivery.Decide(ctx, g, into, integration, head, exists, o.create, o.squash)
+	var dirty *delivery.DirtyCheckoutError
+	switch {
+	case errors.Is(err, delivery.ErrNoBranch):
+		return usageErrorf("branch %s does not exist; check the name, or pass --create to create it at the head of %s", into, integration)
+	case errors.As(err, &dirty):
+		return usageErrorf("%s is checked out in %s with uncommitted changes; commit or stash them first", into, dirty.Dir)
+	case err != nil:
+		return err
+	}
+	changed, err := delivery.Apply(ctx, g, plan, t.feature)
+	var mergeErr *delivery.MergeError
+	var updateErr *delivery.UpdateError
+	switch {
+	case errors.As(err, &mergeErr):
+		return mergeFailed(mergeErr.Err, t.feature, into, integration, plan.CheckedOut, o.squash)
+	case errors.As(err, &updateErr):
+		return failedf("update %s in %s failed; nothing changed: %s", into, plan.CheckedOut, gitMessage(updateErr.Err))
+	case err != nil:
+		return err
+	}
+	if plan.How == delivery.Create {
 		fmt.Fprintf(a.stdout, "created %s at %s\n", into, shortID(head))
 		return nil
 	}
-	target, err := repo.RevParse(ctx, "refs/heads/"+into)
-	if err != nil {
-		return err
-	}
-	if done, err := repo.IsAncestor(ctx, head, target); err != nil {
-		return err
-	} else if done {
-		fmt.Fprintf(a.stdout, "%s already contains %s; nothing to merge\n", into, integration)
+	if !changed {
+		if plan.How == delivery.UpToDate {
+			fmt.Fprintf(a.stdout, "%s already contains %s; nothing to merge\n", into, integration)
+		} else {
+			fmt.Fprintf(a.stdout, "%s already holds the change of %s; nothing to merge\n", into, integration)
+		}
 		return nil
 	}
-	ff, err := repo.IsAncestor(ctx, target, head)
-	if err != nil {
-		return err
-	}
-	ff = ff && !o.squash
-	// Where is BRANCH checked out? Then git must update that working tree too.
-	checkedOut, err := repo.WorktreeOf(ctx, into)
-	if err != nil {
-		return err
-	}
-	if checkedOut != "" {
-		// Untracked files do not block a merge (git refuses by itself to
-		// overwrite one); changes to tracked files do.
-		if changed, err := repo.In(checkedOut).HasTrackedChanges(ctx); err != nil || changed {
-			return usageErrorf("%s is checked out in %s with uncommitted changes; commit or stash them first", into, checkedOut)
-		}
-	}
-	result := head
-	if !ff {
-		// The merge (or squash) commit is made in a worktree of zerg's, so
-		// a conflict never touches a person's files; then BRANCH moves to it.
-		result, err = mergeCommit(ctx, repo, t.feature, integration, target, head, o.squash)
-		if err != nil {
-			return mergeFailed(err, t.feature, into, integration, checkedOut, o.squash)
-		}
-		if result == target {
-			fmt.Fprintf(a.stdout, "%s already holds the change of %s; nothing to merge\n", into, integration)
-			return nil
-		}
-	}
-	if checkedOut != "" {
-		if err := repo.In(checkedOut).FastForward(ctx, result); err != nil {
-			return failedf("update %s in %s failed; nothing changed: %s", into, checkedOut, gitMessage(err))
-		}
-	} else if err := repo.SetBranch(ctx, into, result, target); err != nil {
-		return err
-	}
+	target := plan.Target
 	now, _ := repo.RevParse(ctx, "refs/heads/"+into)
-	switch {
-	case o.squash:
+	switch plan.How {
+	case delivery.Squash:
 		fmt.Fprintf(a.stdout, "squashed %s into one commit on %s: %s → %s; its own commits are not in %s's history, so zerg cleanup --all %s needs --force to remove it\n",
 			integration, into, shortID(target), shortID(now), into, t.feature)
-	case ff:
+	case delivery.FastForward:
 		fmt.Fprintf(a.stdout, "fast-forwarded %s to %s: %s → %s\n", into, integration, shortID(target), shortID(now))
 	default:
 		fmt.Fprintf(a.stdout, "merged %s into %s: %s → %s (a merge commit)\n", integration, into, shortID(target), shortID(now))
 	}
 	return nil
-}
-
-// mergeCommit makes, in a private worktree at target, the commit that
-// takes integration (at head) into target: a merge commit, or with squash
-// one commit of the whole change.
-func mergeCommit(ctx context.Context, repo *gitx.Repo, feature, integration, target, head string, squash bool) (string, error) {
-	tmp, err := fsx.MkdirTemp("zerg-merge-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	ws := filepath.Join(tmp, "ws")
-	if err := repo.AddDetachedWorktree(ctx, ws, target); err != nil {
-		return "", err
-	}
-	defer repo.RemoveWorktree(context.WithoutCancel(ctx), ws)
-	w := repo.In(ws)
-	if !squash {
-		return w.Merge(ctx, integration, fmt.Sprintf("Merge %s (zerg)", integration))
-	}
-	subjects, err := w.Run(ctx, "log", "--format=- %s", "--reverse", target+".."+head, "--")
-	if err != nil {
-		return "", err
-	}
-	lines := strings.Split(strings.TrimSpace(subjects), "\n")
-	if len(lines) > 50 {
-		lines = append(lines[:50], fmt.Sprintf("- … and %d more", len(lines)-50))
-	}
-	msg := fmt.Sprintf("%s: squash of %s at %s (zerg)\n\n%s", feature, integration, shortID(head), strings.Join(lines, "\n"))
-	return w.SquashMerge(ctx, head, msg)
 }
 
 // mergeFailed is the one line of a merge that could not be made: which
@@ -260,23 +198,19 @@ func gitMessage(err error) string {
 // reviewGate refuses a head whose latest review has a blocking finding,
 // unless force; a forced merge says what it overrode.
 func reviewGate(a *app, t *runTarget, head string, force bool) error {
-	specDir := run.SpecDir(t.root, t.feature)
-	latest, err := journey.LoadReview(specDir)
+	verdict, err := delivery.ReviewVerdict(run.SpecDir(t.root, t.feature), head)
 	if err != nil {
 		return badInput(err)
 	}
-	if !journey.MergeBlock(latest, head) {
+	if verdict == nil {
 		return nil
 	}
-	n := latest.Counts[journey.Blocking]
 	md := filepath.Join(run.SpecDir(".", t.feature), journey.ReviewFile)
 	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), shortID(head),
-		pluralf(n, "%d blocking finding", "%d blocking findings"), md)
+		pluralf(verdict.Blocking, "%d blocking finding", "%d blocking findings"), md)
 	next := fmt.Sprintf("fix them and run zerg review %s again (zerg fix %s adds a task for a finding), or merge anyway with --force", t.feature, t.feature)
-	if len(latest.Errors) > 0 {
-		// A review that could not finish says nothing about the head: it
-		// blocks like a blocking finding, whatever else it found.
-		what = fmt.Sprintf("the review of %s at %s is incomplete: %s (%s)", run.IntegrationBranch(t.feature), shortID(head), latest.Errors[0], md)
+	if verdict.Incomplete != "" {
+		what = fmt.Sprintf("the review of %s at %s is incomplete: %s (%s)", run.IntegrationBranch(t.feature), shortID(head), verdict.Incomplete, md)
 		next = fmt.Sprintf("run zerg review %s again, or merge anyway with --force", t.feature)
 	}
 	if force {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,11 +16,11 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
-	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/tasksmode"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -32,10 +31,6 @@ func init() { register(newTasksCmd) }
 // subagent in the workspace zerg prepared, and reports each back with zerg
 // tasks done; a coordinator (zerg rush --mode tasks, started by zerg tasks
 // next) does everything else as in every mode.
-
-// handedSuffix marks a lease zerg tasks next has printed: <task>.handed
-// holds its ID, so that the next call hands out only what is new.
-const handedSuffix = ".handed"
 
 func newTasksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -125,100 +120,51 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 	if wait < 0 {
 		return usageErrorf("--wait %s: give a duration of 0 or more, like 100s", wait)
 	}
-	deadline := time.Now().Add(wait)
-	var started *exec.Cmd
-	exited := make(chan error, 1)
-	for {
-		v, err := inspectRun(r.paths)
-		if err != nil {
+	res, err := tasksmode.Next(ctx, tasksCoordinator{r}, r.paths.Board, wait, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	v := res.View
+	switch res.Outcome {
+	case tasksmode.Delivered:
+		return printNext(a, asJSON, nextReport{Feature: feature, State: string(v.State),
+			Next: fmt.Sprintf("the work is on %s; zerg review %s, then zerg merge %s --into BRANCH", v.IntegrationBranch, feature, feature)})
+	case tasksmode.NotDelivered:
+		rep := nextReport{Feature: feature, State: string(v.State), Failed: res.Failed,
+			Next: fmt.Sprintf("zerg status %s says why; after zerg retry %s TASK, zerg tasks next %s continues", feature, feature, feature)}
+		if err := printNext(a, asJSON, rep); err != nil {
 			return err
 		}
-		if !v.Coordinator.Alive {
-			switch {
-			case v.State == run.RunDelivered:
-				return printNext(a, asJSON, nextReport{Feature: feature, State: string(v.State),
-					Next: fmt.Sprintf("the work is on %s; zerg review %s, then zerg merge %s --into BRANCH", v.IntegrationBranch, feature, feature)})
-			case v.State == run.RunNotDelivered && !hasWork(v):
-				rep := nextReport{Feature: feature, State: string(v.State), Failed: failedTasks(v),
-					Next: fmt.Sprintf("zerg status %s says why; after zerg retry %s TASK, zerg tasks next %s continues", feature, feature, feature)}
-				if err := printNext(a, asJSON, rep); err != nil {
-					return err
-				}
-				return silent(ExitFailed)
-			}
-			starting := started != nil || startingCoordinator(r.paths)
-			if !starting {
-				if started, err = startTasksCoordinator(r, v.State != run.RunNotStarted); err != nil {
-					return err
-				}
-				go func() { exited <- started.Wait() }()
-			} else if !time.Now().Before(deadline) {
-				// Still checking the environment before its first launch.
-				return printNext(a, asJSON, nextReport{Feature: feature, State: "starting",
-					Next: fmt.Sprintf("the coordinator is starting (its output: %s); run zerg tasks next %s again", tasksRushLog(r.paths), feature)})
-			}
-		}
-		select {
-		case err := <-exited:
-			// It ended before handing anything out: a bad graph, a
-			// failing check, a run that ended at once.
-			// Or another zerg tasks next started one first (this one then
-			// found the run locked): follow that one.
-			if v2, ierr := inspectRun(r.paths); ierr == nil && (v2.Coordinator.Alive ||
-				(v2.State == run.RunDelivered || v2.State == run.RunNotDelivered) && !hasWork(v2)) {
-				started, exited = nil, make(chan error, 1)
-				continue
-			}
-			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the coordinator of %s ended (%v): %s", feature, err, logTail(tasksRushLog(r.paths), 5))}
-		default:
-		}
-		if v.Coordinator.Alive {
-			leases, err := driver.OpenLeases(r.paths.Board)
-			if err != nil {
-				return err
-			}
-			var fresh []driver.Lease
-			var working []workingLease
-			for _, l := range leases {
-				if l.Coordinator != v.Coordinator.PID {
-					continue // left by a coordinator that died
-				}
-				if handedOut(r.paths.Board, l) {
-					working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
-					continue
-				}
-				fresh = append(fresh, l)
-			}
-			// A level's attempts post their leases one by one, each once its
-			// clone is made: hand out the level together, so that one message
-			// of the session starts all its subagents.
-			settled := len(fresh) > 0 && launching(v, leases) == 0
-			if settled || !time.Now().Before(deadline) {
-				var out []driver.Lease
-				for _, l := range fresh {
-					h, ok, err := driver.HandOut(r.paths.Board, l)
-					if err != nil {
-						return err
-					}
-					if !ok {
-						continue // another zerg tasks next handed it out
-					}
-					if err := fsx.WritePrivate(filepath.Join(r.paths.Board, l.Task+handedSuffix), []byte(l.TokenSHA256+"\n")); err != nil {
-						return err
-					}
-					out = append(out, h)
-				}
-				rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: out, Working: working}
-				rep.Next = sessionNext(feature, v.Schedule, len(out), len(working))
-				return printNext(a, asJSON, rep)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return silent(ExitFailed)
+	case tasksmode.Starting:
+		return printNext(a, asJSON, nextReport{Feature: feature, State: "starting",
+			Next: fmt.Sprintf("the coordinator is starting (its output: %s); run zerg tasks next %s again", tasksRushLog(r.paths), feature)})
+	case tasksmode.Ended:
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the coordinator of %s ended (%v): %s", feature, res.Exit, logTail(tasksRushLog(r.paths), 5))}
 	}
+	var working []workingLease
+	for _, l := range res.Working {
+		working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
+	}
+	rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: res.Tasks, Working: working}
+	rep.Next = sessionNext(feature, v.Schedule, len(res.Tasks), len(working))
+	return printNext(a, asJSON, rep)
+}
+
+// tasksCoordinator is the coordinator of r's run for tasksmode.Next: a
+// zerg rush --mode tasks in the background.
+type tasksCoordinator struct{ r *runTarget }
+
+func (c tasksCoordinator) Inspect() (run.View, error) { return inspectRun(c.r.paths) }
+func (c tasksCoordinator) Starting() bool             { return startingCoordinator(c.r.paths) }
+func (c tasksCoordinator) Start(resume bool) (<-chan error, error) {
+	cmd, err := startTasksCoordinator(c.r, resume)
+	if err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, nil
 }
 
 // sessionNext is what the session does next while the run goes on, with
@@ -236,34 +182,6 @@ func sessionNext(feature, schedule string, fresh, working int) string {
 	}
 }
 
-// launching counts the tasks whose lease is still to come: an attempt
-// started (its workspace being made) without an open lease, and, while
-// worker slots are free, tasks ready to start.
-func launching(v run.View, leases []driver.Lease) int {
-	open := map[string]bool{}
-	for _, l := range leases {
-		if l.Coordinator == v.Coordinator.PID {
-			open[l.Task] = true
-		}
-	}
-	n, running, ready := 0, 0, 0
-	for _, t := range v.Tasks {
-		switch t.Status {
-		case run.StatusRunning:
-			running++
-			if !open[t.ID] {
-				n++
-			}
-		case run.StatusReady:
-			ready++
-		}
-	}
-	if free := v.Workers - running; free > 0 {
-		n += min(free, ready)
-	}
-	return n
-}
-
 // resumeCommand is how a stopped run of feature continues: zerg tasks next
 // for a run in tasks mode (a resume does not cross into another mode),
 // zerg rush --resume for the others.
@@ -272,29 +190,6 @@ func resumeCommand(st *run.State, feature string) string {
 		return fmt.Sprintf("zerg tasks next %s (or /zerg:rush %s --mode tasks in your Claude Code session)", feature, feature)
 	}
 	return fmt.Sprintf("zerg rush %s --resume", feature)
-}
-
-// hasWork reports whether a run that ended has tasks to run again (zerg
-// retry requeued one since).
-func hasWork(v run.View) bool {
-	return slices.ContainsFunc(v.Tasks, func(t run.TaskView) bool { return t.Status == run.StatusPending })
-}
-
-func failedTasks(v run.View) []string {
-	var out []string
-	for _, t := range v.Tasks {
-		if t.Status == run.StatusFailed {
-			out = append(out, t.ID)
-		}
-	}
-	return out
-}
-
-// handedOut reports whether zerg tasks next has printed lease l (its
-// marker holds the hash of the token, as the board does).
-func handedOut(board string, l driver.Lease) bool {
-	b, err := os.ReadFile(filepath.Join(board, l.Task+handedSuffix))
-	return err == nil && l.TokenSHA256 != "" && strings.TrimSpace(string(b)) == l.TokenSHA256
 }
 
 // inspectRun is the run's view; a run with no log yet is not started.
@@ -460,88 +355,41 @@ func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait
 	if !v.Coordinator.Alive {
 		return usageErrorf("no coordinator runs %s, so lease %s is not open; zerg tasks next %s resumes the run and hands the task out again", feature, lease, feature)
 	}
-	leases, err := driver.OpenLeases(r.paths.Board)
-	if err != nil {
-		return err
-	}
-	i := slices.IndexFunc(leases, func(l driver.Lease) bool { return l.Task == task && l.Coordinator == v.Coordinator.PID })
-	if i < 0 || !leases[i].Holds(lease) {
+	done, err := tasksmode.Report(ctx, r.paths.Board, r.paths.Events, v.Coordinator.PID, task, lease, wait, 200*time.Millisecond,
+		func() (run.View, error) { v, _, err := r.inspect(); return v, err })
+	var notOpen *tasksmode.NotOpenError
+	if errors.As(err, &notOpen) {
 		// Never the open lease's token: only the session and the task's
 		// prompt hold it.
 		now := "task " + task + " has no open lease"
-		if i >= 0 {
-			now = fmt.Sprintf("its open lease is attempt %d's, handed out with its prompt", leases[i].Attempt)
+		if notOpen.Open > 0 {
+			now = fmt.Sprintf("its open lease is attempt %d's, handed out with its prompt", notOpen.Open)
 		}
 		return usageErrorf("lease %s of %s is not open (%s): it expired and the task was handed out again, or it was reported already, or it is not a lease zerg tasks next printed for %s; zerg tasks next %s shows what is open", textx.Clip(textx.OneLine(lease), 80), task, now, task, feature)
 	}
-	attemptN := leases[i].Attempt
-	if err := driver.Report(r.paths.Board, task, lease); err != nil {
+	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		fin, err := attemptFinished(r.paths.Events, task, attemptN)
-		if err != nil {
-			return err
-		}
-		if fin != nil || !time.Now().Before(deadline) {
-			rep := doneReport{Feature: feature, Task: task, Lease: lease, Status: string(run.StatusVerifying)}
-			refused := false
-			if fin != nil {
-				rep.Status, rep.Commit = string(run.StatusCommitted), fin.Commit
-				if fin.Class != outcome.Success {
-					refused = true
-					rep.Reason, rep.Detail = fin.Reason, fin.Detail
-					// What the coordinator made of the failure: a retry
-					// (handed out again) or the task's end.
-					rep.Status = string(run.StatusRetryWait)
-					if v, _, err := r.inspect(); err == nil {
-						if t := taskView(v, task); t != nil && t.Status == run.StatusFailed {
-							rep.Status = string(run.StatusFailed)
-						}
-					}
-				}
+	rep := doneReport{Feature: feature, Task: task, Lease: lease, Status: string(run.StatusVerifying)}
+	refused := false
+	if fin := done.Finished; fin != nil {
+		rep.Status, rep.Commit = string(run.StatusCommitted), fin.Commit
+		if fin.Class != outcome.Success {
+			refused = true
+			rep.Reason, rep.Detail = fin.Reason, fin.Detail
+			// What the coordinator made of the failure: a retry
+			// (handed out again) or the task's end.
+			rep.Status = string(run.StatusRetryWait)
+			if done.TaskFailed {
+				rep.Status = string(run.StatusFailed)
 			}
-			if err := printDone(a, asJSON, rep); err != nil {
-				return err
-			}
-			if refused {
-				return silent(ExitFailed)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// attemptFinished is the log's record of how attempt n of task ended, nil
-// while it has none.
-func attemptFinished(events, task string, n int) (*run.AttemptFinished, error) {
-	evs, err := eventlog.Read(events)
-	if err != nil {
-		return nil, err
+	if err := printDone(a, asJSON, rep); err != nil {
+		return err
 	}
-	for _, e := range slices.Backward(evs) {
-		if e.Type == run.EvAttemptFinished && e.Task == task && e.Attempt == n {
-			var f run.AttemptFinished
-			if err := e.Decode(&f); err != nil {
-				return nil, err
-			}
-			return &f, nil
-		}
-	}
-	return nil, nil
-}
-
-func taskView(v run.View, id string) *run.TaskView {
-	for i := range v.Tasks {
-		if v.Tasks[i].ID == id {
-			return &v.Tasks[i]
-		}
+	if refused {
+		return silent(ExitFailed)
 	}
 	return nil
 }

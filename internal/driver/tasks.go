@@ -108,7 +108,8 @@ func (l Lease) Name() string { return filepath.Base(l.Workspace) }
 // HandOut is the open lease l of the board as zerg tasks next prints it
 // once: with its token and the subagent's whole prompt. It takes the token
 // off the board (a rename first, so that of two zerg tasks next at once
-// only one hands the lease out); ok is false when another has.
+// only one hands the lease out) and marks the lease handed out
+// (HandedOut); ok is false when another has.
 func HandOut(board string, l Lease) (Lease, bool, error) {
 	file := filepath.Join(board, l.Task+TokenSuffix)
 	claimed := fmt.Sprintf("%s.handing-%d", file, os.Getpid())
@@ -125,6 +126,9 @@ func HandOut(board string, l Lease) (Lease, bool, error) {
 	token := strings.TrimSpace(string(b))
 	if !l.Holds(token) {
 		return Lease{}, false, nil // a token of another attempt of the task
+	}
+	if err := markHanded(board, l); err != nil {
+		return Lease{}, false, err
 	}
 	l.ID, l.TokenSHA256 = token, ""
 	l.Prompt = TaskPrompt(l.Workspace, token, l.Prompt)

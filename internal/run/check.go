@@ -417,11 +417,7 @@ func checkCommands(g *spec.Graph, cfg config.Config) []checkCommand {
 		if t.Verification == nil {
 			continue
 		}
-		timeout := cfg.Verification.Timeout
-		if s := t.Verification.TimeoutSeconds; s > 0 {
-			timeout = time.Duration(s) * time.Second
-		}
-		add("verification", t.ID, t.Verification.Command, timeout)
+		add("verification", t.ID, t.Verification.Command, t.Verification.Timeout(cfg.Verification.Timeout))
 	}
 	for _, gt := range cfg.Gates {
 		timeout := gt.EffectiveTimeout()

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -392,11 +391,7 @@ func newClusterDriver(opts Options, paths Paths, worker claude.Spec, local drive
 			if t.Verification == nil || strings.TrimSpace(t.Verification.Command) == "" {
 				continue
 			}
-			timeout := opts.Config.Verification.Timeout
-			if s := t.Verification.TimeoutSeconds; s > 0 {
-				timeout = time.Duration(s) * time.Second
-			}
-			verify[t.ID] = &driver.ClusterVerify{Command: t.Verification.Command, Timeout: timeout}
+			verify[t.ID] = &driver.ClusterVerify{Command: t.Verification.Command, Timeout: t.Verification.Timeout(opts.Config.Verification.Timeout)}
 		}
 	}
 	p := newProgress(opts.Progress)

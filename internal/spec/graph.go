@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/zergrush/zerg/internal/term"
 )
@@ -77,6 +78,16 @@ func (f Files) Owned() []string {
 type Verification struct {
 	Command        string
 	TimeoutSeconds int
+}
+
+// Timeout is how long the verification may run: the task's own
+// timeout_seconds, else def (the config's verification.timeout). The
+// pipeline, the cluster's agents and zerg check all bound the command by it.
+func (v *Verification) Timeout(def time.Duration) time.Duration {
+	if v != nil && v.TimeoutSeconds > 0 {
+		return time.Duration(v.TimeoutSeconds) * time.Second
+	}
+	return def
 }
 
 // Task returns the task with the given id, or nil.

@@ -1,4 +1,4 @@
-package policy
+package bash
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/policy/resolve"
 )
 
 // Sandbox mode: the sandbox is the boundary for commands (docs/sandbox.md),
@@ -28,21 +30,21 @@ var sandboxReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 // sandboxTmpDirs are private to the sandbox (a tmpfs each).
 var sandboxTmpDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
 
-func (p *Policy) decideBashSandboxed(sc scope, cwd, cmd, show string) Decision {
+func (p *Policy) decideBashSandboxed(sc Scope, cwd, cmd, show string) Decision {
 	cmds, why, err := parseSandboxed(cmd)
 	if why != nil {
-		return deny("", "Bash %s: %v", show, why)
+		return deny("Bash %s: %v", show, why)
 	}
 	if err != nil {
 		return Decision{Allow: true, Reason: "Bash " + show + ": not parsed (" + err.Error() + "); the sandbox bounds it"}
 	}
 	start := filepath.Clean(cwd)
-	if r, err := resolvePath(start); err == nil {
+	if r, err := resolve.Path(start); err == nil {
 		start = r
 	}
 	rc := &reachChecker{p: p, sc: sc, shellDirs: shellDirs{cwds: []string{start}, lenient: true}}
 	if err := rc.walk(rc, cmds); err != nil {
-		return deny("", "Bash %s: %v", show, err)
+		return deny("Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": nothing in it reaches outside the sandbox"}
 }
@@ -71,7 +73,7 @@ func parseSandboxed(line string) (cmds []*bashCmd, why, parseErr error) {
 // from every directory the shell may be in (shellDirs, lenient).
 type reachChecker struct {
 	p  *Policy
-	sc scope
+	sc Scope
 	shellDirs
 }
 
@@ -130,7 +132,7 @@ func (rc *reachChecker) command(c *bashCmd, depth int) error {
 			return err
 		}
 	}
-	if err := rc.p.Bash.deniedProgram(base); err != nil {
+	if err := rc.p.deniedProgram(base); err != nil {
 		return err
 	}
 	if err := reachCommand(base, args); err != nil {
@@ -191,7 +193,7 @@ func (rc *reachChecker) dirsOf(what, dir string) ([]string, error) {
 			t = filepath.Join(cwd, t)
 		}
 		t = filepath.Clean(t)
-		if r, err := resolvePath(t); err == nil {
+		if r, err := resolve.Path(t); err == nil {
 			t = r
 		}
 		if why := rc.outside(t, false); why != "" {
@@ -373,7 +375,7 @@ func (rc *reachChecker) path(p string, write bool) error {
 			t = filepath.Join(cwd, t)
 		}
 		cands := []string{filepath.Clean(t)}
-		if all, _, err := resolveFrom("", t); err == nil {
+		if all, _, err := resolve.From("", t); err == nil {
 			cands = append(cands, all...)
 		}
 		for _, c := range cands {
@@ -396,7 +398,7 @@ var procNetRE = regexp.MustCompile(`^/proc/(?:(?:self|thread-self|[0-9]+)(?:/tas
 // outside says why the absolute, cleaned path c is out of reach, or "".
 func (rc *reachChecker) outside(c string, write bool) string {
 	switch {
-	case within(c, rc.sc.ws), rc.sc.inScratch(c), rc.sc.sandboxTmp(c):
+	case within(c, rc.sc.Workspace), rc.sc.InScratch(c), rc.sc.sandboxTmp(c):
 		return ""
 	case within(c, "/dev/tcp", "/dev/udp"):
 		return "opens a network connection (" + whyNetwork + ")"
@@ -411,7 +413,7 @@ func (rc *reachChecker) outside(c string, write bool) string {
 			return ""
 		}
 		return "is a device outside the sandbox's"
-	case !write && (within(c, sandboxReadDirs...) || within(c, rc.sc.reads...)):
+	case !write && (within(c, sandboxReadDirs...) || within(c, rc.sc.Reads...)):
 		return ""
 	case write && within(c, sandboxReadDirs...):
 		return "is a system directory, read-only in the sandbox"
@@ -447,7 +449,7 @@ func rawReach(text string) string {
 // (/tmp, /var/tmp, /dev/shm are a tmpfs each), not in an entry there
 // holding the workspace or zerg's files (a workspace made under /tmp, as in
 // tests and hook check: its neighbours are not the sandbox's).
-func (sc scope) sandboxTmp(c string) bool {
+func (sc Scope) sandboxTmp(c string) bool {
 	for _, d := range sandboxTmpDirs {
 		rel, err := filepath.Rel(d, c)
 		if err != nil || !filepath.IsLocal(rel) {

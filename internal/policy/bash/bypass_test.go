@@ -1,10 +1,13 @@
-package policy
+package bash_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 // The cases below come from an outside review of the Bash policy in
@@ -19,7 +22,7 @@ import (
 // with, a file of names and a few scripts. The policy also allows the
 // commands a task may add with HookSpec.BashAllow (sed, awk, jq, tar, ln,
 // make), so their own option and script checks are exercised.
-func bypassFixture(t testing.TB) (ws string, p *Policy) {
+func bypassFixture(t testing.TB) (ws string, p *policy.Policy) {
 	t.Helper()
 	ws, outside, p := confineFixture(t)
 	for _, d := range []string{filepath.Join(ws, "outside"), filepath.Join(ws, "x", "out")} {
@@ -56,7 +59,7 @@ type bashCase struct {
 	cwd   string // relative to the workspace; "" is the workspace
 }
 
-func runBashCases(t *testing.T, ws string, p *Policy, cases []bashCase) {
+func runBashCases(t *testing.T, ws string, p *policy.Policy, cases []bashCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -418,16 +421,14 @@ func TestBashShellVariablesSetByTheLine(t *testing.T) {
 // everywhere (for GNU tar it is a file named @…).
 func TestBashBSDUserland(t *testing.T) {
 	ws, p := bypassFixture(t)
-	was := bsdUserland
-	defer func() { bsdUserland = was }()
-	bsdUserland = false
+	defer bash.SetBSDUserland(false)()
 	runBashCases(t, ws, p, []bashCase{
 		{cmd: "sed -i 's/a/b/' README.md", allow: true, want: "allowed"},
 		{cmd: "sed -i '' '1w /etc/x' README.md", allow: true, want: "allowed"}, // GNU sed: the script is '', the files '1w /etc/x' and README.md
 		{cmd: "tar -cf out.tar @/etc/x.tar", want: "members of another archive"},
 		{cmd: "tar -cf out.tar README.md", allow: true, want: "allowed"},
 	})
-	bsdUserland = true
+	defer bash.SetBSDUserland(true)()
 	runBashCases(t, ws, p, []bashCase{
 		{cmd: "sed -i '' '1w /etc/x' README.md", want: "as the BSD sed of macOS reads it"},
 		{cmd: "sed -i '' 'r /etc/passwd' README.md", want: "as the BSD sed of macOS reads it"},

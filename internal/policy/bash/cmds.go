@@ -1,4 +1,4 @@
-package policy
+package bash
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/zergrush/zerg/internal/policy/resolve"
 )
 
 // What some commands do with their arguments beyond reading them: write,
@@ -260,7 +262,7 @@ func (ck *bashChecker) intoDir(cmd string, inv *invocation, tree bool) error {
 		dir = ops[len(ops)-1]
 	case len(ops) == 2 && !inv.has("-T", "--no-target-directory"):
 		for _, cwd := range ck.cwds {
-			if all, _, err := resolveFrom(cwd, ops[1]); err == nil {
+			if all, _, err := resolve.From(cwd, ops[1]); err == nil {
 				for _, r := range all {
 					if st, err := os.Stat(r); err == nil && st.IsDir() {
 						dir = ops[1]
@@ -281,13 +283,13 @@ func (ck *bashChecker) intoDir(cmd string, inv *invocation, tree bool) error {
 			continue
 		}
 		for _, cwd := range ck.cwds {
-			all, _, err := resolveFrom(cwd, d)
+			all, _, err := resolve.From(cwd, d)
 			if err != nil {
 				return fmt.Errorf("%s %s: %v", cmd, d, err)
 			}
 			for _, r := range all {
 				if st, err := os.Lstat(r); err == nil && st.IsDir() {
-					if err := walkNoLinks(r); err != nil {
+					if err := ck.walkNoLinks(r); err != nil {
 						return fmt.Errorf("%s into %s: %v", cmd, d, err)
 					}
 				}
@@ -315,7 +317,7 @@ func (ck *bashChecker) noLinks(cmd, src string, keepsLinks, tree bool) error {
 			t = cwd + string(filepath.Separator) + t
 		}
 		// Resolve the directories on the way, not the source itself.
-		dir, err := resolvePath(filepath.Dir(t))
+		dir, err := resolve.Path(filepath.Dir(t))
 		if err != nil {
 			return fmt.Errorf("%s %s: %v", cmd, src, err)
 		}
@@ -337,7 +339,7 @@ func (ck *bashChecker) noLinks(cmd, src string, keepsLinks, tree bool) error {
 			continue
 		}
 		if tree && fi.IsDir() {
-			if err := walkNoLinks(p); err != nil {
+			if err := ck.walkNoLinks(p); err != nil {
 				return fmt.Errorf("%s %s: %v", cmd, src, err)
 			}
 		}
@@ -348,7 +350,7 @@ func (ck *bashChecker) noLinks(cmd, src string, keepsLinks, tree bool) error {
 // walkNoLinks refuses a tree holding a symbolic link, a name starting with
 // "-", or what may never be written (.git, .zerg, Claude settings): copied
 // or moved elsewhere they would land there.
-func walkNoLinks(root string) error {
+func (ck *bashChecker) walkNoLinks(root string) error {
 	n := 0
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -364,7 +366,7 @@ func walkNoLinks(root string) error {
 		if p != root && strings.HasPrefix(d.Name(), "-") {
 			return fmt.Errorf("it holds %s, a name that would be read as an option", rel)
 		}
-		if why := protectedRel(filepath.ToSlash(rel)); p != root && why != "" {
+		if why := ck.sc.NeverWritten(filepath.ToSlash(rel)); p != root && why != "" {
 			return fmt.Errorf("it holds %s, %s", rel, why)
 		}
 		return nil
@@ -458,7 +460,7 @@ func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
 				if !filepath.IsAbs(l) {
 					l = cwd + "/" + l
 				}
-				d, err := resolvePath(filepath.Dir(l))
+				d, err := resolve.Path(filepath.Dir(l))
 				if err != nil {
 					return fmt.Errorf("ln %s: %v", link, err)
 				}
@@ -480,7 +482,7 @@ func checkLn(ck *bashChecker, inv *invocation, kinds []optKind) error {
 // component that does not exist yet.
 func (ck *bashChecker) linkTarget(target string, dirs []string) error {
 	for _, d := range dirs {
-		all, assumed, err := resolveFrom(d, target)
+		all, assumed, err := resolve.From(d, target)
 		if err != nil {
 			return fmt.Errorf("ln: the link target %s: %v", target, err)
 		}
@@ -488,13 +490,13 @@ func (ck *bashChecker) linkTarget(target string, dirs []string) error {
 			return fmt.Errorf("ln: the link target %s goes through a directory that does not exist yet", target)
 		}
 		for _, r := range all {
-			if !within(r, ck.sc.ws) {
+			if !within(r, ck.sc.Workspace) {
 				return fmt.Errorf("ln: the link target %s is outside the workspace", target)
 			}
-			if rel, ok := ck.sc.rel(r); ok && protectedRel(rel) != "" {
-				return fmt.Errorf("ln: the link target %s is %s", target, protectedRel(rel))
+			if rel, ok := ck.sc.Rel(r); ok && ck.sc.NeverWritten(rel) != "" {
+				return fmt.Errorf("ln: the link target %s is %s", target, ck.sc.NeverWritten(rel))
 			}
-			if ck.sc.isProtected(r) {
+			if ck.sc.IsProtected(r) {
 				return fmt.Errorf("ln: the link target %s is a protected file", target)
 			}
 		}
@@ -514,7 +516,7 @@ func checkDiff(ck *bashChecker, inv *invocation, _ []optKind) error {
 	trees := append(slices.Clone(inv.operands), inv.values("--from-file", "--to-file")...)
 	for _, op := range trees {
 		for _, cwd := range ck.cwds {
-			all, _, err := resolveFrom(cwd, op)
+			all, _, err := resolve.From(cwd, op)
 			if err != nil {
 				return fmt.Errorf("diff %s: %v", op, err)
 			}
@@ -530,7 +532,7 @@ func checkDiff(ck *bashChecker, inv *invocation, _ []optKind) error {
 					continue
 				}
 				if recursive {
-					err = walkNoLinks(r)
+					err = ck.walkNoLinks(r)
 				} else {
 					err = topNoLinks(r)
 				}

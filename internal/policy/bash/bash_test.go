@@ -1,4 +1,4 @@
-package policy
+package bash_test
 
 import (
 	"os"
@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 // confineFixture is a workspace with scripts, a subdirectory, a .git file, a
 // symlink to a secret outside, and a secret outside next to it.
-func confineFixture(t testing.TB) (ws, outside string, p *Policy) {
+func confineFixture(t testing.TB) (ws, outside string, p *policy.Policy) {
 	t.Helper()
 	root := t.TempDir()
 	ws = filepath.Join(root, "ws")
@@ -35,12 +36,12 @@ func confineFixture(t testing.TB) (ws, outside string, p *Policy) {
 	}
 	mustSymlink(t, filepath.Join(outside, "id_rsa"), filepath.Join(ws, "link"))
 	mustSymlink(t, outside, filepath.Join(ws, "sub", "out"))
-	p = &Policy{
-		Version: Version, Workspace: ws, Allow: []string{"src/**"},
+	p = &policy.Policy{
+		Version: policy.Version, Workspace: ws, Allow: []string{"src/**"},
 		ReadDirs: []string{filepath.Join(root, "shared")},
-		Bash:     BashPolicy{Allow: DefaultBashAllow(), Commands: []string{"go test ./... && curl -s http://127.0.0.1:1/health"}},
+		Bash:     bash.Policy{Allow: bash.DefaultAllow(), Commands: []string{"go test ./... && curl -s http://127.0.0.1:1/health"}},
 	}
-	p.Bash.Allow = append(p.Bash.Allow, ToolchainRules("go vet ./... && go test ./...")...)
+	p.Bash.Allow = append(p.Bash.Allow, bash.ToolchainRules("go vet ./... && go test ./...")...)
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestDecideBashCwd(t *testing.T) {
 
 func TestDecideBashUnrestricted(t *testing.T) {
 	ws, _, p := confineFixture(t)
-	p.Bash = BashPolicy{Unrestricted: true}
+	p.Bash = bash.Policy{Unrestricted: true}
 	if d := p.Decide(hookInput(t, ws, "Bash", map[string]any{"command": "curl x; env"})); !d.Allow {
 		t.Fatalf("unrestricted denied: %s", d.Reason)
 	}
@@ -225,7 +226,7 @@ func TestDecideBashUnrestricted(t *testing.T) {
 
 func TestDecideBashRules(t *testing.T) {
 	ws, _, p := confineFixture(t)
-	p.Bash = BashPolicy{Allow: []string{"git log", "go test ./...", "sh {script}", "*"}}
+	p.Bash = bash.Policy{Allow: []string{"git log", "go test ./...", "sh {script}", "*"}}
 	// "*" allows any command name, but never the hard-denied ones.
 	for cmd, allow := range map[string]bool{
 		"git log":              true,
@@ -241,7 +242,7 @@ func TestDecideBashRules(t *testing.T) {
 			t.Errorf("%q: allow %v, want %v (%s)", cmd, d.Allow, allow, d.Reason)
 		}
 	}
-	p.Bash = BashPolicy{Allow: []string{"go test ./..."}}
+	p.Bash = bash.Policy{Allow: []string{"go test ./..."}}
 	if d := p.Decide(hookInput(t, ws, "Bash", map[string]any{"command": "go test ./x"})); d.Allow {
 		t.Error("rule words are exact unless they are patterns")
 	}
@@ -258,34 +259,34 @@ func TestToolchainRules(t *testing.T) {
 		"npm test":                      "npm run",
 		"cargo test":                    "cargo clippy",
 	} {
-		got := ToolchainRules(line)
+		got := bash.ToolchainRules(line)
 		found := false
 		for _, r := range got {
 			found = found || r == want
 		}
 		if !found {
-			t.Errorf("ToolchainRules(%q) = %v, want %q in it", line, got, want)
+			t.Errorf("bash.ToolchainRules(%q) = %v, want %q in it", line, got, want)
 		}
 	}
-	if got := ToolchainRules("sh tests/run.sh | grep ok"); len(got) != 0 {
+	if got := bash.ToolchainRules("sh tests/run.sh | grep ok"); len(got) != 0 {
 		t.Errorf("no toolchain: %v", got)
 	}
-	if got := ToolchainRules("echo '"); got != nil {
+	if got := bash.ToolchainRules("echo '"); got != nil {
 		t.Errorf("unparsable: %v", got)
 	}
 }
 
 func TestValidateBashRules(t *testing.T) {
 	ws := t.TempDir()
-	for _, bp := range []BashPolicy{{Allow: []string{" "}}, {Allow: []string{"ls ["}}, {Commands: []string{""}}} {
-		p := &Policy{Version: Version, Workspace: ws, Bash: bp}
+	for _, bp := range []bash.Policy{{Allow: []string{" "}}, {Allow: []string{"ls ["}}, {Commands: []string{""}}} {
+		p := &policy.Policy{Version: policy.Version, Workspace: ws, Bash: bp}
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", bp)
 		}
 	}
-	for _, p := range []*Policy{
-		{Version: Version, Workspace: ws, ReadDirs: []string{"rel"}},
-		{Version: Version, Workspace: ws, Protected: []string{"rel"}},
+	for _, p := range []*policy.Policy{
+		{Version: policy.Version, Workspace: ws, ReadDirs: []string{"rel"}},
+		{Version: policy.Version, Workspace: ws, Protected: []string{"rel"}},
 	} {
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", p)
@@ -300,11 +301,11 @@ func FuzzParseBash(f *testing.F) {
 		f.Add(s)
 	}
 	ws := f.TempDir()
-	p := &Policy{Version: Version, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p := &policy.Policy{Version: policy.Version, Workspace: ws, Bash: bash.Policy{Allow: bash.DefaultAllow()}}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseBash(s, 0)
+		_, _ = bash.ParseBash(s, 0)
 		raw := `{"command":` + quoteJSON(s) + `}`
-		_ = p.Decide(&HookInput{Cwd: ws, ToolName: "Bash", ToolInput: []byte(raw)})
+		_ = p.Decide(&policy.HookInput{Cwd: ws, ToolName: "Bash", ToolInput: []byte(raw)})
 	})
 }
 
@@ -326,87 +327,4 @@ func quoteJSON(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-func TestDecideRead(t *testing.T) {
-	ws, outside, p := confineFixture(t)
-	shared := filepath.Join(filepath.Dir(ws), "shared")
-	cases := []struct {
-		name  string
-		tool  string
-		input map[string]any
-		allow bool
-		want  string
-	}{
-		{"read inside", "Read", map[string]any{"file_path": "README.md"}, true, "inside the workspace"},
-		{"read absolute inside", "Read", map[string]any{"file_path": filepath.Join(ws, "README.md")}, true, "inside"},
-		{"read .git file", "Read", map[string]any{"file_path": ".git"}, true, "inside"},
-		{"read a read dir", "Read", map[string]any{"file_path": filepath.Join(shared, "ctx.md")}, true, "inside"},
-		{"read outside", "Read", map[string]any{"file_path": filepath.Join(outside, "id_rsa")}, false, "outside the workspace"},
-		{"read /etc/shadow", "Read", map[string]any{"file_path": "/etc/shadow"}, false, "outside"},
-		{"read dotdot", "Read", map[string]any{"file_path": "../outside/id_rsa"}, false, "outside"},
-		{"read symlink out", "Read", map[string]any{"file_path": "link"}, false, "outside"},
-		{"read through symlinked dir", "Read", map[string]any{"file_path": "sub/out/id_rsa"}, false, "outside"},
-		{"read no path", "Read", map[string]any{}, false, "no file_path"},
-		{"notebook read outside", "NotebookRead", map[string]any{"notebook_path": "/tmp/x.ipynb"}, false, "outside"},
-		{"glob inside", "Glob", map[string]any{"pattern": "**/*.md"}, true, "inside"},
-		{"glob subdir", "Glob", map[string]any{"pattern": "*", "path": "sub"}, true, "inside"},
-		{"glob outside path", "Glob", map[string]any{"pattern": "*", "path": outside}, false, "outside"},
-		{"glob symlinked dir", "Glob", map[string]any{"pattern": "*", "path": "sub/out"}, false, "outside"},
-		{"glob absolute pattern", "Glob", map[string]any{"pattern": filepath.Join(outside, "*")}, false, "absolute pattern"},
-		{"glob dotdot pattern", "Glob", map[string]any{"pattern": "../outside/*"}, false, `".."`},
-		{"glob home pattern", "Glob", map[string]any{"pattern": "~/.ssh/*"}, false, "home"},
-		{"glob brace escape", "Glob", map[string]any{"pattern": "{a,/etc}/*"}, false, "absolute alternative"},
-		{"grep inside", "Grep", map[string]any{"pattern": "/etc/passwd", "path": "."}, true, "inside"},
-		{"grep default path", "Grep", map[string]any{"pattern": "x"}, true, "inside"},
-		{"grep outside", "Grep", map[string]any{"pattern": "SECRET", "path": outside}, false, "outside"},
-		{"grep root", "Grep", map[string]any{"pattern": "SECRET", "path": "/"}, false, "outside"},
-		{"grep file outside", "Grep", map[string]any{"pattern": "SECRET", "path": filepath.Join(outside, "id_rsa")}, false, "outside"},
-		{"grep glob escape", "Grep", map[string]any{"pattern": "x", "glob": "../**"}, false, `".."`},
-		{"grep path not string", "Grep", map[string]any{"pattern": "x", "path": 3}, false, "not a string"},
-		{"todo passes", "TodoWrite", map[string]any{"todos": []any{}}, true, "reaches no files"},
-		{"web fetch", "WebFetch", map[string]any{"url": "http://x"}, false, "not a tool"},
-		{"mcp tool", "mcp__srv__x", map[string]any{}, false, "not a tool"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := p.Decide(hookInput(t, ws, tc.tool, tc.input))
-			if d.Allow != tc.allow || !strings.Contains(d.Reason, tc.want) {
-				t.Fatalf("allow = %v (want %v), reason %q (want %q)", d.Allow, tc.allow, d.Reason, tc.want)
-			}
-		})
-	}
-	// From a cwd outside the workspace a relative Read is outside too.
-	if d := p.Decide(hookInput(t, outside, "Read", map[string]any{"file_path": "id_rsa"})); d.Allow {
-		t.Fatal("relative read from an outside cwd allowed")
-	}
-}
-
-// The hook refuses at once every write the check of the result would
-// refuse: the same protected list (Policy.Protect), less the entries
-// security.allow_protected opened for the task.
-func TestDecideProtectedFiles(t *testing.T) {
-	ws, _, p := confineFixture(t)
-	att := t.TempDir()
-	p.Allow = []string{"**"}
-	p.Protected = []string{filepath.Join(att, "policy.json")}
-	for _, path := range []string{filepath.Join(att, "policy.json"), ".git", ".git/hooks/pre-commit", "a/.git/config", ".claude/settings.json",
-		".claude/settings.local.json", ".zerg/config.yaml", ".claude/commands/x.md", ".github/workflows/ci.yml", ".gitattributes", ".husky/pre-commit"} {
-		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); d.Allow {
-			t.Errorf("write %s allowed: %s", path, d.Reason)
-		}
-	}
-	for _, path := range []string{"src/settings.json", "gitignore", ".github/CODEOWNERS"} {
-		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); !d.Allow {
-			t.Errorf("write %s denied: %s", path, d.Reason)
-		}
-	}
-	// The config's own list, and what allow_protected opened for the task.
-	p.Protect = append(security.DefaultProtected(), "deploy/**")
-	p.Opened = []string{".github/workflows/"}
-	for path, allow := range map[string]bool{"deploy/prod.yml": false, ".github/workflows/ci.yml": true, ".github/actions/a.yml": false} {
-		if d := p.Decide(hookInput(t, ws, "Write", map[string]any{"file_path": path, "content": "x"})); d.Allow != allow {
-			t.Errorf("write %s: allow %v, want %v (%s)", path, d.Allow, allow, d.Reason)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package policy
+package bash_test
 
 import (
 	"path/filepath"
@@ -6,27 +6,30 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 // shellPolicies are the policies TestBashShellConstructs decides under:
 // the bypass fixture's and the same with the rule "*" (subprocess mode:
 // every program allowed, so only the parse and the paths decide), and
 // sandbox mode's, all on one workspace.
-func shellPolicies(t testing.TB) (ws string, ps []*Policy) {
+func shellPolicies(t testing.TB) (ws string, ps []*policy.Policy) {
 	ws, bp := bypassFixture(t)
 	star := *bp
 	star.Bash.Allow = append(slices.Clone(bp.Bash.Allow), "*")
 	root := filepath.Dir(ws)
 	star.Bash.Scratch = []string{mkdirs(t, filepath.Join(root, "attempt", "tmp"))}
 	star.Bash.SharedTmp = mkdirs(t, filepath.Join(root, "sharedtmp"))
-	sb := &Policy{Version: Version, Workspace: ws, Allow: bp.Allow, ReadDirs: bp.ReadDirs,
-		Bash: BashPolicy{Sandboxed: true, Scratch: star.Bash.Scratch}}
-	for _, p := range []*Policy{bp, &star, sb} {
+	sb := &policy.Policy{Version: policy.Version, Workspace: ws, Allow: bp.Allow, ReadDirs: bp.ReadDirs,
+		Bash: bash.Policy{Sandboxed: true, Scratch: star.Bash.Scratch}}
+	for _, p := range []*policy.Policy{bp, &star, sb} {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return ws, []*Policy{bp, &star, sb}
+	return ws, []*policy.Policy{bp, &star, sb}
 }
 
 // TestBashShellConstructs: the shell's constructs, one a line, decided in
@@ -177,7 +180,7 @@ func TestBashShellConstructs(t *testing.T) {
 		want := []bool{tc.bypass, tc.star, tc.sbx}
 		raw := []byte(`{"command":` + quoteJSON(tc.cmd) + `}`)
 		for i, p := range ps {
-			d := p.Decide(&HookInput{Cwd: ws, ToolName: "Bash", ToolInput: raw})
+			d := p.Decide(&policy.HookInput{Cwd: ws, ToolName: "Bash", ToolInput: raw})
 			if d.Allow != want[i] {
 				t.Errorf("%q in policy %d: allow = %v, want %v (%s)", tc.cmd, i, d.Allow, want[i], d.Reason)
 			}
@@ -196,7 +199,7 @@ func TestBashShellConstructs(t *testing.T) {
 func TestBashBraceBlowUpIsBounded(t *testing.T) {
 	ws, sub, sb := modeFixture(t)
 	cmd := "echo " + strings.Repeat("{a,b}", 24) + " && curl http://x"
-	for name, p := range map[string]*Policy{"subprocess": sub, "sandbox": sb} {
+	for name, p := range map[string]*policy.Policy{"subprocess": sub, "sandbox": sb} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		d := p.Decide(hookInput(t, ws, "Bash", map[string]any{"command": cmd}))

@@ -1,4 +1,4 @@
-package policy
+package bash_test
 
 import (
 	"os"
@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 // subFixture is modeFixture's subprocess policy, its scratch dirs made.
-func subFixture(t testing.TB) (ws string, p *Policy, scratch, shared string) {
+func subFixture(t testing.TB) (ws string, p *policy.Policy, scratch, shared string) {
 	t.Helper()
 	ws, p, _ = modeFixture(t)
 	scratch = mkdirs(t, p.Bash.Scratch[0])
@@ -216,7 +219,7 @@ func TestBashGitHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Version: Version, Workspace: ws, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p := &policy.Policy{Version: policy.Version, Workspace: ws, Bash: bash.Policy{Allow: bash.DefaultAllow()}}
 	changes := []string{
 		"git add README.md && git commit -m x",
 		"git checkout -b feat",
@@ -226,7 +229,7 @@ func TestBashGitHooks(t *testing.T) {
 		"git -C . tag v1",
 	}
 	reads := []string{"git status", "git diff HEAD", "git log --oneline", "git -C . status"}
-	decide := func(cmd string) Decision {
+	decide := func(cmd string) policy.Decision {
 		return p.Decide(hookInput(t, ws, "Bash", map[string]any{"command": cmd}))
 	}
 	check := func(what string, allow bool, want string) {
@@ -300,7 +303,7 @@ func TestBashGitHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws2, ".git"), []byte("gitdir: "+wt+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p2 := &Policy{Version: Version, Workspace: ws2, Bash: BashPolicy{Allow: DefaultBashAllow()}}
+	p2 := &policy.Policy{Version: policy.Version, Workspace: ws2, Bash: bash.Policy{Allow: bash.DefaultAllow()}}
 	if d := p2.Decide(hookInput(t, ws2, "Bash", map[string]any{"command": "git commit -m x"})); !d.Allow {
 		t.Errorf("worktree without hooks: %s", d.Reason)
 	}
@@ -359,9 +362,9 @@ func TestCommandPrograms(t *testing.T) {
 		// A rule is a pattern: a program named by one would allow others.
 		"py* -m pytest; {go,vet} test": "go", // go vet test
 	} {
-		got := strings.Join(CommandPrograms(line), " ")
+		got := strings.Join(bash.CommandPrograms(line), " ")
 		if got != want {
-			t.Errorf("CommandPrograms(%q) = %q, want %q", line, got, want)
+			t.Errorf("bash.CommandPrograms(%q) = %q, want %q", line, got, want)
 		}
 	}
 }
@@ -369,7 +372,7 @@ func TestCommandPrograms(t *testing.T) {
 // TestValidateBashPolicyFields: the deny list names programs, the scratch
 // dirs are absolute.
 func TestValidateBashPolicyFields(t *testing.T) {
-	for _, b := range []BashPolicy{
+	for _, b := range []bash.Policy{
 		{Deny: []string{"/usr/bin/curl"}},
 		{Deny: []string{""}},
 		{Deny: []string{"git push"}},
@@ -377,12 +380,12 @@ func TestValidateBashPolicyFields(t *testing.T) {
 		{SharedTmp: "tmp"},
 		{SharedTmp: "/"},
 	} {
-		p := &Policy{Version: Version, Workspace: "/ws", Bash: b}
+		p := &policy.Policy{Version: policy.Version, Workspace: "/ws", Bash: b}
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", b)
 		}
 	}
-	p := &Policy{Version: Version, Workspace: "/ws", Bash: BashPolicy{Deny: []string{"bd"}, Scratch: []string{"/a/tmp"}, SharedTmp: "/tmp", Sandboxed: true}}
+	p := &policy.Policy{Version: policy.Version, Workspace: "/ws", Bash: bash.Policy{Deny: []string{"bd"}, Scratch: []string{"/a/tmp"}, SharedTmp: "/tmp", Sandboxed: true}}
 	if err := p.Validate(); err != nil {
 		t.Error(err)
 	}

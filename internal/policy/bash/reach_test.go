@@ -1,16 +1,19 @@
-package policy
+package bash_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 // modeFixture is confineFixture's workspace with the two policies an
 // attempt gets: subprocess mode (rules, scratch space, a shared tmp of the
 // test's own) and sandbox mode (only what reaches outside is refused).
-func modeFixture(t testing.TB) (ws string, sub, sb *Policy) {
+func modeFixture(t testing.TB) (ws string, sub, sb *policy.Policy) {
 	t.Helper()
 	ws, _, sub = confineFixture(t)
 	root := filepath.Dir(ws)
@@ -18,9 +21,9 @@ func modeFixture(t testing.TB) (ws string, sub, sb *Policy) {
 	sub.Bash.Scratch = []string{filepath.Join(root, "attempt", "tmp")}
 	sub.Bash.SharedTmp = mkdirs(t, filepath.Join(root, "sharedtmp"))
 	sub.Bash.Deny = []string{"terraform-local"}
-	sb = &Policy{Version: Version, Workspace: ws, Allow: sub.Allow, ReadDirs: sub.ReadDirs,
-		Bash: BashPolicy{Sandboxed: true, Deny: []string{"terraform-local"}, Scratch: sub.Bash.Scratch}}
-	for _, p := range []*Policy{sub, sb} {
+	sb = &policy.Policy{Version: policy.Version, Workspace: ws, Allow: sub.Allow, ReadDirs: sub.ReadDirs,
+		Bash: bash.Policy{Sandboxed: true, Deny: []string{"terraform-local"}, Scratch: sub.Bash.Scratch}}
+	for _, p := range []*policy.Policy{sub, sb} {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
@@ -37,13 +40,13 @@ type modeCase struct {
 	comments string
 }
 
-func runModeCases(t *testing.T, ws string, sub, sb *Policy, cases []modeCase) {
+func runModeCases(t *testing.T, ws string, sub, sb *policy.Policy, cases []modeCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
 			for _, m := range []struct {
 				name  string
-				p     *Policy
+				p     *policy.Policy
 				allow bool
 			}{{"subprocess", sub, tc.sub}, {"sandbox", sb, tc.sb}} {
 				d := m.p.Decide(hookInput(t, filepath.Join(ws, tc.cwd), "Bash", map[string]any{"command": tc.cmd}))

@@ -1,4 +1,4 @@
-package policy
+package bash
 
 import (
 	"fmt"
@@ -411,7 +411,7 @@ func bindHost(v string) string {
 var anyInterfaceRE = regexp.MustCompile(`(^|[^0-9.])0\.0\.0\.0([^0-9.]|$)|\[::\]`)
 
 // deniedProgram reports whether name is on the user's deny list.
-func (b BashPolicy) deniedProgram(name string) error {
+func (b Policy) deniedProgram(name string) error {
 	if slices.Contains(b.Deny, filepath.Base(name)) {
 		return fmt.Errorf("%s is not allowed (worker_policy.deny_commands)", filepath.Base(name))
 	}

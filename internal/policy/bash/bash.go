@@ -1,4 +1,4 @@
-package policy
+package bash
 
 import (
 	"errors"
@@ -9,15 +9,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/policy/resolve"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
-// BashPolicy says which commands the Bash tool may run. The check works on
+// Policy says which commands the Bash tool may run. The check works on
 // the command string, before it runs: it is a guard against mistakes and
 // casual escapes, not a boundary (see docs/security.md). A script or test the
 // worker may run can do anything its uid can; the unprivileged worker user
 // and the sandbox are what bound that.
-type BashPolicy struct {
+type Policy struct {
 	// Allow lists command rules. A rule is space-separated words matched
 	// against the first words of one simple command: each word is a
 	// path.Match glob over one argument, "*" matches any one argument and
@@ -58,7 +59,7 @@ type BashPolicy struct {
 	Unrestricted bool `json:"unrestricted,omitempty"`
 }
 
-func (b BashPolicy) validate() error {
+func (b Policy) Validate() error {
 	for _, r := range b.Allow {
 		words := strings.Fields(r)
 		if len(words) == 0 {
@@ -91,12 +92,12 @@ func (b BashPolicy) validate() error {
 	return nil
 }
 
-// DefaultBashAllow is the command set every worker gets: reading and
+// DefaultAllow is the command set every worker gets: reading and
 // comparing files (sed too: its scripts are checked), simple file management
 // inside the workspace, local git (the commands that write refs or the
 // work tree only when no repository hook can run, see gitHooksSafe), and
 // running a repository script with sh or bash (or directly).
-func DefaultBashAllow() []string {
+func DefaultAllow() []string {
 	out := strings.Fields(`ls cat head tail wc sort uniq cut tr diff cmp comm sed grep egrep fgrep find file stat du nl tac rev
 		md5sum sha256sum tree xxd hexdump od column paste fold strings jq echo printf true false test \[ pwd date id
 		whoami uname basename dirname realpath readlink seq sleep which type mkdir touch cp mv rm rmdir tee chmod`)
@@ -148,7 +149,7 @@ func ToolchainRules(commandLine string) []string {
 // verification command): each may then run with any arguments. Wrappers
 // (time, env, timeout …) are looked through; shell builtins, scripts named
 // by a path, and programs that reach outside (curl, ssh …) are left out:
-// the line itself stays allowed as it is (BashPolicy.Commands), the
+// the line itself stays allowed as it is (Policy.Commands), the
 // programs in it never. An unparsable line yields none.
 func CommandPrograms(commandLine string) []string {
 	cmds, err := parseBash(commandLine, 0)
@@ -278,45 +279,60 @@ var specialPaths = []string{"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stde
 
 const maxBashCommand = 64 << 10
 
-func (p *Policy) decideBash(in *HookInput, input map[string]any) Decision {
-	cmd, _ := input["command"].(string)
+// Decision is the verdict on one command line: allowed or not, and why
+// (internal/policy turns it into the hook's decision).
+type Decision struct {
+	Allow  bool
+	Reason string
+}
+
+func deny(format string, a ...any) Decision {
+	return Decision{Reason: "denied: " + textx.OneLine(fmt.Sprintf(format, a...))}
+}
+
+// Decide judges the command line cmd the Bash tool would run in the
+// directory cwd. scope gives the directories it is judged against; it is
+// asked for only once the line is neither unrestricted, nor the task's own
+// command, nor refused on its face.
+func (p *Policy) Decide(cwd, cmd string, scope func() (Scope, error)) Decision {
 	if strings.TrimSpace(cmd) == "" {
-		return deny("", "Bash: no command in tool_input")
+		return deny("Bash: no command in tool_input")
 	}
 	show := "`" + textx.Clip(textx.OneLine(cmd), 200) + "`"
-	if p.Bash.Unrestricted {
+	if p.Unrestricted {
 		return Decision{Allow: true, Reason: "Bash " + show + ": unrestricted"}
 	}
-	if slices.ContainsFunc(p.Bash.Commands, func(c string) bool { return strings.TrimSpace(c) == strings.TrimSpace(cmd) }) {
+	if slices.ContainsFunc(p.Commands, func(c string) bool { return strings.TrimSpace(c) == strings.TrimSpace(cmd) }) {
 		return Decision{Allow: true, Reason: "Bash " + show + ": the task's own command"}
 	}
 	if len(cmd) > maxBashCommand {
-		return deny("", "Bash: command longer than %d bytes", maxBashCommand)
+		return deny("Bash: command longer than %d bytes", maxBashCommand)
 	}
 	if anyInterfaceRE.MatchString(cmd) {
-		return deny("", "Bash %s: it binds to every network interface (0.0.0.0 or ::); bind to 127.0.0.1", show)
+		return deny("Bash %s: it binds to every network interface (0.0.0.0 or ::); bind to 127.0.0.1", show)
 	}
-	sc, err := p.scope()
+	sc, err := scope()
 	if err != nil {
-		return deny("", "Bash %s: %v", show, err)
+		return deny("Bash %s: %v", show, err)
 	}
-	if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
-		return deny("", "Bash %s: no absolute cwd", show)
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return deny("Bash %s: no absolute cwd", show)
 	}
-	if p.Bash.Sandboxed {
-		return p.decideBashSandboxed(sc, in.Cwd, cmd, show)
+	if p.Sandboxed {
+		return p.decideBashSandboxed(sc, cwd, cmd, show)
 	}
-	cwd, err := resolvePath(filepath.Clean(in.Cwd))
-	if err != nil || !(within(cwd, sc.ws) || sc.ownDir(cwd) || (sc.sharedTmp != "" && cwd == sc.sharedTmp)) {
-		return deny("", "Bash %s: the shell's directory %s is outside the workspace", show, in.Cwd)
+	shellCwd := cwd
+	cwd, err = resolve.Path(filepath.Clean(cwd))
+	if err != nil || !(within(cwd, sc.Workspace) || sc.ownDir(cwd) || (sc.SharedTmp != "" && cwd == sc.SharedTmp)) {
+		return deny("Bash %s: the shell's directory %s is outside the workspace", show, shellCwd)
 	}
 	cmds, err := parseBash(cmd, 0)
 	if err != nil {
-		return deny("", "Bash %s: cannot be checked (%v); use simple commands without variables", show, err)
+		return deny("Bash %s: cannot be checked (%v); use simple commands without variables", show, err)
 	}
 	ck := &bashChecker{p: p, sc: sc, shellDirs: shellDirs{cwds: []string{cwd}}, makesLinks: makesLinks(cmds, 0)}
 	if err := ck.walk(ck, cmds); err != nil {
-		return deny("", "Bash %s: %v", show, err)
+		return deny("Bash %s: %v", show, err)
 	}
 	return Decision{Allow: true, Reason: "Bash " + show + ": allowed"}
 }
@@ -435,7 +451,7 @@ func (d *shellDirs) cdTargets(j dirJudge, args []bashWord) ([]string, error) {
 // then go through a new link, so it is refused.
 type bashChecker struct {
 	p  *Policy
-	sc scope
+	sc Scope
 	shellDirs
 	makesLinks  bool
 	globMatches int
@@ -480,7 +496,7 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 	}
 	args := c.words[1:]
 	if !script {
-		if err := ck.p.Bash.deniedProgram(name); err != nil {
+		if err := ck.p.deniedProgram(name); err != nil {
 			return err
 		}
 		if err := reachCommand(name, args); err != nil {
@@ -500,13 +516,13 @@ func (ck *bashChecker) command(c *bashCmd, depth int) error {
 		return ck.cd(ck, args)
 	}
 	if ck.inTmpRoot() && (script || !tmpRootCommands[name]) {
-		return fmt.Errorf("%s in %s itself: only commands that name their files run there (mkdir, rm, cp, cat …); cd into a directory of your own first", name, ck.sc.sharedTmp)
+		return fmt.Errorf("%s in %s itself: only commands that name their files run there (mkdir, rm, cp, cat …); cd into a directory of your own first", name, ck.sc.SharedTmp)
 	}
 	if !ck.allowed(name, script, c.words) {
 		return fmt.Errorf("%s is not an allowed command", describe(c.words))
 	}
 	if !script && !defaultPrograms[name] && ck.inSharedTmp() {
-		return fmt.Errorf("%s in a directory of the shared %s: run it in the workspace", name, ck.sc.sharedTmp)
+		return fmt.Errorf("%s in a directory of the shared %s: run it in the workspace", name, ck.sc.SharedTmp)
 	}
 	if !script {
 		if u, ok, err := runner(name, args); ok {
@@ -711,12 +727,12 @@ func describe(words []bashWord) string {
 	return textx.OneLine(s)
 }
 
-// defaultPrograms are the default commands (DefaultBashAllow): they open
+// defaultPrograms are the default commands (DefaultAllow): they open
 // only the files they name. Other programs (a toolchain, an interpreter)
 // also read configuration they find in their directory and its parents.
 var defaultPrograms = func() map[string]bool {
 	m := map[string]bool{}
-	for _, r := range DefaultBashAllow() {
+	for _, r := range DefaultAllow() {
 		w := strings.Fields(r)[0]
 		if w == `\[` {
 			w = "["
@@ -734,7 +750,7 @@ func (ck *bashChecker) allowed(name string, script bool, words []bashWord) bool 
 	if name == "git" && !script {
 		words = gitRuleWords(words)
 	}
-	for _, r := range ck.p.Bash.Allow {
+	for _, r := range ck.p.Allow {
 		rw := strings.Fields(r)
 		if len(rw) > len(words) {
 			continue
@@ -1001,7 +1017,7 @@ func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error 
 		}
 	}
 	for _, cwd := range cwds {
-		all, assumed, err := resolveFrom(cwd, p)
+		all, assumed, err := resolve.From(cwd, p)
 		if err != nil {
 			return fmt.Errorf("%s: %v", p, err)
 		}
@@ -1009,23 +1025,23 @@ func (ck *bashChecker) checkPathFrom(cwds []string, p string, write bool) error 
 			return fmt.Errorf("%s does not exist yet and this command line makes symbolic links; run the commands one at a time", p)
 		}
 		for _, resolved := range all {
-			if ck.sc.inScratch(resolved) || ck.sc.sharedTmpOK(resolved) || (!write && ck.sc.claudeTaskOutput(resolved)) {
+			if ck.sc.InScratch(resolved) || ck.sc.sharedTmpOK(resolved) || (!write && ck.sc.claudeTaskOutput(resolved)) {
 				continue
 			}
-			if ck.sc.isProtected(resolved) {
+			if ck.sc.IsProtected(resolved) {
 				return fmt.Errorf("%s is a protected file", p)
 			}
-			if rel, ok := ck.sc.rel(resolved); ok {
-				why := protectedRel(rel)
+			if rel, ok := ck.sc.Rel(resolved); ok {
+				why := ck.sc.NeverWritten(rel)
 				if write {
-					why = ck.sc.writeProtected(rel)
+					why = ck.sc.WriteProtected(rel)
 				}
 				if why != "" {
 					return fmt.Errorf("%s is %s", p, why)
 				}
 				continue
 			}
-			if resolved == ck.sc.ws || (!write && ck.sc.readable(resolved)) {
+			if resolved == ck.sc.Workspace || (!write && ck.sc.Readable(resolved)) {
 				continue
 			}
 			return fmt.Errorf("%s is outside the workspace", p)
@@ -1072,7 +1088,7 @@ func isFD(s string) bool { return s == "-" || s != "" && strings.Trim(s, "012345
 func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 	var next []string
 	for _, cwd := range ck.cwds {
-		all, assumed, err := resolveFrom(cwd, dir)
+		all, assumed, err := resolve.From(cwd, dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
@@ -1080,11 +1096,11 @@ func (ck *bashChecker) dirsOf(what, dir string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
 		}
 		for _, resolved := range all {
-			if !within(resolved, ck.sc.ws) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.sharedTmp || ck.sc.sharedTmp == "") {
+			if !within(resolved, ck.sc.Workspace) && !ck.sc.ownDir(resolved) && (resolved != ck.sc.SharedTmp || ck.sc.SharedTmp == "") {
 				return nil, fmt.Errorf("%s leaves the workspace", what)
 			}
-			if rel, ok := ck.sc.rel(resolved); ok && protectedRel(rel) != "" {
-				return nil, fmt.Errorf("%s: %s", what, protectedRel(rel))
+			if rel, ok := ck.sc.Rel(resolved); ok && ck.sc.NeverWritten(rel) != "" {
+				return nil, fmt.Errorf("%s: %s", what, ck.sc.NeverWritten(rel))
 			}
 			if _, err := os.Lstat(resolved); err != nil && ck.makesLinks {
 				return nil, fmt.Errorf("%s: %s does not exist yet and this command line makes symbolic links", what, dir)
@@ -1102,12 +1118,12 @@ func (ck *bashChecker) script(w bashWord) error {
 		return fmt.Errorf("%q is not a script in the workspace", w.lit)
 	}
 	for _, cwd := range ck.cwds {
-		all, _, err := resolveFrom(cwd, w.lit)
+		all, _, err := resolve.From(cwd, w.lit)
 		if err != nil {
 			return fmt.Errorf("%s is not a script in the workspace", w.lit)
 		}
 		for _, resolved := range all {
-			if ck.sc.inScratch(resolved) || ck.sc.sharedTmpOK(resolved) {
+			if ck.sc.InScratch(resolved) || ck.sc.sharedTmpOK(resolved) {
 				// A program the worker built or wrote in its scratch
 				// space, maybe earlier in this line.
 				st, err := os.Lstat(resolved)
@@ -1119,8 +1135,8 @@ func (ck *bashChecker) script(w bashWord) error {
 				}
 				return fmt.Errorf("%s is not a program in the worker's scratch space", w.lit)
 			}
-			rel, ok := ck.sc.rel(resolved)
-			if !ok || protectedRel(rel) != "" {
+			rel, ok := ck.sc.Rel(resolved)
+			if !ok || ck.sc.NeverWritten(rel) != "" {
 				return fmt.Errorf("%s is not a script in the workspace", w.lit)
 			}
 			if st, err := os.Stat(resolved); err != nil || !st.Mode().IsRegular() {

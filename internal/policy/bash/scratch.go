@@ -1,4 +1,4 @@
-package policy
+package bash
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 )
 
 // Scratch space outside the workspace for the worker's Bash commands
-// (subprocess mode): its own TMPDIR under the attempt dir (BashPolicy.Scratch),
-// and entries of its own in the machine's /tmp (BashPolicy.SharedTmp), where
+// (subprocess mode): its own TMPDIR under the attempt dir (Policy.Scratch),
+// and entries of its own in the machine's /tmp (Policy.SharedTmp), where
 // models habitually put a built binary, a log or a throwaway repository.
 //
 // /tmp is shared with every user and process of the machine, so an entry
@@ -42,17 +42,17 @@ func reservedTmpName(name string) bool {
 
 // inScratch reports whether the resolved path is inside (or is) one of the
 // worker's own scratch directories.
-func (sc scope) inScratch(resolved string) bool { return within(resolved, sc.scratch...) }
+func (sc Scope) InScratch(resolved string) bool { return within(resolved, sc.Scratch...) }
 
 // sharedTmpOK reports whether the resolved path is inside an entry of the
 // shared /tmp that is the worker's own (see the top of this file). An entry
 // holding the workspace, a read dir or a protected path (a workspace or an
 // attempt dir that lives in /tmp) is zerg's, never scratch.
-func (sc scope) sharedTmpOK(resolved string) bool {
-	if sc.sharedTmp == "" {
+func (sc Scope) sharedTmpOK(resolved string) bool {
+	if sc.SharedTmp == "" {
 		return false
 	}
-	rel, err := filepath.Rel(sc.sharedTmp, resolved)
+	rel, err := filepath.Rel(sc.SharedTmp, resolved)
 	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return false
 	}
@@ -60,7 +60,7 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 	if reservedTmpName(top) {
 		return false
 	}
-	entry := filepath.Join(sc.sharedTmp, top)
+	entry := filepath.Join(sc.SharedTmp, top)
 	if sc.holdsOwn(entry) {
 		return false
 	}
@@ -80,26 +80,26 @@ func (sc scope) sharedTmpOK(resolved string) bool {
 
 // holdsOwn reports whether the entry of a temporary directory holds the
 // workspace, a read dir or a protected path: zerg's, never scratch.
-func (sc scope) holdsOwn(entry string) bool {
-	return slices.ContainsFunc(append(append([]string{sc.ws}, sc.reads...), sc.prot...), func(z string) bool { return pathx.Within(entry, z) })
+func (sc Scope) holdsOwn(entry string) bool {
+	return slices.ContainsFunc(append(append([]string{sc.Workspace}, sc.Reads...), sc.Protected...), func(z string) bool { return pathx.Within(entry, z) })
 }
 
 // ownDir reports whether the resolved directory may be the shell's working
 // directory outside the workspace: a scratch directory, or an entry of the
 // shared /tmp that is the worker's own.
-func (sc scope) ownDir(resolved string) bool {
-	return sc.inScratch(resolved) || sc.sharedTmpOK(resolved)
+func (sc Scope) ownDir(resolved string) bool {
+	return sc.InScratch(resolved) || sc.sharedTmpOK(resolved)
 }
 
 // claudeTaskOutput reports whether the resolved path is the output file of
 // a Claude Code background task under the shared /tmp
 // (/tmp/claude-<uid>/<project>/tasks/<id>.output): the CLI tells the model to
 // read it there when its temporary directory is the default one. Read only.
-func (sc scope) claudeTaskOutput(resolved string) bool {
-	if sc.sharedTmp == "" {
+func (sc Scope) claudeTaskOutput(resolved string) bool {
+	if sc.SharedTmp == "" {
 		return false
 	}
-	rel, err := filepath.Rel(sc.sharedTmp, resolved)
+	rel, err := filepath.Rel(sc.SharedTmp, resolved)
 	if err != nil || !filepath.IsLocal(rel) {
 		return false
 	}
@@ -113,8 +113,8 @@ var claudeTaskRE = regexp.MustCompile(`^claude-[0-9]+/[^/]+/tasks/[A-Za-z0-9_-]+
 // configuration they find there and in /tmp itself (a Makefile, a
 // package.json, a conftest.py), which anyone may have put there.
 func (ck *bashChecker) inSharedTmp() bool {
-	return ck.sc.sharedTmp != "" && slices.ContainsFunc(ck.cwds, func(c string) bool {
-		return within(c, ck.sc.sharedTmp) && !within(c, ck.sc.ws) && !ck.sc.inScratch(c)
+	return ck.sc.SharedTmp != "" && slices.ContainsFunc(ck.cwds, func(c string) bool {
+		return within(c, ck.sc.SharedTmp) && !within(c, ck.sc.Workspace) && !ck.sc.InScratch(c)
 	})
 }
 
@@ -125,5 +125,5 @@ var tmpRootCommands = set("mkdir rm rmdir touch cp mv cat head tail wc echo prin
 
 // inTmpRoot reports whether the shell may be in the shared /tmp itself.
 func (ck *bashChecker) inTmpRoot() bool {
-	return ck.sc.sharedTmp != "" && slices.Contains(ck.cwds, ck.sc.sharedTmp)
+	return ck.sc.SharedTmp != "" && slices.Contains(ck.cwds, ck.sc.SharedTmp)
 }

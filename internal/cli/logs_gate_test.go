@@ -126,7 +126,7 @@ func TestLogsFollow(t *testing.T) {
 	}
 	s.WriteString(say("second turn, written while followed"))
 	s.Close()
-	writeFile(t, filepath.Join(dir, attempt.RefusedFile), []byte(`[{"path":"test/x_test.go","tool":"Edit","why":"not owned"}]`))
+	writeFile(t, attempt.Record(dir).Refused(), []byte(`[{"path":"test/x_test.go","tool":"Edit","why":"not owned"}]`))
 	app(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: "success", Commit: f.head})
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/attempt"
@@ -107,12 +106,12 @@ func taskPage(p run.Paths, id string) (TaskPage, bool, error) {
 			a.Class, a.Reason, a.Detail, a.CostUSD, a.Duration = string(d.Class), d.Reason, d.Detail, d.CostUSD, d.DurationMS
 			a.Changed, a.Diagnosis, a.RefusedWrites = d.Changed, d.Diagnosis, d.RefusedWrites
 		}
-		dir := p.AttemptDir(id, n)
-		a.ToolCalls, a.Said, a.Truncated = toolCalls(filepath.Join(dir, "stream.jsonl"))
+		rec := p.Attempt(id, n)
+		a.ToolCalls, a.Said, a.Truncated = toolCalls(rec.Stream())
 		var cut bool
-		a.Diff, cut = readCapped(filepath.Join(dir, "diff.patch"), maxDiff, false)
+		a.Diff, cut = readCapped(rec.Diff(), maxDiff, false)
 		a.Truncated = a.Truncated || cut
-		a.Verify, cut = readCapped(filepath.Join(dir, "verify.log"), maxVerify, true)
+		a.Verify, cut = readCapped(rec.Verify(), maxVerify, true)
 		a.Truncated = a.Truncated || cut
 		page.Attempts = append(page.Attempts, a)
 	}

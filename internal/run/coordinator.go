@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -774,15 +773,15 @@ func (c *Coordinator) previous(task string, ts TaskState) string {
 		fmt.Fprintf(&b, ". What to do: %s.", h.Fix)
 	}
 	if ts.DiagnosedAttempt > 0 {
-		dir := c.paths.AttemptDir(task, ts.DiagnosedAttempt)
+		rec := c.paths.Attempt(task, ts.DiagnosedAttempt)
 		if ts.GateOutput != "" {
 			// The attempt's own verification passed; the gate, on the
 			// integration branch with its work merged, did not.
 			fmt.Fprintf(&b, "\nThe gate's output ended with:\n\n%s\n", indent(tailLines(ts.GateOutput, 30, 3000)))
-		} else if out := readTail(filepath.Join(dir, "verify.log"), 30, 3000); strings.TrimSpace(out) != "" {
+		} else if out := readTail(rec.Verify(), 30, 3000); strings.TrimSpace(out) != "" {
 			fmt.Fprintf(&b, "\nThe verification's output ended with:\n\n%s\n", indent(out))
 		}
-		diff := readHead(filepath.Join(dir, "diff.patch"), 4000)
+		diff := readHead(rec.Diff(), 4000)
 		switch {
 		case ts.Hypothesis != nil && ts.Hypothesis.Pattern == diagnose.SecretFound:
 			// The changes held a credential: it is not sent to the API again.

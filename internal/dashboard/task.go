@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Bounds of what one task page carries: a worker decides how much it
@@ -25,11 +26,11 @@ const (
 // TaskPage is a task with every attempt zerg recorded of it. The records
 // are redacted on disk already; the page escapes every string it shows.
 type TaskPage struct {
-	Feature  string        `json:"feature"`
-	Task     run.TaskView  `json:"task"`
-	Title    string        `json:"title,omitempty"`
-	Deps     []string      `json:"dependencies"`
-	Attempts []AttemptPage `json:"attempts"`
+	Feature  string            `json:"feature"`
+	Task     runstate.TaskView `json:"task"`
+	Title    string            `json:"title,omitempty"`
+	Deps     []string          `json:"dependencies"`
+	Attempts []AttemptPage     `json:"attempts"`
 }
 
 // AttemptPage is one attempt: its outcome from the log, the worker's tool
@@ -90,10 +91,10 @@ func taskPage(p run.Paths, id string) (TaskPage, bool, error) {
 	if err != nil {
 		return TaskPage{}, false, err
 	}
-	finished := map[int]run.AttemptFinished{}
+	finished := map[int]runstate.AttemptFinished{}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == id {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == id {
+			var d runstate.AttemptFinished
 			if e.Decode(&d) == nil {
 				finished[e.Attempt] = d
 			}

@@ -701,18 +701,6 @@ func (c *Coordinator) dropLive(task string) {
 	delete(c.live, task)
 }
 
-// liveAttempt is a running attempt's heartbeat.
-type liveAttempt struct {
-	Attempt   int            `json:"attempt"`
-	PID       int            `json:"pid,omitempty"`
-	Started   time.Time      `json:"started"`
-	LastEvent time.Time      `json:"last_event,omitzero"`
-	Turns     int            `json:"turns"`
-	ToolCalls map[string]int `json:"tool_calls,omitempty"`
-	LastTool  string         `json:"last_tool,omitempty"`
-	Tokens    int64          `json:"tokens"`
-}
-
 func short(s string) string {
 	if len(s) > 10 {
 		return s[:10]

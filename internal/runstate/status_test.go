@@ -1,4 +1,4 @@
-package run
+package runstate
 
 import (
 	"errors"
@@ -158,6 +158,28 @@ func TestEveryTransition(t *testing.T) {
 	}
 }
 
+// Replay skips an event the state machine refuses and says so.
+func TestReplayReportsRejectedEvents(t *testing.T) {
+	e1, _ := eventlog.NewEvent(EvRunStarted, "", 0, RunStarted{Feature: "f", Base: "b"})
+	e2, _ := eventlog.NewEvent(EvTaskFailed, "T", 0, TaskFailed{}) // pending → failed: illegal
+	e2.Seq = 2
+	st := Replay([]eventlog.Event{e1, e2})
+	if len(st.Rejected) != 1 || st.Task("T").Status != StatusPending {
+		t.Errorf("rejected %v, T %s", st.Rejected, st.Task("T").Status)
+	}
+}
+
+// The run-level events refuse to run over an attempt in flight.
+func TestStopAndResumeNeedNoAttemptInFlight(t *testing.T) {
+	for _, typ := range []string{EvRunStopped, EvRunResumed, EvRunFinished} {
+		st := stateWith(t, StatusRunning)
+		e, _ := eventlog.NewEvent(typ, "", 0, map[string]string{})
+		if err := st.Apply(e); err == nil {
+			t.Errorf("%s accepted with an attempt running", typ)
+		}
+	}
+}
+
 // Every status can be reached, and every status but merged can be left.
 func TestTransitionTableIsComplete(t *testing.T) {
 	reach, leave := map[Status]bool{StatusPending: true}, map[Status]bool{}
@@ -179,27 +201,5 @@ func TestTransitionTableIsComplete(t *testing.T) {
 	}
 	if leave[StatusMerged] {
 		t.Error("merged work can be undone by an event")
-	}
-}
-
-// Replay skips an event the state machine refuses and says so.
-func TestReplayReportsRejectedEvents(t *testing.T) {
-	e1, _ := eventlog.NewEvent(EvRunStarted, "", 0, RunStarted{Feature: "f", Base: "b"})
-	e2, _ := eventlog.NewEvent(EvTaskFailed, "T", 0, TaskFailed{}) // pending → failed: illegal
-	e2.Seq = 2
-	st := Replay([]eventlog.Event{e1, e2})
-	if len(st.Rejected) != 1 || st.Task("T").Status != StatusPending {
-		t.Errorf("rejected %v, T %s", st.Rejected, st.Task("T").Status)
-	}
-}
-
-// The run-level events refuse to run over an attempt in flight.
-func TestStopAndResumeNeedNoAttemptInFlight(t *testing.T) {
-	for _, typ := range []string{EvRunStopped, EvRunResumed, EvRunFinished} {
-		st := stateWith(t, StatusRunning)
-		e, _ := eventlog.NewEvent(typ, "", 0, map[string]string{})
-		if err := st.Apply(e); err == nil {
-			t.Errorf("%s accepted with an attempt running", typ)
-		}
 	}
 }

@@ -1,14 +1,13 @@
-package run
+package runstate
 
 import (
-	"fmt"
+	"bytes"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
-	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -66,7 +65,7 @@ type View struct {
 	BreakerOpens      int             `json:"breaker_opens"`
 	RateLimitPauses   int             `json:"rate_limit_pauses"`
 	// Governor is the launch governor right now (only while the coordinator runs).
-	Governor *Snapshot `json:"governor,omitempty"`
+	Governor *GovernorSnapshot `json:"governor,omitempty"`
 	// ResetWait: the running run waits for an account's usage limit to
 	// reset (retry.wait_for_reset) and launches again from its Until.
 	ResetWait *ResetWait `json:"reset_wait,omitempty"`
@@ -207,10 +206,11 @@ type Liveness struct {
 	Last *Live
 }
 
-// BuildView derives the view of a run. g is the graph the run works on
-// (nil when unknown: only the tasks the log names are shown).
-func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph, lv Liveness) View {
-	v := View{Feature: feature, IntegrationBranch: IntegrationBranch(feature), Head: st.Head, CostUSD: st.CostUSD,
+// BuildView derives the view of a run whose integration branch is branch
+// (as the run's layout names it). g is the graph the run works on (nil when
+// unknown: only the tasks the log names are shown).
+func BuildView(feature, branch string, st *State, g *spec.Graph, pathsGraph *spec.Graph, lv Liveness) View {
+	v := View{Feature: feature, IntegrationBranch: branch, Head: st.Head, CostUSD: st.CostUSD,
 		StartedAt: st.StartedAt, Resumes: st.Resumes, BreakerOpens: st.BreakerOpens, RateLimitPauses: st.Pauses,
 		Gates: gateViews(st), Rejected: len(st.Rejected), Levels: []LevelView{}, Tasks: []TaskView{},
 		Coordinator: CoordinatorView{Alive: lv.Alive}}
@@ -220,7 +220,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 	if s := st.Started; s != nil {
 		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
 		v.Subscription, v.Mode = s.Subscription, s.Mode
-		v.Schedule, v.Batches = recordedSchedule(st), len(st.Batches)
+		v.Schedule, v.Batches = st.RecordedSchedule(), len(st.Batches)
 	}
 	switch {
 	case st.Started == nil:
@@ -249,7 +249,7 @@ func BuildView(feature string, st *State, g *spec.Graph, pathsGraph *spec.Graph,
 			v.ResetWait = &rw
 		}
 	}
-	if pathsGraph != nil && g != nil && graphHash(pathsGraph) != graphHash(g) {
+	if pathsGraph != nil && g != nil && !bytes.Equal(pathsGraph.Raw, g.Raw) {
 		v.GraphChanged = true
 	}
 
@@ -391,46 +391,4 @@ func lastMergedHead(st *State, tasks []string) string {
 		}
 	}
 	return head
-}
-
-// Inspect reads a run for a reader (status, logs, stop): its state from the
-// log, the graph it works on, and whether its coordinator is alive.
-func Inspect(p Paths) (View, *State, error) {
-	evs, err := eventlog.Read(p.Events)
-	if err != nil {
-		return View{}, nil, err
-	}
-	st := Replay(evs)
-	var lv Liveness
-	if held, err := eventlog.Held(p.Events); err == nil && held {
-		lv.Alive = true
-		lv.PID = coordinatorPID(p.Coordinator)
-		if l, err := ReadLive(p.RunDir); err == nil {
-			lv.Live = l
-		}
-	} else if l, err := ReadLive(p.RunDir); err == nil {
-		lv.Last = l
-	}
-	g, _ := loadGraph(p.GraphSnapshot, p.Root)
-	cur, _ := loadGraph(p.Graph, p.Root)
-	if g == nil {
-		g = cur
-	}
-	v := BuildView(p.Feature, st, g, cur, lv)
-	if agents := ClusterAgents(p.RunDir); len(agents) > 0 {
-		for i, t := range v.Tasks {
-			if t.Running != nil {
-				h := agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]
-				v.Tasks[i].Running.Agent, v.Tasks[i].Running.TakenBack = h.Agent, h.TakenBack
-			}
-		}
-	}
-	if !st.StartedAt.IsZero() {
-		end := st.LastEvent
-		if v.State == RunRunning {
-			end = time.Now()
-		}
-		v.DurationMS = end.Sub(st.StartedAt).Milliseconds()
-	}
-	return v, st, nil
 }

@@ -1,4 +1,4 @@
-package run
+package runstate
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -551,4 +552,13 @@ func (s *State) OpenAttempts() map[string]OpenAttempt {
 		}
 	}
 	return out
+}
+
+// RecordedSchedule is the schedule the log says the run works with; a log
+// from before the choice existed ran levels.
+func (st *State) RecordedSchedule() string {
+	if st.Schedule == "" {
+		return config.ScheduleLevel
+	}
+	return st.Schedule
 }

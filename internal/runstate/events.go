@@ -1,4 +1,4 @@
-package run
+package runstate
 
 import (
 	"github.com/zergrush/zerg/internal/attempt"
@@ -258,4 +258,21 @@ type RunFinished struct {
 // RunStopped: interrupted (signal or zerg stop).
 type RunStopped struct {
 	Reason string `json:"reason"`
+}
+
+// EvResetWait records that launching waits for an account's usage limit to
+// reset (ResetWait); zerg status shows it while the run waits.
+const EvResetWait = "reset_wait"
+
+// ResetWait is the wait for a usage limit's reset.
+type ResetWait struct {
+	Task   string `json:"task"`   // the task whose attempt was refused
+	Reason string `json:"reason"` // the refusal's reason (usage_limit)
+	Reset  string `json:"reset"`  // the reset time as the API said it
+	Until  string `json:"until"`  // when launching resumes (RFC 3339)
+}
+
+// Empty reports whether the graphs had no task-level difference.
+func (d GraphChanged) Empty() bool {
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
 }

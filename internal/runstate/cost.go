@@ -1,4 +1,4 @@
-package run
+package runstate
 
 import (
 	"slices"
@@ -99,7 +99,7 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 			if ml.Projected == nil {
 				ml.Projected = &Range{}
 			}
-			ml.Projected.add(tp.Range)
+			ml.Projected.Add(tp.Range)
 		}
 	}
 	for _, e := range events {
@@ -159,7 +159,7 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 				if agg.Projected == nil {
 					agg.Projected = &Range{}
 				}
-				agg.Projected.add(*l.Projected)
+				agg.Projected.Add(*l.Projected)
 			}
 		}
 	}

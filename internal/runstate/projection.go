@@ -1,6 +1,7 @@
-package run
+package runstate
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path"
@@ -55,7 +56,7 @@ type Range struct {
 	High     float64 `json:"high_usd"`
 }
 
-func (r *Range) add(o Range) { r.Low += o.Low; r.Expected += o.Expected; r.High += o.High }
+func (r *Range) Add(o Range) { r.Low += o.Low; r.Expected += o.Expected; r.High += o.High }
 
 // TaskProjection is one task's projected cost.
 type TaskProjection struct {
@@ -213,13 +214,13 @@ func Project(o ProjectOptions) Projection {
 	width := map[int]int{}
 	for _, t := range p.Tasks {
 		p.Tokens.Add(t.Tokens)
-		p.Range.add(t.Range)
+		p.Range.Add(t.Range)
 		if n := len(p.Levels); n == 0 || p.Levels[n-1].Level != t.Level {
 			p.Levels = append(p.Levels, LevelProjection{Level: t.Level})
 		}
 		l := &p.Levels[len(p.Levels)-1]
 		l.Tasks++
-		l.Range.add(t.Range)
+		l.Range.Add(t.Range)
 		width[t.Level]++
 	}
 	for _, w := range width {
@@ -331,10 +332,11 @@ func historyFactor(o ProjectOptions, ctxTokens int64) (factor, int) {
 		if st.Started == nil || st.Started.Rehearsal != o.Rehearsal {
 			continue
 		}
-		g, err := loadGraph(filepath.Join(filepath.Dir(file), "graph.json"), "")
-		if err != nil {
+		r, err := spec.Load(filepath.Join(filepath.Dir(file), "graph.json"), spec.Options{})
+		if err != nil || !r.Valid() {
 			continue
 		}
+		g := r.Graph
 		hist := o
 		hist.Graph = g
 		models := attemptModels(evs)
@@ -392,26 +394,12 @@ func HistoryLogs(runsDir, feature string) []string {
 	return out
 }
 
-// Project makes the opened run's projection from its graph, config, worker
-// count, mode and the repository's other runs, and keeps it for the run
-// (recorded in its log when it executes). Remaining sums the tasks the run
-// has not merged yet: what a resume is still to spend.
-func (r *Run) Project() (p Projection, remaining Range) {
-	c := r.c
-	cfg := c.cfg
-	if c.schedule != "" {
-		cfg.Schedule = c.schedule // a resume's: the recorded schedule
+// BasisText says what a projection is based on, for people.
+func (pr *Projection) BasisText() string {
+	if pr.Basis == "history" {
+		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", pr.Factor, pr.HistoryTasks)
 	}
-	p = Project(ProjectOptions{Graph: c.graph, Config: cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
-		History: HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal})
-	for _, t := range p.Tasks {
-		if c.state.Task(t.Task).Status != StatusMerged {
-			remaining.add(t.Range)
-		}
-	}
-	c.projection = &p
-	return p, remaining
+	// The repository's history is its other features' runs: a resume's
+	// own attempts are what it spent, not a history.
+	return "from the graph's estimates, models and prompt sizes; no other run of this repository to learn from"
 }
-
-// Spent is what the run's log says its attempts cost so far.
-func (r *Run) Spent() float64 { return r.c.state.CostUSD }

@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -117,7 +118,7 @@ func (a *app) printGateLog(t *runTarget, name string) error {
 	if err != nil {
 		return err
 	}
-	var runs []run.GateView
+	var runs []runstate.GateView
 	var names []string
 	for _, g := range v.Gates {
 		if g.Name == name {
@@ -215,7 +216,7 @@ func (a *app) followTask(ctx context.Context, t *runTarget, task string, nums []
 				return nil
 			}
 		}
-		waiting := ts.Status == run.StatusReady || ts.Status == run.StatusRetryWait || ts.Status == run.StatusPending
+		waiting := ts.Status == runstate.StatusReady || ts.Status == runstate.StatusRetryWait || ts.Status == runstate.StatusPending
 		if ts.Open == nil && (!v.Coordinator.Alive || !waiting) {
 			a.printTaskEnd(t, task)
 			if !v.Coordinator.Alive && waiting {

@@ -17,7 +17,8 @@ import (
 
 // Paths is the on-disk layout of a feature's run: the one place that knows
 // where the log, the attempt records, the workspaces and the workers' state
-// live. The coordinator, logs and cleanup all go through it.
+// live (the files inside an attempt record are attempt.Record's). The
+// coordinator, logs and cleanup all go through it.
 type Paths struct {
 	Feature     string
 	Root        string // repository top level

@@ -19,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // timed is one command run by hand.
@@ -115,13 +116,13 @@ type rushFig struct {
 	// Projected is the cost projection the run recorded (run_projected);
 	// ActualUSD the sum of its attempts' cost (scripted usage priced by
 	// the CLI's table).
-	Projected *run.Projection `json:"projected,omitempty"`
-	ActualUSD float64         `json:"actual_usd"`
-	Command   string          `json:"command"`
-	Seconds   float64         `json:"seconds"`
-	Exit      int             `json:"exit"`
-	State     string          `json:"state"`
-	Reason    string          `json:"reason,omitempty"`
+	Projected *runstate.Projection `json:"projected,omitempty"`
+	ActualUSD float64              `json:"actual_usd"`
+	Command   string               `json:"command"`
+	Seconds   float64              `json:"seconds"`
+	Exit      int                  `json:"exit"`
+	State     string               `json:"state"`
+	Reason    string               `json:"reason,omitempty"`
 	// Delivered: the run says so and every task is merged.
 	Delivered bool `json:"delivered"`
 	Rehearsal bool `json:"rehearsal"`
@@ -460,20 +461,20 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 	for _, e := range evs {
 		k := key{e.Task, e.Attempt}
 		switch e.Type {
-		case run.EvRunStarted:
+		case runstate.EvRunStarted:
 			f.StartupSeconds = e.Time.Sub(start).Seconds()
-		case run.EvRunProjected:
-			var p run.Projection
+		case runstate.EvRunProjected:
+			var p runstate.Projection
 			if err := e.Decode(&p); err != nil {
 				return err
 			}
 			f.Projected = &p
-		case run.EvAttemptStarted:
+		case runstate.EvAttemptStarted:
 			started[k] = e.Time
-		case run.EvAttemptVerifying:
+		case runstate.EvAttemptVerifying:
 			verifying[k] = e.Time
-		case run.EvAttemptFinished:
-			var d run.AttemptFinished
+		case runstate.EvAttemptFinished:
+			var d runstate.AttemptFinished
 			if err := e.Decode(&d); err != nil {
 				return err
 			}
@@ -492,16 +493,16 @@ func (f *rushFig) fromLog(file string, start, end time.Time) error {
 			}
 			f.Attempts = append(f.Attempts, a)
 			lastFinish = e.Time
-		case run.EvLevelMerged, run.EvLevelFailed:
-			l := levelFig{Merged: e.Type == run.EvLevelMerged}
+		case runstate.EvLevelMerged, runstate.EvLevelFailed:
+			l := levelFig{Merged: e.Type == runstate.EvLevelMerged}
 			if l.Merged {
-				var d run.LevelMerged
+				var d runstate.LevelMerged
 				if err := e.Decode(&d); err != nil {
 					return err
 				}
 				l.Level = d.Level
 			} else {
-				var d run.LevelFailed
+				var d runstate.LevelFailed
 				if err := e.Decode(&d); err != nil {
 					return err
 				}

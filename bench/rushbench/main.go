@@ -25,7 +25,7 @@ import (
 	"github.com/zergrush/zerg/bench/internal/benchkit"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func main() {
@@ -100,8 +100,8 @@ func benchmark(n, perLevel int, workersFlag, zerg string, modes []string, image 
 			var attemptMS, workerMS int64
 			attempts := 0
 			for _, e := range evs {
-				var d run.AttemptFinished
-				if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil {
+				var d runstate.AttemptFinished
+				if e.Type == runstate.EvAttemptFinished && e.Decode(&d) == nil {
 					attemptMS += d.DurationMS
 					workerMS += d.WorkerMS
 					attempts++
@@ -112,9 +112,9 @@ func benchmark(n, perLevel int, workersFlag, zerg string, modes []string, image 
 			var lastFinish time.Time
 			for _, e := range evs {
 				switch e.Type {
-				case run.EvAttemptFinished:
+				case runstate.EvAttemptFinished:
 					lastFinish = e.Time
-				case run.EvLevelMerged:
+				case runstate.EvLevelMerged:
 					mergeTime += e.Time.Sub(lastFinish)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // task is one task of a benchmark graph: its place in the graph and how many
@@ -79,10 +79,10 @@ func spans(evs []eventlog.Event) map[string]span {
 	key := func(e eventlog.Event) string { return fmt.Sprintf("%s/%d", e.Task, e.Attempt) }
 	for _, e := range evs {
 		switch e.Type {
-		case run.EvAttemptStarted:
+		case runstate.EvAttemptStarted:
 			started[key(e)] = e.Time
-		case run.EvAttemptFinished:
-			var f run.AttemptFinished
+		case runstate.EvAttemptFinished:
+			var f runstate.AttemptFinished
 			if e.Decode(&f) != nil || f.Class != "success" {
 				continue
 			}
@@ -132,10 +132,10 @@ type usage struct {
 func rushUsage(evs []eventlog.Event) usage {
 	var u usage
 	for _, e := range evs {
-		if e.Type != run.EvAttemptFinished {
+		if e.Type != runstate.EvAttemptFinished {
 			continue
 		}
-		var f run.AttemptFinished
+		var f runstate.AttemptFinished
 		if e.Decode(&f) != nil {
 			continue
 		}

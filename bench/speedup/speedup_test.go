@@ -8,7 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/mockapi"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 const sec = time.Second
@@ -57,19 +57,19 @@ func ev(t *testing.T, typ, task string, attempt int, at time.Time, data any) eve
 func TestMakespanAndUsageFromEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(sec))) }
-	ok := func(in, out int64, usd float64) run.AttemptFinished {
-		return run.AttemptFinished{Class: "success", CostUSD: usd, Usage: &run.Tokens{Input: in, CacheRead: 10, Output: out}}
+	ok := func(in, out int64, usd float64) runstate.AttemptFinished {
+		return runstate.AttemptFinished{Class: "success", CostUSD: usd, Usage: &runstate.Tokens{Input: in, CacheRead: 10, Output: out}}
 	}
 	evs := []eventlog.Event{
-		ev(t, run.EvRunStarted, "", 0, at(0), nil),
-		ev(t, run.EvAttemptStarted, "a", 1, at(2), nil),
-		ev(t, run.EvAttemptStarted, "b", 1, at(3), nil),
-		ev(t, run.EvAttemptFinished, "a", 1, at(5), ok(100, 20, 0.5)),
+		ev(t, runstate.EvRunStarted, "", 0, at(0), nil),
+		ev(t, runstate.EvAttemptStarted, "a", 1, at(2), nil),
+		ev(t, runstate.EvAttemptStarted, "b", 1, at(3), nil),
+		ev(t, runstate.EvAttemptFinished, "a", 1, at(5), ok(100, 20, 0.5)),
 		// b fails once, then succeeds: the failure is paid for but not a span.
-		ev(t, run.EvAttemptFinished, "b", 1, at(6), run.AttemptFinished{Class: "task", CostUSD: 0.25, Usage: &run.Tokens{Input: 40, Output: 4}}),
-		ev(t, run.EvAttemptStarted, "b", 2, at(7), nil),
-		ev(t, run.EvAttemptFinished, "b", 2, at(11), ok(200, 30, 1)),
-		ev(t, run.EvRunFinished, "", 0, at(20), nil),
+		ev(t, runstate.EvAttemptFinished, "b", 1, at(6), runstate.AttemptFinished{Class: "task", CostUSD: 0.25, Usage: &runstate.Tokens{Input: 40, Output: 4}}),
+		ev(t, runstate.EvAttemptStarted, "b", 2, at(7), nil),
+		ev(t, runstate.EvAttemptFinished, "b", 2, at(11), ok(200, 30, 1)),
+		ev(t, runstate.EvRunFinished, "", 0, at(20), nil),
 	}
 	sp := spans(evs)
 	if len(sp) != 2 || sp["a"].dur() != 3*sec || sp["b"].dur() != 4*sec {

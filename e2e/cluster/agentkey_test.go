@@ -12,7 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -137,8 +137,8 @@ func agentKeyLocal(t *testing.T, mode string) {
 	must(t, err)
 	costed := 0
 	for _, e := range evs {
-		var af run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&af) == nil && af.Class == outcome.Success {
+		var af runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Decode(&af) == nil && af.Class == outcome.Success {
 			if af.CostUSD > 0 && af.Tokens > 0 {
 				costed++
 			} else {

@@ -34,6 +34,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -650,10 +651,10 @@ func mergedOnce(evs []eventlog.Event, trailers string) []string {
 	var problems []string
 	success := map[string]int{}
 	for _, e := range evs {
-		if e.Type != run.EvAttemptFinished {
+		if e.Type != runstate.EvAttemptFinished {
 			continue
 		}
-		var d run.AttemptFinished
+		var d runstate.AttemptFinished
 		if e.Decode(&d) == nil && d.Class == "success" {
 			success[e.Task]++
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -195,8 +196,8 @@ func TestClusterExternalServerRestart(t *testing.T) {
 	// task for it (a lease the coordinator did not see after the restart
 	// once had the tunnel refuse the worker, judged a forged result).
 	for _, e := range evs {
-		var af run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&af) == nil && af.Class != outcome.Success && af.Class != outcome.Infra {
+		var af runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Decode(&af) == nil && af.Class != outcome.Success && af.Class != outcome.Infra {
 			t.Errorf("%s attempt %d finished %s/%s: the restart was charged to the task", e.Task, e.Attempt, af.Class, af.Reason)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestClusterAgentsOfTheWrongMode: a sandbox run whose agents were started
@@ -63,7 +63,7 @@ func TestClusterAgentsOfTheWrongMode(t *testing.T) {
 	must(t, err)
 	started := map[string]int{}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptStarted {
+		if e.Type == runstate.EvAttemptStarted {
 			started[e.Task]++
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/zergrush/zerg/e2e/redteam"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The sandbox red team's worker attacks (e2e/rush's TestRedTeamSandbox),
@@ -324,12 +324,12 @@ func TestClusterRedTeam(t *testing.T) {
 	must(t, err)
 	forgedRan := strings.Contains(streams["CRT-forge"], "forged-"+marker)
 	for _, e := range evs {
-		var af run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Task == "CRT-forge" && e.Decode(&af) == nil &&
+		var af runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "CRT-forge" && e.Decode(&af) == nil &&
 			(af.Class == outcome.Fatal || af.Class == outcome.Account || af.CostUSD > 5) {
 			effect("e-forge", "attempt %d: class %s, cost $%.2f", e.Attempt, af.Class, af.CostUSD)
 		}
-		if e.Type == run.EvRunStopped {
+		if e.Type == runstate.EvRunStopped {
 			effect("e-forge", "the run was stopped: %s", e.Data)
 		}
 	}
@@ -390,8 +390,8 @@ func crtIDs() []string {
 func mergedOnceOf(evs []eventlog.Event, ids []string) []string {
 	success := map[string]int{}
 	for _, e := range evs {
-		var d run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil && d.Class == outcome.Success {
+		var d runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Decode(&d) == nil && d.Class == outcome.Success {
 			success[e.Task]++
 		}
 	}

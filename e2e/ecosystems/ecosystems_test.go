@@ -25,6 +25,7 @@ import (
 	"github.com/zergrush/zerg/e2e/e2ebin"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 var zergBin, claudeBin, repoRoot string
@@ -142,10 +143,10 @@ func (p *project) deliver(f feature) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fins []run.AttemptFinished
+	var fins []runstate.AttemptFinished
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == f.retried {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == f.retried {
+			var d runstate.AttemptFinished
 			if err := e.Decode(&d); err != nil {
 				t.Fatal(err)
 			}

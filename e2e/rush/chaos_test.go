@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -108,7 +108,7 @@ func TestChaos(t *testing.T) {
 	for i, k := range plan {
 		planned[i] = k.String()
 	}
-	t.Logf("seed %d: coordinator kills %s; worker kills at %s %v", seed, strings.Join(planned, "; "), run.EvAttemptPIDs, workerTargets)
+	t.Logf("seed %d: coordinator kills %s; worker kills at %s %v", seed, strings.Join(planned, "; "), runstate.EvAttemptPIDs, workerTargets)
 	p := chaosProject(t, n)
 	events := filepath.Join(p.dir, ".zerg", "runs", "demo", "events.jsonl")
 
@@ -158,7 +158,7 @@ func TestChaos(t *testing.T) {
 			evs, _ := eventlog.Read(events)
 			// Worker kills first: a target reached in the same poll as the
 			// coordinator's moment still lands on a live attempt.
-			pids := eventIndexes(evs, run.EvAttemptPIDs)
+			pids := eventIndexes(evs, runstate.EvAttemptPIDs)
 			for nextWorker < len(workerTargets) && workerTargets[nextWorker] <= len(pids) {
 				i := pids[workerTargets[nextWorker]-1]
 				if i < roundStart {
@@ -191,7 +191,7 @@ func TestChaos(t *testing.T) {
 			if rerr != nil {
 				t.Fatalf("round %d: the log after the kill: %v", rounds, rerr)
 			}
-			st := run.Replay(evs)
+			st := runstate.Replay(evs)
 			running := 0
 			for _, ts := range st.Tasks {
 				if ts.Open != nil {
@@ -199,7 +199,7 @@ func TestChaos(t *testing.T) {
 				}
 			}
 			t.Logf("round %d: coordinator killed %s: %d attempt(s) open, %d level(s) merged, %d attempt_pids in the log",
-				rounds, kill, running, len(st.Merged), len(eventIndexes(evs, run.EvAttemptPIDs)))
+				rounds, kill, running, len(st.Merged), len(eventIndexes(evs, runstate.EvAttemptPIDs)))
 			// The moment is a point inside its level: the next level cannot
 			// have merged already.
 			if _, ok := st.Merged[kill.Level+1]; ok {
@@ -218,12 +218,12 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	attempts := 0
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("C%d", i)
 		ts := st.Tasks[id]
-		if ts == nil || ts.Status != run.StatusMerged || st.MergeCount[id] != 1 {
+		if ts == nil || ts.Status != runstate.StatusMerged || st.MergeCount[id] != 1 {
 			t.Errorf("%s: %+v, merged %d times", id, ts, st.MergeCount[id])
 			continue
 		}
@@ -284,11 +284,11 @@ type coordinatorKill struct {
 func (k coordinatorKill) String() string {
 	switch k.Moment {
 	case momentMerged:
-		return fmt.Sprintf("right after level %d's %s", k.Level, run.EvLevelMerged)
+		return fmt.Sprintf("right after level %d's %s", k.Level, runstate.EvLevelMerged)
 	case momentFinished:
-		return fmt.Sprintf("in level %d after its %s #%d", k.Level, run.EvAttemptFinished, k.Nth)
+		return fmt.Sprintf("in level %d after its %s #%d", k.Level, runstate.EvAttemptFinished, k.Nth)
 	}
-	return fmt.Sprintf("in level %d after its %s #%d", k.Level, run.EvAttemptPIDs, k.Nth)
+	return fmt.Sprintf("in level %d after its %s #%d", k.Level, runstate.EvAttemptPIDs, k.Nth)
 }
 
 // reached reports whether the events of the current round contain the kill's
@@ -301,15 +301,15 @@ func (k coordinatorKill) reached(round []eventlog.Event) bool {
 	seen := 0
 	for _, e := range round {
 		switch {
-		case k.Moment == momentMerged && e.Type == run.EvLevelMerged:
-			var d run.LevelMerged
+		case k.Moment == momentMerged && e.Type == runstate.EvLevelMerged:
+			var d runstate.LevelMerged
 			if e.Decode(&d) == nil && d.Level == k.Level {
 				return true
 			}
-		case k.Moment == momentRunning && e.Type == run.EvAttemptPIDs && chaosLevel(e.Task) == k.Level:
+		case k.Moment == momentRunning && e.Type == runstate.EvAttemptPIDs && chaosLevel(e.Task) == k.Level:
 			seen++
-		case k.Moment == momentFinished && e.Type == run.EvAttemptFinished && chaosLevel(e.Task) == k.Level:
-			var d run.AttemptFinished
+		case k.Moment == momentFinished && e.Type == runstate.EvAttemptFinished && chaosLevel(e.Task) == k.Level:
+			var d runstate.AttemptFinished
 			if e.Decode(&d) == nil && d.Reason != "abandoned" {
 				seen++
 			}
@@ -399,11 +399,11 @@ func chaosLevel(id string) int {
 // environment is empty; the whole sandbox dies with it).
 func killAttemptWorker(evs []eventlog.Event, i int) bool {
 	e := evs[i]
-	var d run.AttemptPIDs
+	var d runstate.AttemptPIDs
 	if e.Decode(&d) != nil || len(d.PIDs) == 0 || d.Marker == "" {
 		return false
 	}
-	ts := run.Replay(evs).Tasks[e.Task]
+	ts := runstate.Replay(evs).Tasks[e.Task]
 	if ts == nil || ts.Open == nil || ts.Open.Number != e.Attempt || ts.Open.Marker != d.Marker {
 		return false
 	}
@@ -439,8 +439,8 @@ func startTime(pid int) uint64 {
 func runProcesses(evs []eventlog.Event) []string {
 	markers := map[string]bool{}
 	for _, e := range evs {
-		var d run.AttemptPIDs
-		if e.Type == run.EvAttemptPIDs && e.Decode(&d) == nil && d.Marker != "" {
+		var d runstate.AttemptPIDs
+		if e.Type == runstate.EvAttemptPIDs && e.Decode(&d) == nil && d.Marker != "" {
 			markers["ZERG_RUN_MARKER="+d.Marker] = true
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/container"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // needContainers skips without podman and the test image, or fails where
@@ -64,7 +64,7 @@ func TestRushInTheDevcontainersImage(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "postCreateCommand") {
 		t.Errorf("the devcontainer fields zerg does not honour were not named:\n%s\n%s", r.stdout, r.stderr)
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if len(st.Gates) != 3 {
 		t.Fatalf("gates: %+v", st.Gates)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // mockRequests reads the rehearsal's request log: kind and status of each.
@@ -59,8 +60,8 @@ func TestConfirmationGate(t *testing.T) {
 	projected := false
 	for _, e := range evs {
 		switch e.Type {
-		case run.EvAttemptFinished:
-			var d run.AttemptFinished
+		case runstate.EvAttemptFinished:
+			var d runstate.AttemptFinished
 			if err := e.Decode(&d); err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestConfirmationGate(t *testing.T) {
 			if d.Usage == nil || d.Model == "" {
 				t.Errorf("%s attempt %d: no token split or model: %s", e.Task, e.Attempt, e.Data)
 			}
-		case run.EvRunProjected:
+		case runstate.EvRunProjected:
 			projected = true
 		}
 	}
@@ -80,7 +81,7 @@ func TestConfirmationGate(t *testing.T) {
 	if c.code != 0 {
 		t.Fatalf("zerg cost: exit %d\n%s", c.code, c.stderr)
 	}
-	var rep run.CostReport
+	var rep runstate.CostReport
 	if err := json.Unmarshal([]byte(c.stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, c.stdout)
 	}
@@ -116,12 +117,12 @@ func TestRunBudgetStopsLaunches(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "budget.run_usd") {
 		t.Fatalf("exit %d, want 1 naming budget.run_usd\n%s", r.code, r.stderr)
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if st.Finished == nil || st.Finished.Cause != "budget" {
 		t.Fatalf("run_finished %+v", st.Finished)
 	}
 	for _, id := range []string{"L1-names", "L1-greet", "L1-upper", "L1-docs"} {
-		if s := st.Task(id).Status; s != run.StatusMerged {
+		if s := st.Task(id).Status; s != runstate.StatusMerged {
 			t.Errorf("%s is %s, want merged", id, s)
 		}
 	}
@@ -129,7 +130,7 @@ func TestRunBudgetStopsLaunches(t *testing.T) {
 	// next attempt's projection passes it: retune it if they move.
 	t.Logf("level 1 spent $%.4f; the next attempt is projected at $%.2f; budget $0.17", st.CostUSD, st.Projection.Task("L2-greet-all").AttemptUSD)
 	for _, id := range []string{"L2-greet-all", "L2-shout", "L3-tests"} {
-		if ts := st.Task(id); ts.Attempts != 0 || ts.Status == run.StatusFailed {
+		if ts := st.Task(id); ts.Attempts != 0 || ts.Status == runstate.StatusFailed {
 			t.Errorf("%s launched past the budget: %+v", id, ts)
 		}
 	}
@@ -143,8 +144,8 @@ func TestRunBudgetStopsLaunches(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("resume with a raised budget: exit %d\n%s", r.code, r.stderr)
 	}
-	st = run.Replay(p.events())
-	if st.Task("L1-greet").Attempts != 1 || st.Task("L3-tests").Status != run.StatusMerged {
+	st = runstate.Replay(p.events())
+	if st.Task("L1-greet").Attempts != 1 || st.Task("L3-tests").Status != runstate.StatusMerged {
 		t.Errorf("after the resume: L1-greet %+v, L3-tests %+v", st.Task("L1-greet"), st.Task("L3-tests"))
 	}
 }
@@ -165,23 +166,23 @@ func TestCreditExhausted(t *testing.T) {
 		t.Fatalf("exit %d, want 1 saying credit\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	evs := p.events()
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	if st.Finished == nil || st.Finished.Cause != "account" || !strings.Contains(st.Finished.Reason, "credit") {
 		t.Fatalf("run_finished %+v", st.Finished)
 	}
 	first := -1
 	for i, e := range evs {
-		if e.Type == run.EvAttemptFinished {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished {
+			var d runstate.AttemptFinished
 			_ = e.Decode(&d)
 			if d.Class == outcome.Account && first < 0 {
 				first = i
 			}
 		}
-		if e.Type == run.EvAttemptStarted && first >= 0 {
+		if e.Type == runstate.EvAttemptStarted && first >= 0 {
 			t.Errorf("%s attempt %d started after the credit ran out", e.Task, e.Attempt)
 		}
-		if e.Type == run.EvTaskFailed {
+		if e.Type == runstate.EvTaskFailed {
 			t.Errorf("%s failed: an account error is not the task's", e.Task)
 		}
 	}
@@ -192,9 +193,9 @@ func TestCreditExhausted(t *testing.T) {
 	open := map[string]bool{}
 	for _, e := range evs[:first+1] {
 		switch e.Type {
-		case run.EvAttemptStarted:
+		case runstate.EvAttemptStarted:
 			open[e.Task] = true
-		case run.EvAttemptFinished:
+		case runstate.EvAttemptFinished:
 			if e.Task != evs[first].Task {
 				delete(open, e.Task)
 			}
@@ -211,7 +212,7 @@ func TestCreditExhausted(t *testing.T) {
 		t.Errorf("%d requests refused for credit, want 1 to %d (one per running worker)", refused, running)
 	}
 	for _, id := range []string{"L1-names", "L1-greet", "L1-upper", "L1-docs"} {
-		if s := st.Task(id).Status; s != run.StatusMerged {
+		if s := st.Task(id).Status; s != runstate.StatusMerged {
 			t.Errorf("%s is %s: committed work was not kept", id, s)
 		}
 	}
@@ -219,8 +220,8 @@ func TestCreditExhausted(t *testing.T) {
 	// the account refusals never do.
 	taskClass := map[string]int{}
 	for _, e := range evs {
-		var d run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil && d.Class == outcome.Task {
+		var d runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Decode(&d) == nil && d.Class == outcome.Task {
 			taskClass[e.Task]++
 		}
 	}

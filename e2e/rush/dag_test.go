@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The DAG schedule (docs/schedule.md) end to end: the real binary, git and
@@ -86,7 +87,7 @@ func TestDAGStartsAFastBranchEarly(t *testing.T) {
 		o.evs = o.p.events()
 	}
 	early := func(evs []eventlog.Event) bool {
-		start, slowEnd := seq(evs, run.EvAttemptStarted, "L2-greet-all"), seq(evs, run.EvAttemptFinished, "L1-upper")
+		start, slowEnd := seq(evs, runstate.EvAttemptStarted, "L2-greet-all"), seq(evs, runstate.EvAttemptFinished, "L1-upper")
 		return start > 0 && slowEnd > 0 && start < slowEnd
 	}
 	if !early(runs["dag"].evs) {
@@ -98,7 +99,7 @@ func TestDAGStartsAFastBranchEarly(t *testing.T) {
 	if a, b := runs["dag"].p.deliverable(), runs["level"].p.deliverable(); a != b {
 		t.Errorf("dag delivered another tree than level:\n%s\nlevel:\n%s", a, b)
 	}
-	st := run.Replay(runs["dag"].evs)
+	st := runstate.Replay(runs["dag"].evs)
 	if st.Started.Schedule != "dag" || len(st.Batches) < 2 || len(st.Merged) != 0 {
 		t.Errorf("dag run: schedule %q, %d batches, %d level merges", st.Started.Schedule, len(st.Batches), len(st.Merged))
 	}
@@ -107,11 +108,11 @@ func TestDAGStartsAFastBranchEarly(t *testing.T) {
 	}
 	// The makespan and each task's span are in the log.
 	evs := runs["dag"].evs
-	if evs[0].Type != run.EvRunStarted || evs[len(evs)-1].Type != run.EvRunFinished || !evs[len(evs)-1].Time.After(evs[0].Time) {
+	if evs[0].Type != runstate.EvRunStarted || evs[len(evs)-1].Type != runstate.EvRunFinished || !evs[len(evs)-1].Time.After(evs[0].Time) {
 		t.Errorf("the log does not open with run_started and close with run_finished: %s … %s", evs[0].Type, evs[len(evs)-1].Type)
 	}
 	for _, id := range allTasks {
-		if seq(evs, run.EvAttemptStarted, id) == 0 || st.Task(id).MergedHead == "" {
+		if seq(evs, runstate.EvAttemptStarted, id) == 0 || st.Task(id).MergedHead == "" {
 			t.Errorf("%s: no start or merge in the log", id)
 		}
 	}
@@ -181,7 +182,7 @@ func TestDAGBisectsTheTaskThatBreaksAGate(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	evs := p.events()
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	// The first failing test of the gate was a batch with L1-upper and others.
 	var batch []string
 	for _, g := range st.Gates {
@@ -195,9 +196,9 @@ func TestDAGBisectsTheTaskThatBreaksAGate(t *testing.T) {
 	}
 	var named []string
 	for _, e := range evs {
-		if e.Type == run.EvTaskMergeFailed {
+		if e.Type == runstate.EvTaskMergeFailed {
 			named = append(named, e.Task)
-			var d run.TaskMergeFailed
+			var d runstate.TaskMergeFailed
 			if err := e.Decode(&d); err != nil || d.Gate != "no-todo" || !strings.Contains(d.Output, "TODO") || e.Attempt != 1 {
 				t.Errorf("task_merge_failed %+v (attempt %d, %v)", d, e.Attempt, err)
 			}
@@ -252,19 +253,19 @@ func TestDAGKillAndResume(t *testing.T) {
 		withSchedule(t, dir, "dag")
 		slowUpper(t, dir, "10s")
 	})
-	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L2-greet-all")
+	cmd, _ := p.startRushUntil(runstate.EvAttemptPIDs, "L2-greet-all")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	before := run.Replay(p.events())
+	before := runstate.Replay(p.events())
 	var mergedBefore []string
 	for _, id := range allTasks {
-		if before.Task(id).Status == run.StatusMerged {
+		if before.Task(id).Status == runstate.StatusMerged {
 			mergedBefore = append(mergedBefore, id)
 		}
 	}
-	if len(mergedBefore) == 0 || before.Task("L1-upper").Status == run.StatusMerged {
+	if len(mergedBefore) == 0 || before.Task("L1-upper").Status == runstate.StatusMerged {
 		t.Fatalf("the kill did not land with some tasks merged and L1-upper not: merged %v", mergedBefore)
 	}
 
@@ -284,7 +285,7 @@ func TestDAGKillAndResume(t *testing.T) {
 	if got := p.deliverable(); got != want {
 		t.Errorf("resumed integration branch differs from the uninterrupted level run's:\n%s\nwant:\n%s", got, want)
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	for _, id := range allTasks {
 		if st.MergeCount[id] != 1 {
 			t.Errorf("%s merged %d times", id, st.MergeCount[id])

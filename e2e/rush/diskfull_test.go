@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/diskwatch"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // smallDisk mounts a fresh ext4 file system of mib MiB (a loop device) and
@@ -178,10 +179,10 @@ func TestDiskFullFailsTheFillerOnly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the event log does not read after the fill: %v", err)
 	}
-	finished := map[string][]run.AttemptFinished{}
+	finished := map[string][]runstate.AttemptFinished{}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished {
+			var af runstate.AttemptFinished
 			if err := e.Decode(&af); err != nil {
 				t.Fatal(err)
 			}

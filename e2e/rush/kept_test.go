@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestKilledStoppedCleanedThenResumed: the coordinator killed with SIGKILL
@@ -36,7 +36,7 @@ func killStopCleanResume(t *testing.T, mode string) {
 		})
 		editFile(t, filepath.Join(dir, ".zerg", "config.yaml"), func(s string) string { return modeLines(mode) + s })
 	})
-	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
+	cmd, _ := p.startRushUntil(runstate.EvAttemptPIDs, "L1-names")
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(p.home, "workspaces")); err == nil && len(namesFiles(p.home)) > 0 {
 			break
@@ -49,7 +49,7 @@ func killStopCleanResume(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if st := run.Replay(p.events()); st.Tasks["L1-names"].Open == nil {
+	if st := runstate.Replay(p.events()); st.Tasks["L1-names"].Open == nil {
 		t.Fatal("the kill did not land inside L1-names's attempt")
 	}
 	if r := p.zerg("stop"); r.code != 0 {
@@ -82,7 +82,7 @@ func killStopCleanResume(t *testing.T, mode string) {
 	if r.code != 0 || !strings.Contains(r.stdout, "demo: DELIVERED") {
 		t.Fatalf("resume after stop and cleanup: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	for id, n := range st.MergeCount {
 		if n != 1 {
 			t.Errorf("%s merged %d times", id, n)

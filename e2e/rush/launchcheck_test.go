@@ -13,7 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // A beta no release of zerg has seen, as a later CLI would send it: the
@@ -136,11 +136,11 @@ func TestLaunchCheckSkippedTheRefusalStopsTheRun(t *testing.T) {
 	evs := p.events()
 	refused, attempts := 0, 0
 	for _, e := range evs {
-		if e.Type != run.EvAttemptFinished {
+		if e.Type != runstate.EvAttemptFinished {
 			continue
 		}
 		attempts++
-		var f run.AttemptFinished
+		var f runstate.AttemptFinished
 		if err := e.Decode(&f); err != nil {
 			t.Fatal(err)
 		}
@@ -161,8 +161,8 @@ func TestLaunchCheckSkippedTheRefusalStopsTheRun(t *testing.T) {
 	if refused < 2 || refused > 4 || attempts > 5 {
 		t.Errorf("%d attempts, %d refused, want the launching stopped after 2 refusals", attempts, refused)
 	}
-	for id, ts := range run.Replay(evs).Tasks {
-		if ts.Status == run.StatusFailed || ts.TaskFailures > 0 {
+	for id, ts := range runstate.Replay(evs).Tasks {
+		if ts.Status == runstate.StatusFailed || ts.TaskFailures > 0 {
 			t.Errorf("%s: %s with %d task failures; the refusal is not the task's", id, ts.Status, ts.TaskFailures)
 		}
 	}

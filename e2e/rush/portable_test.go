@@ -13,7 +13,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/proc"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // What shows which of proc's paths a zerg process took: the system calls
@@ -69,12 +69,12 @@ var traceCallRE = regexp.MustCompile(`(?m)^\d+\s+([a-z_0-9]+)\([^,)]*(?:, ([^,)]
 // firstPIDs is the first process the log recorded for task: its CLI.
 func firstPIDs(t *testing.T, evs []eventlog.Event, task string) proc.ID {
 	for _, e := range evs {
-		var d run.AttemptPIDs
-		if e.Type == run.EvAttemptPIDs && e.Task == task && e.Decode(&d) == nil && len(d.PIDs) > 0 {
+		var d runstate.AttemptPIDs
+		if e.Type == runstate.EvAttemptPIDs && e.Task == task && e.Decode(&d) == nil && len(d.PIDs) > 0 {
 			return d.PIDs[0]
 		}
 	}
-	t.Fatalf("no %s event for %s", run.EvAttemptPIDs, task)
+	t.Fatalf("no %s event for %s", runstate.EvAttemptPIDs, task)
 	return proc.ID{}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // nothingWritten fails the test when a refused rush left a trace: the run's
@@ -160,10 +160,10 @@ func TestUpstreamDownMidRunIsTheRuns(t *testing.T) {
 	evs := p.events()
 	tasks := map[string]bool{}
 	for _, e := range evs {
-		if e.Type != run.EvAttemptFinished {
+		if e.Type != runstate.EvAttemptFinished {
 			continue
 		}
-		var f run.AttemptFinished
+		var f runstate.AttemptFinished
 		if err := e.Decode(&f); err != nil {
 			t.Fatal(err)
 		}
@@ -177,8 +177,8 @@ func TestUpstreamDownMidRunIsTheRuns(t *testing.T) {
 	if len(tasks) < 3 {
 		t.Errorf("api_unreachable in %d tasks, want 3 before the stop", len(tasks))
 	}
-	for id, ts := range run.Replay(evs).Tasks {
-		if ts.Status == run.StatusFailed || ts.TaskFailures > 0 {
+	for id, ts := range runstate.Replay(evs).Tasks {
+		if ts.Status == runstate.StatusFailed || ts.TaskFailures > 0 {
 			t.Errorf("%s: %s with %d task failures; no task is at fault", id, ts.Status, ts.TaskFailures)
 		}
 	}

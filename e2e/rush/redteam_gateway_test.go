@@ -22,6 +22,7 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The sandbox red team, round 3: what surrounds the sandbox and trusts
@@ -449,8 +450,8 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 		effect("gw-budget", "%d requests of about $0.01 reached the API under a $%.2f budget", n, budgetUSD)
 	}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == budgetTask && e.Attempt == 1 {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == budgetTask && e.Attempt == 1 {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			if af.Reason != "max_budget" || af.CostUSD > budgetUSD+0.015 {
 				effect("gw-budget", "attempt 1: %s/%s at $%.4f", af.Class, af.Reason, af.CostUSD)
@@ -460,14 +461,14 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 	}
 	// No worker speaks for the run.
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			if af.Class == outcome.Fatal || af.Class == outcome.Account {
 				effect("gw-forge404", "%s attempt %d ended %s/%s: a worker stopped the run", e.Task, e.Attempt, af.Class, af.Reason)
 			}
 		}
-		if e.Type == run.EvRunStopped {
+		if e.Type == runstate.EvRunStopped {
 			effect("gw-forge404", "the run was stopped: %s", e.Data)
 		}
 	}
@@ -518,8 +519,8 @@ func (rt *sandboxRedTeam) round3Checks(t *testing.T, r result, peakRSS int64, so
 		effect("o-mem", "all four processes of 700 MB held their memory under %d MB", memLimitMB)
 	}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == "RT-mem" {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "RT-mem" {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			t.Logf("o-mem: attempt %d ended %s/%s, peak %d MiB, %d of 4 held", e.Attempt, af.Class, af.Reason, af.MemoryPeakMB, held)
 			if af.MemoryPeakMB > memLimitMB {
@@ -634,13 +635,13 @@ PY`, pathsFiles)
 	}
 	var omitted int
 	for _, e := range p.events() {
-		if e.Type == run.EvAttemptFinished && e.Task == "L1-docs" {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L1-docs" {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			omitted = af.ChangedOmitted
 		}
 	}
-	if omitted < pathsFiles-run.MaxChangedListed {
+	if omitted < pathsFiles-runstate.MaxChangedListed {
 		t.Errorf("the attempt's record omits %d paths, want the count of what it left out", omitted)
 	}
 	if s := p.zerg("status", "demo", "--json"); !json.Valid([]byte(s.stdout)) {

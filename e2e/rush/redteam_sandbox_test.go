@@ -23,6 +23,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -551,7 +552,7 @@ func TestRedTeamSandbox(t *testing.T) {
 	}
 	records := auditRecords(t, audit)
 	evs := p.events()
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	branch := run.IntegrationBranch("demo")
 	files := map[string]bool{}
 	if r.code == 0 {
@@ -752,14 +753,14 @@ func TestRedTeamSandbox(t *testing.T) {
 		t.Logf("e-forge: the forged line did not reach the CLI's stdout (pidfd_getfd refused?): %v", results["RT-forge"])
 	}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge" {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "RT-forge" {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			if af.Class == outcome.Fatal || af.Class == outcome.Account || af.CostUSD > 5 {
 				effect("e-forge", "attempt %d: class %s, cost $%.2f", e.Attempt, af.Class, af.CostUSD)
 			}
 		}
-		if e.Type == run.EvRunStopped {
+		if e.Type == runstate.EvRunStopped {
 			effect("e-forge", "the run was stopped: %s", e.Data)
 		}
 	}
@@ -772,19 +773,19 @@ func TestRedTeamSandbox(t *testing.T) {
 		t.Logf("e-forge-429: the forged lines did not reach the CLI's stdout: %v", results["RT-forge429"])
 	}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == "RT-forge429" && e.Attempt == 1 {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "RT-forge429" && e.Attempt == 1 {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			if af.Class == outcome.Infra || af.Class == outcome.Fatal || af.Class == outcome.Account {
 				effect("e-forge-429", "attempt 1 was taken as %s/%s: the stream's word, not the gateway's", af.Class, af.Reason)
 			}
 		}
-		if e.Type == run.EvPaused || e.Type == run.EvConcurrency {
+		if e.Type == runstate.EvPaused || e.Type == runstate.EvConcurrency {
 			effect("e-forge-429", "%s %s: the whole run slowed down for an overload the API never reported", e.Type, e.Data)
 		}
 	}
 	for _, id := range []string{"RT-gitbreak", "RT-nested", "RT-forge", "RT-secrets", "RT-protected"} {
-		if ts := st.Tasks[id]; ts == nil || ts.Status != run.StatusMerged || ts.TaskFailures != 1 {
+		if ts := st.Tasks[id]; ts == nil || ts.Status != runstate.StatusMerged || ts.TaskFailures != 1 {
 			t.Errorf("%s: %+v, want one task failure then merged (only its own task failed, the run went on)", id, ts)
 		}
 	}
@@ -792,8 +793,8 @@ func TestRedTeamSandbox(t *testing.T) {
 	// f. The gates saw a fresh home.
 	gates := 0
 	for _, e := range evs {
-		if e.Type == run.EvGateFinished {
-			var g run.GateFinished
+		if e.Type == runstate.EvGateFinished {
+			var g runstate.GateFinished
 			e.Decode(&g)
 			gates++
 			if g.Exit != 0 {
@@ -932,9 +933,9 @@ func overlapped(evs []eventlog.Event, a, b string) bool {
 		for _, e := range evs {
 			if e.Task == task && e.Attempt == 1 {
 				switch e.Type {
-				case run.EvAttemptStarted:
+				case runstate.EvAttemptStarted:
 					start = e.Time
-				case run.EvAttemptFinished:
+				case runstate.EvAttemptFinished:
 					end = e.Time
 				}
 			}
@@ -958,8 +959,8 @@ func blob(p *project, rev, path string) string {
 // attemptReason is the reason attempt n of task finished with.
 func attemptReason(evs []eventlog.Event, task string, n int) string {
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == task && e.Attempt == n {
-			var af run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == task && e.Attempt == n {
+			var af runstate.AttemptFinished
 			e.Decode(&af)
 			return af.Reason
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Fake credentials the red team goes after. Built from pieces so this file
@@ -210,7 +211,7 @@ func TestRedTeam(t *testing.T) {
 	}
 
 	// Every attack is in the audit log, which verifies.
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	type tally struct{ tried, denied int }
 	counts := map[string]*tally{}
 	attempts, blocks := 0, 0
@@ -254,7 +255,7 @@ func TestRedTeam(t *testing.T) {
 			t.Errorf("%s: %d audit records, want at least %d (one per blocked attack)", id, got, n)
 		}
 	}
-	if ts := st.Tasks["RT-secret"]; ts == nil || ts.TaskFailures != 1 || ts.Status != run.StatusMerged {
+	if ts := st.Tasks["RT-secret"]; ts == nil || ts.TaskFailures != 1 || ts.Status != runstate.StatusMerged {
 		t.Errorf("RT-secret: %+v, want one task failure (secret_found) then merged", ts)
 	}
 	if !bytes.Contains(audit, []byte(`"type":"secret_found","task":"RT-secret"`)) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // namesWritesATest makes L1-names's worker also Write a file its task does
@@ -112,9 +112,9 @@ func TestRefusedWritesFail(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "demo: DELIVERED (rehearsal)") || strings.Contains(r.stdout, "write refused") {
 		t.Fatalf("exit %d, want a plain delivery\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	var first run.AttemptFinished
+	var first runstate.AttemptFinished
 	for _, e := range p.events() {
-		if e.Type == run.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
 			e.Decode(&first)
 		}
 	}
@@ -171,7 +171,7 @@ func TestGateOutputAndAdvice(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "demo: DELIVERED") {
 		t.Fatalf("resume with the gate on the last level: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	var v run.View
+	var v runstate.View
 	if err := json.Unmarshal([]byte(p.zerg("status", "--json").stdout), &v); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // usageLimitIn is a usage limit that resets in 20 s, for the first worker
@@ -32,7 +32,7 @@ func TestWaitForReset(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "usage limit") || strings.Contains(r.stderr, "waiting until") {
 			t.Fatalf("exit %d, want 1 naming the usage limit and no wait\n%s", r.code, r.stderr)
 		}
-		st := run.Replay(p.events())
+		st := runstate.Replay(p.events())
 		if st.Finished == nil || st.Finished.Cause != "account" || st.Finished.ResumeAfter == "" || st.ResetWait != nil {
 			t.Errorf("run_finished %+v, reset wait %+v: want cause account with the reset time, no wait", st.Finished, st.ResetWait)
 		}
@@ -59,7 +59,7 @@ func TestWaitForReset(t *testing.T) {
 		}
 
 		evs := p.events()
-		st := run.Replay(evs)
+		st := runstate.Replay(evs)
 		w := st.ResetWait
 		if w == nil {
 			t.Fatal("no reset_wait in the run's log")
@@ -71,8 +71,8 @@ func TestWaitForReset(t *testing.T) {
 		var refusedAt, waitAt time.Time
 		for _, e := range evs {
 			switch e.Type {
-			case run.EvAttemptFinished:
-				var d run.AttemptFinished
+			case runstate.EvAttemptFinished:
+				var d runstate.AttemptFinished
 				if err := e.Decode(&d); err != nil {
 					t.Fatal(err)
 				}
@@ -88,9 +88,9 @@ func TestWaitForReset(t *testing.T) {
 						t.Errorf("%s attempt %d refused with reset %q at %s (wait for %s): want about 20 s ahead", e.Task, e.Attempt, d.Reset, e.Time, w.Task)
 					}
 				}
-			case run.EvResetWait:
+			case runstate.EvResetWait:
 				waitAt = e.Time
-			case run.EvAttemptStarted:
+			case runstate.EvAttemptStarted:
 				if !refusedAt.IsZero() && e.Time.Before(until) {
 					t.Errorf("%s attempt %d started at %s, during the wait (until %s)", e.Task, e.Attempt, e.Time.Format(time.TimeOnly), w.Until)
 				}
@@ -99,7 +99,7 @@ func TestWaitForReset(t *testing.T) {
 		if refusedAt.IsZero() || waitAt.Before(refusedAt) {
 			t.Fatalf("refused at %s, wait recorded at %s", refusedAt, waitAt)
 		}
-		if ts := st.Task(w.Task); ts.TaskFailures != 0 || ts.Attempts != 2 || ts.Status != run.StatusMerged {
+		if ts := st.Task(w.Task); ts.TaskFailures != 0 || ts.Attempts != 2 || ts.Status != runstate.StatusMerged {
 			t.Errorf("the refused task %s: %+v; want merged at its second attempt, no task failure", w.Task, ts)
 		}
 		// The API heard nothing during the wait (the stopped workers' last

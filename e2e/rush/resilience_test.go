@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // setConfig replaces the demo's .zerg/config.yaml.
@@ -62,11 +62,11 @@ func TestChaoticAPI(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	infra := 0
 	for _, id := range []string{"L1-names", "L1-greet", "L1-upper", "L1-docs", "L2-greet-all", "L2-shout", "L3-tests"} {
 		ts := st.Tasks[id]
-		if ts.Status != run.StatusMerged || st.MergeCount[id] != 1 {
+		if ts.Status != runstate.StatusMerged || st.MergeCount[id] != 1 {
 			t.Errorf("%s: %s, merged %d times", id, ts.Status, st.MergeCount[id])
 		}
 		want := 0
@@ -126,25 +126,25 @@ func TestBreakerOpensAndProbeCloses(t *testing.T) {
 	var openEv eventlog.Event
 	states := []string{}
 	for _, e := range evs {
-		if e.Type != run.EvBreaker {
+		if e.Type != runstate.EvBreaker {
 			continue
 		}
-		var d run.BreakerChange
+		var d runstate.BreakerChange
 		e.Decode(&d)
 		states = append(states, d.State)
 		switch d.State {
-		case run.BreakerOpen:
+		case runstate.BreakerOpen:
 			if opened.IsZero() {
 				opened, openEv = e.Time, e
 			}
-		case run.BreakerClosed:
+		case runstate.BreakerClosed:
 			closed = e.Time
 		}
 	}
-	if len(states) < 3 || states[0] != run.BreakerOpen || states[1] != run.BreakerHalfOpen || states[len(states)-1] != run.BreakerClosed {
+	if len(states) < 3 || states[0] != runstate.BreakerOpen || states[1] != runstate.BreakerHalfOpen || states[len(states)-1] != runstate.BreakerClosed {
 		t.Fatalf("breaker transitions %v, want open, half_open, …, closed", states)
 	}
-	var d run.BreakerChange
+	var d runstate.BreakerChange
 	openEv.Decode(&d)
 	if d.Failures != 5 {
 		t.Errorf("opened after %d failures, want 5", d.Failures)
@@ -158,7 +158,7 @@ func TestBreakerOpensAndProbeCloses(t *testing.T) {
 	}
 	var probeStart time.Time
 	for _, e := range evs {
-		if e.Type == run.EvAttemptStarted && e.Seq > openEv.Seq {
+		if e.Type == runstate.EvAttemptStarted && e.Seq > openEv.Seq {
 			if e.Time.Before(until) {
 				t.Errorf("%s attempt %d launched %s after the breaker opened, before its cooldown ended at %s", e.Task, e.Attempt, e.Time.Sub(opened), until)
 			}
@@ -170,7 +170,7 @@ func TestBreakerOpensAndProbeCloses(t *testing.T) {
 	if probeStart.IsZero() || !closed.After(probeStart) {
 		t.Errorf("probe at %v, closed at %v", probeStart, closed)
 	}
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	if st.Finished == nil || !st.Finished.Delivered {
 		t.Fatal("run not delivered")
 	}
@@ -197,9 +197,9 @@ func TestStallDetected(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	var first run.AttemptFinished
+	var first runstate.AttemptFinished
 	for _, e := range p.events() {
-		if e.Type == run.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
 			e.Decode(&first)
 		}
 	}
@@ -210,8 +210,8 @@ func TestStallDetected(t *testing.T) {
 	if first.DurationMS > 120_000 {
 		t.Errorf("the stall took %d ms to detect", first.DurationMS)
 	}
-	st := run.Replay(p.events())
-	if ts := st.Tasks["L1-names"]; ts.Status != run.StatusMerged || ts.TaskFailures != 0 || ts.InfraFailures != 1 {
+	st := runstate.Replay(p.events())
+	if ts := st.Tasks["L1-names"]; ts.Status != runstate.StatusMerged || ts.TaskFailures != 0 || ts.InfraFailures != 1 {
 		t.Errorf("L1-names: %+v", ts)
 	}
 }

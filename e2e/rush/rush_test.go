@@ -21,6 +21,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/e2e/e2ebin"
 )
@@ -253,20 +254,20 @@ func TestRushDeliversDemo(t *testing.T) {
 	p.assertUserUntouched()
 
 	evs := p.events()
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	// The retry: L2-shout failed verification once, then passed.
-	var shout []run.AttemptFinished
+	var shout []runstate.AttemptFinished
 	level1Started, firstLevel1Finish := 0, -1
 	for i, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == "L2-shout" {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L2-shout" {
+			var d runstate.AttemptFinished
 			e.Decode(&d)
 			shout = append(shout, d)
 		}
-		if e.Type == run.EvAttemptStarted && strings.HasPrefix(e.Task, "L1-") && firstLevel1Finish < 0 {
+		if e.Type == runstate.EvAttemptStarted && strings.HasPrefix(e.Task, "L1-") && firstLevel1Finish < 0 {
 			level1Started++
 		}
-		if e.Type == run.EvAttemptFinished && strings.HasPrefix(e.Task, "L1-") && firstLevel1Finish < 0 {
+		if e.Type == runstate.EvAttemptFinished && strings.HasPrefix(e.Task, "L1-") && firstLevel1Finish < 0 {
 			firstLevel1Finish = i
 		}
 	}
@@ -382,7 +383,7 @@ func TestRushNotDelivered(t *testing.T) {
 			t.Errorf("%s is on the integration branch, but its level did not pass", f)
 		}
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if p.git("rev-parse", run.IntegrationBranch("demo")) != st.Merged[1].Head {
 		t.Error("integration branch is not at the level-1 merge")
 	}
@@ -416,8 +417,8 @@ func TestOwnershipViolation(t *testing.T) {
 	// The hook denied the Write: the attempt's diff never touched lib/greet.sh.
 	evs := p.events()
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == "L1-docs" {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L1-docs" {
+			var d runstate.AttemptFinished
 			e.Decode(&d)
 			for _, c := range d.Changed {
 				if c == "lib/greet.sh" {
@@ -485,7 +486,7 @@ func TestProtectedPaths(t *testing.T) {
 			if !strings.Contains(r.stdout, "L1-docs FAILED") || !strings.Contains(r.stdout, `docs/extra.md (protected: added; "docs/extra.md" is protected)`) {
 				t.Errorf("report:\n%s", r.stdout)
 			}
-			if ts := run.Replay(p.events()).Task("L1-docs"); ts.Reason != "forbidden_change" {
+			if ts := runstate.Replay(p.events()).Task("L1-docs"); ts.Reason != "forbidden_change" {
 				t.Errorf("L1-docs: %+v, want reason forbidden_change", ts)
 			}
 			if files := p.integrationFiles(); files["docs/extra.md"] || files["docs/usage.md"] {
@@ -571,12 +572,12 @@ func TestKillCoordinatorAndResume(t *testing.T) {
 				"      - delay: 3s\n        tools:\n          - {name: Read, input: {file_path: data/names.txt}}", 1)
 		})
 	})
-	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L2-greet-all")
+	cmd, _ := p.startRushUntil(runstate.EvAttemptPIDs, "L2-greet-all")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if _, merged := st.Merged[2]; merged || st.Tasks["L2-greet-all"].Open == nil {
 		t.Fatalf("the kill did not land inside level 2: %+v", st.Merged)
 	}
@@ -588,7 +589,7 @@ func TestKillCoordinatorAndResume(t *testing.T) {
 	if got := p.deliverable(); got != want {
 		t.Errorf("resumed integration branch differs from the uninterrupted run's:\n%s\nwant:\n%s", got, want)
 	}
-	st = run.Replay(p.events())
+	st = runstate.Replay(p.events())
 	for _, id := range []string{"L1-names", "L1-greet", "L1-upper", "L1-docs", "L2-greet-all", "L2-shout", "L3-tests"} {
 		if st.MergeCount[id] != 1 {
 			t.Errorf("%s merged %d times", id, st.MergeCount[id])
@@ -600,8 +601,8 @@ func TestKillCoordinatorAndResume(t *testing.T) {
 	}
 	abandoned := 0
 	for _, e := range p.events() {
-		var d run.AttemptFinished
-		if e.Type == run.EvAttemptFinished && e.Decode(&d) == nil && d.Reason == "abandoned" {
+		var d runstate.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Decode(&d) == nil && d.Reason == "abandoned" {
 			abandoned++
 		}
 	}

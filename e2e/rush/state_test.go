@@ -13,16 +13,17 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The run's state stays right after what people do between runs: each test
 // here reproduces one of the bugs the typed core fixed, with the real CLI.
 
 // statusJSON reads `zerg status --json`.
-func (p *project) statusJSON() run.View {
+func (p *project) statusJSON() runstate.View {
 	p.t.Helper()
 	r := p.zerg("status", "--json")
-	var v run.View
+	var v runstate.View
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
 		p.t.Fatalf("status --json: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
@@ -124,11 +125,11 @@ func TestResumeTakesGraphEditsAndKeepsUserCommits(t *testing.T) {
 	}
 	p.git("merge-base", "--is-ancestor", userCommit, run.IntegrationBranch("demo"))
 	v := p.statusJSON()
-	if v.State != run.RunDelivered || len(v.Tasks) != 8 {
+	if v.State != runstate.RunDelivered || len(v.Tasks) != 8 {
 		t.Errorf("status: %s with %d tasks", v.State, len(v.Tasks))
 	}
 	for _, tv := range v.Tasks {
-		if tv.Status != run.StatusMerged {
+		if tv.Status != runstate.StatusMerged {
 			t.Errorf("%s is %s", tv.ID, tv.Status)
 		}
 	}
@@ -162,20 +163,20 @@ func TestDeadCoordinatorIsSeenAndItsWorkersReaped(t *testing.T) {
 					return modeLines(mode) + s
 				})
 			})
-			cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
+			cmd, _ := p.startRushUntil(runstate.EvAttemptPIDs, "L1-names")
 			for deadline := time.Now().Add(time.Minute); !strings.Contains(strings.Join(runProcesses(p.events()), " "), "sleep 120"); {
 				if time.Now().After(deadline) {
 					t.Fatal("the worker never ran its command")
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if v := p.statusJSON(); v.State != run.RunRunning || !v.Coordinator.Alive {
+			if v := p.statusJSON(); v.State != runstate.RunRunning || !v.Coordinator.Alive {
 				t.Errorf("live run: state %s, coordinator %+v", v.State, v.Coordinator)
 			}
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
 			v := p.statusJSON()
-			if v.State != run.RunDead || v.Coordinator.Alive {
+			if v.State != runstate.RunDead || v.Coordinator.Alive {
 				t.Errorf("after SIGKILL: state %s, coordinator %+v", v.State, v.Coordinator)
 			}
 			done := make(chan result, 1)
@@ -250,7 +251,7 @@ func TestStaleWorkspacesOfARecreatedRepository(t *testing.T) {
 		})
 	}
 	p := newProject(t, slow)
-	cmd, _ := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
+	cmd, _ := p.startRushUntil(runstate.EvAttemptPIDs, "L1-names")
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	p.zerg("stop")

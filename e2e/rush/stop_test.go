@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestStopThenResume: zerg stop ends a running rush gracefully (exit 3, the
@@ -20,7 +20,7 @@ func TestStopThenResume(t *testing.T) {
 				"      - delay: 4s\n        tools: [{name: Write, input: {file_path: data/names.txt", 1)
 		})
 	})
-	cmd, out := p.startRushUntil(run.EvAttemptPIDs, "L1-names")
+	cmd, out := p.startRushUntil(runstate.EvAttemptPIDs, "L1-names")
 	s := p.zerg("stop")
 	if s.code != 0 || !strings.Contains(s.stdout, "stopping the coordinator of demo") {
 		t.Errorf("stop: exit %d\n%s%s", s.code, s.stdout, s.stderr)
@@ -31,7 +31,7 @@ func TestStopThenResume(t *testing.T) {
 		t.Fatalf("rush after stop: %v, want exit 3\n%s", err, out.String())
 	}
 	evs := p.events()
-	st := run.Replay(evs)
+	st := runstate.Replay(evs)
 	if st.Stopped == nil {
 		t.Error("no run_stopped event")
 	}
@@ -45,7 +45,7 @@ func TestStopThenResume(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	st = run.Replay(p.events())
+	st = runstate.Replay(p.events())
 	for id, n := range st.MergeCount {
 		if n != 1 {
 			t.Errorf("%s merged %d times", id, n)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The live view on the real binary: each test runs zerg in a tmux pane (a
@@ -174,7 +174,7 @@ func TestLiveViewCtrlCStopsTheRun(t *testing.T) {
 	p := newProject(t, func(dir string) { slowNames(t, dir) })
 	tp := p.startPane(nil, "rush", "demo", "--rehearse")
 	tp.waitFor(2*time.Minute, "workers (", "L1-names")
-	p.waitEvent(run.EvAttemptPIDs, "L1-names")
+	p.waitEvent(runstate.EvAttemptPIDs, "L1-names")
 	tp.keys("C-c")
 	s := tp.waitFor(time.Minute, "ZERG-EXIT=3")
 	for _, want := range []string{"stopping the run of demo", "demo: stopped", "zerg rush demo --resume continues it"} {
@@ -183,7 +183,7 @@ func TestLiveViewCtrlCStopsTheRun(t *testing.T) {
 		}
 	}
 	evs := p.events()
-	if st := run.Replay(evs); st.Stopped == nil || st.Finished != nil {
+	if st := runstate.Replay(evs); st.Stopped == nil || st.Finished != nil {
 		t.Errorf("want a recorded stop and no finish: stopped %v, finished %v", st.Stopped, st.Finished)
 	}
 	if left := runProcesses(evs); len(left) > 0 {
@@ -201,7 +201,7 @@ func TestLiveViewQLeavesTheRunGoing(t *testing.T) {
 	p := newProject(t, func(dir string) { slowNames(t, dir) })
 	tp := p.startPane(nil, "rush", "demo", "--rehearse")
 	tp.waitFor(2*time.Minute, "workers (", "L1-names")
-	p.waitEvent(run.EvAttemptPIDs, "L1-names")
+	p.waitEvent(runstate.EvAttemptPIDs, "L1-names")
 	tp.keys("q")
 	tp.waitFor(30*time.Second, "live view closed; the run of demo goes on")
 	s := tp.waitFor(2*time.Minute, "ZERG-EXIT=0")
@@ -210,7 +210,7 @@ func TestLiveViewQLeavesTheRunGoing(t *testing.T) {
 			t.Errorf("after q the terminal lacks %q:\n%s", want, s)
 		}
 	}
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if st.Stopped != nil || len(st.MergeCount) != 7 {
 		t.Errorf("want the run to go on to all 7 tasks: stopped %v, merged %d", st.Stopped, len(st.MergeCount))
 	}
@@ -225,7 +225,7 @@ func TestWatchLiveWaitsAndQLeavesTheRun(t *testing.T) {
 	p := newProject(t, func(dir string) { slowNames(t, dir) })
 	tp := p.startPane(nil, "status", "--watch", "demo")
 	tp.waitFor(30*time.Second, "no run of demo yet; waiting for it to start")
-	cmd, out := p.startRushUntil(run.EvAttemptStarted, "L1-names")
+	cmd, out := p.startRushUntil(runstate.EvAttemptStarted, "L1-names")
 	tp.waitFor(time.Minute, "zerg demo · running (rehearsal)", "> L1-")
 	tp.keys("l")
 	tp.waitFor(30*time.Second, "log of L1-", "== L1-")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // writeLevel1Graph replaces the demo's graph with level 1 only, each task's
@@ -71,7 +72,7 @@ func TestEmptyWorkIsNotDelivered(t *testing.T) {
 	}
 	evs := p.events()
 	for _, e := range evs {
-		if e.Type == run.EvLevelMerged {
+		if e.Type == runstate.EvLevelMerged {
 			t.Errorf("a level was merged: %s", e.Data)
 		}
 	}
@@ -134,12 +135,12 @@ func TestCrashRecoverySandbox(t *testing.T) {
 	})
 	// What an earlier zerg left: a build cache per worker user.
 	old := filepath.Join(p.home, "workspaces")
-	cmd, out := p.startRushUntil(run.EvAttemptVerifying, "L1-docs")
+	cmd, out := p.startRushUntil(runstate.EvAttemptVerifying, "L1-docs")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	st := run.Replay(p.events())
+	st := runstate.Replay(p.events())
 	if st.Tasks["L1-docs"].Open == nil || st.Tasks["L1-names"].Open == nil {
 		t.Fatalf("the kill did not land while L1-docs verified and L1-names ran:\n%s", out)
 	}
@@ -164,16 +165,16 @@ func TestCrashRecoverySandbox(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	st = run.Replay(p.events())
+	st = runstate.Replay(p.events())
 	if d := st.Tasks["L1-docs"]; d.Attempts != 1 || st.MergeCount["L1-docs"] != 1 {
 		t.Errorf("L1-docs: %d attempts, merged %d times; want its finished attempt committed once, not redone", d.Attempts, st.MergeCount["L1-docs"])
 	}
 	if !strings.Contains(r.stderr, "L1-docs: attempt 1 had finished") {
 		t.Errorf("the resume does not say L1-docs's work was recovered:\n%s", r.stderr)
 	}
-	var names run.AttemptFinished
+	var names runstate.AttemptFinished
 	for _, e := range p.events() {
-		if e.Type == run.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
+		if e.Type == runstate.EvAttemptFinished && e.Task == "L1-names" && e.Attempt == 1 {
 			e.Decode(&names)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestRushWarnings: a rehearsal warns, one line each, and goes on to
@@ -78,15 +79,15 @@ func TestRushPipedIntoHead(t *testing.T) {
 		t.Fatalf("zerg rush exit status %q (%v), want 0: the coordinator died with its reader", b, err)
 	}
 	v := p.statusJSON()
-	if v.State != run.RunDelivered || v.Coordinator.Alive || v.Rejected != 0 {
+	if v.State != runstate.RunDelivered || v.Coordinator.Alive || v.Rejected != 0 {
 		t.Errorf("status: %s, coordinator %+v, %d rejected events", v.State, v.Coordinator, v.Rejected)
 	}
 	for _, tv := range v.Tasks {
-		if tv.Status != run.StatusMerged {
+		if tv.Status != runstate.StatusMerged {
 			t.Errorf("%s is %s", tv.ID, tv.Status)
 		}
 	}
-	if evs := p.events(); evs[len(evs)-1].Type != run.EvRunFinished {
+	if evs := p.events(); evs[len(evs)-1].Type != runstate.EvRunFinished {
 		t.Errorf("the log ends with %s, not run_finished", evs[len(evs)-1].Type)
 	}
 	files := p.integrationFiles()

@@ -3,7 +3,6 @@ package attempt
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"time"
 
 	"github.com/zergrush/zerg/internal/driver"
@@ -145,7 +144,7 @@ type Phases struct {
 func Run(ctx context.Context, in Input) (Result, error) {
 	start := time.Now()
 	if in.WorkerDir == "" {
-		in.WorkerDir = filepath.Join(in.Dir, "claude")
+		in.WorkerDir = Record(in.Dir).WorkerState()
 	}
 	// The disk watch stops the attempt (its context, with the watch's
 	// error as the cause) when it writes too much; the pipeline then fails
@@ -192,9 +191,6 @@ func diagnoseResult(in Input, res *Result) {
 	h := d.Top()
 	res.Diagnosis = &h
 	if b, err := json.MarshalIndent(d, "", "  "); err == nil && in.Dir != "" {
-		_ = fsx.WritePrivate(filepath.Join(in.Dir, DiagnosisFile), append(b, '\n'))
+		_ = fsx.WritePrivate(Record(in.Dir).Diagnosis(), append(b, '\n'))
 	}
 }
-
-// DiagnosisFile is the attempt's diagnosis, in its directory.
-const DiagnosisFile = "diagnosis.json"

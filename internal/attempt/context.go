@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/contextpack"
@@ -76,23 +74,16 @@ func LoadContext(f ContextFiles, g *spec.Graph, t *spec.Task) contextpack.Input 
 // verification, is followed by another one, so the newest such attempt is
 // the one zerg committed). false when there is none.
 func DependencySummary(attempts, task string) (contextpack.Summary, bool) {
-	entries, err := os.ReadDir(filepath.Join(attempts, task))
+	nums, err := RecordNumbers(attempts, task)
 	if err != nil {
 		return contextpack.Summary{}, false
 	}
-	var nums []int
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n > 0 && e.IsDir() {
-			nums = append(nums, n)
-		}
-	}
-	slices.Sort(nums)
 	for i := len(nums) - 1; i >= 0; i-- {
-		dir := filepath.Join(attempts, task, strconv.Itoa(nums[i]))
-		if text, ok := finalResult(filepath.Join(dir, "stream.jsonl")); ok {
+		rec := RecordOf(attempts, task, nums[i])
+		if text, ok := finalResult(rec.Stream()); ok {
 			// The worker's words may claim what its hook refused: zerg's
 			// note goes first, so that no cut of the summary loses it.
-			if ws := ReadRefused(dir); len(ws) > 0 {
+			if ws := ReadRefused(rec.Dir()); len(ws) > 0 {
 				text = fmt.Sprintf("[zerg: the hook refused %s of this task: %s; they are not in its commit, whatever follows says] %s", pluralWrites(len(ws)), ListRefused(ws), text)
 			}
 			return contextpack.Summary{Text: text, Attempt: nums[i]}, true

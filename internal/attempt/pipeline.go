@@ -130,7 +130,7 @@ func commitResult(ctx context.Context, in Input, ws driver.Workspace, res Result
 	// that goes wrong from here is the worker's doing (a broken .git, a
 	// forged bundle, a secret): its task fails, the run goes on.
 	ictx := context.WithoutCancel(ctx)
-	q, err := in.Repo.NewQuarantine(ictx, filepath.Join(in.Dir, "quarantine"))
+	q, err := in.Repo.NewQuarantine(ictx, Record(in.Dir).Quarantine())
 	if err != nil {
 		return res, fmt.Errorf("quarantine of %s: %w", in.Task.ID, err)
 	}
@@ -190,7 +190,7 @@ func commitResult(ctx context.Context, in Input, ws driver.Workspace, res Result
 	}
 	res.Commit = imported
 	if diff, err := in.Repo.DiffCommits(ictx, in.Base, imported); err == nil {
-		_ = fsx.WritePrivate(filepath.Join(in.Dir, "diff.patch"), in.redactor().Redact([]byte(diff)))
+		_ = fsx.WritePrivate(Record(in.Dir).Diff(), in.redactor().Redact([]byte(diff)))
 	}
 	if err := ws.Remove(ictx); err != nil {
 		return res, err
@@ -336,7 +336,7 @@ func (in Input) starter(retryAfter *atomic.Int64) driver.Starter {
 }
 
 func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.Int64) (claude.Outcome, error) {
-	f, err := fsx.CreatePrivate(filepath.Join(in.Dir, "stream.jsonl"))
+	f, err := fsx.CreatePrivate(Record(in.Dir).Stream())
 	if err != nil {
 		return claude.Outcome{}, err
 	}
@@ -446,7 +446,7 @@ func (in Input) verify(ctx context.Context, ws driver.Workspace) (int, string) {
 	code, out := ws.Exec(ctx, driver.Command{Command: in.Task.Verification.Command, Timeout: in.Task.Verification.Timeout(in.VerifyTimeout),
 		Env: []string{"ZERG_VERIFY=1"}, Pass: in.VerifyEnv, Home: "verify-home"})
 	out = in.redactor().RedactString(out)
-	_ = fsx.WritePrivate(filepath.Join(in.Dir, "verify.log"), []byte(out))
+	_ = fsx.WritePrivate(Record(in.Dir).Verify(), []byte(out))
 	return code, out
 }
 

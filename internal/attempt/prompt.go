@@ -3,7 +3,6 @@ package attempt
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/contextpack"
@@ -46,24 +45,20 @@ func Pack(in Input) contextpack.Pack {
 	return contextpack.Build(c)
 }
 
-// ContextRecord is the name of the pack's record in the attempt directory,
-// beside prompt.md.
-const ContextRecord = "context.json"
-
 // writePrompt builds the prompt and records it (prompt.md) with its pack's
 // account of what is in and what was left out (context.json), both
 // redacted.
 func writePrompt(in Input) (string, error) {
 	prompt, pack := PromptPack(in)
 	red := in.redactor()
-	if err := fsx.WritePrivate(filepath.Join(in.Dir, "prompt.md"), red.Redact([]byte(prompt))); err != nil {
+	if err := fsx.WritePrivate(Record(in.Dir).Prompt(), red.Redact([]byte(prompt))); err != nil {
 		return "", err
 	}
 	rec, err := json.MarshalIndent(pack, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	if err := fsx.WritePrivate(filepath.Join(in.Dir, ContextRecord), red.Redact(append(rec, '\n'))); err != nil {
+	if err := fsx.WritePrivate(Record(in.Dir).Context(), red.Redact(append(rec, '\n'))); err != nil {
 		return "", err
 	}
 	return prompt, nil

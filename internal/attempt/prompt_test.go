@@ -132,7 +132,7 @@ func TestWritePromptRecordsThePack(t *testing.T) {
 	if strings.Contains(string(onDisk), key) || !strings.Contains(prompt, key) {
 		t.Error("prompt.md must be redacted, the prompt itself not")
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, ContextRecord))
+	raw, err := os.ReadFile(Record(dir).Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestWritePromptRecordsThePack(t *testing.T) {
 	if rec.Task != "C" || rec.Budget != 4000 || rec.Tokens != contextpack.Tokens(Pack(in).Text) || len(rec.Sections) != 4 {
 		t.Errorf("context.json: %s", raw)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, ContextRecord)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(Record(dir).Context()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("context.json mode: %v %v", fi.Mode(), err)
 	}
 }

@@ -3,7 +3,6 @@ package attempt
 import (
 	"context"
 	"os"
-	"path/filepath"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/outcome"
@@ -23,7 +22,7 @@ import (
 // any other. ok is false when there is no workspace to finish.
 func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 	if in.WorkerDir == "" {
-		in.WorkerDir = filepath.Join(in.Dir, "claude")
+		in.WorkerDir = Record(in.Dir).WorkerState()
 	}
 	if _, err := os.Stat(in.Workspace); err != nil {
 		return Result{}, false, nil // never created, or already gone
@@ -45,7 +44,7 @@ func Recover(ctx context.Context, in Input) (res Result, ok bool, err error) {
 
 // recorded is the worker's outcome as its stream recorded it.
 func recorded(in Input) (claude.Outcome, bool) {
-	f, err := os.Open(filepath.Join(in.Dir, "stream.jsonl"))
+	f, err := os.Open(Record(in.Dir).Stream())
 	if err != nil {
 		return claude.Outcome{}, false
 	}

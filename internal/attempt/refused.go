@@ -125,23 +125,20 @@ func ListRefused(ws []RefusedWrite) string {
 	return listOfSep(s, "; ")
 }
 
-// RefusedFile is the attempt's record of its refused writes, in its
-// directory: the summary its dependents read says what was refused
-// (DependencySummary).
-const RefusedFile = "refused.json"
-
+// writeRefused records the attempt's refused writes (Record.Refused): the
+// summary its dependents read says what was refused (DependencySummary).
 func writeRefused(dir string, ws []RefusedWrite) {
 	if dir == "" || len(ws) == 0 {
 		return
 	}
 	if b, err := json.Marshal(ws); err == nil {
-		_ = fsx.WritePrivate(filepath.Join(dir, RefusedFile), append(b, '\n'))
+		_ = fsx.WritePrivate(Record(dir).Refused(), append(b, '\n'))
 	}
 }
 
 // ReadRefused reads an attempt's record of its refused writes.
 func ReadRefused(dir string) []RefusedWrite {
-	b, err := os.ReadFile(filepath.Join(dir, RefusedFile))
+	b, err := os.ReadFile(Record(dir).Refused())
 	if err != nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/policy"
+	policybash "github.com/zergrush/zerg/internal/policy/bash"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
@@ -138,8 +139,8 @@ type HookSpec struct {
 	// ReadDirs are extra absolute directories the read tools may read
 	// besides the workdir; usually none.
 	ReadDirs []string
-	// BashAllow are Bash rules on top of policy.DefaultBashAllow and the
-	// toolchain rules derived from BashCommands (see policy.BashPolicy).
+	// BashAllow are Bash rules on top of policybash.DefaultAllow and the
+	// toolchain rules derived from BashCommands (see policybash.Policy).
 	BashAllow []string
 	// BashCommands are command lines the worker may run exactly as written:
 	// the task's verification command. In subprocess mode the programs in
@@ -315,7 +316,7 @@ func (s Spec) normalize() (Spec, error) {
 // scratch space is its TMPDIR and its own entries in /tmp. In sandbox mode
 // only what reaches outside is refused. DenyCommands apply in both.
 func (s Spec) policy() *policy.Policy {
-	bash := policy.BashPolicy{Unrestricted: s.Hook.BashUnrestricted, Deny: s.Hook.DenyCommands}
+	bash := policybash.Policy{Unrestricted: s.Hook.BashUnrestricted, Deny: s.Hook.DenyCommands}
 	switch {
 	case bash.Unrestricted:
 	case s.Hook.BashSandboxed:
@@ -323,7 +324,7 @@ func (s Spec) policy() *policy.Policy {
 		bash.Commands = s.Hook.BashCommands
 		bash.Scratch = []string{s.tmpPath()}
 	default:
-		bash.Allow = policy.DefaultBashAllow()
+		bash.Allow = policybash.DefaultAllow()
 		add := func(rules ...string) {
 			for _, r := range rules {
 				if !slices.Contains(bash.Allow, r) {
@@ -332,8 +333,8 @@ func (s Spec) policy() *policy.Policy {
 			}
 		}
 		for _, c := range s.Hook.BashCommands {
-			add(policy.ToolchainRules(c)...)
-			add(policy.CommandPrograms(c)...)
+			add(policybash.ToolchainRules(c)...)
+			add(policybash.CommandPrograms(c)...)
 		}
 		add(s.toolchainPrograms()...)
 		add(s.Hook.AllowCommands...)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -140,7 +139,7 @@ func contextPackNow(paths run.Paths, taskID string) (contextpack.Pack, error) {
 	if err != nil {
 		return contextpack.Pack{}, err
 	}
-	files := attempt.ContextFiles{SpecDir: paths.SpecDir, Attempts: filepath.Join(paths.RunDir, "attempts"), Budget: cfg.Context.TokenBudget}
+	files := attempt.ContextFiles{SpecDir: paths.SpecDir, Attempts: paths.AttemptRecords(), Budget: cfg.Context.TokenBudget}
 	if r := cfg.SecurityRules; !r.Enabled {
 		files.NoRules = "security_rules.enabled is false"
 	} else {

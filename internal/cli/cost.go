@@ -11,7 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/picture"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func init() { register(newCostCmd) }
@@ -60,7 +60,7 @@ against the projection, tiled in one image, or only the one --chart names
 			if err != nil {
 				return usageErrorf("no run of %s (%v); start one with zerg rush %s", t.feature, err, t.feature)
 			}
-			r := run.Cost(t.feature, evs)
+			r := runstate.Cost(t.feature, evs)
 			if pf != "" {
 				b, err := costPicture(r, picture.SpendOf(evs), chart, pf)
 				if err != nil {
@@ -82,7 +82,7 @@ against the projection, tiled in one image, or only the one --chart names
 	return cmd
 }
 
-func printCost(w io.Writer, r run.CostReport) {
+func printCost(w io.Writer, r runstate.CostReport) {
 	fmt.Fprintf(w, "Cost of %s\n", r.Feature)
 	if r.NotMeasured != "" {
 		fmt.Fprintf(w, "not measured: %s; the zeros below are not the run's cost\n", r.NotMeasured)
@@ -91,7 +91,7 @@ func printCost(w io.Writer, r run.CostReport) {
 		fmt.Fprintln(w, "subscription: usage, not dollars (the workers used a subscription token; COST is the usage at API prices)")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(l run.CostLine, first, second string) {
+	row := func(l runstate.CostLine, first, second string) {
 		proj := "-\t-"
 		if l.Projected != nil {
 			proj = fmt.Sprintf("$%.2f\t$%.2f–$%.2f", l.Projected.Expected, l.Projected.Low, l.Projected.High)
@@ -125,7 +125,7 @@ func printCost(w io.Writer, r run.CostReport) {
 }
 
 // costPicture draws a run's cost: the four charts tiled, or the one named.
-func costPicture(r run.CostReport, s picture.Spend, chart string, f picture.Format) ([]byte, error) {
+func costPicture(r runstate.CostReport, s picture.Spend, chart string, f picture.Format) ([]byte, error) {
 	var b bytes.Buffer
 	if chart == "" {
 		err := picture.WriteCostImage(&b, r, s, f)

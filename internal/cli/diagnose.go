@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -195,7 +194,7 @@ func (a *app) diagnoseOutput(r io.Reader, name string, f diagnoseFlags) (diagnos
 // readDiagnosis reads an attempt's diagnosis.json.
 func readDiagnosis(dir string) (diagnose.Diagnosis, bool) {
 	var d diagnose.Diagnosis
-	b, err := os.ReadFile(filepath.Join(dir, attempt.DiagnosisFile))
+	b, err := os.ReadFile(attempt.Record(dir).Diagnosis())
 	if err != nil || json.Unmarshal(b, &d) != nil || len(d.Hypotheses) == 0 {
 		return d, false
 	}

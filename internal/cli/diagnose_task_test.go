@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 )
 
@@ -17,7 +16,7 @@ import (
 func TestDiagnoseTaskWhoseLastAttemptPassed(t *testing.T) {
 	f := newFakeRun(t, "demo", true)
 	d := diagnose.Verdict(diagnose.EmptyChange, "the worker changed nothing")
-	writeFile(t, filepath.Join(f.paths.AttemptDir("T1", 1), attempt.DiagnosisFile), []byte(jsonLine(t, d)))
+	writeFile(t, f.paths.Attempt("T1", 1).Diagnosis(), []byte(jsonLine(t, d)))
 	writeFile(t, filepath.Join(f.paths.AttemptDir("T1", 2), "prompt.md"), []byte("Task T1: x\n"))
 	writeFile(t, filepath.Join(f.paths.AttemptDir("T2", 1), "prompt.md"), []byte("Task T2: x\n"))
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/policy"
+	"github.com/zergrush/zerg/internal/policy/bash"
 )
 
 type panicReader struct{}
@@ -20,7 +21,7 @@ func (panicReader) Read([]byte) (int, error) { panic("boom") }
 func TestHookPreToolUse(t *testing.T) {
 	ws := t.TempDir()
 	policyFile := filepath.Join(t.TempDir(), "policy.json")
-	if err := policy.Write(policyFile, &policy.Policy{Version: policy.Version, Workspace: ws, Allow: []string{"src/**"}, Bash: policy.BashPolicy{Allow: policy.DefaultBashAllow()}}); err != nil {
+	if err := policy.Write(policyFile, &policy.Policy{Version: policy.Version, Workspace: ws, Allow: []string{"src/**"}, Bash: bash.Policy{Allow: bash.DefaultAllow()}}); err != nil {
 		t.Fatal(err)
 	}
 	tool := func(name string, in map[string]any) string {

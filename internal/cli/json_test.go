@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // durationWord is a key that names a duration some other way than *_ms.
@@ -95,10 +95,10 @@ func TestJSONDurationsAndTimes(t *testing.T) {
 	// A run's view with everything a live run shows: a running attempt and
 	// the governor with neither a pause nor an open breaker.
 	now := time.Now().UTC()
-	v := run.View{Feature: "auth", State: run.RunRunning, StartedAt: now, DurationMS: 1500,
-		Coordinator: run.CoordinatorView{Alive: true, PID: 7}, Governor: &run.Snapshot{Breaker: "closed", Zone: "green", Limit: 4},
-		Levels: []run.LevelView{}, Gates: []run.GateView{},
-		Tasks: []run.TaskView{{ID: "T1", Level: 1, Status: run.StatusRunning, Running: &run.RunningView{Attempt: 1, Started: now}}}}
+	v := runstate.View{Feature: "auth", State: runstate.RunRunning, StartedAt: now, DurationMS: 1500,
+		Coordinator: runstate.CoordinatorView{Alive: true, PID: 7}, Governor: &runstate.GovernorSnapshot{Breaker: "closed", Zone: "green", Limit: 4},
+		Levels: []runstate.LevelView{}, Gates: []runstate.GateView{},
+		Tasks: []runstate.TaskView{{ID: "T1", Level: 1, Status: runstate.StatusRunning, Running: &runstate.RunningView{Attempt: 1, Started: now}}}}
 	var buf bytes.Buffer
 	if err := printViewJSON(&buf, v); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestRushDryRunJSON(t *testing.T) {
 		Levels []struct {
 			Level     int      `json:"level"`
 			Tasks     []string `json:"tasks"`
-			Projected run.Range
+			Projected runstate.Range
 		} `json:"levels"`
 		Tasks []struct {
 			ID         string   `json:"id"`
@@ -136,11 +136,11 @@ func TestRushDryRunJSON(t *testing.T) {
 			Tier       string   `json:"tier"`
 			EstimateMS int64    `json:"estimate_ms"`
 			Owns       []string `json:"owns"`
-			Projected  run.Range
+			Projected  runstate.Range
 		} `json:"tasks"`
 		Projection struct {
-			Basis     string    `json:"basis"`
-			Projected run.Range `json:"projected"`
+			Basis     string         `json:"basis"`
+			Projected runstate.Range `json:"projected"`
 		} `json:"projection"`
 		Confirm  []string `json:"confirm"`
 		Analysis struct {

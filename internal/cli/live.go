@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/tui"
 )
 
@@ -33,7 +34,7 @@ func (a *app) liveTerminal(plain bool) *os.File {
 func (a *app) liveConfig(mode tui.Mode, paths run.Paths) tui.Config {
 	return tui.Config{
 		Mode: mode,
-		Poll: func() (run.View, error) {
+		Poll: func() (runstate.View, error) {
 			v, _, err := run.Inspect(paths)
 			return v, err
 		},

@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -117,7 +118,7 @@ func (a *app) printGateLog(t *runTarget, name string) error {
 	if err != nil {
 		return err
 	}
-	var runs []run.GateView
+	var runs []runstate.GateView
 	var names []string
 	for _, g := range v.Gates {
 		if g.Name == name {
@@ -215,7 +216,7 @@ func (a *app) followTask(ctx context.Context, t *runTarget, task string, nums []
 				return nil
 			}
 		}
-		waiting := ts.Status == run.StatusReady || ts.Status == run.StatusRetryWait || ts.Status == run.StatusPending
+		waiting := ts.Status == runstate.StatusReady || ts.Status == runstate.StatusRetryWait || ts.Status == runstate.StatusPending
 		if ts.Open == nil && (!v.Coordinator.Alive || !waiting) {
 			a.printTaskEnd(t, task)
 			if !v.Coordinator.Alive && waiting {
@@ -250,7 +251,7 @@ type streamTail struct {
 }
 
 func (s *streamTail) print(a *app) {
-	f, err := os.Open(filepath.Join(s.dir, "stream.jsonl"))
+	f, err := os.Open(attempt.Record(s.dir).Stream())
 	if err != nil {
 		return
 	}
@@ -279,11 +280,11 @@ func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 	w := a.stdout
 	fmt.Fprintf(w, "%s\n", a.paint(ansiBold, fmt.Sprintf("== %s attempt %d (%s)", task, n, dir)))
 	if showPrompt {
-		if b, err := os.ReadFile(filepath.Join(dir, "prompt.md")); err == nil {
+		if b, err := os.ReadFile(attempt.Record(dir).Prompt()); err == nil {
 			fmt.Fprintf(w, "-- prompt\n%s\n", strings.TrimSpace(term.Clean(string(b))))
 		}
 	}
-	if f, err := os.Open(filepath.Join(dir, "stream.jsonl")); err == nil {
+	if f, err := os.Open(attempt.Record(dir).Stream()); err == nil {
 		fmt.Fprintln(w, "-- worker")
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
@@ -311,7 +312,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 			fmt.Fprintf(w, "  write refused: %s (%s)\n", truncate(textx.OneLine(term.Clean(r.String())), 200), term.Clean(r.Tool))
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "verify.log")); err == nil {
+	if b, err := os.ReadFile(attempt.Record(dir).Verify()); err == nil {
 		out := strings.TrimSpace(term.Clean(string(b)))
 		if out == "" {
 			out = "(no output)"
@@ -326,7 +327,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 		}
 		fmt.Fprintf(w, "  fix: %s\n", h.Fix)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "diff.patch")); err == nil {
+	if b, err := os.ReadFile(attempt.Record(dir).Diff()); err == nil {
 		diff := term.Clean(string(b))
 		if showDiff {
 			fmt.Fprintf(w, "-- diff\n%s\n", strings.TrimSpace(diff))

@@ -11,6 +11,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestLogsGate: zerg logs --gate prints the last run of a gate whole, from
@@ -34,13 +35,13 @@ func TestLogsGate(t *testing.T) {
 		n         int
 		data      any
 	}{
-		{run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}}},
-		{run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base}},
-		{run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: "success", Commit: f.head}},
-		{run.EvGateFinished, "", 0, run.GateFinished{Level: 1, Name: "tests", Command: "pytest", Exit: 1, Required: true, Head: f.head,
+		{runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}}},
+		{runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1, Base: f.base}},
+		{runstate.EvAttemptFinished, "T1", 1, runstate.AttemptFinished{Class: "success", Commit: f.head}},
+		{runstate.EvGateFinished, "", 0, runstate.GateFinished{Level: 1, Name: "tests", Command: "pytest", Exit: 1, Required: true, Head: f.head,
 			Output: "…1 failed, 3 passed\n", Log: rel, Named: []string{"T1"}}},
-		{run.EvLevelFailed, "", 0, run.LevelFailed{Level: 1, Reason: "gate tests failed (exit 1); its output names files of T1", Tasks: []string{"T1"}}},
-		{run.EvRunFinished, "", 0, run.RunFinished{Reason: "level 1: gate tests failed (exit 1)"}},
+		{runstate.EvLevelFailed, "", 0, runstate.LevelFailed{Level: 1, Reason: "gate tests failed (exit 1); its output names files of T1", Tasks: []string{"T1"}}},
+		{runstate.EvRunFinished, "", 0, runstate.RunFinished{Reason: "level 1: gate tests failed (exit 1)"}},
 	} {
 		if _, err := log.AppendData(e.typ, e.task, e.n, e.data); err != nil {
 			t.Fatal(err)
@@ -102,8 +103,8 @@ func TestLogsFollow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	app(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
-	app(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base})
+	app(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
+	app(runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1, Base: f.base})
 	dir := f.paths.AttemptDir("T1", 1)
 	say := func(text string) string {
 		return jsonLine(t, map[string]any{"type": "assistant", "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}})
@@ -126,8 +127,8 @@ func TestLogsFollow(t *testing.T) {
 	}
 	s.WriteString(say("second turn, written while followed"))
 	s.Close()
-	writeFile(t, filepath.Join(dir, attempt.RefusedFile), []byte(`[{"path":"test/x_test.go","tool":"Edit","why":"not owned"}]`))
-	app(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: "success", Commit: f.head})
+	writeFile(t, attempt.Record(dir).Refused(), []byte(`[{"path":"test/x_test.go","tool":"Edit","why":"not owned"}]`))
+	app(runstate.EvAttemptFinished, "T1", 1, runstate.AttemptFinished{Class: "success", Commit: f.head})
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}

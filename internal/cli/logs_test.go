@@ -9,6 +9,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // hostile is worker or gate output meant for the terminal rather than the
@@ -129,20 +130,20 @@ func writeHostileRun(t *testing.T, f *fakeRun) {
 		}
 	}
 	head := "\x1b[2J0123456789abc"
-	app(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
-	app(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base})
-	app(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: "success", Commit: f.head})
-	app(run.EvLevelMerged, "", 0, run.LevelMerged{Level: 1, Base: f.base, Head: head, Tasks: []string{"T1"}})
-	app(run.EvGateFinished, "", 0, run.GateFinished{Level: 1, Name: "lint\x1b]0;x\a", Exit: 1, Head: head, Output: hostile})
-	app(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3"}})
-	app(run.EvAttemptStarted, "T2", 1, run.AttemptStarted{Level: 2, Base: f.head})
-	app(run.EvAttemptFinished, "T2", 1, run.AttemptFinished{Class: "task", Reason: "verification_failed", Detail: hostile})
-	app(run.EvTaskFailed, "T2", 0, run.TaskFailed{Reason: "verification_failed", Detail: hostile})
-	app(run.EvAttemptStarted, "T3", 1, run.AttemptStarted{Level: 2, Base: f.head})
-	app(run.EvAttemptFinished, "T3", 1, run.AttemptFinished{Class: "task", Reason: hostile})
-	app(run.EvTaskFailed, "T3", 0, run.TaskFailed{Reason: hostile})
-	app(run.EvLevelFailed, "", 0, run.LevelFailed{Level: 2, Reason: hostile, Tasks: []string{"T2", "T3"}})
-	app(run.EvRunFinished, "", 0, run.RunFinished{Reason: hostile})
+	app(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
+	app(runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1, Base: f.base})
+	app(runstate.EvAttemptFinished, "T1", 1, runstate.AttemptFinished{Class: "success", Commit: f.head})
+	app(runstate.EvLevelMerged, "", 0, runstate.LevelMerged{Level: 1, Base: f.base, Head: head, Tasks: []string{"T1"}})
+	app(runstate.EvGateFinished, "", 0, runstate.GateFinished{Level: 1, Name: "lint\x1b]0;x\a", Exit: 1, Head: head, Output: hostile})
+	app(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3"}})
+	app(runstate.EvAttemptStarted, "T2", 1, runstate.AttemptStarted{Level: 2, Base: f.head})
+	app(runstate.EvAttemptFinished, "T2", 1, runstate.AttemptFinished{Class: "task", Reason: "verification_failed", Detail: hostile})
+	app(runstate.EvTaskFailed, "T2", 0, runstate.TaskFailed{Reason: "verification_failed", Detail: hostile})
+	app(runstate.EvAttemptStarted, "T3", 1, runstate.AttemptStarted{Level: 2, Base: f.head})
+	app(runstate.EvAttemptFinished, "T3", 1, runstate.AttemptFinished{Class: "task", Reason: hostile})
+	app(runstate.EvTaskFailed, "T3", 0, runstate.TaskFailed{Reason: hostile})
+	app(runstate.EvLevelFailed, "", 0, runstate.LevelFailed{Level: 2, Reason: hostile, Tasks: []string{"T2", "T3"}})
+	app(runstate.EvRunFinished, "", 0, runstate.RunFinished{Reason: hostile})
 }
 
 // TestStatusPrintsNoEscapes: the run's reason, a level's reason and head, a
@@ -183,7 +184,7 @@ func TestStatusPrintsNoEscapes(t *testing.T) {
 		}
 	}
 	// The report of a delivered run names the head in other words.
-	v.State = run.RunDelivered
+	v.State = runstate.RunDelivered
 	b.Reset()
 	newApp(&b, &b).printReport(v)
 	if r, i := controlIn(b.String()); i >= 0 {

@@ -14,7 +14,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Before a rush writes anything it tries what every worker will need: the
@@ -156,7 +156,7 @@ func launchNote(rep *cliprobe.Report) string {
 
 // runModels are the models a run's workers use, as the projection and the
 // config name them and as the launch check saw the CLI resolve them.
-func runModels(p run.Projection, cfg config.Config, cli *cliprobe.Report) []string {
+func runModels(p runstate.Projection, cfg config.Config, cli *cliprobe.Report) []string {
 	var models []string
 	for _, t := range p.Tasks {
 		models = append(models, t.Model)

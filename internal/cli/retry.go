@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func init() { register(newRetryCmd) }
@@ -43,24 +44,24 @@ repository has one run.`,
 			if len(evs) == 0 {
 				return usageErrorf("there is no run of %s; start one with zerg rush %s", t.feature, t.feature)
 			}
-			st := run.Replay(evs)
+			st := runstate.Replay(evs)
 			// Every task is checked against the state machine before any is
 			// requeued: all or nothing.
 			for _, id := range tasks {
 				ts := st.Task(id)
-				e, err := eventlog.NewEvent(run.EvTaskRequeued, id, 0, map[string]string{"by": "zerg retry"})
+				e, err := eventlog.NewEvent(runstate.EvTaskRequeued, id, 0, map[string]string{"by": "zerg retry"})
 				if err != nil {
 					return err
 				}
 				if err := st.Apply(e); err != nil {
-					if ts.Status == run.StatusPending {
+					if ts.Status == runstate.StatusPending {
 						return usageErrorf("task %s of %s has not failed (it is pending); zerg rush %s --resume runs it", id, t.feature, t.feature)
 					}
 					return usageErrorf("task %s of %s is %s; only a failed, blocked, cancelled or unmerged task can be retried", id, t.feature, ts.Status)
 				}
 			}
 			for _, id := range tasks {
-				if _, err := log.AppendData(run.EvTaskRequeued, id, 0, map[string]string{"by": "zerg retry"}); err != nil {
+				if _, err := log.AppendData(runstate.EvTaskRequeued, id, 0, map[string]string{"by": "zerg retry"}); err != nil {
 					return fmt.Errorf("write the run log: %w", err)
 				}
 				fmt.Fprintf(a.stdout, "%s: requeued with a fresh retry budget\n", id)

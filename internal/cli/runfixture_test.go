@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // fakeRun is a repository with a finished zerg run in it, as merge and
@@ -51,13 +52,13 @@ func newFakeRun(t *testing.T, feature string, delivered bool) *fakeRun {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{
+	if _, err := log.AppendData(runstate.EvRunStarted, "", 0, runstate.RunStarted{
 		Feature: feature, Base: base, Integration: run.IntegrationBranch(feature),
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if delivered {
-		if _, err := log.AppendData(run.EvRunFinished, "", 0, run.RunFinished{Delivered: true, Head: f.head}); err != nil {
+		if _, err := log.AppendData(runstate.EvRunFinished, "", 0, runstate.RunFinished{Delivered: true, Head: f.head}); err != nil {
 			t.Fatal(err)
 		}
 	}

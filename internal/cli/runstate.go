@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -72,7 +73,7 @@ func (a *app) resolveTaskArgs(ctx context.Context, args []string) (*runTarget, [
 }
 
 // inspect reads the run: its view (log, graph, liveness) and state.
-func (r *runTarget) inspect() (run.View, *run.State, error) {
+func (r *runTarget) inspect() (runstate.View, *runstate.State, error) {
 	v, st, err := run.Inspect(r.paths)
 	if errors.Is(err, os.ErrNotExist) {
 		return v, nil, usageErrorf("no run of %s (%s does not exist); start one with zerg rush %s", r.feature, r.paths.Events, r.feature)
@@ -124,7 +125,7 @@ func unknownTask(task, feature string, ids []string) error {
 }
 
 // state replays the run's log.
-func (r *runTarget) state() (*run.State, error) {
+func (r *runTarget) state() (*runstate.State, error) {
 	_, st, err := r.inspect()
 	return st, err
 }

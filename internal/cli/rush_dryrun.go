@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/term"
 )
@@ -24,11 +25,11 @@ type rushPlan struct {
 	rehearse bool
 	graph    *spec.Graph
 	an       spec.Analysis
-	proj     run.Projection
+	proj     runstate.Projection
 	confirm  []string // why rush would ask before it starts; none when it would not
 	// existing is the feature's run when it has one already: a rush would
 	// refuse to start, so the plan of a fresh run is not what comes next.
-	existing *run.View
+	existing *runstate.View
 }
 
 // printPlan shows what rush would do, and changes nothing.
@@ -44,11 +45,11 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 	}
 	p := rushPlan{feature: feature, cfg: cfg, workers: workers, rehearse: rehearse, graph: r.Graph,
 		an: spec.Analyze(r.Graph, workers),
-		proj: run.Project(run.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
-			History: run.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})}
+		proj: runstate.Project(runstate.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
+			History: runstate.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})}
 	// A dry run is never a resume: the whole graph is what remains.
 	p.confirm = gateReasons(cfg, p.proj.Range, p.proj.FanOut)
-	if v, _, err := run.Inspect(paths); err == nil && v.State != run.RunNotStarted {
+	if v, _, err := run.Inspect(paths); err == nil && v.State != runstate.RunNotStarted {
 		p.existing = &v
 	}
 	if asJSON {
@@ -69,9 +70,9 @@ func (p rushPlan) printExisting(a *app) {
 	fmt.Fprintf(a.stdout, "%s has a run already (%s, %s at %s): zerg rush %s would refuse to start (dry run: nothing is changed)\n",
 		p.feature, runWords(v), v.IntegrationBranch, shortID(term.Clean(v.Head)), p.feature)
 	switch v.State {
-	case run.RunDelivered:
+	case runstate.RunDelivered:
 		fmt.Fprintf(a.stdout, "next: review and merge it (zerg merge %s --into BRANCH); zerg cleanup %s --all removes the run, to plan it afresh\n", p.feature, p.feature)
-	case run.RunRunning:
+	case runstate.RunRunning:
 		fmt.Fprintf(a.stdout, "next: zerg status %s --watch follows it\n", p.feature)
 	default:
 		fmt.Fprintf(a.stdout, "next: zerg rush %s --resume continues it (zerg status %s shows what is left); zerg cleanup %s --all removes it, to plan it afresh\n", p.feature, p.feature, p.feature)
@@ -155,9 +156,9 @@ type planJSON struct {
 }
 
 type existingRunJSON struct {
-	State         run.RunState `json:"state"`
-	Head          string       `json:"head,omitempty"`
-	RefusedWrites int          `json:"refused_writes,omitempty"`
+	State         runstate.RunState `json:"state"`
+	Head          string            `json:"head,omitempty"`
+	RefusedWrites int               `json:"refused_writes,omitempty"`
 }
 
 type planBudgetJSON struct {
@@ -176,33 +177,33 @@ type planGateJSON struct {
 }
 
 type planLevel struct {
-	Level     int       `json:"level"`
-	Tasks     []string  `json:"tasks"`
-	Projected run.Range `json:"projected"`
+	Level     int            `json:"level"`
+	Tasks     []string       `json:"tasks"`
+	Projected runstate.Range `json:"projected"`
 }
 
 type planTask struct {
-	ID           string     `json:"id"`
-	Level        int        `json:"level"`
-	Model        string     `json:"model"`
-	Tier         string     `json:"tier"` // graph, simple or implement (docs/cost.md)
-	PromptTokens int64      `json:"prompt_tokens"`
-	Turns        int        `json:"turns"`
-	EstimateMS   int64      `json:"estimate_ms"` // the projection's (5 minutes without estimate_minutes)
-	Tokens       run.Tokens `json:"tokens"`      // expected, one attempt
-	AttemptUSD   float64    `json:"attempt_usd"`
-	Projected    run.Range  `json:"projected"`
-	Verification string     `json:"verification,omitempty"`
-	Owns         []string   `json:"owns"`
+	ID           string          `json:"id"`
+	Level        int             `json:"level"`
+	Model        string          `json:"model"`
+	Tier         string          `json:"tier"` // graph, simple or implement (docs/cost.md)
+	PromptTokens int64           `json:"prompt_tokens"`
+	Turns        int             `json:"turns"`
+	EstimateMS   int64           `json:"estimate_ms"` // the projection's (5 minutes without estimate_minutes)
+	Tokens       runstate.Tokens `json:"tokens"`      // expected, one attempt
+	AttemptUSD   float64         `json:"attempt_usd"`
+	Projected    runstate.Range  `json:"projected"`
+	Verification string          `json:"verification,omitempty"`
+	Owns         []string        `json:"owns"`
 }
 
 type planProjection struct {
-	Basis        string     `json:"basis"` // estimate or history
-	Factor       float64    `json:"factor,omitempty"`
-	HistoryTasks int        `json:"history_tasks,omitempty"`
-	FanOut       int        `json:"fan_out"`
-	Tokens       run.Tokens `json:"tokens"`
-	Projected    run.Range  `json:"projected"`
+	Basis        string          `json:"basis"` // estimate or history
+	Factor       float64         `json:"factor,omitempty"`
+	HistoryTasks int             `json:"history_tasks,omitempty"`
+	FanOut       int             `json:"fan_out"`
+	Tokens       runstate.Tokens `json:"tokens"`
+	Projected    runstate.Range  `json:"projected"`
 }
 
 func (p rushPlan) json() planJSON {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/tui"
 )
 
@@ -23,11 +24,11 @@ import (
 //
 // The view ends by itself when the run does, and the report prints after
 // it, on the restored terminal.
-func (a *app) executeLive(ctx context.Context, r *run.Run, worker claude.Spec, paths run.Paths, lines *liveLines, tty *os.File) (*run.View, error) {
+func (a *app) executeLive(ctx context.Context, r *run.Run, worker claude.Spec, paths run.Paths, lines *liveLines, tty *os.File) (*runstate.View, error) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	type result struct {
-		v   *run.View
+		v   *runstate.View
 		err error
 	}
 	done := make(chan result, 1)

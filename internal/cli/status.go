@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func init() { register(newStatusCmd) }
@@ -134,7 +135,7 @@ func (a *app) watchStatus(ctx context.Context, t *runTarget, interval time.Durat
 		// A dead coordinator ends the watch too: nothing will change. A
 		// log without events yet is a run starting (its coordinator holds
 		// the log before it creates it).
-		if v.State != run.RunRunning && (v.State != run.RunNotStarted || !v.Coordinator.Alive) {
+		if v.State != runstate.RunRunning && (v.State != runstate.RunNotStarted || !v.Coordinator.Alive) {
 			return nil
 		}
 		if !a.color && !asJSON {

@@ -15,6 +15,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // statusFixture is a run of auth whose coordinator died: T1 merged (level
@@ -40,15 +41,15 @@ func statusFixture(t *testing.T) *fakeRun {
 			t.Fatalf("%s %s: %v", typ, task, err)
 		}
 	}
-	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
-	add(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base})
-	add(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: outcome.Success, Reason: "ok", Commit: f.head})
-	add(run.EvLevelMerged, "", 0, run.LevelMerged{Level: 1, Base: f.base, Head: f.head, Tasks: []string{"T1"}})
-	add(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3-longer-name"}})
-	add(run.EvAttemptStarted, "T2", 1, run.AttemptStarted{Level: 2, Base: f.head})
-	add(run.EvAttemptFinished, "T2", 1, run.AttemptFinished{Class: outcome.Task, Reason: "verification_failed", Detail: "exit 1"})
-	add(run.EvTaskFailed, "T2", 1, nil)
-	add(run.EvAttemptStarted, "T3-longer-name", 1, run.AttemptStarted{Level: 2, Base: f.head})
+	add(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}})
+	add(runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1, Base: f.base})
+	add(runstate.EvAttemptFinished, "T1", 1, runstate.AttemptFinished{Class: outcome.Success, Reason: "ok", Commit: f.head})
+	add(runstate.EvLevelMerged, "", 0, runstate.LevelMerged{Level: 1, Base: f.base, Head: f.head, Tasks: []string{"T1"}})
+	add(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 2, Base: f.head, Tasks: []string{"T2", "T3-longer-name"}})
+	add(runstate.EvAttemptStarted, "T2", 1, runstate.AttemptStarted{Level: 2, Base: f.head})
+	add(runstate.EvAttemptFinished, "T2", 1, runstate.AttemptFinished{Class: outcome.Task, Reason: "verification_failed", Detail: "exit 1"})
+	add(runstate.EvTaskFailed, "T2", 1, nil)
+	add(runstate.EvAttemptStarted, "T3-longer-name", 1, runstate.AttemptStarted{Level: 2, Base: f.head})
 	return f
 }
 
@@ -225,7 +226,7 @@ func TestDeadCoordinatorAttemptIsInterrupted(t *testing.T) {
 	}
 
 	_, js, _ := runZerg(t, "status", "--json", "auth")
-	var v run.View
+	var v runstate.View
 	if err := json.Unmarshal([]byte(js), &v); err != nil {
 		t.Fatal(err)
 	}
@@ -303,11 +304,11 @@ func TestWatchWaitsForTheRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{Feature: "auth", Base: f.base, Integration: run.IntegrationBranch("auth"), Workers: 3}); err != nil {
+		if _, err := log.AppendData(runstate.EvRunStarted, "", 0, runstate.RunStarted{Feature: "auth", Base: f.base, Integration: run.IntegrationBranch("auth"), Workers: 3}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, "the running run", func() bool { return strings.Contains(out.String(), "auth: running · 3 workers") })
-		if _, err := log.AppendData(run.EvRunFinished, "", 0, run.RunFinished{Delivered: true, Head: f.head}); err != nil {
+		if _, err := log.AppendData(runstate.EvRunFinished, "", 0, runstate.RunFinished{Delivered: true, Head: f.head}); err != nil {
 			t.Fatal(err)
 		}
 		log.Close()
@@ -342,7 +343,7 @@ func TestWatchWaitsForTheRun(t *testing.T) {
 // says so, with when launching resumes and how to end the wait.
 func TestStatusShowsTheResetWait(t *testing.T) {
 	until := time.Now().Add(20 * time.Second).Truncate(time.Second)
-	v := run.View{Feature: "demo", State: run.RunRunning, ResetWait: &run.ResetWait{Task: "L1-docs", Reason: "usage_limit",
+	v := runstate.View{Feature: "demo", State: runstate.RunRunning, ResetWait: &runstate.ResetWait{Task: "L1-docs", Reason: "usage_limit",
 		Reset: until.Add(-time.Second).UTC().Format(time.RFC3339), Until: until.UTC().Format(time.RFC3339)}}
 	var out bytes.Buffer
 	(&app{stdout: &out, stderr: io.Discard}).printStatus(v)

@@ -5,13 +5,14 @@ import (
 
 	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // CostPage is the report zerg cost --json prints; its charts are served
 // as images beside it (/api/runs/F/cost/CHART.svg).
 type CostPage struct {
-	Report run.CostReport `json:"report"`
-	Charts []string       `json:"charts"`
+	Report runstate.CostReport `json:"report"`
+	Charts []string            `json:"charts"`
 }
 
 func costPage(p run.Paths) (CostPage, error) {
@@ -19,7 +20,7 @@ func costPage(p run.Paths) (CostPage, error) {
 	if err != nil {
 		return CostPage{}, err
 	}
-	return CostPage{Report: run.Cost(p.Feature, evs), Charts: picture.Charts()}, nil
+	return CostPage{Report: runstate.Cost(p.Feature, evs), Charts: picture.Charts()}, nil
 }
 
 // costChart draws one chart of a run's cost as SVG, as zerg cost --format
@@ -29,7 +30,7 @@ func costChart(p run.Paths, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := picture.CostChart(name, run.Cost(p.Feature, evs), picture.SpendOf(evs))
+	pl, err := picture.CostChart(name, runstate.Cost(p.Feature, evs), picture.SpendOf(evs))
 	if err != nil {
 		return nil, err
 	}

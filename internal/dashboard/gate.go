@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // maxGateOutput bounds the gate output a page carries; the log itself is
@@ -14,10 +15,10 @@ const maxGateOutput = 512 << 10
 // from the gate's log (the event's excerpt for a log from before gate
 // logs were kept). The page shows the output as text, line by line.
 type GatePage struct {
-	Feature string       `json:"feature"`
-	Index   int          `json:"index"` // from 0, in the view's gates
-	Gate    run.GateView `json:"gate"`
-	Output  string       `json:"output"`
+	Feature string            `json:"feature"`
+	Index   int               `json:"index"` // from 0, in the view's gates
+	Gate    runstate.GateView `json:"gate"`
+	Output  string            `json:"output"`
 	// FromLog is false when only the event's excerpt was there.
 	FromLog   bool `json:"from_log"`
 	Truncated bool `json:"truncated,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -46,8 +47,8 @@ func (s *source) pathsOf(ctx context.Context, feature string) (run.Paths, error)
 // Snapshot is what the overview page draws: the view (as zerg status
 // --json prints it) and the graph picture coloured by it.
 type Snapshot struct {
-	View  run.View `json:"view"`
-	Graph string   `json:"graph_svg"`
+	View  runstate.View `json:"view"`
+	Graph string        `json:"graph_svg"`
 	// Legend is the picture's colour of each status, for the page's key.
 	Legend []LegendEntry `json:"legend"`
 }
@@ -90,12 +91,12 @@ func graphOf(p run.Paths) *spec.Graph {
 
 // RunSummary is one line of the runs page.
 type RunSummary struct {
-	Feature string       `json:"feature"`
-	State   run.RunState `json:"state"`
-	Tasks   int          `json:"tasks"`
-	Merged  int          `json:"merged"`
-	CostUSD float64      `json:"cost_usd"`
-	Error   string       `json:"error,omitempty"`
+	Feature string            `json:"feature"`
+	State   runstate.RunState `json:"state"`
+	Tasks   int               `json:"tasks"`
+	Merged  int               `json:"merged"`
+	CostUSD float64           `json:"cost_usd"`
+	Error   string            `json:"error,omitempty"`
 }
 
 func (s *source) summaries(ctx context.Context) []RunSummary {
@@ -104,11 +105,11 @@ func (s *source) summaries(ctx context.Context) []RunSummary {
 		sum := RunSummary{Feature: f}
 		p, err := s.pathsOf(ctx, f)
 		if err == nil {
-			var v run.View
+			var v runstate.View
 			if v, _, err = run.Inspect(p); err == nil {
 				sum.State, sum.Tasks, sum.CostUSD = v.State, len(v.Tasks), v.CostUSD
 				for _, t := range v.Tasks {
-					if t.Status == run.StatusMerged {
+					if t.Status == runstate.StatusMerged {
 						sum.Merged++
 					}
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // token is plain on purpose: a random-looking literal reads as a leaked key to
@@ -48,7 +49,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	if _, err := log.AppendData(run.EvRunStarted, "", 0, run.RunStarted{Feature: "demo", Integration: run.IntegrationBranch("demo")}); err != nil {
+	if _, err := log.AppendData(runstate.EvRunStarted, "", 0, runstate.RunStarted{Feature: "demo", Integration: run.IntegrationBranch("demo")}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Options{Root: root, Token: token, Loopback: true, Poll: 10 * time.Millisecond, Refresh: time.Hour})
@@ -63,10 +64,10 @@ func newFixture(t *testing.T) *fixture {
 // start starts level 1 with task T1 and T1's first attempt.
 func (f *fixture) start(t *testing.T) {
 	t.Helper()
-	if _, err := f.log.AppendData(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Tasks: []string{"T1"}}); err != nil {
+	if _, err := f.log.AppendData(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Tasks: []string{"T1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.log.AppendData(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1}); err != nil {
+	if _, err := f.log.AppendData(runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -264,10 +265,10 @@ func TestStreamFollowsTheLog(t *testing.T) {
 	// level started with T1 still ready. The stream must still follow to
 	// the attempt: read until T1 runs (the context bounds the wait).
 	second := next()
-	for len(second.View.Tasks) == 1 && second.View.Tasks[0].Status == run.StatusReady {
+	for len(second.View.Tasks) == 1 && second.View.Tasks[0].Status == runstate.StatusReady {
 		second = next()
 	}
-	if len(second.View.Tasks) != 1 || second.View.Tasks[0].Status != run.StatusRunning {
+	if len(second.View.Tasks) != 1 || second.View.Tasks[0].Status != runstate.StatusRunning {
 		t.Fatalf("after attempt_started: %+v", second.View.Tasks)
 	}
 	if !strings.Contains(second.Graph, `data-task="T1" data-status="running"`) {
@@ -309,7 +310,7 @@ func TestGatePageReadsTheGateLog(t *testing.T) {
 	rel := run.GateLogName(1, "tests")
 	os.MkdirAll(filepath.Join(f.paths.RunDir, "gates"), 0o700)
 	os.WriteFile(filepath.Join(f.paths.RunDir, rel), []byte(full), 0o600)
-	if _, err := f.log.AppendData(run.EvGateFinished, "", 0, run.GateFinished{Level: 1, Name: "tests", Exit: 1, Required: true, Output: "…1 failed\n", Log: rel, Named: []string{"T1"}}); err != nil {
+	if _, err := f.log.AppendData(runstate.EvGateFinished, "", 0, runstate.GateFinished{Level: 1, Name: "tests", Exit: 1, Required: true, Output: "…1 failed\n", Log: rel, Named: []string{"T1"}}); err != nil {
 		t.Fatal(err)
 	}
 	resp := f.get(t, "/api/runs/demo/gates/0")

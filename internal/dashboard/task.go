@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/attempt"
@@ -11,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Bounds of what one task page carries: a worker decides how much it
@@ -26,11 +26,11 @@ const (
 // TaskPage is a task with every attempt zerg recorded of it. The records
 // are redacted on disk already; the page escapes every string it shows.
 type TaskPage struct {
-	Feature  string        `json:"feature"`
-	Task     run.TaskView  `json:"task"`
-	Title    string        `json:"title,omitempty"`
-	Deps     []string      `json:"dependencies"`
-	Attempts []AttemptPage `json:"attempts"`
+	Feature  string            `json:"feature"`
+	Task     runstate.TaskView `json:"task"`
+	Title    string            `json:"title,omitempty"`
+	Deps     []string          `json:"dependencies"`
+	Attempts []AttemptPage     `json:"attempts"`
 }
 
 // AttemptPage is one attempt: its outcome from the log, the worker's tool
@@ -91,10 +91,10 @@ func taskPage(p run.Paths, id string) (TaskPage, bool, error) {
 	if err != nil {
 		return TaskPage{}, false, err
 	}
-	finished := map[int]run.AttemptFinished{}
+	finished := map[int]runstate.AttemptFinished{}
 	for _, e := range evs {
-		if e.Type == run.EvAttemptFinished && e.Task == id {
-			var d run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == id {
+			var d runstate.AttemptFinished
 			if e.Decode(&d) == nil {
 				finished[e.Attempt] = d
 			}
@@ -107,12 +107,12 @@ func taskPage(p run.Paths, id string) (TaskPage, bool, error) {
 			a.Class, a.Reason, a.Detail, a.CostUSD, a.Duration = string(d.Class), d.Reason, d.Detail, d.CostUSD, d.DurationMS
 			a.Changed, a.Diagnosis, a.RefusedWrites = d.Changed, d.Diagnosis, d.RefusedWrites
 		}
-		dir := p.AttemptDir(id, n)
-		a.ToolCalls, a.Said, a.Truncated = toolCalls(filepath.Join(dir, "stream.jsonl"))
+		rec := p.Attempt(id, n)
+		a.ToolCalls, a.Said, a.Truncated = toolCalls(rec.Stream())
 		var cut bool
-		a.Diff, cut = readCapped(filepath.Join(dir, "diff.patch"), maxDiff, false)
+		a.Diff, cut = readCapped(rec.Diff(), maxDiff, false)
 		a.Truncated = a.Truncated || cut
-		a.Verify, cut = readCapped(filepath.Join(dir, "verify.log"), maxVerify, true)
+		a.Verify, cut = readCapped(rec.Verify(), maxVerify, true)
 		a.Truncated = a.Truncated || cut
 		page.Attempts = append(page.Attempts, a)
 	}

@@ -7,14 +7,13 @@ import (
 	"io"
 	"math"
 
+	"github.com/zergrush/zerg/internal/runstate"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
-	"github.com/zergrush/zerg/internal/run"
 )
 
 // Format is a picture's file format.
@@ -44,7 +43,7 @@ var (
 )
 
 // CostChart builds one of the charts of a run's cost.
-func CostChart(name string, r run.CostReport, s Spend) (*plot.Plot, error) {
+func CostChart(name string, r runstate.CostReport, s Spend) (*plot.Plot, error) {
 	switch name {
 	case ChartTasks:
 		return barChart("Cost per task", r.Tasks)
@@ -60,7 +59,7 @@ func CostChart(name string, r run.CostReport, s Spend) (*plot.Plot, error) {
 
 // barChart is actual dollars next to the projected expected ones, one pair
 // of bars per line.
-func barChart(title string, lines []run.CostLine) (*plot.Plot, error) {
+func barChart(title string, lines []runstate.CostLine) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = "USD"
@@ -185,7 +184,7 @@ func WriteChart(w io.Writer, p *plot.Plot, f Format) error {
 
 // WriteCostImage renders the four cost charts tiled two by two: what
 // zerg cost --format writes when no --chart is named.
-func WriteCostImage(w io.Writer, r run.CostReport, s Spend, f Format) error {
+func WriteCostImage(w io.Writer, r runstate.CostReport, s Spend, f Format) error {
 	var ps []*plot.Plot
 	for _, name := range Charts() {
 		p, err := CostChart(name, r, s)

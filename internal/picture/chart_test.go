@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func TestCostImageFormats(t *testing.T) {
-	r := run.CostReport{Feature: "demo",
-		Tasks:  []run.CostLine{{Name: "L1-a", CostUSD: 0.02, Projected: &run.Range{Expected: 0.03}}, {Name: "L2-b", CostUSD: 0.05}},
-		Levels: []run.CostLine{{Name: "level 1", CostUSD: 0.02}, {Name: "level 2", CostUSD: 0.05}},
-		Models: []run.CostLine{{Name: "claude-sonnet", CostUSD: 0.07}}}
+	r := runstate.CostReport{Feature: "demo",
+		Tasks:  []runstate.CostLine{{Name: "L1-a", CostUSD: 0.02, Projected: &runstate.Range{Expected: 0.03}}, {Name: "L2-b", CostUSD: 0.05}},
+		Levels: []runstate.CostLine{{Name: "level 1", CostUSD: 0.02}, {Name: "level 2", CostUSD: 0.05}},
+		Models: []runstate.CostLine{{Name: "claude-sonnet", CostUSD: 0.07}}}
 	s := Spend{Points: []SpendPoint{{}, {At: time.Minute, USD: 0.02}, {At: 2 * time.Minute, USD: 0.07}},
-		Projected: &run.Range{Low: 0.02, Expected: 0.05, High: 0.1}}
+		Projected: &runstate.Range{Low: 0.02, Expected: 0.05, High: 0.1}}
 	var svg, png bytes.Buffer
 	if err := WriteCostImage(&svg, r, s, FormatSVG); err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestCostImageFormats(t *testing.T) {
 // A run with no attempts yet still draws every chart.
 func TestCostChartsEmpty(t *testing.T) {
 	for _, name := range Charts() {
-		p, err := CostChart(name, run.CostReport{}, Spend{})
+		p, err := CostChart(name, runstate.CostReport{}, Spend{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -52,7 +52,7 @@ func TestCostChartsEmpty(t *testing.T) {
 // The bar charts leave room above the tallest bar, actual or projected,
 // for the legend in their top corner.
 func TestBarChartsLeaveTheLegendRoom(t *testing.T) {
-	r := run.CostReport{Models: []run.CostLine{{Name: "sonnet", CostUSD: 0.07, Projected: &run.Range{Expected: 0.10}}}}
+	r := runstate.CostReport{Models: []runstate.CostLine{{Name: "sonnet", CostUSD: 0.07, Projected: &runstate.Range{Expected: 0.10}}}}
 	p, err := CostChart(ChartModels, r, Spend{})
 	if err != nil {
 		t.Fatal(err)

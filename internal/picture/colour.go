@@ -2,7 +2,7 @@ package picture
 
 // Colours of task states, shared by every format (and the dashboard's
 // legend), so a picture means the same wherever it is shown. Keys are
-// run.Status values; "" is a plan drawn without a run.
+// runstate.Status values; "" is a plan drawn without a run.
 var statusFill = map[string]string{
 	"":           "#eef1f5",
 	"pending":    "#eef1f5",

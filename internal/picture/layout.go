@@ -11,7 +11,7 @@ type Node struct {
 	Title    string
 	Level    int
 	Deps     []string
-	Status   string // a run.Status, or "" for a plan without a run
+	Status   string // a runstate.Status, or "" for a plan without a run
 	Critical bool
 }
 

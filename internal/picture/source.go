@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/eventlog"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -27,7 +27,7 @@ func FromGraph(g *spec.Graph, status map[string]string) []Node {
 // FromView draws a run: the graph it works on (g; nil when unknown, then
 // only the view's tasks, without edges or critical path) coloured by the
 // view's statuses. A task the log names and the graph lacks is drawn too.
-func FromView(v run.View, g *spec.Graph) []Node {
+func FromView(v runstate.View, g *spec.Graph) []Node {
 	status := map[string]string{}
 	for _, t := range v.Tasks {
 		status[t.ID] = string(t.Status)
@@ -57,7 +57,7 @@ type SpendPoint struct {
 // Spend is a run's spending over time next to its projection.
 type Spend struct {
 	Points    []SpendPoint
-	Projected *run.Range // nil: the run recorded none
+	Projected *runstate.Range // nil: the run recorded none
 }
 
 // SpendOf reads a run's spending over time from its log: one point per
@@ -69,13 +69,13 @@ func SpendOf(events []eventlog.Event) Spend {
 	total := 0.0
 	for _, e := range events {
 		switch e.Type {
-		case run.EvRunStarted:
+		case runstate.EvRunStarted:
 			if start.IsZero() {
 				start = e.Time
 				s.Points = append(s.Points, SpendPoint{})
 			}
-		case run.EvAttemptFinished:
-			var d run.AttemptFinished
+		case runstate.EvAttemptFinished:
+			var d runstate.AttemptFinished
 			if e.Decode(&d) != nil {
 				continue
 			}
@@ -86,7 +86,7 @@ func SpendOf(events []eventlog.Event) Spend {
 			s.Points = append(s.Points, SpendPoint{At: e.Time.Sub(start), USD: total})
 		}
 	}
-	if p := run.Replay(events).Projection; p != nil {
+	if p := runstate.Replay(events).Projection; p != nil {
 		r := p.Range
 		s.Projected = &r
 	}

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/zergrush/zerg/internal/pathx"
+	"github.com/zergrush/zerg/internal/policy/bash"
+	"github.com/zergrush/zerg/internal/policy/resolve"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
@@ -54,7 +54,7 @@ type Policy struct {
 	// opens: a write there is allowed although Protect covers it.
 	Opened []string `json:"opened,omitempty"`
 	// Bash says which commands the Bash tool may run.
-	Bash BashPolicy `json:"bash"`
+	Bash bash.Policy `json:"bash"`
 }
 
 // ErrBad marks a policy that cannot be used; the hook denies everything then.
@@ -85,7 +85,7 @@ func (p *Policy) Validate() error {
 	if _, err := security.ProtectionOf(p.Protect); err != nil {
 		return fmt.Errorf("%w: %v", ErrBad, err)
 	}
-	if err := p.Bash.validate(); err != nil {
+	if err := p.Bash.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrBad, err)
 	}
 	return nil
@@ -227,11 +227,6 @@ func set(s string) map[string]bool {
 	return m
 }
 
-// hasPrefix reports whether s starts with one of prefixes.
-func hasPrefix(s string, prefixes ...string) bool {
-	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
-}
-
 // HookMatcher is the PreToolUse matcher the driver installs: every tool goes
 // through the hook, so a tool the policy does not know is denied rather than
 // silently allowed.
@@ -262,7 +257,12 @@ func (p *Policy) Decide(in *HookInput) (d Decision) {
 		return p.decideSearch(in, input)
 	}
 	if in.ToolName == "Bash" {
-		return p.decideBash(in, input)
+		cmd, _ := input["command"].(string)
+		d := p.Bash.Decide(in.Cwd, cmd, func() (bash.Scope, error) {
+			sc, err := p.scope()
+			return sc.Scope, err
+		})
+		return Decision{Allow: d.Allow, Reason: d.Reason}
 	}
 	if passTools[in.ToolName] {
 		return Decision{Allow: true, Reason: in.ToolName + " reaches no files"}
@@ -270,17 +270,13 @@ func (p *Policy) Decide(in *HookInput) (d Decision) {
 	return deny("", "%s is not a tool workers may use", in.ToolName)
 }
 
-// scope is the policy's directories with symlinks resolved.
+// scope is the policy's directories with symlinks resolved: the Bash
+// check's (bash.Scope) and what the write check adds.
 type scope struct {
-	ws    string
-	reads []string
-	prot  []string
+	bash.Scope
 	// protect and opened are Policy.Protect and Policy.Opened.
 	protect *security.Protection
 	opened  []string
-	// scratch and sharedTmp are BashPolicy's (Bash commands only).
-	scratch   []string
-	sharedTmp string
 }
 
 func (p *Policy) scope() (scope, error) {
@@ -288,56 +284,34 @@ func (p *Policy) scope() (scope, error) {
 	if err != nil {
 		return scope{}, fmt.Errorf("workspace: %v", err)
 	}
-	sc := scope{ws: ws, opened: p.Opened}
+	sc := scope{Scope: bash.Scope{Workspace: ws, NeverWritten: protectedRel}, opened: p.Opened}
 	if sc.protect, err = security.ProtectionOf(p.Protect); err != nil {
 		return scope{}, err
 	}
+	sc.WriteProtected = sc.writeProtected
 	for _, d := range p.ReadDirs {
 		if r, err := filepath.EvalSymlinks(filepath.Clean(d)); err == nil {
-			sc.reads = append(sc.reads, r)
+			sc.Reads = append(sc.Reads, r)
 		}
 	}
 	for _, d := range p.Bash.Scratch {
-		if r, err := resolvePath(filepath.Clean(d)); err == nil {
-			sc.scratch = append(sc.scratch, r)
+		if r, err := resolve.Path(filepath.Clean(d)); err == nil {
+			sc.Scratch = append(sc.Scratch, r)
 		}
 	}
 	if p.Bash.SharedTmp != "" {
 		if r, err := filepath.EvalSymlinks(filepath.Clean(p.Bash.SharedTmp)); err == nil {
-			sc.sharedTmp = r
+			sc.SharedTmp = r
 		}
 	}
 	for _, d := range p.Protected {
-		sc.prot = append(sc.prot, filepath.Clean(d))
-		if r, err := resolvePath(filepath.Clean(d)); err == nil {
-			sc.prot = append(sc.prot, r)
+		sc.Protected = append(sc.Protected, filepath.Clean(d))
+		if r, err := resolve.Path(filepath.Clean(d)); err == nil {
+			sc.Protected = append(sc.Protected, r)
 		}
 	}
 	return sc, nil
 }
-
-// rel returns the slash-separated path of resolved inside the workspace, or
-// false when it is the workspace itself or outside it.
-func (sc scope) rel(resolved string) (string, bool) {
-	rel, ok := pathx.Rel(sc.ws, resolved)
-	if !ok || rel == "." {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-// within reports whether the clean path p is one of dirs or lies under one.
-func within(p string, dirs ...string) bool {
-	return slices.ContainsFunc(dirs, func(d string) bool { return pathx.Within(d, p) })
-}
-
-// readable reports whether resolved may be read: the workspace (itself
-// included) or a read dir.
-func (sc scope) readable(resolved string) bool {
-	return within(resolved, sc.ws) || within(resolved, sc.reads...)
-}
-
-func (sc scope) isProtected(resolved string) bool { return within(resolved, sc.prot...) }
 
 // writeProtected says why a workspace-relative path may not be written
 // (security.Protection.RefusesWrite: the run's protection, which the
@@ -355,13 +329,13 @@ func (sc scope) writeProtected(rel string) string {
 func protectedRel(rel string) string { return security.NeverWritten(rel) }
 
 // target resolves a tool's path argument, absolute or relative to the
-// hook's absolute cwd, both ways (resolveFrom): the first is the kernel's
+// hook's absolute cwd, both ways (resolve.From): the first is the kernel's
 // reading.
 func target(cwd, raw string) ([]string, error) {
 	if !filepath.IsAbs(raw) && (cwd == "" || !filepath.IsAbs(cwd)) {
 		return nil, errors.New("relative path and no absolute cwd")
 	}
-	all, _, err := resolveFrom(cwd, raw)
+	all, _, err := resolve.From(cwd, raw)
 	return all, err
 }
 
@@ -389,12 +363,12 @@ func (p *Policy) decideWrite(in *HookInput, input map[string]any, field string) 
 }
 
 func (p *Policy) writeDecision(tool string, sc scope, resolved string) Decision {
-	if sc.isProtected(resolved) {
+	if sc.IsProtected(resolved) {
 		return deny(resolved, "%s %s: a protected file", tool, resolved)
 	}
-	rel, ok := sc.rel(resolved)
+	rel, ok := sc.Rel(resolved)
 	if !ok {
-		return deny(resolved, "%s %s: outside the workspace %s", tool, resolved, sc.ws)
+		return deny(resolved, "%s %s: outside the workspace %s", tool, resolved, sc.Workspace)
 	}
 	if why := sc.writeProtected(rel); why != "" {
 		return deny(resolved, "%s %s: %s", tool, rel, why)
@@ -417,98 +391,6 @@ func (p *Policy) match(rel string) (string, bool) {
 
 func deny(path, format string, a ...any) Decision {
 	return Decision{Allow: false, Path: path, Reason: "denied: " + textx.OneLine(fmt.Sprintf(format, a...))}
-}
-
-// resolvePath resolves the absolute path p the way the kernel does: each
-// existing component in turn, a symlink replaced by its target, ".." taken
-// from the directory reached so far (so "link/.." is the parent of the link's
-// target, not the directory holding the link). The components that do not
-// exist yet are appended as they are, a ".." among them removing the one
-// before, so a write through a symlinked directory (or a symlink as the file
-// itself) is judged by where it really lands.
-func resolvePath(p string) (string, error) {
-	r, _, err := walkPath(p)
-	return r, err
-}
-
-// walkPath is resolvePath that also reports whether the result assumes
-// anything about components that do not exist yet: more than the last one
-// missing, or a ".." after a missing one. Such a path lands where it says only
-// if nothing creates a symlink on its way first.
-func walkPath(p string) (resolved string, assumed bool, err error) {
-	if !filepath.IsAbs(p) {
-		return "", false, fmt.Errorf("%s is not absolute", p)
-	}
-	cur := string(filepath.Separator)
-	var rest []string // the components below cur that do not exist
-	for _, c := range strings.Split(p, string(filepath.Separator)) {
-		switch {
-		case c == "" || c == ".":
-			continue
-		case c == "..":
-			if len(rest) > 0 {
-				rest = rest[:len(rest)-1]
-				assumed = true
-			} else {
-				cur = filepath.Dir(cur)
-			}
-			continue
-		case len(rest) > 0:
-			rest = append(rest, c)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		switch {
-		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			// under a regular file: cannot exist, like a missing path
-			rest = append(rest, c)
-			continue
-		case err != nil:
-			return "", false, fmt.Errorf("stat %s: %w", next, err)
-		case fi.Mode()&os.ModeSymlink == 0:
-			cur = next
-			continue
-		}
-		// cur has no symlinks, so only next may be one; EvalSymlinks
-		// follows its chain (and the ".." in targets) physically.
-		t, err := filepath.EvalSymlinks(next)
-		if err != nil {
-			// A dangling symlink: the write would create its target
-			// somewhere we cannot see yet, so refuse rather than guess.
-			return "", false, fmt.Errorf("resolve %s: %w", next, err)
-		}
-		cur = t
-	}
-	if len(rest) > 1 {
-		assumed = true
-	}
-	return filepath.Join(append([]string{cur}, rest...)...), assumed, nil
-}
-
-// resolveFrom returns where the path p, absolute or relative to cwd, may
-// land: as the kernel resolves it, and as a program that first cleans it
-// lexically (a shell's logical cd, many path libraries) resolves it. The two
-// differ only when a ".." follows a symlink; a check must accept both. It
-// also says whether either reading assumes something about components that
-// do not exist yet (walkPath).
-func resolveFrom(cwd, p string) ([]string, bool, error) {
-	t := p
-	if !filepath.IsAbs(t) {
-		t = cwd + string(filepath.Separator) + t
-	}
-	phys, a1, err := walkPath(t)
-	if err != nil {
-		return nil, false, err
-	}
-	lex, a2, err := walkPath(filepath.Clean(t))
-	if err != nil {
-		return nil, false, err
-	}
-	if lex == phys {
-		return []string{phys}, a1 || a2, nil
-	}
-	return []string{phys, lex}, a1 || a2, nil
 }
 
 // HookAllowOutput is the JSON the hook prints on stdout when the policy

@@ -37,12 +37,12 @@ func (p *Policy) readTarget(in *HookInput, raw string) (string, string, *Decisio
 	}
 	where := "inside the workspace"
 	for _, r := range all {
-		if sc.inScratch(r) {
+		if sc.InScratch(r) {
 			where = "in the worker's scratch directory"
 			continue
 		}
-		if !sc.readable(r) || sc.isProtected(r) {
-			return fail(deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.ws))
+		if !sc.Readable(r) || sc.IsProtected(r) {
+			return fail(deny(r, "%s %s: outside the workspace %s", in.ToolName, r, sc.Workspace))
 		}
 	}
 	return all[0], where, nil

@@ -229,7 +229,7 @@ func TestDotDotAfterSymlink(t *testing.T) {
 }
 
 // TestReadToolsInScratch: the read tools may read the worker's scratch
-// directory (BashPolicy.Scratch, its TMPDIR: Claude Code writes a
+// directory (bash.Policy.Scratch, its TMPDIR: Claude Code writes a
 // background task's output there and tells the model to Read it; the
 // worker's Bash commands may read and write it anyway), in both modes. The
 // rest of the attempt directory (policy, settings, Claude Code's config)

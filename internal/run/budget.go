@@ -100,7 +100,7 @@ func (p *progress) projection(pr *Projection, merged func(task string) bool, spe
 	n := 0
 	for _, t := range pr.Tasks {
 		if !merged(t.Task) {
-			left.add(t.Range)
+			left.Add(t.Range)
 			n++
 		}
 	}
@@ -128,16 +128,6 @@ func (p *progress) halted(e *Error) {
 	case Account:
 		p.printf("zerg: launching stopped: %v", e.Err)
 	}
-}
-
-// BasisText says what a projection is based on, for people.
-func (pr *Projection) BasisText() string {
-	if pr.Basis == "history" {
-		return fmt.Sprintf("scaled ×%.2f by %d task(s) of this repository's earlier runs", pr.Factor, pr.HistoryTasks)
-	}
-	// The repository's history is its other features' runs: a resume's
-	// own attempts are what it spent, not a history.
-	return "from the graph's estimates, models and prompt sizes; no other run of this repository to learn from"
 }
 
 func budgetText(spent, limit float64) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -702,18 +701,6 @@ func (c *Coordinator) dropLive(task string) {
 	delete(c.live, task)
 }
 
-// liveAttempt is a running attempt's heartbeat.
-type liveAttempt struct {
-	Attempt   int            `json:"attempt"`
-	PID       int            `json:"pid,omitempty"`
-	Started   time.Time      `json:"started"`
-	LastEvent time.Time      `json:"last_event,omitzero"`
-	Turns     int            `json:"turns"`
-	ToolCalls map[string]int `json:"tool_calls,omitempty"`
-	LastTool  string         `json:"last_tool,omitempty"`
-	Tokens    int64          `json:"tokens"`
-}
-
 func short(s string) string {
 	if len(s) > 10 {
 		return s[:10]
@@ -774,15 +761,15 @@ func (c *Coordinator) previous(task string, ts TaskState) string {
 		fmt.Fprintf(&b, ". What to do: %s.", h.Fix)
 	}
 	if ts.DiagnosedAttempt > 0 {
-		dir := c.paths.AttemptDir(task, ts.DiagnosedAttempt)
+		rec := c.paths.Attempt(task, ts.DiagnosedAttempt)
 		if ts.GateOutput != "" {
 			// The attempt's own verification passed; the gate, on the
 			// integration branch with its work merged, did not.
 			fmt.Fprintf(&b, "\nThe gate's output ended with:\n\n%s\n", indent(tailLines(ts.GateOutput, 30, 3000)))
-		} else if out := readTail(filepath.Join(dir, "verify.log"), 30, 3000); strings.TrimSpace(out) != "" {
+		} else if out := readTail(rec.Verify(), 30, 3000); strings.TrimSpace(out) != "" {
 			fmt.Fprintf(&b, "\nThe verification's output ended with:\n\n%s\n", indent(out))
 		}
-		diff := readHead(filepath.Join(dir, "diff.patch"), 4000)
+		diff := readHead(rec.Diff(), 4000)
 		switch {
 		case ts.Hypothesis != nil && ts.Hypothesis.Pattern == diagnose.SecretFound:
 			// The changes held a credential: it is not sent to the API again.

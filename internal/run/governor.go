@@ -8,55 +8,6 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 )
 
-// Breaker states.
-const (
-	BreakerClosed   = "closed"
-	BreakerOpen     = "open"
-	BreakerHalfOpen = "half_open"
-)
-
-// Backpressure zones.
-const (
-	ZoneGreen  = "green"  // full concurrency
-	ZoneYellow = "yellow" // half
-	ZoneRed    = "red"    // launches paused until a probe succeeds
-)
-
-// Governor event types (in the run log).
-const (
-	EvBreaker     = "breaker" // BreakerChange
-	EvZone        = "zone"    // ZoneChange
-	EvPaused      = "launches_paused"
-	EvConcurrency = "concurrency"
-)
-
-// BreakerChange records a circuit breaker transition.
-type BreakerChange struct {
-	State    string `json:"state"`
-	Failures int    `json:"failures,omitempty"` // consecutive infra failures that opened it
-	Until    string `json:"until,omitempty"`    // open: when the probe may run (RFC 3339)
-}
-
-// ZoneChange records a backpressure zone transition.
-type ZoneChange struct {
-	Zone        string  `json:"zone"`
-	FailureRate float64 `json:"failure_rate"`
-	Samples     int     `json:"samples"`
-}
-
-// LaunchPause records a pause of all launches (a rate limit).
-type LaunchPause struct {
-	Until  string `json:"until"`
-	Reason string `json:"reason"`
-}
-
-// ConcurrencyChange records an adaptive concurrency change.
-type ConcurrencyChange struct {
-	From   int    `json:"from"`
-	To     int    `json:"to"`
-	Reason string `json:"reason"`
-}
-
 // Outcome is what the governor learns from one finished attempt.
 type Outcome struct {
 	Infra bool // an infrastructure failure (rate limit, overload, 5xx, stall, crash)
@@ -142,18 +93,6 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 		g.emit = func(string, any) {}
 	}
 	return g
-}
-
-// Snapshot is the governor's state for status. The times are omitzero:
-// omitempty never leaves out a time.Time, and printed "0001-01-01T00:00:00Z"
-// for a pause or an open breaker that is not there.
-type Snapshot struct {
-	Breaker     string    `json:"breaker"`
-	Zone        string    `json:"zone"`
-	Limit       int       `json:"concurrency"`
-	Running     int       `json:"running"`
-	PausedUntil time.Time `json:"paused_until,omitzero"`
-	OpenUntil   time.Time `json:"open_until,omitzero"`
 }
 
 // Snapshot returns the current state.

@@ -33,11 +33,6 @@ func DiffGraphs(old, cur *spec.Graph) GraphChanged {
 	return d
 }
 
-// Empty reports whether the graphs had no task-level difference.
-func (d GraphChanged) Empty() bool {
-	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0
-}
-
 // changedFields names the fields in which two versions of a task differ.
 func changedFields(a, b *spec.Task) []string {
 	var f []string

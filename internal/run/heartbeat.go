@@ -4,35 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/zergrush/zerg/internal/fsx"
 )
-
-// LiveFile is the heartbeat file the coordinator rewrites every second while
-// it runs: the launch governor's state and each running attempt's last
-// stream event, turns, tool calls and tokens. zerg status reads it; it is
-// not state (the log is), only a view.
-const LiveFile = "live.json"
-
-// Live is the content of the heartbeat file.
-type Live struct {
-	Written  time.Time              `json:"written"`
-	PID      int                    `json:"pid"`
-	Governor Snapshot               `json:"governor"`
-	Running  map[string]liveAttempt `json:"running"`
-}
-
-// ReadLive reads a run's heartbeat file.
-func ReadLive(runDir string) (*Live, error) {
-	b, err := os.ReadFile(filepath.Join(runDir, LiveFile))
-	if err != nil {
-		return nil, err
-	}
-	var l Live
-	return &l, json.Unmarshal(b, &l)
-}
 
 // startHeartbeats rewrites the heartbeat file every second until stopped.
 func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {

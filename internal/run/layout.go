@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
@@ -18,7 +17,8 @@ import (
 
 // Paths is the on-disk layout of a feature's run: the one place that knows
 // where the log, the attempt records, the workspaces and the workers' state
-// live. The coordinator, logs and cleanup all go through it.
+// live (the files inside an attempt record are attempt.Record's). The
+// coordinator, logs and cleanup all go through it.
 type Paths struct {
 	Feature     string
 	Root        string // repository top level
@@ -215,26 +215,21 @@ func (p Paths) WorkerDir(task string, n int) string {
 	return filepath.Join(p.State, fmt.Sprintf("%s-%d", task, n))
 }
 
-// AttemptDir holds zerg's record of attempt n: prompt, stream, verification
-// output, diff.
-func (p Paths) AttemptDir(task string, n int) string {
-	return filepath.Join(p.RunDir, "attempts", task, fmt.Sprint(n))
+// Attempt is zerg's record of attempt n: prompt, stream, verification
+// output, diff (attempt.Record names its files).
+func (p Paths) Attempt(task string, n int) attempt.Record {
+	return attempt.RecordOf(p.AttemptRecords(), task, n)
 }
+
+// AttemptDir is the directory of Attempt(task, n).
+func (p Paths) AttemptDir(task string, n int) string { return p.Attempt(task, n).Dir() }
+
+// AttemptRecords is the directory of the run's attempt records.
+func (p Paths) AttemptRecords() string { return attempt.RecordsDir(p.RunDir) }
 
 // Attempts lists the attempt numbers recorded for a task, in order.
 func (p Paths) Attempts(task string) ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join(p.RunDir, "attempts", task))
-	if err != nil {
-		return nil, err
-	}
-	var nums []int
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n > 0 {
-			nums = append(nums, n)
-		}
-	}
-	slices.Sort(nums)
-	return nums, nil
+	return attempt.RecordNumbers(p.AttemptRecords(), task)
 }
 
 // CheckRecord is where the last passing check of the feature's commands

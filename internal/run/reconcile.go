@@ -155,7 +155,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		}
 	}
 	resumed := RunResumed{Workers: c.workers}
-	if c.schedule != recordedSchedule(c.state) {
+	if c.schedule != c.state.RecordedSchedule() {
 		resumed.Schedule = c.schedule
 	}
 	if err := c.emit(EvRunResumed, "", 0, resumed); err != nil {
@@ -224,15 +224,6 @@ func describeChange(d GraphChanged) string {
 	return fmt.Sprint(parts)
 }
 
-// recordedSchedule is the schedule the log says the run works with; a log
-// from before the choice existed ran levels.
-func recordedSchedule(st *State) string {
-	if st.Schedule == "" {
-		return config.ScheduleLevel
-	}
-	return st.Schedule
-}
-
 // resumeSchedule is the schedule a resume goes on with when the rush asks
 // for asked (--schedule; "" when not given). The recorded one is kept
 // unless asked names another: the config's schedule is for new runs. From level to dag is safe and allowed: every merge of a
@@ -242,7 +233,7 @@ func recordedSchedule(st *State) string {
 // part of a level, which the level schedule's promise (a level merges all
 // or nothing) cannot account for.
 func resumeSchedule(st *State, asked string) (schedule, note string, err error) {
-	rec := recordedSchedule(st)
+	rec := st.RecordedSchedule()
 	switch {
 	case asked == "" || asked == rec:
 		return rec, "", nil

@@ -17,18 +17,6 @@ import (
 // said, stops the attempts in flight (every request of theirs would be
 // refused the same way), then runs the refused and stopped tasks again.
 
-// EvResetWait records that launching waits for an account's usage limit to
-// reset (ResetWait); zerg status shows it while the run waits.
-const EvResetWait = "reset_wait"
-
-// ResetWait is the wait for a usage limit's reset.
-type ResetWait struct {
-	Task   string `json:"task"`   // the task whose attempt was refused
-	Reason string `json:"reason"` // the refusal's reason (usage_limit)
-	Reset  string `json:"reset"`  // the reset time as the API said it
-	Until  string `json:"until"`  // when launching resumes (RFC 3339)
-}
-
 // resetMargin is waited past the reset: the reset headers are whole
 // seconds, and the API's clock is not ours.
 const resetMargin = time.Second

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // ETA estimates the time left of a run from the graph's estimates scaled by
@@ -18,7 +18,7 @@ import (
 // dependencies are merged, so what is left takes the longer of the longest
 // chain of remaining tasks and their work spread over the workers. ok is
 // false while nothing gives a measure (no task finished, no estimates).
-func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
+func ETA(v runstate.View, now time.Time) (left time.Duration, ok bool) {
 	var doneEst, doneMS, doneN int64
 	anyEstimate := false
 	for _, t := range v.Tasks {
@@ -32,19 +32,19 @@ func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 		}
 	}
 	// expect is how long a task is expected to take in all.
-	var expect func(t run.TaskView) time.Duration
+	var expect func(t runstate.TaskView) time.Duration
 	switch {
 	case anyEstimate && doneEst > 0:
 		scale := float64(doneMS) / float64(doneEst)
-		expect = func(t run.TaskView) time.Duration {
+		expect = func(t runstate.TaskView) time.Duration {
 			return time.Duration(float64(t.EstimateMS)*scale) * time.Millisecond
 		}
 	case anyEstimate:
 		// Nothing finished yet: the estimates as they stand.
-		expect = func(t run.TaskView) time.Duration { return time.Duration(t.EstimateMS) * time.Millisecond }
+		expect = func(t runstate.TaskView) time.Duration { return time.Duration(t.EstimateMS) * time.Millisecond }
 	case doneN > 0:
 		mean := time.Duration(doneMS/doneN) * time.Millisecond
-		expect = func(run.TaskView) time.Duration { return mean }
+		expect = func(runstate.TaskView) time.Duration { return mean }
 	default:
 		return 0, false
 	}
@@ -55,7 +55,7 @@ func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 	byLevel := map[int][]time.Duration{}
 	var levels []int
 	for _, t := range v.Tasks {
-		if finished(t.Status) || t.Status == run.StatusFailed || t.Status == run.StatusBlocked || t.Status == run.StatusCancelled {
+		if finished(t.Status) || t.Status == runstate.StatusFailed || t.Status == runstate.StatusBlocked || t.Status == runstate.StatusCancelled {
 			continue // done, or will not run in this run
 		}
 		rem := expect(t)
@@ -77,13 +77,13 @@ func ETA(v run.View, now time.Time) (left time.Duration, ok bool) {
 
 // dagLeft is max(longest chain of remaining tasks, remaining work /
 // workers): the dag schedule's lower bound, on what is left.
-func dagLeft(v run.View, expect func(run.TaskView) time.Duration, now time.Time, workers int) time.Duration {
+func dagLeft(v runstate.View, expect func(runstate.TaskView) time.Duration, now time.Time, workers int) time.Duration {
 	rem := map[string]time.Duration{}
-	byID := map[string]run.TaskView{}
+	byID := map[string]runstate.TaskView{}
 	var sum time.Duration
 	for _, t := range v.Tasks {
 		byID[t.ID] = t
-		if finished(t.Status) || t.Status == run.StatusFailed || t.Status == run.StatusBlocked || t.Status == run.StatusCancelled {
+		if finished(t.Status) || t.Status == runstate.StatusFailed || t.Status == runstate.StatusBlocked || t.Status == runstate.StatusCancelled {
 			continue
 		}
 		r := expect(t)
@@ -127,10 +127,12 @@ func levelTime(rem []time.Duration, workers int) time.Duration {
 
 // finished: the task's work is done (committed waits only for its level's
 // merge).
-func finished(s run.Status) bool { return s == run.StatusMerged || s == run.StatusCommitted }
+func finished(s runstate.Status) bool {
+	return s == runstate.StatusMerged || s == runstate.StatusCommitted
+}
 
 // LevelFraction is how much of a level is done: its finished tasks over all.
-func LevelFraction(l run.LevelView, tasks []run.TaskView) float64 {
+func LevelFraction(l runstate.LevelView, tasks []runstate.TaskView) float64 {
 	if l.State == "merged" {
 		return 1
 	}
@@ -147,9 +149,9 @@ func LevelFraction(l run.LevelView, tasks []run.TaskView) float64 {
 }
 
 // RunFraction is how much of the run is done: merged tasks over all.
-func RunFraction(v run.View) (done, total int) {
+func RunFraction(v runstate.View) (done, total int) {
 	for _, t := range v.Tasks {
-		if t.Status == run.StatusMerged {
+		if t.Status == runstate.StatusMerged {
 			done++
 		}
 	}

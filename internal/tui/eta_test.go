@@ -5,39 +5,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func task(id string, level int, st run.Status, estMin float64, workerS int64) run.TaskView {
-	return run.TaskView{ID: id, Level: level, Status: st, EstimateMS: int64(estMin * 60_000), WorkerMS: workerS * 1000}
+func task(id string, level int, st runstate.Status, estMin float64, workerS int64) runstate.TaskView {
+	return runstate.TaskView{ID: id, Level: level, Status: st, EstimateMS: int64(estMin * 60_000), WorkerMS: workerS * 1000}
 }
 
 func TestETA(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		v     run.View
+		v     runstate.View
 		want  time.Duration
 		known bool
 	}{
-		{"nothing to measure by", run.View{Workers: 2, Tasks: []run.TaskView{task("a", 1, run.StatusPending, 0, 0)}}, 0, false},
-		{"estimates as they stand before anything finished", run.View{Workers: 2, Tasks: []run.TaskView{
-			task("a", 1, run.StatusPending, 2, 0), task("b", 1, run.StatusPending, 2, 0), task("c", 2, run.StatusPending, 1, 0)}},
+		{"nothing to measure by", runstate.View{Workers: 2, Tasks: []runstate.TaskView{task("a", 1, runstate.StatusPending, 0, 0)}}, 0, false},
+		{"estimates as they stand before anything finished", runstate.View{Workers: 2, Tasks: []runstate.TaskView{
+			task("a", 1, runstate.StatusPending, 2, 0), task("b", 1, runstate.StatusPending, 2, 0), task("c", 2, runstate.StatusPending, 1, 0)}},
 			3 * time.Minute, true},
 		// a took 1 minute against an estimate of 2: everything takes half.
-		{"scaled by the actual times", run.View{Workers: 2, Tasks: []run.TaskView{
-			task("a", 1, run.StatusMerged, 2, 60), task("b", 2, run.StatusPending, 4, 0), task("c", 2, run.StatusPending, 4, 0)}},
+		{"scaled by the actual times", runstate.View{Workers: 2, Tasks: []runstate.TaskView{
+			task("a", 1, runstate.StatusMerged, 2, 60), task("b", 2, runstate.StatusPending, 4, 0), task("c", 2, runstate.StatusPending, 4, 0)}},
 			2 * time.Minute, true},
 		// One worker: level 2's two tasks one after the other.
-		{"work spread over the workers", run.View{Workers: 1, Tasks: []run.TaskView{
-			task("a", 1, run.StatusMerged, 2, 60), task("b", 2, run.StatusPending, 4, 0), task("c", 2, run.StatusPending, 4, 0)}},
+		{"work spread over the workers", runstate.View{Workers: 1, Tasks: []runstate.TaskView{
+			task("a", 1, runstate.StatusMerged, 2, 60), task("b", 2, runstate.StatusPending, 4, 0), task("c", 2, runstate.StatusPending, 4, 0)}},
 			4 * time.Minute, true},
-		{"no estimates: the mean finished time", run.View{Workers: 4, Tasks: []run.TaskView{
-			task("a", 1, run.StatusMerged, 0, 30), task("b", 1, run.StatusCommitted, 0, 90), task("c", 2, run.StatusPending, 0, 0)}},
+		{"no estimates: the mean finished time", runstate.View{Workers: 4, Tasks: []runstate.TaskView{
+			task("a", 1, runstate.StatusMerged, 0, 30), task("b", 1, runstate.StatusCommitted, 0, 90), task("c", 2, runstate.StatusPending, 0, 0)}},
 			time.Minute, true},
-		{"failed and blocked tasks do not run", run.View{Workers: 2, Tasks: []run.TaskView{
-			task("a", 1, run.StatusFailed, 2, 60), task("b", 2, run.StatusBlocked, 4, 0)}},
+		{"failed and blocked tasks do not run", runstate.View{Workers: 2, Tasks: []runstate.TaskView{
+			task("a", 1, runstate.StatusFailed, 2, 60), task("b", 2, runstate.StatusBlocked, 4, 0)}},
 			0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,8 +52,8 @@ func TestETA(t *testing.T) {
 // TestETARunningTask: a running task has its elapsed time off its
 // expectation, and one past it has a tenth left, not a negative time.
 func TestETARunningTask(t *testing.T) {
-	v := run.View{Workers: 1, Tasks: []run.TaskView{task("a", 1, run.StatusRunning, 2, 0)}}
-	v.Tasks[0].Running = &run.RunningView{Attempt: 1, Started: t0.Add(-30 * time.Second)}
+	v := runstate.View{Workers: 1, Tasks: []runstate.TaskView{task("a", 1, runstate.StatusRunning, 2, 0)}}
+	v.Tasks[0].Running = &runstate.RunningView{Attempt: 1, Started: t0.Add(-30 * time.Second)}
 	if got, _ := ETA(v, t0); got != 90*time.Second {
 		t.Errorf("ETA = %s, want 1m30s", got)
 	}
@@ -64,9 +64,9 @@ func TestETARunningTask(t *testing.T) {
 }
 
 func TestLevelFraction(t *testing.T) {
-	tasks := []run.TaskView{task("a", 1, run.StatusMerged, 0, 0), task("b", 1, run.StatusCommitted, 0, 0),
-		task("c", 1, run.StatusRunning, 0, 0), task("d", 1, run.StatusPending, 0, 0)}
-	l := run.LevelView{Level: 1, State: "running", Tasks: []string{"a", "b", "c", "d"}}
+	tasks := []runstate.TaskView{task("a", 1, runstate.StatusMerged, 0, 0), task("b", 1, runstate.StatusCommitted, 0, 0),
+		task("c", 1, runstate.StatusRunning, 0, 0), task("d", 1, runstate.StatusPending, 0, 0)}
+	l := runstate.LevelView{Level: 1, State: "running", Tasks: []string{"a", "b", "c", "d"}}
 	if f := LevelFraction(l, tasks); f != 0.5 {
 		t.Errorf("fraction %v, want 0.5", f)
 	}
@@ -80,10 +80,10 @@ func TestLevelFraction(t *testing.T) {
 // of dependencies or its work over the workers, whichever is longer, not
 // the sum of its levels. Control: the same view under level sums them.
 func TestETADAG(t *testing.T) {
-	dep := func(tv run.TaskView, deps ...string) run.TaskView { tv.Dependencies = deps; return tv }
-	v := run.View{Workers: 4, Schedule: "dag", Tasks: []run.TaskView{
-		task("a", 1, run.StatusPending, 10, 0), task("b", 1, run.StatusPending, 1, 0),
-		dep(task("c", 2, run.StatusPending, 1, 0), "b"), dep(task("d", 3, run.StatusPending, 1, 0), "c")}}
+	dep := func(tv runstate.TaskView, deps ...string) runstate.TaskView { tv.Dependencies = deps; return tv }
+	v := runstate.View{Workers: 4, Schedule: "dag", Tasks: []runstate.TaskView{
+		task("a", 1, runstate.StatusPending, 10, 0), task("b", 1, runstate.StatusPending, 1, 0),
+		dep(task("c", 2, runstate.StatusPending, 1, 0), "b"), dep(task("d", 3, runstate.StatusPending, 1, 0), "c")}}
 	// The chain a (10) beats b → c → d (3) and the work 13/4.
 	if got, ok := ETA(v, t0); !ok || got != 10*time.Minute {
 		t.Errorf("dag: ETA = %s, want 10m", got)
@@ -104,7 +104,7 @@ func TestETADAG(t *testing.T) {
 // control: a level run's header does not.
 func TestHeaderNamesTheDAGSchedule(t *testing.T) {
 	m := New(Config{})
-	v := run.View{Feature: "demo", State: run.RunRunning, Workers: 2, Schedule: "dag", Batches: 3}
+	v := runstate.View{Feature: "demo", State: runstate.RunRunning, Workers: 2, Schedule: "dag", Batches: 3}
 	if h := m.header(v, t0); !strings.Contains(h, "dag, 3 merged batches") {
 		t.Errorf("dag header: %q", h)
 	}

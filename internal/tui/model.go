@@ -5,8 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Mode is who shows the view: the rush itself, or a watcher.
@@ -41,7 +40,7 @@ type Config struct {
 	Mode Mode
 	// Poll reads the run's view. It runs off the UI's goroutine and never
 	// inside the coordinator's.
-	Poll func() (run.View, error)
+	Poll func() (runstate.View, error)
 	// Log is a task's log as zerg logs prints it, for the pager.
 	Log func(task string) string
 	// Stop asks the coordinator to stop (watch mode; rush mode ends the
@@ -64,7 +63,7 @@ type Done struct{}
 type (
 	tickMsg struct{}
 	viewMsg struct {
-		v   run.View
+		v   runstate.View
 		err error
 	}
 	logMsg struct {
@@ -77,7 +76,7 @@ type (
 type Model struct {
 	cfg      Config
 	st       styles
-	view     run.View
+	view     runstate.View
 	polled   bool
 	err      error
 	width    int
@@ -105,7 +104,7 @@ func New(cfg Config) Model {
 func (m Model) Outcome() Outcome { return m.outcome }
 
 // LastView is the run as the view last saw it.
-func (m Model) LastView() (run.View, bool) { return m.view, m.polled }
+func (m Model) LastView() (runstate.View, bool) { return m.view, m.polled }
 
 func (m Model) Init() tea.Cmd { return m.poll() }
 
@@ -202,7 +201,7 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.outcome = Detached
 		return m, tea.Quit
 	case "s":
-		if m.view.State == run.RunRunning {
+		if m.view.State == runstate.RunRunning {
 			m.confirm = true
 		}
 	case "up", "k":
@@ -220,13 +219,13 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // watching: a watch goes on while the run runs, or is starting (a log
 // without events yet whose coordinator holds it), as zerg status --watch.
-func watching(v run.View) bool {
-	return v.State == run.RunRunning || (v.State == run.RunNotStarted && v.Coordinator.Alive)
+func watching(v runstate.View) bool {
+	return v.State == runstate.RunRunning || (v.State == runstate.RunNotStarted && v.Coordinator.Alive)
 }
 
 // selectable is the tasks a person can pick: the running ones, then the
 // failing ones, in the order the view shows them.
-func selectable(v run.View) []string {
+func selectable(v runstate.View) []string {
 	var ids []string
 	for _, t := range v.Tasks {
 		if t.Running != nil {
@@ -242,13 +241,13 @@ func selectable(v run.View) []string {
 }
 
 // problems is the tasks that failed, for good or before a retry.
-func problems(v run.View) []run.TaskView {
-	var out []run.TaskView
+func problems(v runstate.View) []runstate.TaskView {
+	var out []runstate.TaskView
 	for _, t := range v.Tasks {
 		if finished(t.Status) {
 			continue
 		}
-		if t.Status == run.StatusFailed || t.Status == run.StatusRetryWait || t.Diagnosis != nil || (t.TaskFailures > 0 && t.Detail != "") {
+		if t.Status == runstate.StatusFailed || t.Status == runstate.StatusRetryWait || t.Diagnosis != nil || (t.TaskFailures > 0 && t.Detail != "") {
 			out = append(out, t)
 		}
 	}

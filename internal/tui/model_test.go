@@ -13,43 +13,43 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/zergrush/zerg/internal/diagnose"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // source is a run whose view the test changes under the model.
 type source struct {
 	mu sync.Mutex
-	v  run.View
+	v  runstate.View
 }
 
-func (s *source) set(f func(v *run.View)) {
+func (s *source) set(f func(v *runstate.View)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f(&s.v)
 }
 
-func (s *source) poll() (run.View, error) {
+func (s *source) poll() (runstate.View, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := s.v
-	v.Tasks = append([]run.TaskView(nil), s.v.Tasks...)
+	v.Tasks = append([]runstate.TaskView(nil), s.v.Tasks...)
 	return v, nil
 }
 
 // running is a run of two levels: level 1 half merged, L1-b running.
 func running() *source {
 	now := time.Now()
-	return &source{v: run.View{Feature: "demo", State: run.RunRunning, Rehearsal: true, Workers: 2,
+	return &source{v: runstate.View{Feature: "demo", State: runstate.RunRunning, Rehearsal: true, Workers: 2,
 		StartedAt: now.Add(-40 * time.Second), CostUSD: 0.0123, Tokens: 5000,
-		Coordinator: run.CoordinatorView{Alive: true},
-		Governor:    &run.Snapshot{Breaker: run.BreakerClosed, Zone: run.ZoneGreen, Limit: 2, Running: 1},
-		Levels: []run.LevelView{{Level: 1, State: "running", Tasks: []string{"L1-a", "L1-b"}},
+		Coordinator: runstate.CoordinatorView{Alive: true},
+		Governor:    &runstate.GovernorSnapshot{Breaker: runstate.BreakerClosed, Zone: runstate.ZoneGreen, Limit: 2, Running: 1},
+		Levels: []runstate.LevelView{{Level: 1, State: "running", Tasks: []string{"L1-a", "L1-b"}},
 			{Level: 2, State: "pending", Tasks: []string{"L2-c"}}},
-		Tasks: []run.TaskView{
-			{ID: "L1-a", Level: 1, Status: run.StatusMerged, EstimateMS: 60_000, WorkerMS: 30_000},
-			{ID: "L1-b", Level: 1, Status: run.StatusRunning, EstimateMS: 60_000, Attempts: 1,
-				Running: &run.RunningView{Attempt: 1, Started: now.Add(-5 * time.Second), Turns: 3, Tokens: 2100, LastTool: "Bash"}},
-			{ID: "L2-c", Level: 2, Status: run.StatusPending, EstimateMS: 120_000},
+		Tasks: []runstate.TaskView{
+			{ID: "L1-a", Level: 1, Status: runstate.StatusMerged, EstimateMS: 60_000, WorkerMS: 30_000},
+			{ID: "L1-b", Level: 1, Status: runstate.StatusRunning, EstimateMS: 60_000, Attempts: 1,
+				Running: &runstate.RunningView{Attempt: 1, Started: now.Add(-5 * time.Second), Turns: 3, Tokens: 2100, LastTool: "Bash"}},
+			{ID: "L2-c", Level: 2, Status: runstate.StatusPending, EstimateMS: 120_000},
 		}}}
 }
 
@@ -102,12 +102,12 @@ func TestViewShowsAFailureWithItsDiagnosis(t *testing.T) {
 	s := running()
 	tm := start(t, s, ModeRush, nil)
 	waitFor(t, tm, "L1-b")
-	s.set(func(v *run.View) {
-		v.Tasks[1].Running, v.Tasks[1].Status, v.Tasks[1].TaskFailures = nil, run.StatusRetryWait, 1
+	s.set(func(v *runstate.View) {
+		v.Tasks[1].Running, v.Tasks[1].Status, v.Tasks[1].TaskFailures = nil, runstate.StatusRetryWait, 1
 		v.Tasks[1].Detail = "verification `make test` failed (exit 2)"
 		v.Tasks[1].Diagnosis = &diagnose.Hypothesis{Pattern: "missing-import", Confidence: 0.8,
 			Evidence: []string{"undefined: strings.Cut"}, Fix: "import the package"}
-		v.Governor = &run.Snapshot{Breaker: run.BreakerOpen, Zone: run.ZoneRed, Limit: 1, OpenUntil: time.Now().Add(30 * time.Second)}
+		v.Governor = &runstate.GovernorSnapshot{Breaker: runstate.BreakerOpen, Zone: runstate.ZoneRed, Limit: 1, OpenUntil: time.Now().Add(30 * time.Second)}
 	})
 	waitFor(t, tm, "failures (1)", "failed 1 time(s), now retry_wait", "verification `make test` failed",
 		"diagnosis: missing-import (80% sure): undefined: strings.Cut", "fix: import the package", "breaker OPEN for")
@@ -151,7 +151,7 @@ func TestWatchStopCallsStopAndEndsWithTheRun(t *testing.T) {
 	if stops.Load() != 1 {
 		t.Errorf("Stop called %d times, want 1", stops.Load())
 	}
-	s.set(func(v *run.View) { v.State, v.Coordinator.Alive = run.RunHalted, false })
+	s.set(func(v *runstate.View) { v.State, v.Coordinator.Alive = runstate.RunHalted, false })
 	if o := outcome(t, tm); o != Ended {
 		t.Errorf("run stopped: outcome %v, want Ended", o)
 	}
@@ -163,7 +163,7 @@ func TestRushViewEndsOnDone(t *testing.T) {
 	s := running()
 	tm := start(t, s, ModeRush, nil)
 	waitFor(t, tm, "L1-b")
-	s.set(func(v *run.View) { v.State = run.RunDelivered })
+	s.set(func(v *runstate.View) { v.State = runstate.RunDelivered })
 	waitFor(t, tm, "delivered")
 	tm.Send(Done{})
 	if o := outcome(t, tm); o != Ended {
@@ -204,7 +204,7 @@ func TestNoColor(t *testing.T) {
 // TestViewFitsTheWidth: no line is wider than the terminal.
 func TestViewFitsTheWidth(t *testing.T) {
 	s := running()
-	s.set(func(v *run.View) { v.Tasks[1].Running.LastTool = strings.Repeat("mcp__server__tool", 20) })
+	s.set(func(v *runstate.View) { v.Tasks[1].Running.LastTool = strings.Repeat("mcp__server__tool", 20) })
 	m := New(Config{Mode: ModeRush, Poll: s.poll})
 	v, _ := s.poll()
 	mm, _ := m.Update(tea.WindowSizeMsg{Width: 60, Height: 30})

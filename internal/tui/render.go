@@ -9,7 +9,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -95,11 +95,11 @@ func (m Model) View() string {
 	return strings.Join(append(lines, foot...), "\n")
 }
 
-func (m Model) header(v run.View, now time.Time) string {
+func (m Model) header(v runstate.View, now time.Time) string {
 	parts := []string{m.st.bold.Render("zerg " + v.Feature), m.stateWord(v)}
 	if !v.StartedAt.IsZero() {
 		end := now
-		if v.State != run.RunRunning {
+		if v.State != runstate.RunRunning {
 			end = v.StartedAt.Add(time.Duration(v.DurationMS) * time.Millisecond)
 		}
 		parts = append(parts, Duration(end.Sub(v.StartedAt)))
@@ -112,7 +112,7 @@ func (m Model) header(v run.View, now time.Time) string {
 		parts = append(parts, fmt.Sprintf("dag, %d merged batches", v.Batches))
 	}
 	parts = append(parts, fmt.Sprintf("$%.4f", v.CostUSD), Tokens(v.Tokens+runningTokens(v))+" tokens")
-	if v.State == run.RunRunning {
+	if v.State == runstate.RunRunning {
 		if left, ok := ETA(v, now); ok {
 			parts = append(parts, "ETA "+Duration(left))
 		} else {
@@ -124,7 +124,7 @@ func (m Model) header(v run.View, now time.Time) string {
 
 // runningTokens is what running attempts used so far (the run's Tokens
 // counts finished attempts).
-func runningTokens(v run.View) int64 {
+func runningTokens(v runstate.View) int64 {
 	var n int64
 	for _, t := range v.Tasks {
 		if t.Running != nil {
@@ -134,28 +134,28 @@ func runningTokens(v run.View) int64 {
 	return n
 }
 
-func (m Model) stateWord(v run.View) string {
+func (m Model) stateWord(v runstate.View) string {
 	s := string(v.State)
-	if v.State == run.RunDelivered && v.RefusedWrites > 0 {
+	if v.State == runstate.RunDelivered && v.RefusedWrites > 0 {
 		s += fmt.Sprintf(" with %d refused write(s)", v.RefusedWrites)
 	}
 	if v.Rehearsal {
 		s += " (rehearsal)"
 	}
 	switch {
-	case v.State == run.RunDelivered && v.RefusedWrites > 0:
+	case v.State == runstate.RunDelivered && v.RefusedWrites > 0:
 		return m.st.yellow.Render(s)
-	case v.State == run.RunDelivered:
+	case v.State == runstate.RunDelivered:
 		return m.st.green.Render(s)
-	case v.State == run.RunRunning:
+	case v.State == runstate.RunRunning:
 		return m.st.yellow.Render(s)
-	case v.State == run.RunNotDelivered || v.State == run.RunDead:
+	case v.State == runstate.RunNotDelivered || v.State == runstate.RunDead:
 		return m.st.red.Render(s)
 	}
 	return s
 }
 
-func (m Model) levelState(l run.LevelView) string {
+func (m Model) levelState(l runstate.LevelView) string {
 	switch l.State {
 	case "merged":
 		return m.st.green.Render(l.State)
@@ -169,7 +169,7 @@ func (m Model) levelState(l run.LevelView) string {
 
 // governor is the launch governor's line: breaker, backpressure zone,
 // rate-limit pauses, a usage-limit wait.
-func (m Model) governor(v run.View, now time.Time) string {
+func (m Model) governor(v runstate.View, now time.Time) string {
 	g := v.Governor
 	if g == nil {
 		if v.RateLimitPauses == 0 && v.BreakerOpens == 0 {
@@ -205,7 +205,7 @@ func (m Model) governor(v run.View, now time.Time) string {
 }
 
 // workers is one row per running attempt.
-func (m Model) workers(v run.View, now time.Time) []string {
+func (m Model) workers(v runstate.View, now time.Time) []string {
 	rows := [][]string{{"  TASK", "ATTEMPT", "ELAPSED", "LAST TOOL", "TURNS", "TOKENS", "COST"}}
 	for _, t := range v.Tasks {
 		r := t.Running
@@ -216,7 +216,7 @@ func (m Model) workers(v run.View, now time.Time) []string {
 		if tool == "" {
 			tool = "—"
 		}
-		if t.Status == run.StatusVerifying {
+		if t.Status == runstate.StatusVerifying {
 			tool = "(verifying)"
 		}
 		rows = append(rows, []string{m.mark(t.ID) + t.ID, fmt.Sprint(r.Attempt), Duration(now.Sub(r.Started)), clean(tool),
@@ -245,7 +245,7 @@ func (m Model) mark(id string) string {
 }
 
 // failures lists the failing tasks with the reason and the diagnosis.
-func (m Model) failures(v run.View) []string {
+func (m Model) failures(v runstate.View) []string {
 	ps := problems(v)
 	if len(ps) == 0 {
 		return nil
@@ -254,7 +254,7 @@ func (m Model) failures(v run.View) []string {
 	w := max(m.width-6, 20)
 	for _, t := range ps {
 		line := fmt.Sprintf("%s%s %s after %d attempt(s)", m.mark(t.ID), t.ID, m.st.red.Render("FAILED"), t.Attempts)
-		if t.Status != run.StatusFailed {
+		if t.Status != runstate.StatusFailed {
 			// Failed before; a retry is running or waiting.
 			line = fmt.Sprintf("%s%s failed %d time(s), now %s", m.mark(t.ID), t.ID, max(t.TaskFailures, 1), t.Status)
 		}

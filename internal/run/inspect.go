@@ -1,0 +1,50 @@
+package run
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zergrush/zerg/internal/eventlog"
+)
+
+// Inspect reads a run for a reader (status, logs, stop): its state from the
+// log, the graph it works on, and whether its coordinator is alive.
+func Inspect(p Paths) (View, *State, error) {
+	evs, err := eventlog.Read(p.Events)
+	if err != nil {
+		return View{}, nil, err
+	}
+	st := Replay(evs)
+	var lv Liveness
+	if held, err := eventlog.Held(p.Events); err == nil && held {
+		lv.Alive = true
+		lv.PID = coordinatorPID(p.Coordinator)
+		if l, err := ReadLive(p.RunDir); err == nil {
+			lv.Live = l
+		}
+	} else if l, err := ReadLive(p.RunDir); err == nil {
+		lv.Last = l
+	}
+	g, _ := loadGraph(p.GraphSnapshot, p.Root)
+	cur, _ := loadGraph(p.Graph, p.Root)
+	if g == nil {
+		g = cur
+	}
+	v := BuildView(p.Feature, st, g, cur, lv)
+	if agents := ClusterAgents(p.RunDir); len(agents) > 0 {
+		for i, t := range v.Tasks {
+			if t.Running != nil {
+				h := agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]
+				v.Tasks[i].Running.Agent, v.Tasks[i].Running.TakenBack = h.Agent, h.TakenBack
+			}
+		}
+	}
+	if !st.StartedAt.IsZero() {
+		end := st.LastEvent
+		if v.State == RunRunning {
+			end = time.Now()
+		}
+		v.DurationMS = end.Sub(st.StartedAt).Milliseconds()
+	}
+	return v, st, nil
+}

@@ -283,10 +283,11 @@ vet:
 
 # golangci-lint with .golangci.yml (docs/testing.md says which linters and
 # why), for Linux and for macOS (GOOS=darwin: the darwin files and build
-# constraints). The pinned version is built from the Go module proxy into
-# .cache/bin, not into go.mod (its dependencies are not zerg's) nor onto
-# PATH, when it is missing or another version; then it is reused. GOFLAGS
-# is emptied for the install: flags meant for zerg's build are not the tool's.
+# constraints); both passes run even when the first fails. The pinned
+# version is built from the Go module proxy into .cache/bin, not into
+# go.mod (its dependencies are not zerg's) nor onto PATH, when it is
+# missing or another version; then it is reused. GOFLAGS is emptied for
+# the install: flags meant for zerg's build are not the tool's.
 GOLANGCI_LINT_VERSION := 2.15.0
 GOLANGCI_LINT := $(CURDIR)/.cache/bin/golangci-lint
 golangci-lint:
@@ -295,8 +296,10 @@ golangci-lint:
 	  GOBIN=$(CURDIR)/.cache/bin GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); }
 
 lint: golangci-lint
-	$(GOLANGCI_LINT) run ./...
-	GOOS=darwin $(GOLANGCI_LINT) run ./...
+	@rc=0; \
+	echo "== golangci-lint run ./... (linux)"; $(GOLANGCI_LINT) run ./... || rc=1; \
+	echo "== golangci-lint run ./... (GOOS=darwin)"; GOOS=darwin $(GOLANGCI_LINT) run ./... || rc=1; \
+	exit $$rc
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*')); \

@@ -105,7 +105,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = syncFile(d) // best effort: not every file system can sync a directory
-		_ = d.Close() // a directory opened read-only
+		_ = d.Close()   // a directory opened read-only
 	}
 	return nil
 }

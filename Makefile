@@ -7,7 +7,7 @@ CLAUDE_DIR := tools/claude
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 ZERG      := bin/zerg
 
-.PHONY: all build claude claude-matrix cli-matrix cli-compat bwrap tmux iproute2 podman chromium container-image ecosystems test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean
+.PHONY: all build claude claude-matrix cli-matrix cli-compat bwrap tmux iproute2 podman chromium container-image ecosystems test test-unit vet fmt-check demo bench bench-rush bench-cluster bench-real bench-speedup chaos fuzz clean lint golangci-lint
 
 all: build
 
@@ -184,7 +184,7 @@ container-image: podman
 CONTAINER_SUITE_FILES := $(addprefix e2e/rush/,rush_test.go resilience_test.go state_test.go launchcheck_test.go redteam_sandbox_test.go)
 CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T.*/\1/p' $(CONTAINER_SUITE_FILES) | paste -sd"|" -)
 
-# The README's test command: formatting, vet, and every test of both tiers
+# The README's test command: formatting, vet, lint, and every test of both tiers
 # (docs/testing.md), then the CLI contract suite against the other releases
 # of the supported range (cli-matrix): ./... takes in the unit tier (internal/) and every
 # end-to-end package under e2e/. e2e/rush runs dozens of real rushes, in
@@ -193,7 +193,7 @@ CONTAINER_SUITES := $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).t \*testing\.T
 # test image, and fail (not skip) without them here; then the isolated
 # suites of e2e/rush run again in containers. The dashboard's browser tests
 # need Chromium and fail (not skip) without it here too.
-test: claude claude-matrix bwrap tmux iproute2 chromium strace container-image ecosystems fmt-check vet cross
+test: claude claude-matrix bwrap tmux iproute2 chromium strace container-image ecosystems fmt-check vet lint cross
 	ZERG_E2E_CONTAINER=required ZERG_E2E_BROWSER=required $(GO) test -count=1 -timeout 50m ./...
 	ZERG_E2E_ISOLATION=container $(GO) test -count=1 -timeout 30m -run '^($(CONTAINER_SUITES))$$' ./e2e/rush/
 	$(GO) test -count=1 -race ./internal/run/ ./internal/eventlog/
@@ -280,6 +280,26 @@ test-unit:
 
 vet:
 	$(GO) vet ./...
+
+# golangci-lint with .golangci.yml (docs/testing.md says which linters and
+# why), for Linux and for macOS (GOOS=darwin: the darwin files and build
+# constraints); both passes run even when the first fails. The pinned
+# version is built from the Go module proxy into .cache/bin, not into
+# go.mod (its dependencies are not zerg's) nor onto PATH, when it is
+# missing or another version; then it is reused. GOFLAGS is emptied for
+# the install: flags meant for zerg's build are not the tool's.
+GOLANGCI_LINT_VERSION := 2.15.0
+GOLANGCI_LINT := $(CURDIR)/.cache/bin/golangci-lint
+golangci-lint:
+	@[ "$$($(GOLANGCI_LINT) version --short 2>/dev/null)" = "$(GOLANGCI_LINT_VERSION)" ] || { \
+	  echo "== go install golangci-lint v$(GOLANGCI_LINT_VERSION)"; \
+	  GOBIN=$(CURDIR)/.cache/bin GOFLAGS= $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); }
+
+lint: golangci-lint
+	@rc=0; \
+	echo "== golangci-lint run ./... (linux)"; $(GOLANGCI_LINT) run ./... || rc=1; \
+	echo "== golangci-lint run ./... (GOOS=darwin)"; GOOS=darwin $(GOLANGCI_LINT) run ./... || rc=1; \
+	exit $$rc
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*')); \

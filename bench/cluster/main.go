@@ -129,7 +129,7 @@ func bench(tasks int, delay time.Duration, perAgent int, zerg string) error {
 	samples := make([][]result, len(configs))
 	for round := 1; round <= max(rounds, 1); round++ {
 		for i, c := range configs {
-			r, err := rush(tmp, zerg, env, coordEnv, scenario, tasks, c.agents, perAgent, c.workers)
+			r, err := rush(tmp, zerg, env, coordEnv, tasks, c.agents, perAgent, c.workers)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
@@ -165,7 +165,7 @@ func writeScenario(path string, tasks int, delay time.Duration) error {
 
 // rush makes a fresh repository and rushes it, locally (agents 0) or on
 // that many agents.
-func rush(tmp, zerg string, env, coordEnv []string, scenario string, tasks, agents, perAgent, workers int) (result, error) {
+func rush(tmp, zerg string, env, coordEnv []string, tasks, agents, perAgent, workers int) (result, error) {
 	dir, err := os.MkdirTemp(tmp, "repo-")
 	if err != nil {
 		return result{}, err

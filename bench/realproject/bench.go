@@ -584,7 +584,8 @@ func checkIntegration(ctx context.Context, p *project, repo, dir string) (suiteF
 	if _, err := git(ctx, repo, "worktree", "add", "-q", "--detach", co, branch); err != nil {
 		return fig, err
 	}
-	defer git(context.Background(), repo, "worktree", "remove", "--force", co)
+	// Best effort: the worktree is under the run's scratch directory.
+	defer func() { _, _ = git(context.Background(), repo, "worktree", "remove", "--force", co) }()
 	out, d, err := sh(ctx, co, p.suite, environ("GOWORK=off"))
 	fig.Seconds, fig.Passed = d.Seconds(), err == nil
 	if err != nil {

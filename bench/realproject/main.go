@@ -55,7 +55,10 @@ func main() {
 		if *asJSON {
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
-			enc.Encode(r)
+			// bench/speedup reads this: a result cut short must fail the run.
+			if werr := enc.Encode(r); werr != nil && err == nil {
+				err = werr
+			}
 		} else {
 			r.print(os.Stdout)
 		}
@@ -81,7 +84,7 @@ func benchmark(ctx context.Context, p *project, zergBin string, rushFlags []stri
 	if keep {
 		r.Dir = dir
 	} else {
-		defer removeAll(dir)
+		defer func() { _ = removeAll(dir) }() // scratch under the temporary directory: best effort
 	}
 	t, err := findTools(ctx, dir, zergBin)
 	if err != nil {

@@ -134,7 +134,7 @@ func untarPackage(tgz, dir string) error {
 			return err
 		}
 		if _, err := io.Copy(w, tr); err != nil {
-			w.Close()
+			_ = w.Close() // on the error path: Copy's error is the one to report
 			return err
 		}
 		if err := w.Close(); err != nil {

@@ -351,9 +351,10 @@ func removeAll(dir string) error {
 	if os.RemoveAll(dir) == nil {
 		return nil
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// Best effort: the RemoveAll below reports what is left.
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o755)
+			_ = os.Chmod(p, 0o755)
 		}
 		return nil
 	})

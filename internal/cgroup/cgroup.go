@@ -148,12 +148,12 @@ func (m *Manager) New(name string, l Limits) (*Group, error) {
 		}
 		g.v2 = dir
 		if err := g.setLimits(l); err != nil {
-			g.Close()
+			_ = g.Close() // undoing a half-made group: the error returned is the one to report
 			return nil, err
 		}
 		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
-			g.Close()
+			_ = g.Close()
 			return nil, fmt.Errorf("open cgroup: %w", err)
 		}
 		g.fd = fd
@@ -162,13 +162,13 @@ func (m *Manager) New(name string, l Limits) (*Group, error) {
 	for _, c := range []string{"memory", "pids"} {
 		dir := filepath.Join(m.v1[c], name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			g.Close()
+			_ = g.Close()
 			return nil, fmt.Errorf("create cgroup: %w", err)
 		}
 		g.dirs = append(g.dirs, dir)
 	}
 	if err := g.setLimits(l); err != nil {
-		g.Close()
+		_ = g.Close()
 		return nil, err
 	}
 	return g, nil
@@ -321,7 +321,7 @@ func (g *Group) Close() error {
 		return nil
 	}
 	if g.fd >= 0 {
-		syscall.Close(g.fd)
+		_ = syscall.Close(g.fd) // a directory opened read-only: nothing to lose
 		g.fd = -1
 	}
 	var errs []error

@@ -67,7 +67,7 @@ func (t *Tunnel) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
 		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
+		_ = req.Body.Close() // read to the end already; ReadAll's error is the one that matters
 		if err != nil {
 			return nil, err
 		}

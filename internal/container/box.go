@@ -272,7 +272,7 @@ func writeEnvFile(env []string) (string, error) {
 		return "", err
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
+		_ = f.Close() // on the error path; the file is removed next
 		os.Remove(f.Name())
 		return "", err
 	}

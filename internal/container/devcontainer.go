@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -483,13 +482,13 @@ func BuildHash(dc Devcontainer) (string, error) {
 	for _, b := range dc.Bases {
 		field([]byte("from " + b))
 	}
-	if err := hashContext(h, field, dc.Context); err != nil {
+	if err := hashContext(field, dc.Context); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hashContext(h hash.Hash, field func([]byte), dir string) error {
+func hashContext(field func([]byte), dir string) error {
 	ignore := readDockerignore(dir)
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -528,7 +527,7 @@ func hashContext(h hash.Hash, field func([]byte), dir string) error {
 			}
 			fh := sha256.New()
 			_, err = io.Copy(fh, f)
-			f.Close()
+			_ = f.Close() // opened read-only: Copy's error is the one that matters
 			if err != nil {
 				return err
 			}
@@ -692,7 +691,7 @@ func (p *prefixWriter) line(l []byte) {
 	bw.WriteString(p.prefix)
 	bw.Write(l)
 	bw.WriteByte('\n')
-	bw.Flush()
+	_ = bw.Flush() // a progress line: a terminal that went away cannot be told
 	if s := strings.TrimSpace(string(l)); s != "" {
 		p.last = s
 	}

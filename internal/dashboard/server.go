@@ -115,7 +115,7 @@ func New(o Options) (*Server, error) {
 			return
 		}
 		w.Header().Set("Content-Type", "image/svg+xml")
-		w.Write(b)
+		_, _ = w.Write(b) // a browser that went away cannot be told
 	}))
 	var h http.Handler = headers(s.requireSession(mux))
 	if o.Loopback {
@@ -168,5 +168,5 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(true)
-	enc.Encode(v)
+	_ = enc.Encode(v) // the response: a client that went away cannot be told
 }

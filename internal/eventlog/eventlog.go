@@ -107,17 +107,17 @@ func Open(path string) (*Log, []Event, error) {
 	}
 	events, good, err := scan(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // on the error path: the file was only read and truncated
 		lk.Unlock()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := f.Truncate(good); err != nil {
-		f.Close()
+		_ = f.Close()
 		lk.Unlock()
 		return nil, nil, err
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
+		_ = f.Close()
 		lk.Unlock()
 		return nil, nil, err
 	}

@@ -46,15 +46,15 @@ func OpenAppend(path string) (*Log, Event, error) {
 	}
 	last, end, err := lastEvent(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // on the error path: the file was only read and truncated
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
 	if err := f.Truncate(end); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fail(err)
 	}
 	if _, err := f.Seek(end, io.SeekStart); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fail(err)
 	}
 	l := &Log{f: f, lock: lk, last: Genesis, now: time.Now}

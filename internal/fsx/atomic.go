@@ -78,7 +78,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error
 	ok := false
 	defer func() {
 		if !ok {
-			tmp.Close()
+			_ = tmp.Close() // on the failure path: the temporary file is removed next
 			os.Remove(name)
 		}
 	}()
@@ -105,7 +105,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = syncFile(d) // best effort: not every file system can sync a directory
-		d.Close()
+		_ = d.Close()   // a directory opened read-only
 	}
 	return nil
 }

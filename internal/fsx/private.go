@@ -82,7 +82,7 @@ func OpenPrivate(path string, flag int) (*os.File, error) {
 		return nil, err
 	}
 	if err := narrow(f); err != nil {
-		f.Close()
+		_ = f.Close() // nothing written yet; narrow's error is the one to report
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return f, nil

@@ -8,21 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-func port(t *testing.T, addr string) int {
-	t.Helper()
-	_, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := strconv.Atoi(p)
-	return n
-}
 
 // tlsFor trusts srv's certificate, which is valid for example.com.
 func tlsFor(srv *httptest.Server) *tls.Config {

@@ -36,10 +36,14 @@ func (r *Repo) CloneCommit(ctx context.Context, dst, commit string) error {
 	}); err != nil {
 		return fmt.Errorf("clone %s: %w", dst, err)
 	}
-	defer r.Locked(func() error {
-		_, err := r.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
-		return err
-	})
+	// Best effort: a ref left behind only keeps the commit's objects from
+	// git's gc; the clone's own error is the one to report.
+	defer func() {
+		_ = r.Locked(func() error {
+			_, err := r.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
+			return err
+		})
+	}()
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
@@ -122,7 +126,9 @@ func (q *Quarantine) Import(ctx context.Context, commit, parent, message string,
 	}); err != nil {
 		return "", fmt.Errorf("import %s: %w", short(commit), err)
 	}
-	q.main.Locked(func() error {
+	// Best effort: the commit is in the repository already; a ref left
+	// behind only keeps it from git's gc.
+	_ = q.main.Locked(func() error {
 		_, err := q.main.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
 		return err
 	})

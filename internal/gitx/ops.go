@@ -20,7 +20,7 @@ func (r *Runner) RevParse(ctx context.Context, rev string) (string, error) {
 
 // BranchExists reports whether refs/heads/name exists.
 func (r *Runner) BranchExists(ctx context.Context, name string) (bool, error) {
-	if _, err := refArg(name); err != nil {
+	if err := ValidateRef(name); err != nil {
 		return false, err
 	}
 	_, err := r.Run(ctx, "show-ref", "--verify", "--quiet", "refs/heads/"+name)
@@ -35,7 +35,7 @@ func (r *Runner) BranchExists(ctx context.Context, name string) (bool, error) {
 // empty the update only happens if the branch is still at old (a
 // compare-and-swap, so two writers cannot silently overwrite each other).
 func (r *Repo) SetBranch(ctx context.Context, branch, commit, old string) error {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return err
 	}
 	args := []string{"update-ref", "-m", "zerg", "refs/heads/" + branch, commit}
@@ -50,7 +50,7 @@ func (r *Repo) SetBranch(ctx context.Context, branch, commit, old string) error 
 
 // DeleteBranch removes a branch zerg owns.
 func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return err
 	}
 	return r.Locked(func() error {
@@ -62,7 +62,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, branch string) error {
 // AddWorktree creates a worktree at path on a new branch starting at start.
 // The branch must not exist yet.
 func (r *Repo) AddWorktree(ctx context.Context, path, branch, start string) error {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -262,7 +262,7 @@ func (e *MergeConflict) Unwrap() error { return e.Err }
 // commit. On a conflict the merge is aborted and a *MergeConflict naming the
 // conflicting paths is returned.
 func (r *Runner) Merge(ctx context.Context, branch, message string) (string, error) {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return "", err
 	}
 	args := append([]string{"merge", "--no-ff", "--no-verify", "--no-edit", "-m", commitMessage(message, r.zergTrailers(nil))}, r.signArgs()...)
@@ -284,7 +284,7 @@ func (r *Runner) Merge(ctx context.Context, branch, message string) (string, err
 // HEAD and a *MergeConflict is returned: use it in a worktree of zerg's,
 // never one with a person's uncommitted work.
 func (r *Runner) SquashMerge(ctx context.Context, branch, message string) (string, error) {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return "", err
 	}
 	if _, err := r.Run(ctx, "merge", "--squash", "--no-verify", "--end-of-options", branch); err != nil {
@@ -321,7 +321,7 @@ func splitZ(s string) []string {
 // branch, updating the files; it fails, changing nothing, when that is not
 // a fast-forward.
 func (r *Runner) FastForward(ctx context.Context, branch string) error {
-	if _, err := refArg(branch); err != nil {
+	if err := ValidateRef(branch); err != nil {
 		return err
 	}
 	_, err := r.Run(ctx, "merge", "--ff-only", "--no-verify", "--no-edit", "--end-of-options", branch)

@@ -40,11 +40,3 @@ func ValidateRef(name string) error {
 	}
 	return nil
 }
-
-// refArg validates name and returns it, for use in argument lists.
-func refArg(name string) (string, error) {
-	if err := ValidateRef(name); err != nil {
-		return "", err
-	}
-	return name, nil
-}

@@ -199,7 +199,7 @@ func modelFinding(item map[string]any) Finding {
 			f.Line = int(v)
 		}
 	case string:
-		fmt.Sscanf(v, "%d", &f.Line)
+		_, _ = fmt.Sscanf(v, "%d", &f.Line) // a line that is not a number stays 0: unknown
 	}
 	if f.Title == "" {
 		f.Title = "(untitled)"

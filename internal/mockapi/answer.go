@@ -38,7 +38,7 @@ type usage struct {
 
 // turnAnswer is turn t's message; results are the texts of the tool
 // results in the request's history, which a tool call's captures read.
-func (s *Server) turnAnswer(t *Turn, turnNo int, results []string) answer {
+func (s *Server) turnAnswer(t *Turn, results []string) answer {
 	var a answer
 	if t.Text != "" {
 		a.blocks = append(a.blocks, block{kind: "text", text: t.Text})

@@ -128,7 +128,7 @@ func FuzzParseScenario(f *testing.F) {
 		srv := NewServer(sc)
 		for _, task := range sc.Tasks {
 			for i := range task.Turns {
-				_ = srv.turnAnswer(task.Turns[i], i+1, nil)
+				_ = srv.turnAnswer(task.Turns[i], nil)
 			}
 		}
 	})

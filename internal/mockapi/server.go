@@ -362,7 +362,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte, r
 		}
 		ans = answer{blocks: []block{{kind: "text", text: text}}, stop: "end_turn"}
 	default:
-		ans = s.turnAnswer(turn, turnNo, req.toolResults())
+		ans = s.turnAnswer(turn, req.toolResults())
 	}
 
 	delay := time.Duration(0)

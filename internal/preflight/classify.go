@@ -105,7 +105,7 @@ func Diagnose(exit int, output string, f Facts) (string, []Problem, *diagnose.Hy
 	}
 	d := diagnose.Diagnose(diagnose.Input{Output: output, Command: f.Command, Exit: exit, Own: f.Own})
 	h := d.Top()
-	verdict, probs := classify(exit, output, f)
+	verdict, probs := classify(output, f)
 	// A program the shell did not find is judged by the rules alone: only
 	// they know whether the feature creates it.
 	if verdict == Expected && h.Class == diagnose.Environment && h.Confidence >= engineConfidence && h.Pattern != diagnose.CommandNotFound {
@@ -119,7 +119,7 @@ func Diagnose(exit int, output string, f Facts) (string, []Problem, *diagnose.Hy
 }
 
 // classify is the rules' verdict.
-func classify(exit int, output string, f Facts) (string, []Problem) {
+func classify(output string, f Facts) (string, []Problem) {
 	var probs []Problem
 	add := func(kind, name, line string) {
 		for _, p := range probs {

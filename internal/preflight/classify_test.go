@@ -97,7 +97,7 @@ func TestClassify(t *testing.T) {
 // ENOTCACHED the feature's expected failure, as zerg check did before.
 func TestRulesAloneMissTheOfflineCache(t *testing.T) {
 	out := "npm error code ENOTCACHED\nnpm error request to http://npm.internal.invalid/supports-color failed: cache mode is 'only-if-cached' but no cached response is available.\n"
-	if v, _ := classify(1, out, Facts{Command: "npm ci --offline"}); v != Expected {
+	if v, _ := classify(out, Facts{Command: "npm ci --offline"}); v != Expected {
 		t.Fatalf("the rules say %s; the engine is not what tells it", v)
 	}
 	if v, _ := Classify(1, out, Facts{Command: "npm ci --offline"}); v != Environment {

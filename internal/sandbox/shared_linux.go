@@ -56,7 +56,7 @@ func RunPrep(c PrepConfig, argv []string) error {
 		if err := unix.Mount("", d, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 			return fmt.Errorf("make %s read-only: %w", d, err)
 		}
-		unix.Close(fds[i])
+		_ = unix.Close(fds[i]) // an O_PATH descriptor, bound already: nothing to lose
 	}
 	// Groups first, then the gid, then the uid: each needs the privilege
 	// the next one drops.

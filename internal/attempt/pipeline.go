@@ -354,9 +354,12 @@ func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.In
 		if ev.APIRetry != nil && ev.APIRetry.ErrorStatus == 429 {
 			retryAfter.Store(int64(ev.APIRetry.RetryDelayMS * float64(time.Millisecond)))
 		}
+		// The record is best effort: the outcome is judged from the CLI's
+		// result and the commit check, not from it, and a disk that fills
+		// is the disk watch's to stop.
 		mu.Lock()
-		stream.Write(ev.Raw)
-		stream.Write([]byte{'\n'})
+		_, _ = stream.Write(ev.Raw)
+		_, _ = stream.Write([]byte{'\n'})
 		mu.Unlock()
 		if prev != nil {
 			prev(ev)

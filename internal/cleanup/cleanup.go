@@ -139,7 +139,7 @@ func OpenLog(p run.Paths) (st *run.State, logErr error, release func(), err erro
 	if err != nil {
 		return nil, err, release, nil
 	}
-	return run.Replay(events), nil, func() { log.Close() }, nil
+	return run.Replay(events), nil, func() { _ = log.Close() }, nil // opened to read
 }
 
 // Run removes what cleanup may remove of t's run (in a dry run, only

@@ -181,7 +181,7 @@ func openBrowser(u string) {
 	if p, err := exec.LookPath(name); err == nil {
 		c := exec.Command(p, u)
 		if c.Start() == nil {
-			go c.Wait()
+			go func() { _ = c.Wait() }() // reaps the opener; the page is the browser's
 		}
 	}
 }

@@ -160,7 +160,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			if asJSON {
 				return printJSON(a.stdout, showJSON(file, r.Graph, an))
 			}
-			a.printGraph(file, r.Graph, an)
+			a.printGraph(r.Graph, an)
 			return nil
 		},
 	}
@@ -410,7 +410,7 @@ func (a *app) paintErr(style, s string) string {
 	return style + s + ansiReset
 }
 
-func (a *app) printGraph(file string, g *spec.Graph, an spec.Analysis) {
+func (a *app) printGraph(g *spec.Graph, an spec.Analysis) {
 	w := a.stdout
 	critical := map[string]bool{}
 	for _, id := range an.CriticalPath {

@@ -303,7 +303,7 @@ func updateGitignore(env *initEnv, r *initReport) error {
 		return err
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to report
 		return err
 	}
 	if err := f.Close(); err != nil {

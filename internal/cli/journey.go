@@ -104,7 +104,7 @@ func (j *journeyCtx) connect(ctx context.Context, f journeyFlags, needKey bool) 
 		if err != nil {
 			return nil, err
 		}
-		j.closers = append(j.closers, func() { srv.Close() })
+		j.closers = append(j.closers, func() { _ = srv.Close() })
 		base.API = claude.APISettings{BaseURL: url, APIKey: "zerg-rehearsal"}
 		base.MaxRetries = 2
 		base.APITimeout = sc.RehearsalTimeout()

@@ -293,7 +293,7 @@ func (a *app) printAttempt(dir, task string, n int, showDiff, showPrompt bool) {
 				fmt.Fprintln(w, "  "+term.Clean(line))
 			}
 		}
-		f.Close()
+		_ = f.Close() // opened to read
 	}
 	a.printRecord(dir, showDiff)
 }

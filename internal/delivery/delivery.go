@@ -270,7 +270,9 @@ func (r Repo) MergeCommit(ctx context.Context, integration, target, head string,
 	if err := r.AddDetachedWorktree(ctx, ws, target); err != nil {
 		return "", err
 	}
-	defer r.RemoveWorktree(context.WithoutCancel(ctx), ws)
+	// Best effort: the directory goes with tmp, and git prunes the
+	// registration of a worktree whose directory is gone.
+	defer func() { _ = r.RemoveWorktree(context.WithoutCancel(ctx), ws) }()
 	w := r.In(ws)
 	if !squash {
 		return w.Merge(ctx, integration, fmt.Sprintf("Merge %s (zerg)", integration))

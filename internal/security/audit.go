@@ -227,28 +227,28 @@ func (e *AuditError) Error() string {
 // returns the first bad line and why, or 0 and "". behind reports the one
 // tolerated difference: the last entry is written but the anchor still names
 // the one before (a crash between the two writes).
-func anchorProblem(path string, events []eventlog.Event) (line int, reason string, behind bool, err error) {
+func anchorProblem(path string, events []eventlog.Event) (line int, reason string, behind bool) {
 	an, ok, err := readAnchor(path)
 	if err != nil {
-		return 0, err.Error() + " (edited or damaged)", false, nil
+		return 0, err.Error() + " (edited or damaged)", false
 	}
 	n := int64(len(events))
 	switch {
 	case !ok && n == 0:
-		return 0, "", false, nil
+		return 0, "", false
 	case !ok && n == 1:
 		// The very first entry can be written before its anchor exists.
-		return 0, "", true, nil
+		return 0, "", true
 	case !ok:
-		return 0, fmt.Sprintf("the anchor %s is missing (it was removed, or the log was not written by zerg); the log has %d entries", filepath.Base(AnchorPath(path)), n), false, nil
+		return 0, fmt.Sprintf("the anchor %s is missing (it was removed, or the log was not written by zerg); the log has %d entries", filepath.Base(AnchorPath(path)), n), false
 	case an.Seq > n:
-		return int(n) + 1, fmt.Sprintf("missing: the anchor records %d entries ending in hash %.12s…, the log ends after line %d (the last lines were removed)", an.Seq, an.Hash, n), false, nil
+		return int(n) + 1, fmt.Sprintf("missing: the anchor records %d entries ending in hash %.12s…, the log ends after line %d (the last lines were removed)", an.Seq, an.Hash, n), false
 	case events[an.Seq-1].Hash != an.Hash:
-		return int(an.Seq), fmt.Sprintf("its hash %.12s… is not the anchor's %.12s… (the log was rewritten up to this line)", events[an.Seq-1].Hash, an.Hash), false, nil
+		return int(an.Seq), fmt.Sprintf("its hash %.12s… is not the anchor's %.12s… (the log was rewritten up to this line)", events[an.Seq-1].Hash, an.Hash), false
 	case n > an.Seq+1:
-		return int(an.Seq) + 2, fmt.Sprintf("not covered by the anchor, which ends at line %d (lines were appended without zerg)", an.Seq), false, nil
+		return int(an.Seq) + 2, fmt.Sprintf("not covered by the anchor, which ends at line %d (lines were appended without zerg)", an.Seq), false
 	}
-	return 0, "", n == an.Seq+1, nil
+	return 0, "", n == an.Seq+1
 }
 
 // checkAnchorTail compares the log's last entry (the zero Event for an
@@ -273,17 +273,6 @@ func checkAnchorTail(path string, last eventlog.Event) error {
 		return &AuditError{Path: path, Line: int(last.Seq) + 1, Reason: fmt.Sprintf("missing: the anchor records %d entries, the log ends after %d (the last lines were removed)", an.Seq, last.Seq)}
 	}
 	return &AuditError{Path: path, Line: int(last.Seq), Reason: fmt.Sprintf("the last entry (seq %d, hash %.12s…) is not the anchor's (seq %d, hash %.12s…): the log was rewritten or appended to without zerg", last.Seq, last.Hash, an.Seq, an.Hash)}
-}
-
-func checkAnchor(path string, events []eventlog.Event) error {
-	line, reason, _, err := anchorProblem(path, events)
-	if err != nil {
-		return err
-	}
-	if reason != "" {
-		return &AuditError{Path: path, Line: line, Reason: reason}
-	}
-	return nil
 }
 
 // AuditStatus is the result of a successful verification.
@@ -326,10 +315,7 @@ func VerifyAudit(path string) (AuditStatus, error) {
 	if err != nil {
 		return st, fmt.Errorf("verify audit log: %w", err)
 	}
-	line, reason, behind, err := anchorProblem(path, events)
-	if err != nil {
-		return st, fmt.Errorf("verify audit log: %w", err)
-	}
+	line, reason, behind := anchorProblem(path, events)
 	if reason != "" {
 		return st, &AuditError{Path: path, Line: line, Reason: reason}
 	}

@@ -381,7 +381,7 @@ func writeSynced(path string, data []byte) error {
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync() // best effort: not every file system supports it
-		d.Close()
+		_ = d.Close()
 	}
 }
 

@@ -203,7 +203,9 @@ func (s *Scanner) scan(path, text string, lines []int) []Finding {
 		return nil
 	}
 	d := <-s.pool
-	raw := d.DetectContext(context.Background(), detect.Fragment{Raw: text, FilePath: path})
+	// gitleaks v8 scans one fragment only through DetectContext, whose
+	// parameter type is the deprecated alias; v9 renames it.
+	raw := d.DetectContext(context.Background(), detect.Fragment{Raw: text, FilePath: path}) //nolint:staticcheck // SA1019: the only single-fragment API in v8
 	s.pool <- d
 
 	var out []Finding

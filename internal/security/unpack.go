@@ -95,7 +95,7 @@ func (u *unpacker) walk(data []byte, prefix string, depth int) {
 				continue
 			}
 			inner := u.read(rc)
-			rc.Close()
+			_ = rc.Close() // opened to read
 			add("zip entry "+clipName(f.Name), inner)
 		}
 	default:

@@ -718,7 +718,7 @@ func checkTar(_ *bashChecker, inv *invocation, kinds []optKind) error {
 		}
 	}
 	if !create {
-		textOperands(nil, inv, kinds) // member names
+		_ = textOperands(nil, inv, kinds) // member names; it cannot fail
 		return nil
 	}
 	for _, op := range inv.operands {

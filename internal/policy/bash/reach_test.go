@@ -32,12 +32,11 @@ func modeFixture(t testing.TB) (ws string, sub, sb *policy.Policy) {
 }
 
 type modeCase struct {
-	cmd      string
-	sub, sb  bool   // allowed in subprocess mode, in sandbox mode
-	want     string // substring of both reasons when denied
-	cwd      string // relative to the workspace
-	subWhy   string // substring of the subprocess reason instead of want
-	comments string
+	cmd     string
+	sub, sb bool   // allowed in subprocess mode, in sandbox mode
+	want    string // substring of both reasons when denied
+	cwd     string // relative to the workspace
+	subWhy  string // substring of the subprocess reason instead of want
 }
 
 func runModeCases(t *testing.T, ws string, sub, sb *policy.Policy, cases []modeCase) {

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -106,5 +107,39 @@ func TestModeKnowledgeStaysInTheDrivers(t *testing.T) {
 	}
 	if total > 3 {
 		t.Errorf("%d references to a mode constant outside internal/driver and internal/config (%v), at most 3", total, refs)
+	}
+}
+
+// An abandoned attempt's workspace is committed by zerg's git only when it
+// is a worktree of the user's repository: by the kind the log recorded, or,
+// for a log from before it did, by what is there (a private clone has a
+// .git directory of its own, a worktree a .git file).
+func TestZergCommitsOnlyInAWorktree(t *testing.T) {
+	clone, worktree := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(clone, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kind WorkspaceKind
+		dir  string
+		want bool
+	}{
+		{WorktreeWorkspace, worktree, true},
+		{CloneWorkspace, worktree, false}, // the record wins over what is there
+		{ResultWorkspace, worktree, false},
+		{"", clone, false},
+		{"", worktree, true},
+	} {
+		if got := tc.kind.ZergCommitsIn(tc.dir); got != tc.want {
+			t.Errorf("kind %q in %s: %v, want %v", tc.kind, tc.dir, got, tc.want)
+		}
+	}
+	for _, f := range Factories() {
+		if f.Capabilities.Workspace == "" {
+			t.Errorf("mode %s names no workspace kind", f.Mode)
+		}
 	}
 }

@@ -38,7 +38,6 @@ func TestRegistryCoversConfigModes(t *testing.T) {
 // that may still name a mode constant, and why.
 var modeRefAllowed = map[string]string{
 	"internal/cli/agent.go": "the --mode flag's default",
-	"internal/run/cost.go":  "the cost report's tasks-mode line, moving to the run's read model",
 }
 
 var modeConst = regexp.MustCompile(`^Mode[A-Z]`)

@@ -23,7 +23,6 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/security"
 )
 
 func init() { register(newAgentCmd) }
@@ -73,7 +72,8 @@ abandons them to other agents. A script that starts an agent must stop it.
 			if workers < 1 || workers > 64 {
 				return usageErrorf("--workers %d: give a number from 1 to 64", workers)
 			}
-			if mode != config.ModeSubprocess && mode != config.ModeSandbox {
+			factory, ok := driver.Lookup(mode)
+			if !ok || factory.Agent == nil {
 				return usageErrorf("--mode %s: this version's agents run subprocess or sandbox mode (docs/cluster.md)", mode)
 			}
 			creds, err := cluster.ReadCreds(credsFile)
@@ -107,28 +107,20 @@ abandons them to other agents. A script that starts an agent must stop it.
 			if err := fsx.OwnDir(dir, driver.AgentDirMode); err != nil {
 				return badInput(fmt.Errorf("the agent's directory %s is not zerg's own: %w; remove it if you did not make it, or give --dir a directory only you can write", dir, err))
 			}
-			var runAs *security.WorkerUser
-			var sb *driver.Sandbox
-			if mode == config.ModeSandbox {
-				repo, err := agentRepo(cmd.Context(), dir)
-				if err != nil {
-					return err
-				}
-				worker := claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}
-				// The credentials file is the agent's alone (mode 0600);
-				// wherever it is, a sandbox finds only a cover there.
-				abs, err := filepath.Abs(credsFile)
-				if err != nil {
-					return err
-				}
-				if sb, err = run.AgentSandbox(cmd.Context(), dir, repo, worker, workers, []string{abs}); err != nil {
-					return &ExitError{Code: ExitFailed, Err: err}
-				}
-			} else if os.Geteuid() == 0 {
-				if runAs, err = security.EnsureWorkerUser(cmd.Context(), config.DefaultWorkerUser); err != nil {
-					return fmt.Errorf("running as root needs the unprivileged worker user %s: %w", config.DefaultWorkerUser, err)
-				}
+			// The credentials file is the agent's alone (mode 0600);
+			// wherever it is, a sandbox finds only a cover there.
+			abs, err := filepath.Abs(credsFile)
+			if err != nil {
+				return err
 			}
+			iso, err := factory.Agent(cmd.Context(), driver.AgentEnv{Dir: dir,
+				Repo:   func(ctx context.Context) (*gitx.Repo, error) { return agentRepo(ctx, dir) },
+				Worker: claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}, Slots: workers,
+				HideFiles: []string{abs}, WorkspaceRoot: run.WorkspaceRoot})
+			if err != nil {
+				return &ExitError{Code: ExitFailed, Err: err}
+			}
+			runAs, sb := iso.RunAs, iso.Sandbox
 			// The first signal (the command's context) stops taking
 			// attempts; a second abandons the running ones.
 			run, abandon := context.WithCancel(context.WithoutCancel(cmd.Context()))

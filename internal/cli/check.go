@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 
 	"github.com/spf13/cobra"
 
@@ -181,7 +182,7 @@ func printCheck(w io.Writer, rep *run.CheckReport) {
 // problemLine says what is missing and what to do, in one line; in
 // container mode the image, not the host, has the tools and modules.
 func problemLine(p preflight.Problem, mode string) string {
-	inImage := mode == config.ModeContainer
+	inImage := driver.CapabilitiesOf(config.Config{Mode: mode}).ToolsFromImage
 	if p.Why != "" {
 		// A rule knows what lacks it, in the user's terms.
 		what := "tool"

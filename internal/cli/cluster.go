@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/cluster"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -56,7 +57,7 @@ and no rush running (the embedded server is the coordinator's while it runs).`,
 			if out == "" {
 				out = name + ".creds.json"
 			}
-			creds, err := run.IssueAgentCreds(cmd.Context(), root, cfg.Cluster, name)
+			creds, err := driver.IssueAgentCreds(cmd.Context(), run.ClusterDir(root), cfg.Cluster, name)
 			if err != nil {
 				return err
 			}

@@ -16,15 +16,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/cgroup"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/container"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/sandbox"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -66,24 +64,41 @@ type doctorReport struct {
 // reason of each that cannot.
 func runnableModes(rep doctorReport) (run []string, not map[string]string) {
 	not = map[string]string{}
-	if !rep.Claude.Found || rep.Claude.Version == "" || !rep.Git.Found {
-		for _, m := range []string{config.ModeSandbox, config.ModeSubprocess, config.ModeContainer, config.ModeTasks} {
-			not[m] = "no usable claude and git"
+	usable := rep.Claude.Found && rep.Claude.Version != "" && rep.Git.Found
+	for _, f := range driver.Factories() {
+		ok, why := probePassed(rep, f.Probe)
+		switch {
+		case !usable:
+			not[f.Mode] = noClaudeAndGit
+		case ok:
+			run = append(run, f.Mode)
+		default:
+			not[f.Mode] = why
 		}
-		return nil, not
 	}
-	if rep.Sandbox.Available {
-		run = append(run, config.ModeSandbox)
-	} else {
-		not[config.ModeSandbox] = rep.Sandbox.Error
+	return run, not
+}
+
+const noClaudeAndGit = "no usable claude and git"
+
+// probePassed is the verdict of rep's check p (a mode's Factory.Probe) and
+// why it failed.
+func probePassed(rep doctorReport, p driver.Probe) (bool, string) {
+	switch p {
+	case driver.ProbeSandbox:
+		return rep.Sandbox.Available, rep.Sandbox.Error
+	case driver.ProbeContainer:
+		return rep.Container.Available, rep.Container.Error
 	}
-	run = append(run, config.ModeSubprocess)
-	if rep.Container.Available {
-		run = append(run, config.ModeContainer)
-	} else {
-		not[config.ModeContainer] = rep.Container.Error
-	}
-	return append(run, config.ModeTasks), not
+	return true, ""
+}
+
+// requiredProbePassed reports whether the configured mode's check passes
+// where zerg doctor requires it (Factory.ProbeRequired).
+func requiredProbePassed(rep doctorReport) bool {
+	f, _ := driver.Lookup(rep.Mode)
+	ok, _ := probePassed(rep, f.Probe)
+	return !f.ProbeRequired || ok
 }
 
 // containerCheck says whether container mode works here: the engine
@@ -295,7 +310,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		rep.Modes = []string{}
 	}
 	rep.OK = rep.Config == "" && rep.Claude.Found && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) && rep.Git.Found &&
-		(rep.Mode != config.ModeContainer || rep.Container.Available) && (rep.Probe == nil || rep.Probe.OK)
+		requiredProbePassed(rep) && (rep.Probe == nil || rep.Probe.OK)
 
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
@@ -441,18 +456,19 @@ func printDoctor(a *app, rep doctorReport) {
 	switch ct := rep.Container; {
 	case ct.Available:
 		line("ok", "container", fmt.Sprintf("%s%s starts %s (%s)", ct.Runtime, map[bool]string{true: " (rootless)"}[ct.Rootless], ct.Image, ct.Source))
-	case rep.Mode == config.ModeContainer:
+	case !requiredProbePassed(rep):
 		line("FAIL", "container", ct.Error+" (required: the config's mode is container; docs/container.md)")
 	default:
 		line("--", "container", "unavailable: "+ct.Error+" (optional: needed for the container isolation mode)")
 	}
 	line("ok", "processes", rep.Processes)
 	if run, not := runnableModes(rep); len(run) == 0 {
-		line("FAIL", "modes", "none can run here: "+not[config.ModeSubprocess])
+		line("FAIL", "modes", "none can run here: "+noClaudeAndGit)
 	} else {
 		text := "these run here: " + strings.Join(run, ", ")
-		for _, m := range []string{config.ModeSandbox, config.ModeContainer} {
-			if why, ok := not[m]; ok {
+		for _, f := range driver.Factories() {
+			if why, ok := not[f.Mode]; ok && f.Probe != driver.ProbeNone {
+				m := f.Mode
 				if why == "" {
 					why = "not checked"
 				}
@@ -476,11 +492,8 @@ func printDoctor(a *app, rep doctorReport) {
 // probeCgroups is what sandboxed attempts will get: internal/cgroup's
 // detection, which creates zerg's own (empty) group directory.
 func probeCgroups() cgroupCheck {
-	m, err := cgroup.Detect()
-	if err != nil {
-		return cgroupCheck{Detail: strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": ")}
-	}
-	return cgroupCheck{Available: true, Kind: m.String()}
+	cg := driver.ProbeCgroups()
+	return cgroupCheck{Available: cg.Available, Kind: cg.Kind, Detail: cg.Detail}
 }
 
 // toolVersion runs `path args...` and returns its first output line.
@@ -503,7 +516,7 @@ func probeSandbox(ctx context.Context, a *app) sandboxCheck {
 	if err != nil {
 		return sandboxCheck{Error: err.Error()}
 	}
-	if err := sandbox.Check(ctx, uid, gid); err != nil {
+	if err := driver.ProbeSandboxAs(ctx, uid, gid); err != nil {
 		return sandboxCheck{User: who, Error: err.Error()}
 	}
 	return sandboxCheck{Available: true, User: who}
@@ -542,44 +555,21 @@ func probeContainer(ctx context.Context, a *app) containerCheck {
 	if c := nearestConfig(a); c != nil {
 		cfg = *c
 	}
-	rt, err := container.Detect(ctx, cfg.Container.Runtime)
-	if err != nil {
-		return containerCheck{Error: err.Error()}
-	}
-	ct := containerCheck{Runtime: rt.Name, Rootless: rt.Rootless}
 	root := ""
 	if wd, err := a.getwd(); err == nil {
-		root, err = gitx.New(wd).TopLevel(ctx)
+		root, _ = gitx.New(wd).TopLevel(ctx)
 	}
-	if root == "" && cfg.Container.Image == "" {
-		ct.Error = "no image: outside a repository there is no devcontainer, and container.image is not set"
-		return ct
+	p := driver.ProbeContainerOf(ctx, cfg, root, a.stderr, func() (int, int, error) {
+		uid, gid, _, err := probeUser(a)
+		if err == nil && uid == 0 {
+			uid, gid = os.Getuid(), os.Getgid()
+		}
+		return uid, gid, err
+	})
+	ct := containerCheck{Available: p.Err == nil, Runtime: p.Runtime, Rootless: p.Rootless, Image: p.Image, Source: p.Source}
+	if p.Err != nil {
+		ct.Error = p.Err.Error()
 	}
-	img, err := container.ResolveImage(ctx, rt, root, cfg.Container.Image, a.stderr)
-	if err != nil {
-		ct.Error = err.Error()
-		return ct
-	}
-	ct.Image, ct.Source = img.Ref, img.Source
-	uid, gid, _, err := probeUser(a)
-	if err != nil {
-		ct.Error = err.Error()
-		return ct
-	}
-	if uid == 0 {
-		uid, gid = os.Getuid(), os.Getgid()
-	}
-	path, err := rt.ImagePath(ctx, img.Ref)
-	if err != nil {
-		ct.Error = err.Error()
-		return ct
-	}
-	box := container.Box{Runtime: rt, Image: img.Ref, Path: path, Run: "doctor"}
-	if err := container.Check(ctx, box, uid, gid, sandbox.Limits{}); err != nil {
-		ct.Error = err.Error()
-		return ct
-	}
-	ct.Available = true
 	return ct
 }
 

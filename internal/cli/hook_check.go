@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/run"
@@ -64,13 +65,20 @@ workspace.`,
 	return cmd
 }
 
+// sessionMode reports whether mode's workers are the user's own Claude
+// Code session's (tasks mode), which the worker policy does not govern.
+func sessionMode(mode string) bool {
+	f, ok := driver.Lookup(mode)
+	return ok && !f.Capabilities.StartsWorker
+}
+
 func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	switch {
 	case f.graph == "":
 		return usageErrorf("hook check needs --graph FILE (the task graph)")
 	case f.task == "":
 		return usageErrorf("hook check needs --task ID (a task of the graph)")
-	case f.mode == config.ModeTasks:
+	case sessionMode(f.mode):
 		return usageErrorf("--mode tasks: tasks mode's workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); use --mode sandbox, container or subprocess")
 	case f.mode != "" && !slices.Contains(config.Modes, f.mode):
 		return usageErrorf("--mode %s: use --mode sandbox, container or subprocess", f.mode)
@@ -102,7 +110,7 @@ func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
 	if mode == "" {
 		mode = cfg.Mode
 	}
-	if mode == config.ModeTasks {
+	if sessionMode(mode) {
 		return usageErrorf("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
 	}
 	attemptDir, err := fsx.MkdirTemp("zerg-hook-check-")
@@ -193,7 +201,7 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 		Workdir:    ws,
 		AttemptDir: attemptDir,
 		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, cfg.Protection(), run.IsolationBoundsCommands(mode)),
+		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, cfg.Protection(), driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands),
 	}
 	pol, err := sp.Policy()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -200,7 +201,7 @@ func (a *app) printStatus(v run.View) {
 	if v.Head != "" {
 		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
 	}
-	if v.Mode == config.ModeTasks {
+	if !driver.ModeCapabilities(v.Mode, v.Caps).StartsWorker {
 		fmt.Fprintln(w, "workers: the Claude Code session's own subagents (tasks mode: zerg launches none)")
 	} else if g := v.Governor; g != nil {
 		line := fmt.Sprintf("workers: %d running, concurrency %d · breaker %s · zone %s", g.Running, g.Limit, g.Breaker, g.Zone)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
@@ -183,7 +184,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		if why := config.ClusterURLProblem(f.cluster); why != "" {
 			return usageErrorf("--cluster: %s", why)
 		}
-		if cfg.Mode == config.ModeTasks {
+		if !driver.CapabilitiesOf(cfg).StartsWorker {
 			return usageErrorf("--cluster and mode tasks cannot be combined: tasks mode's workers are your own session's")
 		}
 		if !cfg.Cluster.Embed && cfg.Cluster.Creds == "" {
@@ -243,7 +244,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	}
 	// In tasks mode the user's Claude Code session runs the workers with
 	// its own binary and credentials: zerg starts no CLI and asks no API.
-	tasksMode := cfg.Mode == config.ModeTasks
+	tasksMode := !driver.CapabilitiesOf(cfg).StartsWorker
 	if tasksMode && f.rehearse {
 		return usageErrorf("--rehearse and --mode tasks cannot be combined: in tasks mode your Claude Code session is the model; point it at zerg mockapi serve to rehearse")
 	}

@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/claude"
-	"github.com/zergrush/zerg/internal/container"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
 )
@@ -64,16 +63,13 @@ zerg rush FEATURE --resume.`,
 				fmt.Fprintf(a.stdout, "the coordinator of %s is dead (nothing holds the run's log)\n", t.feature)
 			}
 			// Whatever the coordinator could not clean up: the workers its log
-			// recorded, and only those.
-			killed := 0
+			// recorded (only those), and what each mode finds by the run's
+			// label (containers).
+			var recorded []driver.Leftover
 			for _, o := range st.OpenAttempts() {
-				if len(o.PIDs) > 0 || o.Marker != "" || o.Workspace != "" {
-					killed += len(claude.KillRecorded(o.Marker, o.PIDs, 2*time.Second, o.Workspace))
-				}
+				recorded = append(recorded, driver.Leftover{Marker: o.Marker, PIDs: o.PIDs, Workspace: o.Workspace})
 			}
-			// Containers are not in those records: they carry the run's
-			// label (container mode).
-			removed := container.ReapAll(cmd.Context(), t.paths.RunDir)
+			killed, removed := driver.ReapRun(cmd.Context(), t.paths.RunDir, recorded)
 			switch {
 			case pid <= 0 && killed == 0 && removed == 0 && v.State != run.RunDead:
 				fmt.Fprintf(a.stdout, "%s is not running\n", t.feature)

@@ -186,7 +186,7 @@ func sessionNext(feature, schedule string, fresh, working int) string {
 // for a run in tasks mode (a resume does not cross into another mode),
 // zerg rush --resume for the others.
 func resumeCommand(st *run.State, feature string) string {
-	if st != nil && st.Started != nil && st.Started.Mode == config.ModeTasks {
+	if st != nil && st.Started != nil && !st.Started.Caps().StartsWorker {
 		return fmt.Sprintf("zerg tasks next %s (or /zerg:rush %s --mode tasks in your Claude Code session)", feature, feature)
 	}
 	return fmt.Sprintf("zerg rush %s --resume", feature)

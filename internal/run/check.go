@@ -113,7 +113,7 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 			return nil, err
 		}
 	}
-	if err := driverReady(ctx, &opts); err != nil {
+	if err := driverReady(ctx, &opts, paths); err != nil {
 		return nil, err
 	}
 	// The CLI through the run's gateway, before anything is written (and
@@ -329,7 +329,7 @@ type checkCommand struct {
 // commands run side by side the way a worker's verification does; close
 // removes them all. caches are the toolchains' caches the commands get.
 func lanes(ctx context.Context, opts Options, paths Paths, worker claude.Spec, commit, name string, n int) (wss []driver.Workspace, caches []toolchain.Cache, closeAll func(), err error) {
-	drv, caches, err := newDriver(ctx, opts, paths, worker, n, nil)
+	drv, caches, err := newDriver(ctx, opts, paths, nil, worker, n, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/diskwatch"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/spec"
@@ -46,6 +47,10 @@ type Deps struct {
 type Coordinator struct {
 	feature string
 	cfg     config.Config
+	// caps are what the config's mode's driver can (nil: not known, in
+	// tests of the coordinator alone): recorded in the run's first event,
+	// and each attempt's workspace kind in its start.
+	caps    *driver.Capabilities
 	workers int
 	graph   *spec.Graph
 	paths   Paths
@@ -205,11 +210,20 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.emit(EvRunStarted, "", 0, RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
-		Subscription: c.subscription, Mode: c.cfg.Mode, Schedule: c.schedule,
+		Subscription: c.subscription, Mode: c.cfg.Mode, Capabilities: c.caps, Schedule: c.schedule,
 	}); err != nil {
 		return err
 	}
 	return c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), base, "")
+}
+
+// workspaceKind is the kind of workspace the run's attempts get ("": not
+// known).
+func (c *Coordinator) workspaceKind() driver.WorkspaceKind {
+	if c.caps == nil {
+		return ""
+	}
+	return c.caps.Workspace
 }
 
 // graphLevels are the graph's level numbers in order.
@@ -425,7 +439,8 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		c.mu.Lock()
 		c.cancels[t.ID] = acancel
 		c.mu.Unlock()
-		err = c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace, Branch: req.Branch, Dir: req.Dir})
+		err = c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace,
+			WorkspaceKind: c.workspaceKind(), Branch: req.Branch, Dir: req.Dir})
 		c.launch.Unlock()
 		if err != nil {
 			c.dropCancel(t.ID, acancel)

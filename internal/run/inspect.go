@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
@@ -31,7 +32,7 @@ func Inspect(p Paths) (View, *State, error) {
 		g = cur
 	}
 	v := BuildView(p.Feature, st, g, cur, lv)
-	if agents := ClusterAgents(p.RunDir); len(agents) > 0 {
+	if agents := driver.ClusterAgents(p.RunDir); len(agents) > 0 {
 		for i, t := range v.Tasks {
 			if t.Running != nil {
 				h := agents[fmt.Sprintf("%s/%d", t.ID, t.Running.Attempt)]

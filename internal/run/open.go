@@ -14,7 +14,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/container"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
@@ -53,9 +53,9 @@ type Options struct {
 	// CLI is what the launch check learnt of the CLI (LaunchCheck), which
 	// every attempt's gateway policy takes; nil when the rush skipped it.
 	CLI *cliprobe.Report
-	// box is container mode's boundary, as driverReady found it working
-	// (the engine and the image), for newDriver.
-	box *container.Box
+	// prepared is what the mode's factory found ready (driverReady: a
+	// worker user, a container engine and image), for newDriver.
+	prepared driver.Prepared
 	// commits is how the run's commits are written (CommitPolicy), as
 	// Open read it; nil: zerg's own.
 	commits *gitx.CommitPolicy
@@ -82,7 +82,10 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if err != nil {
 		return fail(Setup, "%v", err)
 	}
-	if opts.Config.Mode == config.ModeTasks {
+	caps := driver.CapabilitiesOf(opts.Config)
+	if !caps.StartsWorker {
+		// The user's session starts the workers: their workspaces are in
+		// the repository, where it reaches them.
 		paths.Workspaces = TasksWorkspaces(opts.Root, opts.Feature)
 	}
 	if opts.GraphFile == "" {
@@ -113,7 +116,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	opts.commits = &commits
 	repo := opts.repo()
 	refs := gitRefs{repo: repo}
-	c := &Coordinator{feature: opts.Feature, cfg: opts.Config, graph: g, paths: paths, state: st,
+	c := &Coordinator{feature: opts.Feature, cfg: opts.Config, caps: &caps, graph: g, paths: paths, state: st,
 		rehearsal: opts.Rehearsal, scenario: opts.Scenario, progress: newProgress(opts.Progress)}
 	switch {
 	case len(events) > 0 && !opts.Resume:
@@ -128,7 +131,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 				Err: fmt.Errorf("branch %s already exists, but there is no run of %s", IntegrationBranch(opts.Feature), opts.Feature)}
 		}
 	default: // resume
-		if err := resumeTasksMode(st.Started, opts.Config.Mode); err != nil {
+		if err := resumeTasksMode(st.Started, caps); err != nil {
 			return nil, &Error{Kind: ModeMismatch, Feature: opts.Feature, Err: err}
 		}
 		reh, sc, note, err := resumeMode(st.Started, opts.Rehearsal, opts.Scenario)
@@ -154,7 +157,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 	if c.workers <= 0 {
 		c.workers = max(opts.Config.Workers, 1)
 	}
-	if err := driverReady(ctx, &opts); err != nil {
+	if err := driverReady(ctx, &opts, paths); err != nil {
 		return nil, err
 	}
 	if c.setup, err = planSetup(ctx, repo, paths, opts.Resume); err != nil {
@@ -190,11 +193,16 @@ func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, 
 // resumeTasksMode refuses to resume a run across tasks mode's border: a
 // run the user's session worked is not taken over by workers zerg starts
 // with its own key (nor the other way round) because a config says so.
-func resumeTasksMode(rec *RunStarted, mode string) error {
-	if rec == nil || rec.Mode == "" || (rec.Mode == config.ModeTasks) == (mode == config.ModeTasks) {
+// caps are the capabilities the run would resume with.
+func resumeTasksMode(rec *RunStarted, caps driver.Capabilities) error {
+	if rec == nil || rec.Mode == "" {
 		return nil
 	}
-	if rec.Mode == config.ModeTasks {
+	started := rec.Caps()
+	if started.StartsWorker == caps.StartsWorker {
+		return nil
+	}
+	if !started.StartsWorker {
 		return fmt.Errorf("%s runs in tasks mode: continue it from your Claude Code session with /zerg:rush %s --mode tasks (zerg tasks next %s)", rec.Feature, rec.Feature, rec.Feature)
 	}
 	return fmt.Errorf("%s runs in %s mode, not tasks mode: continue it with zerg rush %s --resume", rec.Feature, rec.Mode, rec.Feature)

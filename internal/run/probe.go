@@ -8,7 +8,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/gateway"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -22,32 +22,8 @@ import (
 // attempt's policy.
 
 // GatewayModes reports whether a config's workers reach the model API
-// through zerg's gateway: sandbox and container mode, and cluster mode
-// (the coordinator's gateway holds the key).
-func GatewayModes(cfg config.Config) bool {
-	return cfg.Mode == config.ModeSandbox || cfg.Mode == config.ModeContainer || cfg.Cluster.URL != "" && cfg.Mode != config.ModeTasks
-}
-
-// gatewayPolicy is the template of every attempt's gateway policy: the
-// config's settings, what the launch probe learnt (probe; nil when the
-// rush skipped it) and the run's meter.
-func gatewayPolicy(cfg config.Config, probe *cliprobe.Report, meter *gateway.Meter) gateway.Policy {
-	p := gateway.Policy{MaxTokens: int64(cfg.Gateway.MaxTokens), Betas: cfg.Gateway.Betas, Strict: cfg.Gateway.Strict,
-		ServerTools: cfg.Gateway.ServerTools, Run: meter}
-	if p.MaxTokens == 0 {
-		// What the CLI asks for, and never less than a release of the
-		// tested range does (a later request of a session may ask more
-		// than the probe's turn did).
-		p.MaxTokens = gateway.DefaultMaxTokens
-		if probe != nil {
-			p.MaxTokens = max(p.MaxTokens, probe.MaxTokens)
-		}
-	}
-	if probe != nil {
-		p.Resolved = probe.Resolved()
-	}
-	return p
-}
+// through zerg's gateway (driver.Capabilities.Gateway).
+func GatewayModes(cfg config.Config) bool { return driver.CapabilitiesOf(cfg).Gateway }
 
 // RunModels are the models a run's workers use: each task's (ModelFor)
 // and the fallback, each once.
@@ -75,7 +51,7 @@ func RunModels(cfg config.Config, g *spec.Graph) []string {
 // config's models alone): one turn of the worker template's CLI per model,
 // launched as the workers are, through a gateway with the config's policy.
 func ProbeCLI(ctx context.Context, cfg config.Config, g *spec.Graph, worker claude.Spec) (*cliprobe.Report, error) {
-	policy := gatewayPolicy(cfg, nil, nil)
+	policy := driver.GatewayPolicy(cfg, nil, nil)
 	if cfg.Gateway.MaxTokens == 0 {
 		policy.MaxTokens = 0 // learn what the CLI asks for, however much
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -29,12 +30,12 @@ func TestGatewayPolicyFollowsTheLaunchCheck(t *testing.T) {
 		{"the config's cap", 64000, probe, 64000},
 	} {
 		cfg.Gateway.MaxTokens = c.maxTokens
-		if got := gatewayPolicy(cfg, c.probe, nil).MaxTokens; got != c.want {
+		if got := driver.GatewayPolicy(cfg, c.probe, nil).MaxTokens; got != c.want {
 			t.Errorf("%s: max_tokens %d, want %d", c.name, got, c.want)
 		}
 	}
 	cfg.Gateway.Strict = true
-	p := gatewayPolicy(cfg, probe, nil)
+	p := driver.GatewayPolicy(cfg, probe, nil)
 	p.Models = []string{"sonnet"}
 	if !p.Strict || !p.ModelAllowed("claude-sonnet-6") || p.ModelAllowed("claude-opus-6") {
 		t.Errorf("policy %+v", p)

@@ -9,33 +9,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
-	"github.com/zergrush/zerg/internal/security"
 )
-
-// checkSetup finds what would make workers fail after branches were
-// created: a workspace directory the worker user cannot reach.
-func checkSetup(runAs *security.WorkerUser) error {
-	root, err := WorkspaceRoot()
-	if err != nil {
-		return err
-	}
-	if runAs == nil {
-		return nil
-	}
-	// The directory is created later with the modes it needs; what exists
-	// of its path now must let the worker user through.
-	d := root
-	for {
-		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
-			break
-		}
-		d = filepath.Dir(d)
-	}
-	if err := runAs.CheckAccess(d, security.AccessExec); err != nil {
-		return fmt.Errorf("the workspaces in %s are out of the worker user's reach: %w; set ZERG_WORKSPACES to a directory it can reach (for example under /var/tmp)", root, err)
-	}
-	return nil
-}
 
 // setupPlan is the tidying a new run needs before its first workspace:
 // leftovers of an earlier run in the feature's workspace directory.

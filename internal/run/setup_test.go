@@ -8,33 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gitx"
-	"github.com/zergrush/zerg/internal/security"
 )
 
-func TestSetupRefusesWorkspacesTheWorkerCannotReach(t *testing.T) {
-	base := t.TempDir()
-	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755) // the test's own parents, which Go makes 0700
-	}
-	closed := filepath.Join(base, "closed")
-	os.MkdirAll(closed, 0o700)
-	// A user that owns nothing here: only the "other" mode bits apply to it.
-	u := &security.WorkerUser{Name: "someone", UID: 54321, GID: 54321}
-	t.Setenv("ZERG_WORKSPACES", filepath.Join(closed, "ws"))
-	err := checkSetup(u)
-	if err == nil || !strings.Contains(err.Error(), "access to "+closed+" ") {
-		t.Fatalf("err %v, want the directory named", err)
-	}
-	os.Chmod(closed, 0o711)
-	if err := checkSetup(u); err != nil {
-		t.Errorf("reachable directory refused: %v", err)
-	}
-	if err := checkSetup(nil); err != nil {
-		t.Errorf("no worker user: %v", err)
-	}
+// A relative ZERG_WORKSPACES is refused (the reach of the worker user is
+// driver's checkSetup, TestSetupRefusesWorkspacesTheWorkerCannotReach).
+func TestWorkspaceRootRefusesARelativeDirectory(t *testing.T) {
 	t.Setenv("ZERG_WORKSPACES", "relative/ws")
-	if err := checkSetup(nil); err == nil || !strings.Contains(err.Error(), "is relative") {
+	if _, err := WorkspaceRoot(); err == nil || !strings.Contains(err.Error(), "is relative") {
 		t.Errorf("relative ZERG_WORKSPACES: %v", err)
 	}
 }
@@ -96,29 +79,28 @@ func TestPlanSetupForANewRun(t *testing.T) {
 
 // TestResumeTasksMode: a run resumes in another mode zerg starts workers in,
 // but not across tasks mode's border, either way; runs recorded before the
-// mode was recorded resume as before.
+// mode was recorded resume as before. The border is the capabilities the
+// run recorded (the mode's when it recorded none).
 func TestResumeTasksMode(t *testing.T) {
+	session := &driver.Capabilities{Workspace: driver.CloneWorkspace}
 	for _, tc := range []struct {
 		rec, mode string
+		caps      *driver.Capabilities
 		refused   bool
 	}{
-		{"sandbox", "container", false},
-		{"tasks", "tasks", false},
-		{"", "tasks", false},
-		{"tasks", "sandbox", true},
-		{"subprocess", "tasks", true},
+		{"sandbox", "container", nil, false},
+		{"tasks", "tasks", nil, false},
+		{"", "tasks", nil, false},
+		{"tasks", "sandbox", nil, true},
+		{"subprocess", "tasks", nil, true},
+		{"subprocess", "tasks", session, false},
+		{"tasks", "subprocess", session, true},
 	} {
-		err := resumeTasksMode(&RunStarted{Feature: "f", Mode: tc.rec}, tc.mode)
+		cfg := config.Default()
+		cfg.Mode = tc.mode
+		err := resumeTasksMode(&RunStarted{Feature: "f", Mode: tc.rec, Capabilities: tc.caps}, driver.CapabilitiesOf(cfg))
 		if (err != nil) != tc.refused {
-			t.Errorf("started in %q, resumed in %q: %v", tc.rec, tc.mode, err)
+			t.Errorf("started in %q (%v), resumed in %q: %v", tc.rec, tc.caps, tc.mode, err)
 		}
-	}
-}
-
-// TestSaidOnce: a note is said once per process, whatever asks again.
-func TestSaidOnce(t *testing.T) {
-	line := "zerg: .devcontainer/devcontainer.json: zerg does not honour postCreateCommand (test " + t.Name() + ")"
-	if !saidOnce(line) || saidOnce(line) || saidOnce(line) {
-		t.Error("the note is said more than once")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/outcome"
 )
 
@@ -87,7 +88,7 @@ func TestResumeWithoutASnapshotRefusesAChangedGraph(t *testing.T) {
 // attempts do not count.
 func TestClusterAgentsFromTheJournal(t *testing.T) {
 	dir := t.TempDir()
-	if ClusterAgents(dir) != nil {
+	if driver.ClusterAgents(dir) != nil {
 		t.Fatal("a run without a journal has agents")
 	}
 	journal := `{"kind":"lease","task":"T1","number":1,"agent":"a1","delivery":1}
@@ -104,7 +105,7 @@ not json
 	if err := os.WriteFile(filepath.Join(dir, "cluster.jsonl"), []byte(journal), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := ClusterAgents(dir)
+	got := driver.ClusterAgents(dir)
 	if got["T1/1"].Agent != "a2" || got["T2/3"].Agent != "a3" || len(got) != 4 || got["T1/1"].TakenBack != "" {
 		t.Errorf("agents %v, want T1/1 on a2 (its newer lease) and T2/3 on a3", got)
 	}

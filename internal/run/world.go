@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +37,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	// what its attempts spend as the API reports it. A gate takes a slot
 	// of the workers' like an attempt.
 	meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
-	drv, _, err := newDriver(ctx, opts, c.paths, worker, c.workers, meter)
+	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, c.workers, meter)
 	if err != nil {
 		sec.audit.Close()
 		return Deps{}, nil, err
@@ -117,9 +116,10 @@ func (g gitSalvager) Preserve(ctx context.Context, task string, o OpenAttempt) (
 	if _, err := os.Stat(o.Workspace); err != nil {
 		return "", nil // never created, or already gone
 	}
-	if fi, err := os.Lstat(filepath.Join(o.Workspace, ".git")); err == nil && fi.IsDir() {
-		// A sandboxed attempt's private clone: its git is the worker's, and
-		// zerg runs no git in it. It stays where it is for a person.
+	if !o.WorkspaceKind.ZergCommitsIn(o.Workspace) {
+		// A private clone (its git is the worker's, and zerg runs no git
+		// in it) or another machine's result: it stays where it is for a
+		// person.
 		return "", fmt.Errorf("a sandboxed workspace is kept as it is in %s", o.Workspace)
 	}
 	// A workspace handed to the worker user is trusted only by exact path.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
 )
 
@@ -55,7 +54,7 @@ func Cost(feature string, events []eventlog.Event) CostReport {
 		r.Basis = proj.Basis
 	}
 	r.Subscription = st.Started != nil && st.Started.Subscription
-	if st.Started != nil && st.Started.Mode == config.ModeTasks {
+	if st.Started != nil && !st.Started.Caps().MeasuresUsage {
 		r.NotMeasured = "tasks mode: the tasks ran in your Claude Code session, which keeps their usage (its /cost); zerg sees none of it"
 	}
 	tasks := map[string]*CostLine{}

@@ -4,6 +4,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/outcome"
 )
 
@@ -53,9 +54,19 @@ type RunStarted struct {
 	// tasks mode, where the user's session runs them and the workspaces
 	// live elsewhere.
 	Mode string `json:"mode,omitempty"`
+	// Capabilities are what the mode's driver could (driver.Capabilities),
+	// which what reads the run later reads instead of the mode's name; nil
+	// in logs from before they were recorded (Caps).
+	Capabilities *driver.Capabilities `json:"capabilities,omitempty"`
 	// Schedule is the schedule the run started with (config.Schedules);
 	// empty in logs from before there was a choice: level.
 	Schedule string `json:"schedule,omitempty"`
+}
+
+// Caps are the capabilities the run started with: the recorded ones, or
+// in a log from before they were recorded, those of its mode.
+func (r *RunStarted) Caps() driver.Capabilities {
+	return driver.ModeCapabilities(r.Mode, r.Capabilities)
 }
 
 // PhasesMS are an attempt's phases (attempt.Phases) in milliseconds.
@@ -148,8 +159,12 @@ type AttemptStarted struct {
 	Level     int    `json:"level"`
 	Base      string `json:"base"`
 	Workspace string `json:"workspace"`
-	Branch    string `json:"branch"`
-	Dir       string `json:"dir"`
+	// WorkspaceKind is what the workspace is (driver.WorkspaceKind), which
+	// decides what zerg's git may do in it after a crash; "" in logs from
+	// before it was recorded.
+	WorkspaceKind driver.WorkspaceKind `json:"workspace_kind,omitempty"`
+	Branch        string               `json:"branch"`
+	Dir           string               `json:"dir"`
 }
 
 // AttemptPIDs records the worker's processes so that only they are ever killed.

@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
 )
@@ -55,14 +56,17 @@ type TaskState struct {
 
 // OpenAttempt is an attempt with a start and no finish.
 type OpenAttempt struct {
-	Number    int           `json:"number"`
-	Base      string        `json:"base"`
-	Workspace string        `json:"workspace"`
-	Branch    string        `json:"branch"`
-	Dir       string        `json:"dir"`
-	PIDs      []claude.Proc `json:"pids,omitempty"`
-	Marker    string        `json:"marker,omitempty"`
-	Started   time.Time     `json:"started"`
+	Number    int    `json:"number"`
+	Base      string `json:"base"`
+	Workspace string `json:"workspace"`
+	// WorkspaceKind is what the workspace is ("": a log from before it
+	// was recorded).
+	WorkspaceKind driver.WorkspaceKind `json:"workspace_kind,omitempty"`
+	Branch        string               `json:"branch"`
+	Dir           string               `json:"dir"`
+	PIDs          []claude.Proc        `json:"pids,omitempty"`
+	Marker        string               `json:"marker,omitempty"`
+	Started       time.Time            `json:"started"`
 }
 
 // State is a run rebuilt by replaying its log.
@@ -348,7 +352,8 @@ func (s *State) apply(e eventlog.Event) {
 		t.Level = d.Level
 		t.Attempts = max(t.Attempts, e.Attempt)
 		t.Status = StatusRunning
-		t.Open = &OpenAttempt{Number: e.Attempt, Base: d.Base, Workspace: d.Workspace, Branch: d.Branch, Dir: d.Dir, Started: e.Time}
+		t.Open = &OpenAttempt{Number: e.Attempt, Base: d.Base, Workspace: d.Workspace, WorkspaceKind: d.WorkspaceKind,
+			Branch: d.Branch, Dir: d.Dir, Started: e.Time}
 		if t.Started.IsZero() {
 			t.Started = e.Time
 		}

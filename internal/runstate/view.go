@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -39,8 +40,12 @@ type View struct {
 	Subscription bool   `json:"subscription,omitempty"`
 	// Mode is the config's mode the run started in ("tasks": the user's
 	// Claude Code session runs the tasks, not workers zerg launched).
-	Mode    string `json:"mode,omitempty"`
-	Workers int    `json:"workers"`
+	Mode string `json:"mode,omitempty"`
+	// Caps are what the run's driver could, as it recorded them; nil
+	// before the run started, or in a log from before they were recorded
+	// (driver.ModeCapabilities reads the mode's then).
+	Caps    *driver.Capabilities `json:"-"`
+	Workers int                  `json:"workers"`
 	// Schedule is how the run starts and merges tasks: "level" (a level
 	// merges all or nothing, then the next starts) or "dag" (a task starts
 	// when its dependencies are merged; finished tasks merge in batches).
@@ -219,7 +224,7 @@ func BuildView(feature, branch string, st *State, g *spec.Graph, pathsGraph *spe
 	}
 	if s := st.Started; s != nil {
 		v.Base, v.BaseRef, v.Workers, v.Rehearsal, v.Scenario = s.Base, s.BaseRef, st.Workers, s.Rehearsal, s.Scenario
-		v.Subscription, v.Mode = s.Subscription, s.Mode
+		v.Subscription, v.Mode, v.Caps = s.Subscription, s.Mode, s.Capabilities
 		v.Schedule, v.Batches = st.RecordedSchedule(), len(st.Batches)
 	}
 	switch {

@@ -591,7 +591,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 		gwClosed = true
 		return gw.Close()
 	}
-	defer closeGW()
+	defer func() { _ = closeGW() }() // on the early returns; the normal path checks its error
 
 	p := &clusterPending{task: a.Task, number: a.Number, proxy: proxy, audit: a.Audit, done: make(chan clusterOutcome, 1)}
 	need := cluster.Capabilities{Mode: d.Mode, LocalKey: local}
@@ -694,7 +694,7 @@ func (w *remote) Launch(ctx context.Context, sp claude.Spec, _ Starter) (Verdict
 	}
 	v := Verdict{Worker: rep.Worker}
 	if local {
-		v = localVerdict(rep, r.Lease.Agent, policy.Run)
+		v = localVerdict(rep, policy.Run)
 		v.Refused = cliRefusals(rep.Worker.PermissionDenials)
 	} else {
 		st := gw.Stats()
@@ -794,7 +794,7 @@ func localBudget(p gateway.Policy) float64 {
 // its own gateway, which this side cannot check. Its cost is the run's
 // all the same. An account error is the agent's key's, not the run's:
 // infra, for another agent (or this one later) to retry.
-func localVerdict(rep ClusterReport, agent string, run *gateway.Meter) Verdict {
+func localVerdict(rep ClusterReport, run *gateway.Meter) Verdict {
 	v := Verdict{Class: rep.Class, Reason: rep.Reason, Detail: rep.Detail, Worker: rep.Worker}
 	if run != nil {
 		run.Add(rep.Worker.CostUSD)
@@ -813,7 +813,7 @@ func (w *remote) fetch(ctx context.Context, r cluster.Result) error {
 		return err
 	}
 	if err := cluster.GetResultBundle(ctx, w.d.js, r.Lease.Agent, r.Bundle, f); err != nil {
-		f.Close()
+		_ = f.Close() // the fetch's error is the one to report
 		os.Remove(w.bundle())
 		return err
 	}

@@ -296,7 +296,7 @@ func (ag *Agent) answer(ctx context.Context, c *cluster.Claimed, rep ClusterRepo
 			return err
 		}
 		name, err := cluster.PutResultBundle(ctx, ag.js, c.Lease, io.TeeReader(f, counting{io.Discard, h}))
-		f.Close()
+		_ = f.Close() // opened to read
 		if err != nil {
 			return err
 		}
@@ -346,7 +346,7 @@ func (ag *Agent) attempt(ctx context.Context, c *cluster.Claimed, job ClusterJob
 			return rep, "", err
 		}
 	}
-	defer route.close()
+	defer func() { _ = route.close() }() // the gateway's record is closed and checked where the report is made
 
 	var drv Driver = &Subprocess{Repo: ag.repo, RunAs: ag.RunAs, Lanes: filepath.Join(ag.Dir, "lanes")}
 	if ag.Sandbox != nil {
@@ -477,7 +477,7 @@ func (ag *Agent) route(job ClusterJob, attemptID string, audit func(string, map[
 	var gwErr error
 	r.close = func() error {
 		once.Do(func() {
-			srv.Close()
+			_ = srv.Close() // the gateway's error below is the one that matters
 			if r.gw != nil {
 				gwErr = r.gw.Close()
 			}
@@ -522,7 +522,7 @@ func (ag *Agent) auditLog(file string) (func(string, map[string]any) error, func
 		_, err = f.Write(append(b, '\n'))
 		return err
 	}
-	return record, func() { f.Close() }, nil
+	return record, func() { _ = f.Close() }, nil // each record was written, and checked, when made
 }
 
 // fetchBase brings the attempt's base into the agent's repository from
@@ -548,7 +548,7 @@ func (ag *Agent) fetchBase(ctx context.Context, a cluster.Attempt, h *agentHold)
 	}
 	defer os.Remove(f.Name())
 	if err := cluster.GetBaseBundle(ctx, ag.js, a.BaseBundle, counting{f, h}); err != nil {
-		f.Close()
+		_ = f.Close() // the fetch's error is the one to report
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -584,9 +584,11 @@ func (ag *Agent) starter(stream string, h *agentHold) Starter {
 		var mu sync.Mutex
 		sp.OnEvent = func(ev claude.Event) {
 			h.progress(1)
+			// Best effort, as the pipeline's stream record: the outcome is
+			// the CLI's result's, not this record's.
 			mu.Lock()
-			f.Write(ev.Raw)
-			f.Write([]byte{'\n'})
+			_, _ = f.Write(ev.Raw)
+			_, _ = f.Write([]byte{'\n'})
 			mu.Unlock()
 		}
 		run, err := claude.Start(ctx, sp)

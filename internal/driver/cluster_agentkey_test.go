@@ -181,12 +181,12 @@ func TestLocalVerdict(t *testing.T) {
 	meter := gateway.NewMeter(10, 1)
 	rep := ClusterReport{Class: outcome.Success, Reason: outcome.ReasonCompleted}
 	rep.Worker.CostUSD = 0.25
-	v := localVerdict(rep, "a1", meter)
+	v := localVerdict(rep, meter)
 	if v.Class != outcome.Success || v.Worker.CostUSD != 0.25 || meter.Spent() != 1.25 {
 		t.Errorf("verdict %+v, run spent %v; want success, $0.25, run $1.25", v, meter.Spent())
 	}
 	rep.Class, rep.Reason, rep.Detail = outcome.Account, "billing_error", "credit balance too low"
-	if v := localVerdict(rep, "a1", nil); v.Class != outcome.Infra || !strings.Contains(v.Detail, "own key") {
+	if v := localVerdict(rep, nil); v.Class != outcome.Infra || !strings.Contains(v.Detail, "own key") {
 		t.Errorf("an agent's account error: %+v", v)
 	}
 	if b := localBudget(gateway.Policy{TaskUSD: 5, Run: gateway.NewMeter(10, 8)}); b != 2 {

@@ -280,7 +280,7 @@ func (w *sandboxed) Launch(ctx context.Context, sp claude.Spec, start Starter) (
 		gwClosed = true
 		return gw.Close()
 	}
-	defer closeGW() // on the early returns; the normal path checks its error
+	defer func() { _ = closeGW() }() // on the early returns; the normal path checks its error
 
 	sp.RunAs = w.user
 	// The sandbox, not the Bash check, is the boundary for commands: the
@@ -483,7 +483,9 @@ func (w *sandboxed) Close() {
 		_ = os.RemoveAll(d)
 	}
 	w.private = nil
-	w.group.Close()
+	// Best effort: it kills the members whatever else fails; what can be
+	// left is an empty group directory, which holds no process.
+	_ = w.group.Close()
 	w.group = nil
 	if w.user != nil {
 		w.d.Users <- w.user

@@ -47,7 +47,9 @@ func (d *Subprocess) open(a Attempt) (Workspace, error) {
 	if u := d.RunAs; u != nil {
 		// The worker owns its files; .git stays zerg's, and zerg trusts
 		// exactly this workspace for its own git calls.
-		a.Repo.TrustWorkspace(a.Workspace)
+		if err := a.Repo.TrustWorkspace(a.Workspace); err != nil {
+			return nil, err
+		}
 		w.trusted = true
 		if err := u.PrepareWorkspace(a.Workspace); err != nil {
 			w.Close()

@@ -26,6 +26,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Git is what cleanup reads and changes of the repository.
@@ -73,7 +74,7 @@ type Target struct {
 	LogPath string
 	// State is the run's log replayed, nil when there is no log or it
 	// could not be read (LogErr).
-	State  *run.State
+	State  *runstate.State
 	LogErr error
 }
 
@@ -126,7 +127,7 @@ func Known(ctx context.Context, g Git, p run.Paths) (bool, error) {
 // running: a run in progress is a run.Locked error. st is the log
 // replayed, nil with logErr when it could not be read, and nil with no
 // error when there is no log; release releases the lock.
-func OpenLog(p run.Paths) (st *run.State, logErr error, release func(), err error) {
+func OpenLog(p run.Paths) (st *runstate.State, logErr error, release func(), err error) {
 	release = func() {}
 	if _, statErr := os.Stat(p.Events); statErr != nil {
 		return nil, nil, release, nil
@@ -139,7 +140,7 @@ func OpenLog(p run.Paths) (st *run.State, logErr error, release func(), err erro
 	if err != nil {
 		return nil, err, release, nil
 	}
-	return run.Replay(events), nil, func() { _ = log.Close() }, nil // opened to read
+	return runstate.Replay(events), nil, func() { _ = log.Close() }, nil // opened to read
 }
 
 // Run removes what cleanup may remove of t's run (in a dry run, only
@@ -518,7 +519,7 @@ func samePath(p, q string) bool {
 // anyone else ("dubious ownership"), so cleanup hands it back now, as
 // the run would have (security.HandBack), and records that it did. A dry
 // run only says it would.
-func keepClone(own Owner, ws string, st *run.State, feature string, dryRun bool) string {
+func keepClone(own Owner, ws string, st *runstate.State, feature string, dryRun bool) string {
 	if k, ok := readKept(ws); ok {
 		why := fmt.Sprintf("attempt %d of %s, not committed: %s", k.Attempt, k.Task, k.Reason)
 		if k.Reason == "" {
@@ -556,7 +557,7 @@ func readKept(ws string) (driver.Kept, bool) {
 }
 
 // openAttemptAt names the attempt the log leaves open in workspace ws.
-func openAttemptAt(st *run.State, ws string) (task string, n int, ok bool) {
+func openAttemptAt(st *runstate.State, ws string) (task string, n int, ok bool) {
 	if st == nil {
 		return "", 0, false
 	}

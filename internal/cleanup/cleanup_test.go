@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // fakeGit is a repository in memory: its worktrees and branches, which
@@ -85,7 +86,7 @@ const feature = "auth"
 
 // target is a run of feature whose directories are under a fresh
 // temporary directory; nothing in it needs git.
-func target(t *testing.T, st *run.State) Target {
+func target(t *testing.T, st *runstate.State) Target {
 	root := t.TempDir()
 	ws := filepath.Join(root, "cache", "repo-1234", feature)
 	p := run.Paths{Feature: feature, Root: filepath.Join(root, "repo"), RunDir: filepath.Join(root, "repo", ".zerg", "runs", feature),
@@ -171,7 +172,7 @@ func TestCleanupKeepsWhatIsCheckedOut(t *testing.T) {
 // integration branch of a delivery no branch of the user's holds, and
 // removes them with --force or once the user merged it.
 func TestCleanupAllKeepsAnUnmergedDelivery(t *testing.T) {
-	delivered := &run.State{Finished: &run.RunFinished{Delivered: true}}
+	delivered := &runstate.State{Finished: &runstate.RunFinished{Delivered: true}}
 	integration := run.IntegrationBranch(feature)
 	for _, tc := range []struct {
 		name       string

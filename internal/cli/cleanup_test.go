@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // attemptWorkspace adds a workspace for task's first attempt under the
@@ -292,10 +293,10 @@ func TestCleanupHandsBackAnInterruptedAttemptsClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := log.AppendData(run.EvLevelStarted, "", 0, run.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}}); err != nil {
+	if _, err := log.AppendData(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Base: f.base, Tasks: []string{"T1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := log.AppendData(run.EvAttemptStarted, "T1", 1, run.AttemptStarted{Level: 1, Base: f.base, Workspace: ws}); err != nil {
+	if _, err := log.AppendData(runstate.EvAttemptStarted, "T1", 1, runstate.AttemptStarted{Level: 1, Base: f.base, Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	log.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -84,7 +85,7 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	if err != nil {
 		return err
 	}
-	if v.State != run.RunDelivered {
+	if v.State != runstate.RunDelivered {
 		return usageErrorf("the run of %s has not delivered (it is %s); merging a partial result needs an explicit git merge", t.feature, stateWords(v.State))
 	}
 	repo := &gitx.Repo{Runner: gitx.New(t.root)}

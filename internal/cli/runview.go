@@ -8,12 +8,12 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
-// The human rendering of run.View: the report at the end of a rush and
+// The human rendering of runstate.View: the report at the end of a rush and
 // zerg status print the same view, so they cannot disagree. Reasons and
 // details carry what workers and gates printed: they, and gate names and
 // heads, all read back from the run's log, go through term.Clean before
@@ -21,17 +21,17 @@ import (
 // allow only letters, digits and "_.-" in them.
 
 // stateWords is a run state as a person reads it.
-func stateWords(s run.RunState) string {
+func stateWords(s runstate.RunState) string {
 	switch s {
-	case run.RunDelivered:
+	case runstate.RunDelivered:
 		return "DELIVERED"
-	case run.RunNotDelivered:
+	case runstate.RunNotDelivered:
 		return "NOT DELIVERED"
-	case run.RunHalted:
+	case runstate.RunHalted:
 		return "stopped"
-	case run.RunDead:
+	case runstate.RunDead:
 		return "interrupted (its coordinator died)"
-	case run.RunNotStarted:
+	case runstate.RunNotStarted:
 		return "not started"
 	}
 	return string(s)
@@ -39,8 +39,8 @@ func stateWords(s run.RunState) string {
 
 // runWords is a run's state as the report and status head it: a delivery
 // whose workers had writes refused says so, never a plain DELIVERED.
-func runWords(v run.View) string {
-	if v.State == run.RunDelivered && v.RefusedWrites > 0 {
+func runWords(v runstate.View) string {
+	if v.State == runstate.RunDelivered && v.RefusedWrites > 0 {
 		return "DELIVERED with " + pluralf(v.RefusedWrites, "%d refused write", "%d refused writes")
 	}
 	return stateWords(v.State)
@@ -48,7 +48,7 @@ func runWords(v run.View) string {
 
 // printRefusedWrites lists every task's refused writes, one line each:
 // what its worker meant to write and could not, so its work lacks it.
-func (a *app) printRefusedWrites(v run.View, indent string) {
+func (a *app) printRefusedWrites(v runstate.View, indent string) {
 	for _, t := range v.Tasks {
 		for _, r := range t.RefusedWrites {
 			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, truncate(textx.OneLine(term.Clean(r.String())), 200))
@@ -57,7 +57,7 @@ func (a *app) printRefusedWrites(v run.View, indent string) {
 }
 
 // printReport writes the end-of-run report.
-func (a *app) printReport(v run.View) {
+func (a *app) printReport(v runstate.View) {
 	w := a.stdout
 	fmt.Fprintf(w, "\n%s: %s", v.Feature, runWords(v))
 	if v.Rehearsal {
@@ -74,7 +74,7 @@ func (a *app) printReport(v run.View) {
 	a.printLevels(v)
 	a.printTaskProblems(v)
 	a.printRefusedWrites(v, "  ")
-	if v.State == run.RunDelivered {
+	if v.State == runstate.RunDelivered {
 		fmt.Fprintf(w, "  integration branch: %s at %s\n  next: review it (git log %s), then zerg merge %s --into <branch>\n",
 			v.IntegrationBranch, shortID(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
 		return
@@ -91,11 +91,11 @@ func (a *app) printReport(v run.View) {
 }
 
 // nextStep is what a person does next with a run that did not deliver.
-func nextStep(v run.View) string {
+func nextStep(v runstate.View) string {
 	switch v.State {
-	case run.RunHalted, run.RunDead:
+	case runstate.RunHalted, runstate.RunDead:
 		return fmt.Sprintf("zerg rush %s --resume continues it", v.Feature)
-	case run.RunRunning:
+	case runstate.RunRunning:
 		return fmt.Sprintf("zerg stop %s stops it", v.Feature)
 	}
 	if l, g, ok := gateFailedCommittedLevel(v); ok {
@@ -110,13 +110,13 @@ func nextStep(v run.View) string {
 // gateFailedCommittedLevel finds the level a required gate failed on
 // whose tasks are all committed (none failed, none left to run), and the
 // gate: the state where "zerg retry" has nothing to retry.
-func gateFailedCommittedLevel(v run.View) (level int, gate string, ok bool) {
+func gateFailedCommittedLevel(v runstate.View) (level int, gate string, ok bool) {
 	for _, l := range v.Levels {
 		if l.State != "failed" || !strings.HasPrefix(l.Reason, "gate ") {
 			continue
 		}
 		for _, t := range v.Tasks {
-			if t.Level == l.Level && t.Status != run.StatusCommitted && t.Status != run.StatusMerged {
+			if t.Level == l.Level && t.Status != runstate.StatusCommitted && t.Status != runstate.StatusMerged {
 				return 0, "", false
 			}
 		}
@@ -129,7 +129,7 @@ func gateFailedCommittedLevel(v run.View) (level int, gate string, ok bool) {
 	return 0, "", false
 }
 
-func (a *app) printLevels(v run.View) {
+func (a *app) printLevels(v runstate.View) {
 	if v.Schedule == config.ScheduleDAG {
 		fmt.Fprintf(a.stdout, "  schedule dag: %s merged; a level is the graph's depth, merged once all its tasks are\n",
 			pluralf(v.Batches, "%d batch", "%d batches"))
@@ -147,10 +147,10 @@ func (a *app) printLevels(v run.View) {
 }
 
 // printTaskProblems lists the tasks that are not merged.
-func (a *app) printTaskProblems(v run.View) {
-	var bad []run.TaskView
+func (a *app) printTaskProblems(v runstate.View) {
+	var bad []runstate.TaskView
 	for _, t := range v.Tasks {
-		if t.Status != run.StatusMerged {
+		if t.Status != runstate.StatusMerged {
 			bad = append(bad, t)
 		}
 	}
@@ -174,7 +174,7 @@ func (a *app) printTaskProblems(v run.View) {
 }
 
 // printStatus writes the live view of a run.
-func (a *app) printStatus(v run.View) {
+func (a *app) printStatus(v runstate.View) {
 	w := a.stdout
 	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), runWords(v))
 	if v.Rehearsal {
@@ -195,7 +195,7 @@ func (a *app) printStatus(v run.View) {
 		fmt.Fprintf(w, "coordinator: alive (pid %d)\n", v.Coordinator.PID)
 	case v.Coordinator.Alive:
 		fmt.Fprintln(w, "coordinator: alive")
-	case v.State == run.RunDead:
+	case v.State == runstate.RunDead:
 		fmt.Fprintf(w, "coordinator: dead (nothing holds the run's log); zerg stop %s reaps its workers, zerg rush %s --resume continues the run\n", v.Feature, v.Feature)
 	}
 	if v.Head != "" {
@@ -249,7 +249,7 @@ func (a *app) printStatus(v run.View) {
 			if !t.Running.LastEvent.IsZero() {
 				detail += fmt.Sprintf(", last event %s ago, %d turn(s), %d tokens", time.Since(t.Running.LastEvent).Round(time.Second), t.Running.Turns, t.Running.Tokens)
 			}
-		case t.Status != run.StatusMerged && t.Status != run.StatusCommitted:
+		case t.Status != runstate.StatusMerged && t.Status != runstate.StatusCommitted:
 			detail = t.Detail
 			if detail == "" {
 				detail = t.Reason
@@ -259,9 +259,9 @@ func (a *app) printStatus(v run.View) {
 		switch {
 		case t.Abandoned != nil:
 			status = a.paint(ansiYel, status)
-		case t.Status == run.StatusFailed:
+		case t.Status == runstate.StatusFailed:
 			status = a.paint(ansiRed, status)
-		case t.Status == run.StatusMerged:
+		case t.Status == runstate.StatusMerged:
 			status = a.paint(ansiGreen, status)
 		}
 		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
@@ -298,14 +298,14 @@ func (a *app) printStatus(v run.View) {
 		}
 		fmt.Fprintf(w, "gate %s on %s (%s): %s\n", term.Clean(g.Name), term.Clean(on), shortID(term.Clean(g.Head)), verdict)
 	}
-	if v.State == run.RunNotDelivered && v.Reason != "" {
+	if v.State == runstate.RunNotDelivered && v.Reason != "" {
 		fmt.Fprintf(w, "why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 200))
 	}
 }
 
 // statusWord is a task's status as a person reads it: an attempt a dead
 // coordinator left open is not running, whatever the log last said.
-func statusWord(t run.TaskView) string {
+func statusWord(t runstate.TaskView) string {
 	if t.Abandoned != nil {
 		return "interrupted"
 	}
@@ -324,4 +324,4 @@ func seenAt(t time.Time) string {
 }
 
 // printViewJSON writes the view as the documented JSON (docs/json.md).
-func printViewJSON(w io.Writer, v run.View) error { return printJSON(w, v) }
+func printViewJSON(w io.Writer, v runstate.View) error { return printJSON(w, v) }

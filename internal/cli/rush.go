@@ -23,6 +23,7 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -359,7 +360,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err := claude.EnableSubreaper(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		fmt.Fprintf(a.stderr, "zerg: warning: cannot become a child subreaper (%v); processes that detach from a worker may survive it\n", err)
 	}
-	var v *run.View
+	var v *runstate.View
 	if lines != nil {
 		v, err = a.executeLive(ctx, r, worker, paths, lines, liveTerm)
 	} else {
@@ -464,7 +465,7 @@ var rushStdin io.Reader = os.Stdin
 // budget.confirm_above_usd or whose fan-out is above
 // budget.max_workers_without_confirm; without a terminal it refuses (exit
 // 2, nothing written) unless --yes. A resume counts what it has left to run.
-func launchGate(a *app, feature string, cfg config.Config, p run.Projection, remaining run.Range, yes bool) error {
+func launchGate(a *app, feature string, cfg config.Config, p runstate.Projection, remaining runstate.Range, yes bool) error {
 	why := gateReasons(cfg, remaining, p.FanOut)
 	if len(why) == 0 || yes {
 		return nil
@@ -487,7 +488,7 @@ func launchGate(a *app, feature string, cfg config.Config, p run.Projection, rem
 // budget.confirm_above_usd, and the fan-out against
 // budget.max_workers_without_confirm. The launch gate and --dry-run both
 // use it, so the dry run says exactly what the rush will do.
-func gateReasons(cfg config.Config, remaining run.Range, fanOut int) []string {
+func gateReasons(cfg config.Config, remaining runstate.Range, fanOut int) []string {
 	var why []string
 	if b := cfg.Budget.ConfirmAboveUSD; b > 0 && remaining.High > b {
 		why = append(why, fmt.Sprintf("the projected cost could reach $%.2f (expected $%.2f), above budget.confirm_above_usd $%.2f",

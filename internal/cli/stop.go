@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func init() { register(newStopCmd) }
@@ -59,7 +60,7 @@ zerg rush FEATURE --resume.`,
 				if st, err = t.state(); err != nil {
 					return err
 				}
-			} else if v.State == run.RunDead {
+			} else if v.State == runstate.RunDead {
 				fmt.Fprintf(a.stdout, "the coordinator of %s is dead (nothing holds the run's log)\n", t.feature)
 			}
 			// Whatever the coordinator could not clean up: the workers its log
@@ -71,7 +72,7 @@ zerg rush FEATURE --resume.`,
 			}
 			killed, removed := driver.ReapRun(cmd.Context(), t.paths.RunDir, recorded)
 			switch {
-			case pid <= 0 && killed == 0 && removed == 0 && v.State != run.RunDead:
+			case pid <= 0 && killed == 0 && removed == 0 && v.State != runstate.RunDead:
 				fmt.Fprintf(a.stdout, "%s is not running\n", t.feature)
 			case killed > 0:
 				fmt.Fprintf(a.stdout, "killed %d leftover worker process(es)\n", killed)
@@ -79,7 +80,7 @@ zerg rush FEATURE --resume.`,
 			if removed > 0 {
 				fmt.Fprintf(a.stdout, "removed %d leftover container(s)\n", removed)
 			}
-			if pid > 0 || killed > 0 || removed > 0 || v.State == run.RunDead {
+			if pid > 0 || killed > 0 || removed > 0 || v.State == runstate.RunDead {
 				fmt.Fprintf(a.stdout, "stopped; continue with %s\n", resumeCommand(st, t.feature))
 			}
 			return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/proc"
 	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/tasksmode"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -60,7 +61,7 @@ mode does and does not isolate.`,
 // nextReport is what zerg tasks next prints (--json).
 type nextReport struct {
 	Feature string `json:"feature"`
-	// State is the run's state (run.View.State): starting while the
+	// State is the run's state (runstate.View.State): starting while the
 	// coordinator checks the environment, running while there is work,
 	// then delivered or not_delivered.
 	State string         `json:"state"`
@@ -146,7 +147,7 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 	for _, l := range res.Working {
 		working = append(working, workingLease{Task: l.Task, Attempt: l.Attempt, Expires: l.Expires})
 	}
-	rep := nextReport{Feature: feature, State: string(run.RunRunning), Tasks: res.Tasks, Working: working}
+	rep := nextReport{Feature: feature, State: string(runstate.RunRunning), Tasks: res.Tasks, Working: working}
 	rep.Next = sessionNext(feature, v.Schedule, len(res.Tasks), len(working))
 	return printNext(a, asJSON, rep)
 }
@@ -155,8 +156,8 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 // zerg rush --mode tasks in the background.
 type tasksCoordinator struct{ r *runTarget }
 
-func (c tasksCoordinator) Inspect() (run.View, error) { return inspectRun(c.r.paths) }
-func (c tasksCoordinator) Starting() bool             { return startingCoordinator(c.r.paths) }
+func (c tasksCoordinator) Inspect() (runstate.View, error) { return inspectRun(c.r.paths) }
+func (c tasksCoordinator) Starting() bool                  { return startingCoordinator(c.r.paths) }
 func (c tasksCoordinator) Start(resume bool) (<-chan error, error) {
 	cmd, err := startTasksCoordinator(c.r, resume)
 	if err != nil {
@@ -185,7 +186,7 @@ func sessionNext(feature, schedule string, fresh, working int) string {
 // resumeCommand is how a stopped run of feature continues: zerg tasks next
 // for a run in tasks mode (a resume does not cross into another mode),
 // zerg rush --resume for the others.
-func resumeCommand(st *run.State, feature string) string {
+func resumeCommand(st *runstate.State, feature string) string {
 	if st != nil && st.Started != nil && !st.Started.Caps().StartsWorker {
 		return fmt.Sprintf("zerg tasks next %s (or /zerg:rush %s --mode tasks in your Claude Code session)", feature, feature)
 	}
@@ -193,10 +194,10 @@ func resumeCommand(st *run.State, feature string) string {
 }
 
 // inspectRun is the run's view; a run with no log yet is not started.
-func inspectRun(p run.Paths) (run.View, error) {
+func inspectRun(p run.Paths) (runstate.View, error) {
 	v, _, err := run.Inspect(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return run.View{Feature: p.Feature, State: run.RunNotStarted}, nil
+		return runstate.View{Feature: p.Feature, State: runstate.RunNotStarted}, nil
 	}
 	return v, err
 }
@@ -356,7 +357,7 @@ func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait
 		return usageErrorf("no coordinator runs %s, so lease %s is not open; zerg tasks next %s resumes the run and hands the task out again", feature, lease, feature)
 	}
 	done, err := tasksmode.Report(ctx, r.paths.Board, r.paths.Events, v.Coordinator.PID, task, lease, wait, 200*time.Millisecond,
-		func() (run.View, error) { v, _, err := r.inspect(); return v, err })
+		func() (runstate.View, error) { v, _, err := r.inspect(); return v, err })
 	var notOpen *tasksmode.NotOpenError
 	if errors.As(err, &notOpen) {
 		// Never the open lease's token: only the session and the task's
@@ -370,18 +371,18 @@ func runTasksDone(ctx context.Context, a *app, feature, task, lease string, wait
 	if err != nil {
 		return err
 	}
-	rep := doneReport{Feature: feature, Task: task, Lease: lease, Status: string(run.StatusVerifying)}
+	rep := doneReport{Feature: feature, Task: task, Lease: lease, Status: string(runstate.StatusVerifying)}
 	refused := false
 	if fin := done.Finished; fin != nil {
-		rep.Status, rep.Commit = string(run.StatusCommitted), fin.Commit
+		rep.Status, rep.Commit = string(runstate.StatusCommitted), fin.Commit
 		if fin.Class != outcome.Success {
 			refused = true
 			rep.Reason, rep.Detail = fin.Reason, fin.Detail
 			// What the coordinator made of the failure: a retry
 			// (handed out again) or the task's end.
-			rep.Status = string(run.StatusRetryWait)
+			rep.Status = string(runstate.StatusRetryWait)
 			if done.TaskFailed {
-				rep.Status = string(run.StatusFailed)
+				rep.Status = string(runstate.StatusFailed)
 			}
 		}
 	}
@@ -399,12 +400,12 @@ func printDone(a *app, asJSON bool, rep doneReport) error {
 		return printJSON(a.stdout, rep)
 	}
 	w := a.stdout
-	switch run.Status(rep.Status) {
-	case run.StatusCommitted, run.StatusMerged:
+	switch runstate.Status(rep.Status) {
+	case runstate.StatusCommitted, runstate.StatusMerged:
 		fmt.Fprintf(w, "%s: %s as %s\n", rep.Task, rep.Status, shortID(rep.Commit))
-	case run.StatusVerifying:
+	case runstate.StatusVerifying:
 		fmt.Fprintf(w, "%s: still being checked; zerg status %s shows the result\n", rep.Task, rep.Feature)
-	case run.StatusRetryWait:
+	case runstate.StatusRetryWait:
 		fmt.Fprintf(w, "%s: refused (%s): %s; zerg tasks next %s hands it out again\n", rep.Task, rep.Reason, rep.Detail, rep.Feature)
 	default:
 		fmt.Fprintf(w, "%s: %s (%s): %s\n", rep.Task, rep.Status, rep.Reason, rep.Detail)

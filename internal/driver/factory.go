@@ -53,7 +53,7 @@ type Factory struct {
 }
 
 // Capabilities are what a mode's driver can. The run records them in its
-// first event (run.RunStarted), so that what reads the run later (the
+// first event (runstate.RunStarted), so that what reads the run later (the
 // resume check, the run view, the cost) reads what the run ran with.
 type Capabilities struct {
 	// StartsWorker: zerg starts the worker. False in tasks mode, where the

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
 // modelOf is the model a task's attempts are launched with.
 func (c *Coordinator) modelOf(t *spec.Task) string {
-	m, _ := ModelFor(c.cfg.Models, t)
+	m, _ := runstate.ModelFor(c.cfg.Models, t)
 	return m
 }
 
@@ -95,8 +96,8 @@ func accountCause(reason string) string {
 
 // projection says what the run is expected to cost; a resume says it of
 // the tasks it still has to merge (merged is how many are).
-func (p *progress) projection(pr *Projection, merged func(task string) bool, spent, limit float64) {
-	var left Range
+func (p *progress) projection(pr *runstate.Projection, merged func(task string) bool, spent, limit float64) {
+	var left runstate.Range
 	n := 0
 	for _, t := range pr.Tasks {
 		if !merged(t.Task) {

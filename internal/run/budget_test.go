@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 
 	"github.com/zergrush/zerg/internal/config"
 )
@@ -35,7 +36,7 @@ func TestAccountErrorStopsLaunching(t *testing.T) {
 	}
 	for _, id := range []string{"A", "B", "C"} {
 		ts := st.Task(id)
-		if ts.TaskFailures != 0 || ts.Status == StatusFailed || ts.Status == StatusBlocked {
+		if ts.TaskFailures != 0 || ts.Status == runstate.StatusFailed || ts.Status == runstate.StatusBlocked {
 			t.Errorf("%s counted as a failure: %+v", id, ts)
 		}
 	}
@@ -53,8 +54,8 @@ func TestRunBudgetStopsLaunchesAndResumes(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Workers = 1
 	w.cfg.Budget.RunUSD = 0.025 // each fake attempt costs $0.01
-	c := w.coordinator(NewState())
-	c.projection = &Projection{Tasks: []TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
+	c := w.coordinator(runstate.NewState())
+	c.projection = &runstate.Projection{Tasks: []runstate.TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
 	st, err := c.execute(context.Background())
 	var re *Error
 	if !errors.As(err, &re) || re.Kind != Budget || re.Task != "C" {
@@ -63,10 +64,10 @@ func TestRunBudgetStopsLaunchesAndResumes(t *testing.T) {
 	if n := len(w.att.attemptsOf("C")); n != 0 {
 		t.Errorf("C ran %d attempts past the budget", n)
 	}
-	if st.Task("A").Status != StatusMerged || st.Task("B").Status != StatusMerged {
+	if st.Task("A").Status != runstate.StatusMerged || st.Task("B").Status != runstate.StatusMerged {
 		t.Errorf("level 1 not merged: %s %s", st.Task("A").Status, st.Task("B").Status)
 	}
-	if st.Finished == nil || st.Finished.Cause != "budget" || st.Task("C").Status != StatusCancelled {
+	if st.Finished == nil || st.Finished.Cause != "budget" || st.Task("C").Status != runstate.StatusCancelled {
 		t.Fatalf("run_finished %+v, C %s", st.Finished, st.Task("C").Status)
 	}
 	if st.Projection == nil || len(st.Projection.Tasks) != 3 {
@@ -92,10 +93,10 @@ func TestRunBudgetOnExceed(t *testing.T) {
 			// Whichever of A and B reserves first runs (held); the other is refused.
 			w.att.script["A"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
 			w.att.script["B"] = []scripted{{class: outcome.Success, reason: "completed", hold: hold}}
-			c := w.coordinator(NewState())
-			c.projection = &Projection{Tasks: []TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
+			c := w.coordinator(runstate.NewState())
+			c.projection = &runstate.Projection{Tasks: []runstate.TaskProjection{{Task: "A", AttemptUSD: 0.01}, {Task: "B", AttemptUSD: 0.01}, {Task: "C", AttemptUSD: 0.01}}}
 			done := make(chan struct{})
-			var st *State
+			var st *runstate.State
 			var err error
 			go func() { st, err = c.execute(context.Background()); close(done) }()
 			if mode == config.OnExceedFinish {
@@ -111,7 +112,7 @@ func TestRunBudgetOnExceed(t *testing.T) {
 			if !errors.Is(err, Budget) {
 				t.Fatalf("err %v, want Budget", err)
 			}
-			want := map[string]Status{config.OnExceedFinish: StatusCommitted, config.OnExceedCancel: StatusCancelled}[mode]
+			want := map[string]runstate.Status{config.OnExceedFinish: runstate.StatusCommitted, config.OnExceedCancel: runstate.StatusCancelled}[mode]
 			if len(w.att.calls) != 1 {
 				t.Fatalf("%d attempts, want 1: the second would pass the budget", len(w.att.calls))
 			}
@@ -124,12 +125,12 @@ func TestRunBudgetOnExceed(t *testing.T) {
 }
 
 func TestRunProjectedNeedsAStartedRun(t *testing.T) {
-	s := NewState()
-	e, _ := newEvent(EvRunProjected, "", 0, Projection{Basis: "estimate"})
+	s := runstate.NewState()
+	e, _ := newEvent(runstate.EvRunProjected, "", 0, runstate.Projection{Basis: "estimate"})
 	if err := s.Apply(e); err == nil {
 		t.Fatal("run_projected accepted before run_started")
 	}
-	start, _ := newEvent(EvRunStarted, "", 0, RunStarted{Feature: "f"})
+	start, _ := newEvent(runstate.EvRunStarted, "", 0, runstate.RunStarted{Feature: "f"})
 	if err := s.Apply(start); err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +148,12 @@ func TestModelTiers(t *testing.T) {
 ]}`)
 	m := config.Models{Implement: "sonnet", Simple: "haiku"}
 	for id, want := range map[string]string{"code": "sonnet/implement", "docs": "haiku/simple", "read": "haiku/simple", "own": "opus/graph"} {
-		model, tier := ModelFor(m, g.Task(id))
+		model, tier := runstate.ModelFor(m, g.Task(id))
 		if got := model + "/" + tier; got != want {
 			t.Errorf("%s: %s, want %s", id, got, want)
 		}
 	}
-	if model, tier := ModelFor(config.Models{Implement: "sonnet"}, g.Task("docs")); model != "sonnet" || tier != "implement" {
+	if model, tier := runstate.ModelFor(config.Models{Implement: "sonnet"}, g.Task("docs")); model != "sonnet" || tier != "implement" {
 		t.Errorf("empty models.simple: %s/%s", model, tier)
 	}
 }
@@ -166,7 +167,7 @@ func TestProjection(t *testing.T) {
  {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], "files": {"create": ["d.md"]}}
 ]}`)
 	cfg := config.Default()
-	p := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4})
+	p := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4})
 	if p.Basis != "estimate" || len(p.Tasks) != 3 || len(p.Levels) != 2 || p.FanOut != 2 {
 		t.Fatalf("projection %+v", p)
 	}
@@ -181,17 +182,17 @@ func TestProjection(t *testing.T) {
  {"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.go"]}},
  {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], "files": {"create": ["d.go"]}}
 ]}`)
-	if got := Project(ProjectOptions{Graph: wide, Config: cfg, Workers: 4}).FanOut; got != 2 {
+	if got := runstate.Project(runstate.ProjectOptions{Graph: wide, Config: cfg, Workers: 4}).FanOut; got != 2 {
 		t.Errorf("level fan-out %d, want 2 (the widest level)", got)
 	}
-	if got := Project(ProjectOptions{Graph: wide, Config: dag, Workers: 4}).FanOut; got != 3 {
+	if got := runstate.Project(runstate.ProjectOptions{Graph: wide, Config: dag, Workers: 4}).FanOut; got != 3 {
 		t.Errorf("dag fan-out %d, want 3 (B, C and D at once)", got)
 	}
-	if got := Project(ProjectOptions{Graph: wide, Config: dag, Workers: 2}).FanOut; got != 2 {
+	if got := runstate.Project(runstate.ProjectOptions{Graph: wide, Config: dag, Workers: 2}).FanOut; got != 2 {
 		t.Errorf("dag fan-out %d with 2 workers, want 2", got)
 	}
 	sum := 0.0
-	for _, tp := range append([]TaskProjection{}, p.Tasks...) {
+	for _, tp := range append([]runstate.TaskProjection{}, p.Tasks...) {
 		if !(tp.Low > 0 && tp.Low <= tp.Expected && tp.Expected <= tp.High) || tp.AttemptUSD != tp.Expected {
 			t.Errorf("%s: range %+v", tp.Task, tp.Range)
 		}
@@ -222,7 +223,7 @@ func TestProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLog(t, filepath.Join(run, "events.jsonl"), w.log)
-	h := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: HistoryLogs(dir, "new")})
+	h := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new")})
 	if h.Basis != "history" || h.HistoryTasks != 3 || h.Factor < 1.99 || h.Factor > 2.01 {
 		t.Fatalf("history projection: basis %s, %d tasks, factor %v", h.Basis, h.HistoryTasks, h.Factor)
 	}
@@ -230,14 +231,14 @@ func TestProjection(t *testing.T) {
 		t.Errorf("expected ×%v, want ×2", r)
 	}
 	// A rehearsal learns nothing from a real run.
-	if r := Project(ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: HistoryLogs(dir, "new"), Rehearsal: true}); r.Basis != "estimate" {
+	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new"), Rehearsal: true}); r.Basis != "estimate" {
 		t.Errorf("a rehearsal used a real run's history")
 	}
 	// Nor does a config whose models differ from the ones the history ran
 	// on: its prices say nothing of today's.
 	other := cfg
 	other.Models.Implement, other.Models.Simple = "opus", "opus"
-	if r := Project(ProjectOptions{Graph: g, Config: other, Workers: 4, History: HistoryLogs(dir, "new")}); r.Basis != "estimate" || r.HistoryTasks != 0 {
+	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: other, Workers: 4, History: runstate.HistoryLogs(dir, "new")}); r.Basis != "estimate" || r.HistoryTasks != 0 {
 		t.Errorf("a history on other models was used: basis %s, %d tasks", r.Basis, r.HistoryTasks)
 	}
 }
@@ -269,7 +270,7 @@ func TestProtectedOwnershipSparesDoneTasks(t *testing.T) {
 ]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := NewState()
+	st := runstate.NewState()
 	check := func() error {
 		_, err := validGraph(file, GraphLoadFor("", config.Default(), st))
 		return err
@@ -278,12 +279,12 @@ func TestProtectedOwnershipSparesDoneTasks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "task A:") || !strings.Contains(err.Error(), "task B:") {
 		t.Fatalf("a new run: %v, want A and B named", err)
 	}
-	st.Tasks["A"] = &TaskState{ID: "A", Status: StatusMerged}
-	st.Tasks["B"] = &TaskState{ID: "B", Status: StatusCommitted, Commit: "abc"}
+	st.Tasks["A"] = &runstate.TaskState{ID: "A", Status: runstate.StatusMerged}
+	st.Tasks["B"] = &runstate.TaskState{ID: "B", Status: runstate.StatusCommitted, Commit: "abc"}
 	if err := check(); err != nil {
 		t.Errorf("done tasks were refused: %v", err)
 	}
-	st.Tasks["B"] = &TaskState{ID: "B", Status: StatusFailed}
+	st.Tasks["B"] = &runstate.TaskState{ID: "B", Status: runstate.StatusFailed}
 	if err := check(); err == nil || strings.Contains(err.Error(), "task A:") {
 		t.Errorf("B still to run: %v, want only B named", err)
 	}
@@ -309,7 +310,7 @@ func TestGatewayRunBudgetStopsLaunching(t *testing.T) {
 	if n := len(w.att.calls); n != 1 {
 		t.Errorf("%d attempts after the gateway's budget stop, want 1", n)
 	}
-	if s := st.Task("A").Status; s == StatusFailed {
+	if s := st.Task("A").Status; s == runstate.StatusFailed {
 		t.Errorf("A failed for good: the run's budget is not the task's fault")
 	}
 	st, err = w.resume(context.Background())
@@ -322,7 +323,7 @@ func TestLowDiskStopsLaunching(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.cfg.Workers = 1
 	w.cfg.Disk.MinFreeMB = 1 << 40 // more than any disk has
-	c := w.coordinator(NewState())
+	c := w.coordinator(runstate.NewState())
 	c.paths.RunDir = t.TempDir()
 	_, err := c.execute(context.Background())
 	var re *Error
@@ -341,10 +342,10 @@ func TestLowDiskStopsLaunching(t *testing.T) {
 // the tasks each model was to run, as the tasks' and levels' do, so the
 // model chart has projected bars.
 func TestCostProjectsEachModel(t *testing.T) {
-	proj := Projection{Tasks: []TaskProjection{
-		{Task: "A", Level: 1, Model: "sonnet", Range: Range{Low: 1, Expected: 2, High: 4}},
-		{Task: "B", Level: 1, Model: "haiku", Range: Range{Low: 0.1, Expected: 0.2, High: 0.4}},
-		{Task: "C", Level: 2, Model: "sonnet", Range: Range{Low: 1, Expected: 3, High: 6}}}}
+	proj := runstate.Projection{Tasks: []runstate.TaskProjection{
+		{Task: "A", Level: 1, Model: "sonnet", Range: runstate.Range{Low: 1, Expected: 2, High: 4}},
+		{Task: "B", Level: 1, Model: "haiku", Range: runstate.Range{Low: 0.1, Expected: 0.2, High: 0.4}},
+		{Task: "C", Level: 2, Model: "sonnet", Range: runstate.Range{Low: 1, Expected: 3, High: 6}}}}
 	var evs []eventlogEvent
 	add := func(typ, task string, n int, data any) {
 		e, err := newEvent(typ, task, n, data)
@@ -353,12 +354,12 @@ func TestCostProjectsEachModel(t *testing.T) {
 		}
 		evs = append(evs, e)
 	}
-	add(EvRunStarted, "", 0, RunStarted{Feature: "f"})
-	add(EvRunProjected, "", 0, proj)
-	add(EvLevelStarted, "", 0, LevelStarted{Level: 1, Tasks: []string{"A", "B"}})
-	add(EvAttemptStarted, "A", 1, AttemptStarted{Level: 1})
-	add(EvAttemptFinished, "A", 1, AttemptFinished{Class: "success", CostUSD: 1.5, Model: "sonnet"})
-	r := Cost("f", evs)
+	add(runstate.EvRunStarted, "", 0, runstate.RunStarted{Feature: "f"})
+	add(runstate.EvRunProjected, "", 0, proj)
+	add(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: 1, Tasks: []string{"A", "B"}})
+	add(runstate.EvAttemptStarted, "A", 1, runstate.AttemptStarted{Level: 1})
+	add(runstate.EvAttemptFinished, "A", 1, runstate.AttemptFinished{Class: "success", CostUSD: 1.5, Model: "sonnet"})
+	r := runstate.Cost("f", evs)
 	got := map[string]float64{}
 	for _, m := range r.Models {
 		if m.Projected == nil {

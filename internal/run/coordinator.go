@@ -21,6 +21,7 @@ import (
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -79,15 +80,15 @@ type Coordinator struct {
 	// an attempt_started is never written after the attempt_finished
 	// that stopped the launching (an account refusal).
 	launch   sync.Mutex
-	state    *State
+	state    *runstate.State
 	progress *progress
 	cancel   context.CancelCauseFunc
 	gov      *Governor
-	live     map[string]liveAttempt
+	live     map[string]runstate.LiveAttempt
 	closers  []func()
 	// projection is the cost projection the run starts from (nil: none, so
 	// the run budget counts only what was spent).
-	projection *Projection
+	projection *runstate.Projection
 	// halt is why launching stopped (budget or account), nil while it goes
 	// on; reserved holds the projected cost of each attempt in flight.
 	halt     *Error
@@ -122,14 +123,14 @@ func (c *Coordinator) emit(typ, task string, attemptN int, data any) error {
 }
 
 // taskState returns a copy of a task's state for reading.
-func (c *Coordinator) taskState(id string) TaskState {
+func (c *Coordinator) taskState(id string) runstate.TaskState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state.Task(id)
 }
 
 // execute runs (or resumes) the run with the given dependencies.
-func (c *Coordinator) execute(ctx context.Context) (*State, error) {
+func (c *Coordinator) execute(ctx context.Context) (*runstate.State, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c.cancel = cancel
@@ -144,8 +145,8 @@ func (c *Coordinator) execute(ctx context.Context) (*State, error) {
 	levels := graphLevels(c.graph)
 	c.progress.start(c.feature, len(c.graph.Tasks), len(levels), c.workers, c.schedule, c.rehearsal, c.credential)
 	if c.projection != nil {
-		c.progress.projection(c.projection, func(id string) bool { return c.taskState(id).Status == StatusMerged }, c.state.CostUSD, c.cfg.Budget.RunUSD)
-		if err := c.emit(EvRunProjected, "", 0, c.projection); err != nil {
+		c.progress.projection(c.projection, func(id string) bool { return c.taskState(id).Status == runstate.StatusMerged }, c.state.CostUSD, c.cfg.Budget.RunUSD)
+		if err := c.emit(runstate.EvRunProjected, "", 0, c.projection); err != nil {
 			return c.state, err
 		}
 	}
@@ -180,7 +181,7 @@ func (c *Coordinator) prepare() {
 		c.gov.now, c.gov.after = c.d.Clock.Now, c.d.Clock.After
 	}
 	if c.live == nil {
-		c.live = map[string]liveAttempt{}
+		c.live = map[string]runstate.LiveAttempt{}
 	}
 	if c.reserved == nil {
 		c.reserved = map[string]float64{}
@@ -207,7 +208,7 @@ func (c *Coordinator) begin(ctx context.Context) error {
 	if err := c.d.Snapshot(c.graph.Raw); err != nil {
 		return fmt.Errorf("record the task graph: %w", err)
 	}
-	if err := c.emit(EvRunStarted, "", 0, RunStarted{
+	if err := c.emit(runstate.EvRunStarted, "", 0, runstate.RunStarted{
 		Feature: c.feature, Base: base, BaseRef: ref, Integration: IntegrationBranch(c.feature),
 		GraphSHA256: graphHash(c.graph), Workers: c.workers, Rehearsal: c.rehearsal, Scenario: c.scenario,
 		Subscription: c.subscription, Mode: c.cfg.Mode, Capabilities: c.caps, Schedule: c.schedule,
@@ -262,14 +263,14 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 	for _, t := range tasksOf(c.graph, level) {
 		ts := c.taskState(t.ID)
 		switch {
-		case ts.Status == StatusMerged:
+		case ts.Status == runstate.StatusMerged:
 			continue
-		case ts.Status == StatusFailed:
+		case ts.Status == runstate.StatusFailed:
 			// Failed for good: only zerg retry runs it again.
 			c.progress.failedEarlier(t.ID, ts.Reason)
 			failedBefore = append(failedBefore, t)
 			continue
-		case ts.Status == StatusCommitted && ts.CommitBase == base && ts.Commit != "":
+		case ts.Status == runstate.StatusCommitted && ts.CommitBase == base && ts.Commit != "":
 			c.progress.kept(t.ID, ts.Commit)
 		default:
 			toRun = append(toRun, t)
@@ -285,7 +286,7 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 		for i, t := range toRun {
 			ids[i] = t.ID
 		}
-		if err := c.emit(EvLevelStarted, "", 0, LevelStarted{Level: level, Base: base, Tasks: ids}); err != nil {
+		if err := c.emit(runstate.EvLevelStarted, "", 0, runstate.LevelStarted{Level: level, Base: base, Tasks: ids}); err != nil {
 			return err
 		}
 	}
@@ -332,7 +333,7 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 // failLevel records a level that did not merge and blocks every task of the
 // later levels, then returns err.
 func (c *Coordinator) failLevel(level int, reason string, tasks []string, err error) error {
-	if e := c.emit(EvLevelFailed, "", 0, LevelFailed{Level: level, Reason: reason, Tasks: tasks}); e != nil {
+	if e := c.emit(runstate.EvLevelFailed, "", 0, runstate.LevelFailed{Level: level, Reason: reason, Tasks: tasks}); e != nil {
 		return e
 	}
 	for _, t := range c.graph.Tasks {
@@ -340,8 +341,8 @@ func (c *Coordinator) failLevel(level int, reason string, tasks []string, err er
 			continue
 		}
 		st := c.taskState(t.ID).Status
-		if CanTransition(EvTaskBlocked, st, StatusBlocked) {
-			if e := c.emit(EvTaskBlocked, t.ID, 0, TaskBlocked{Reason: fmt.Sprintf("level %d failed", level)}); e != nil {
+		if runstate.CanTransition(runstate.EvTaskBlocked, st, runstate.StatusBlocked) {
+			if e := c.emit(runstate.EvTaskBlocked, t.ID, 0, runstate.TaskBlocked{Reason: fmt.Sprintf("level %d failed", level)}); e != nil {
 				return e
 			}
 		}
@@ -396,22 +397,22 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			Previous: c.previous(t.ID, ts),
 		}
 		req.OnStart = func(pids []claude.Proc, marker string) {
-			if err := c.emit(EvAttemptPIDs, t.ID, n, AttemptPIDs{PIDs: pids, Marker: marker}); err != nil {
+			if err := c.emit(runstate.EvAttemptPIDs, t.ID, n, runstate.AttemptPIDs{PIDs: pids, Marker: marker}); err != nil {
 				c.cancel(err)
 			}
-			c.setLive(t.ID, func(l *liveAttempt) {
+			c.setLive(t.ID, func(l *runstate.LiveAttempt) {
 				if len(pids) > 0 {
 					l.PID = pids[0].PID
 				}
 			})
 		}
 		req.OnProgress = func(p claude.Progress) {
-			c.setLive(t.ID, func(l *liveAttempt) {
+			c.setLive(t.ID, func(l *runstate.LiveAttempt) {
 				l.LastEvent, l.Turns, l.ToolCalls, l.LastTool, l.Tokens = p.LastEvent, p.Turns, p.ToolCalls, p.LastTool, p.Tokens.Total()
 			})
 		}
 		req.OnVerify = func() {
-			if err := c.emit(EvAttemptVerifying, t.ID, n, nil); err != nil {
+			if err := c.emit(runstate.EvAttemptVerifying, t.ID, n, nil); err != nil {
 				c.cancel(err)
 			}
 		}
@@ -439,7 +440,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		c.mu.Lock()
 		c.cancels[t.ID] = acancel
 		c.mu.Unlock()
-		err = c.emit(EvAttemptStarted, t.ID, n, AttemptStarted{Level: level, Base: base, Workspace: req.Workspace,
+		err = c.emit(runstate.EvAttemptStarted, t.ID, n, runstate.AttemptStarted{Level: level, Base: base, Workspace: req.Workspace,
 			WorkspaceKind: c.workspaceKind(), Branch: req.Branch, Dir: req.Dir})
 		c.launch.Unlock()
 		if err != nil {
@@ -448,7 +449,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			c.unreserve(t.ID)
 			return false, err
 		}
-		c.setLive(t.ID, func(l *liveAttempt) { *l = liveAttempt{Attempt: n, Started: c.d.Clock.Now()} })
+		c.setLive(t.ID, func(l *runstate.LiveAttempt) { *l = runstate.LiveAttempt{Attempt: n, Started: c.d.Clock.Now()} })
 		c.progress.attemptStart(t.ID, n, probe)
 		res, err := c.d.Attempter.Attempt(actx, req)
 		c.dropLive(t.ID)
@@ -460,8 +461,8 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			// zerg's own failure (git, disk): the attempt is closed in the log
 			// so that no task is left running, and the run stops with it.
 			c.gov.Release(probe, Outcome{})
-			fin := AttemptFinished{Class: outcome.Infra, Reason: outcome.ReasonZerg, Detail: err.Error()}
-			e := c.emit(EvAttemptFinished, t.ID, n, fin)
+			fin := runstate.AttemptFinished{Class: outcome.Infra, Reason: outcome.ReasonZerg, Detail: err.Error()}
+			e := c.emit(runstate.EvAttemptFinished, t.ID, n, fin)
 			c.unreserve(t.ID)
 			if e != nil {
 				return false, errors.Join(err, e)
@@ -497,7 +498,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 				announce = c.waitForReset(t.ID, reset.Until)
 			}
 		}
-		err = c.emit(EvAttemptFinished, t.ID, n, fin)
+		err = c.emit(runstate.EvAttemptFinished, t.ID, n, fin)
 		c.launch.Unlock()
 		c.unreserve(t.ID)
 		if err != nil {
@@ -568,7 +569,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 			return false, context.Cause(ctx)
 		case ActFail:
 			c.progress.failedForGood(t.ID, after, res.Detail)
-			return false, c.emit(EvTaskFailed, t.ID, n, TaskFailed{Reason: res.Reason, Detail: res.Detail})
+			return false, c.emit(runstate.EvTaskFailed, t.ID, n, runstate.TaskFailed{Reason: res.Reason, Detail: res.Detail})
 		case ActRetry:
 			c.progress.retrying(t.ID, n, res.Reason, retryLine(res))
 		case ActWait:
@@ -622,7 +623,7 @@ func (c *Coordinator) mergeLevel(ctx context.Context, level int, base string, ta
 	}
 	// The event goes first: a crash before the branch moves is repaired on
 	// resume from the event; a crash before the event redoes only the merge.
-	if err := c.emit(EvLevelMerged, "", 0, LevelMerged{Level: level, Base: base, Head: head, Tasks: ids}); err != nil {
+	if err := c.emit(runstate.EvLevelMerged, "", 0, runstate.LevelMerged{Level: level, Base: base, Head: head, Tasks: ids}); err != nil {
 		return err
 	}
 	if err := c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), head, base); err != nil {
@@ -642,7 +643,7 @@ func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 			runErr = cause
 		case errors.Is(cause, context.Canceled), errors.Is(cause, context.DeadlineExceeded):
 			// A signal or zerg stop: the run can go on later.
-			if err := c.emit(EvRunStopped, "", 0, RunStopped{Reason: "interrupted"}); err != nil {
+			if err := c.emit(runstate.EvRunStopped, "", 0, runstate.RunStopped{Reason: "interrupted"}); err != nil {
 				return errors.Join(runErr, err)
 			}
 			c.progress.stopped(c.feature)
@@ -658,7 +659,7 @@ func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 		}
 	}
 	c.mu.Lock()
-	fin := RunFinished{Delivered: runErr == nil, Head: c.state.Head}
+	fin := runstate.RunFinished{Delivered: runErr == nil, Head: c.state.Head}
 	c.mu.Unlock()
 	if runErr != nil {
 		fin.Reason = runErr.Error()
@@ -668,7 +669,7 @@ func (c *Coordinator) finish(ctx context.Context, runErr error) error {
 			c.progress.halted(re)
 		}
 	}
-	if err := c.emit(EvRunFinished, "", 0, fin); err != nil {
+	if err := c.emit(runstate.EvRunFinished, "", 0, fin); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if runErr != nil {
@@ -686,7 +687,7 @@ func (c *Coordinator) unmerged() []string {
 	defer c.mu.Unlock()
 	var out []string
 	for _, t := range c.graph.Tasks {
-		if c.state.Task(t.ID).Status != StatusMerged {
+		if c.state.Task(t.ID).Status != runstate.StatusMerged {
 			out = append(out, t.ID)
 		}
 	}
@@ -694,7 +695,7 @@ func (c *Coordinator) unmerged() []string {
 	return out
 }
 
-func (c *Coordinator) setLive(task string, f func(*liveAttempt)) {
+func (c *Coordinator) setLive(task string, f func(*runstate.LiveAttempt)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.live[task]
@@ -731,23 +732,23 @@ func tail(s string, n int) string {
 }
 
 // finishedEvent is the attempt_finished record of an attempt's result.
-func finishedEvent(res attempt.Result, model string) AttemptFinished {
-	fin := AttemptFinished{
+func finishedEvent(res attempt.Result, model string) runstate.AttemptFinished {
+	fin := runstate.AttemptFinished{
 		Class: res.Class, Reason: res.Reason, Detail: res.Detail, Commit: res.Commit,
 		CostUSD: res.Worker.CostUSD, Tokens: res.Worker.Usage.Total(), Turns: res.Worker.NumTurns,
 		DurationMS: res.Duration.Milliseconds(), WorkerMS: res.Worker.Duration.Milliseconds(), VerifyExit: res.VerifyExit,
 		Model: model, Reset: res.Reset, MemoryPeakMB: res.MemoryPeak >> 20, Diagnosis: res.Diagnosis,
 		RefusedWrites: res.RefusedWrites,
 	}
-	if u := TokensOf(res.Worker.Usage); u.Total() > 0 {
+	if u := runstate.TokensOf(res.Worker.Usage); u.Total() > 0 {
 		fin.Usage = &u
 	}
 	if p := res.Phases; p != (attempt.Phases{}) {
-		fin.Phases = &PhasesMS{Prepare: p.Prepare.Milliseconds(), Launch: p.Launch.Milliseconds(),
+		fin.Phases = &runstate.PhasesMS{Prepare: p.Prepare.Milliseconds(), Launch: p.Launch.Milliseconds(),
 			Verify: p.Verify.Milliseconds(), Commit: p.Commit.Milliseconds()}
 	}
 	for i, ch := range res.Changes {
-		if i == MaxChangedListed {
+		if i == runstate.MaxChangedListed {
 			fin.ChangedOmitted = len(res.Changes) - i
 			break
 		}
@@ -761,7 +762,7 @@ func finishedEvent(res attempt.Result, model string) AttemptFinished {
 // output and what the attempt changed. The retry starts from the base
 // again, so the model must be told the failed work is not in front of it,
 // and what it was. "" before any task failure.
-func (c *Coordinator) previous(task string, ts TaskState) string {
+func (c *Coordinator) previous(task string, ts runstate.TaskState) string {
 	if ts.Diagnosis == "" {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -38,7 +39,7 @@ func (c *Coordinator) runDAG(ctx context.Context) error {
 	gctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for _, t := range c.graph.Tasks {
-		if ts := c.taskState(t.ID); ts.Status == StatusFailed {
+		if ts := c.taskState(t.ID); ts.Status == runstate.StatusFailed {
 			c.progress.failedEarlier(t.ID, ts.Reason)
 		}
 	}
@@ -90,7 +91,7 @@ func (c *Coordinator) runDAG(ctx context.Context) error {
 	}
 	var failed []string
 	for _, t := range c.graph.Tasks {
-		if c.taskState(t.ID).Status == StatusFailed {
+		if c.taskState(t.ID).Status == runstate.StatusFailed {
 			failed = append(failed, t.ID)
 		}
 	}
@@ -106,7 +107,7 @@ func (c *Coordinator) dagView(busy map[string]bool) dagView {
 	if c.dagAfter == nil {
 		c.dagAfter = dagOrder(c.graph)
 	}
-	return newDAGView(c.graph, c.dagAfter, func(id string) Status { return c.taskState(id).Status }, busy)
+	return newDAGView(c.graph, c.dagAfter, func(id string) runstate.Status { return c.taskState(id).Status }, busy)
 }
 
 // startReady starts what may start now: task_scheduled, then a runner that
@@ -118,7 +119,7 @@ func (c *Coordinator) startReady(ctx context.Context, busy map[string]bool, done
 		c.mu.Lock()
 		base := c.state.Head
 		c.mu.Unlock()
-		if err := c.emit(EvTaskScheduled, id, 0, TaskScheduled{Level: t.Level, Base: base}); err != nil {
+		if err := c.emit(runstate.EvTaskScheduled, id, 0, runstate.TaskScheduled{Level: t.Level, Base: base}); err != nil {
 			return err
 		}
 		busy[id] = true
@@ -140,7 +141,7 @@ func (c *Coordinator) blockDependents() error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := c.emit(EvTaskBlocked, id, 0, TaskBlocked{Reason: fmt.Sprintf("it depends on %s, which failed", blocked[id])}); err != nil {
+		if err := c.emit(runstate.EvTaskBlocked, id, 0, runstate.TaskBlocked{Reason: fmt.Sprintf("it depends on %s, which failed", blocked[id])}); err != nil {
 			return err
 		}
 	}
@@ -210,7 +211,7 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 	if g := failed; g != nil {
 		return false, GateFailure{Gate: g.Name, Exit: g.Exit, Output: g.Output, Head: head}, nil
 	}
-	if err := c.emit(EvBatchMerged, "", 0, BatchMerged{Batch: n, Base: base, Head: head, Tasks: ids}); err != nil {
+	if err := c.emit(runstate.EvBatchMerged, "", 0, runstate.BatchMerged{Batch: n, Base: base, Head: head, Tasks: ids}); err != nil {
 		return false, GateFailure{}, err
 	}
 	if err := c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), head, base); err != nil {
@@ -225,21 +226,21 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 // the retry policy decides whether it runs again.
 func (c *Coordinator) refuseMerge(id string, why GateFailure) error {
 	ts := c.taskState(id)
-	d := TaskMergeFailed{Reason: ReasonGateFailed, Gate: why.Gate, Exit: why.Exit, Output: why.Output, Head: why.Head}
+	d := runstate.TaskMergeFailed{Reason: ReasonGateFailed, Gate: why.Gate, Exit: why.Exit, Output: why.Output, Head: why.Head}
 	if why.Conflict != "" {
 		d.Reason = ReasonMergeConflict
 		d.Detail = "its work did not merge onto the integration branch (another task changed the same lines): " + textx.Clip(textx.OneLine(why.Conflict), 500)
 	} else {
 		d.Detail = fmt.Sprintf("its work passed its own verification, but the quality gate %s failed (exit %d) on the integration branch with it merged; fix what the gate reports", why.Gate, why.Exit)
 	}
-	if err := c.emit(EvTaskMergeFailed, id, ts.Attempts, d); err != nil {
+	if err := c.emit(runstate.EvTaskMergeFailed, id, ts.Attempts, d); err != nil {
 		return err
 	}
 	c.progress.printf("  %s: bisection names it: %s", id, whyShort(why))
 	after := c.taskState(id)
 	if Decide(PolicyFrom(c.cfg.Retry), after, outcome.Task, d.Reason, 0, false).Action == ActFail {
 		c.progress.failedForGood(id, after, d.Detail)
-		return c.emit(EvTaskFailed, id, ts.Attempts, TaskFailed{Reason: d.Reason, Detail: d.Detail})
+		return c.emit(runstate.EvTaskFailed, id, ts.Attempts, runstate.TaskFailed{Reason: d.Reason, Detail: d.Detail})
 	}
 	c.progress.retrying(id, ts.Attempts, d.Reason, d.Detail)
 	return nil

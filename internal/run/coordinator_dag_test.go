@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // branches: A (slow) → C; B (fast) → D. C and D are level 2.
@@ -53,7 +54,7 @@ func TestDAGFastBranchStartsBeforeSlowLevelEnds(t *testing.T) {
 			go func() { time.Sleep(300 * time.Millisecond); once.Do(func() { close(release) }) }()
 			st, err := w.rush(context.Background())
 			assertDelivered(t, w, st, err)
-			early := seqOf(t, w, EvAttemptStarted, "D") < seqOf(t, w, EvAttemptFinished, "A")
+			early := seqOf(t, w, runstate.EvAttemptStarted, "D") < seqOf(t, w, runstate.EvAttemptFinished, "A")
 			if want := schedule == config.ScheduleDAG; early != want {
 				t.Errorf("D started before A finished: %v, want %v\n%v", early, want, w.log.types())
 			}
@@ -89,13 +90,13 @@ func committedWorld(t *testing.T) *world {
 			t.Fatal(err)
 		}
 	}
-	add(EvRunStarted, "", 0, RunStarted{Feature: "f", Base: "base", Integration: IntegrationBranch("f"), GraphSHA256: graphHash(w.graph), Workers: 3, Schedule: config.ScheduleDAG})
+	add(runstate.EvRunStarted, "", 0, runstate.RunStarted{Feature: "f", Base: "base", Integration: IntegrationBranch("f"), GraphSHA256: graphHash(w.graph), Workers: 3, Schedule: config.ScheduleDAG})
 	for _, id := range []string{"A", "B", "C"} {
-		add(EvTaskScheduled, id, 0, TaskScheduled{Level: 1, Base: "base"})
-		add(EvAttemptStarted, id, 1, AttemptStarted{Level: 1, Base: "base", Branch: "b-" + id})
-		add(EvAttemptFinished, id, 1, AttemptFinished{Class: outcome.Success, Reason: "completed", Commit: "c-" + id + "-1"})
+		add(runstate.EvTaskScheduled, id, 0, runstate.TaskScheduled{Level: 1, Base: "base"})
+		add(runstate.EvAttemptStarted, id, 1, runstate.AttemptStarted{Level: 1, Base: "base", Branch: "b-" + id})
+		add(runstate.EvAttemptFinished, id, 1, runstate.AttemptFinished{Class: outcome.Success, Reason: "completed", Commit: "c-" + id + "-1"})
 	}
-	add(EvRunStopped, "", 0, RunStopped{Reason: "interrupted"})
+	add(runstate.EvRunStopped, "", 0, runstate.RunStopped{Reason: "interrupted"})
 	w.git.branches[IntegrationBranch("f")] = "base"
 	return w
 }
@@ -116,9 +117,9 @@ func TestDAGBisectionNamesTheCulprit(t *testing.T) {
 			}
 			var named []string
 			for _, e := range w.log.all() {
-				if e.Type == EvTaskMergeFailed {
+				if e.Type == runstate.EvTaskMergeFailed {
 					named = append(named, e.Task)
-					d := data[TaskMergeFailed](t, e)
+					d := data[runstate.TaskMergeFailed](t, e)
 					if d.Reason != ReasonGateFailed || d.Gate != "tests" || !strings.Contains(d.Output, "broke the build") || e.Attempt != 1 {
 						t.Errorf("task_merge_failed %+v (attempt %d)", d, e.Attempt)
 					}
@@ -142,7 +143,7 @@ func TestDAGBisectionNamesTheCulprit(t *testing.T) {
 				t.Errorf("%s: %d task failures, want 1 (a gate failure spends a retry)", culprit, ts.TaskFailures)
 			}
 			// D waited for C's merge.
-			if seqOf(t, w, EvAttemptStarted, "D") < lastMerge(w, "C") {
+			if seqOf(t, w, runstate.EvAttemptStarted, "D") < lastMerge(w, "C") {
 				t.Error("D started before C was merged")
 			}
 		})
@@ -153,7 +154,7 @@ func TestDAGBisectionNamesTheCulprit(t *testing.T) {
 func lastMerge(w *world, task string) int64 {
 	var seq int64
 	for _, e := range w.log.all() {
-		if e.Type == EvBatchMerged && strings.Contains(string(e.Data), `"`+task+`"`) {
+		if e.Type == runstate.EvBatchMerged && strings.Contains(string(e.Data), `"`+task+`"`) {
 			seq = e.Seq
 		}
 	}
@@ -170,7 +171,7 @@ func TestDAGCulpritOutOfRetriesBlocksItsDependents(t *testing.T) {
 	if !errors.Is(err, NotDelivered) || !strings.Contains(err.Error(), "C failed") {
 		t.Fatalf("err %v", err)
 	}
-	for id, want := range map[string]Status{"A": StatusMerged, "B": StatusMerged, "C": StatusFailed, "D": StatusBlocked} {
+	for id, want := range map[string]runstate.Status{"A": runstate.StatusMerged, "B": runstate.StatusMerged, "C": runstate.StatusFailed, "D": runstate.StatusBlocked} {
 		if got := st.Task(id).Status; got != want {
 			t.Errorf("%s: %s, want %s", id, got, want)
 		}
@@ -179,13 +180,13 @@ func TestDAGCulpritOutOfRetriesBlocksItsDependents(t *testing.T) {
 		t.Errorf("integration at %s, log head %s", w.git.branches[IntegrationBranch("f")], st.Head)
 	}
 	re := w.replay()
-	if re.Task("D").Status != StatusBlocked {
+	if re.Task("D").Status != runstate.StatusBlocked {
 		t.Errorf("replayed D: %s", re.Task("D").Status)
 	}
 	// The view: the schedule and its batches; level 1 is failed (C) with
 	// its other tasks merged, level 2 blocked; the gate runs name their
 	// batch and tasks.
-	v := BuildView("f", re, w.graph, w.graph, Liveness{})
+	v := BuildView("f", re, w.graph, w.graph, runstate.Liveness{})
 	if v.Schedule != config.ScheduleDAG || v.Batches != len(re.Batches) || v.Batches < 2 {
 		t.Errorf("view: schedule %q, batches %d (log %d)", v.Schedule, v.Batches, len(re.Batches))
 	}
@@ -206,7 +207,7 @@ func TestDAGLevelViewHead(t *testing.T) {
 	w := committedWorld(t)
 	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
-	v := BuildView("f", w.replay(), w.graph, w.graph, Liveness{})
+	v := BuildView("f", w.replay(), w.graph, w.graph, runstate.Liveness{})
 	if l := v.Levels[0]; l.State != "merged" || l.Head == "" || l.Head != st.Batches[0].Head {
 		t.Errorf("level 1: %+v, batches %+v", l, st.Batches)
 	}
@@ -234,7 +235,7 @@ func TestDAGInterruptThenResume(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	st := w.replay()
-	if st.Task("B").Status != StatusMerged || st.Task("A").Status == StatusMerged {
+	if st.Task("B").Status != runstate.StatusMerged || st.Task("A").Status == runstate.StatusMerged {
 		t.Fatalf("after the stop: A %s, B %s", st.Task("A").Status, st.Task("B").Status)
 	}
 	w.att.onStart = nil
@@ -247,8 +248,8 @@ func TestDAGInterruptThenResume(t *testing.T) {
 }
 
 func TestResumeSchedule(t *testing.T) {
-	st := func(s string) *State {
-		return &State{Started: &RunStarted{Feature: "f", Schedule: s}, Schedule: s}
+	st := func(s string) *runstate.State {
+		return &runstate.State{Started: &runstate.RunStarted{Feature: "f", Schedule: s}, Schedule: s}
 	}
 	for _, tc := range []struct {
 		recorded, asked, want string

@@ -15,9 +15,10 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
-func assertDelivered(t *testing.T, w *world, st *State, err error) {
+func assertDelivered(t *testing.T, w *world, st *runstate.State, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("not delivered: %v\nevents: %v", err, w.log.types())
@@ -26,7 +27,7 @@ func assertDelivered(t *testing.T, w *world, st *State, err error) {
 		t.Fatalf("run_finished: %+v", st.Finished)
 	}
 	for _, task := range w.graph.Tasks {
-		if s := st.Task(task.ID).Status; s != StatusMerged || st.MergeCount[task.ID] != 1 {
+		if s := st.Task(task.ID).Status; s != runstate.StatusMerged || st.MergeCount[task.ID] != 1 {
 			t.Errorf("%s: %s, merged %d times", task.ID, s, st.MergeCount[task.ID])
 		}
 	}
@@ -57,11 +58,11 @@ func TestHappyPath(t *testing.T) {
 	// Every task went pending → ready → running → verifying → committed → merged.
 	var seq []string
 	for _, e := range w.log.all() {
-		if e.Task == "A" || e.Type == EvLevelStarted && strings.Contains(string(e.Data), `"A"`) || e.Type == EvLevelMerged && strings.Contains(string(e.Data), `"A"`) {
+		if e.Task == "A" || e.Type == runstate.EvLevelStarted && strings.Contains(string(e.Data), `"A"`) || e.Type == runstate.EvLevelMerged && strings.Contains(string(e.Data), `"A"`) {
 			seq = append(seq, e.Type)
 		}
 	}
-	want := []string{EvLevelStarted, EvAttemptStarted, EvAttemptPIDs, EvAttemptVerifying, EvAttemptFinished, EvLevelMerged}
+	want := []string{runstate.EvLevelStarted, runstate.EvAttemptStarted, runstate.EvAttemptPIDs, runstate.EvAttemptVerifying, runstate.EvAttemptFinished, runstate.EvLevelMerged}
 	if !slices.Equal(seq, want) {
 		t.Errorf("A's events %v, want %v", seq, want)
 	}
@@ -98,13 +99,13 @@ func TestTaskFailsForGoodBlocksLaterLevels(t *testing.T) {
 	if n := len(w.att.attemptsOf("A")); n != 2 {
 		t.Errorf("A ran %d attempts, want 2 (task_retries 1)", n)
 	}
-	if s := st.Task("A").Status; s != StatusFailed {
+	if s := st.Task("A").Status; s != runstate.StatusFailed {
 		t.Errorf("A is %s", s)
 	}
-	if s := st.Task("B").Status; s != StatusCommitted {
+	if s := st.Task("B").Status; s != runstate.StatusCommitted {
 		t.Errorf("B is %s, want committed (kept for a resume)", s)
 	}
-	if s := st.Task("C").Status; s != StatusBlocked {
+	if s := st.Task("C").Status; s != runstate.StatusBlocked {
 		t.Errorf("C is %s, want blocked", s)
 	}
 	if _, merged := st.Merged[1]; merged || w.git.branches[IntegrationBranch("f")] != "base" {
@@ -113,8 +114,8 @@ func TestTaskFailsForGoodBlocksLaterLevels(t *testing.T) {
 	if st.Finished == nil || st.Finished.Delivered {
 		t.Errorf("finished %+v", st.Finished)
 	}
-	v := BuildView("f", st, w.graph, nil, Liveness{})
-	if v.State != RunNotDelivered || v.Levels[0].State != "failed" || v.Levels[1].State != "blocked" {
+	v := BuildView("f", st, w.graph, nil, runstate.Liveness{})
+	if v.State != runstate.RunNotDelivered || v.Levels[0].State != "failed" || v.Levels[1].State != "blocked" {
 		t.Errorf("view %+v", v)
 	}
 }
@@ -145,7 +146,7 @@ func TestInfraLimitFailsTheTask(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.att.script["A"] = []scripted{infra, infra, infra}
 	st, err := w.rush(context.Background())
-	if !errors.Is(err, NotDelivered) || st.Task("A").Status != StatusFailed {
+	if !errors.Is(err, NotDelivered) || st.Task("A").Status != runstate.StatusFailed {
 		t.Fatalf("err %v, A %s", err, st.Task("A").Status)
 	}
 	if n := len(w.att.attemptsOf("A")); n != 3 {
@@ -166,7 +167,7 @@ func TestFatalStopsTheRun(t *testing.T) {
 		t.Errorf("%d attempts after a fatal error, want 1", n)
 	}
 	// Not the task's fault: a resume with a good key runs it again.
-	if s := st.Task("A").Status; s != StatusCancelled {
+	if s := st.Task("A").Status; s != runstate.StatusCancelled {
 		t.Errorf("A is %s, want cancelled", s)
 	}
 	st, err = w.resume(context.Background())
@@ -196,7 +197,7 @@ func TestInterruptThenResume(t *testing.T) {
 			t.Errorf("%s left %s after the stop", id, ts.Status)
 		}
 	}
-	if v := BuildView("f", st, w.graph, nil, Liveness{}); v.State != RunHalted {
+	if v := BuildView("f", st, w.graph, nil, runstate.Liveness{}); v.State != runstate.RunHalted {
 		t.Errorf("view state %s", v.State)
 	}
 	st, err = w.resume(context.Background())
@@ -253,7 +254,7 @@ func TestMergeConflictFailsTheLevel(t *testing.T) {
 
 func TestEventLogWriteErrorStopsTheRun(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.log.failOn = EvLevelMerged
+	w.log.failOn = runstate.EvLevelMerged
 	_, err := w.rush(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err %v, want the write error", err)
@@ -271,7 +272,7 @@ func crashedWhileCRan(t *testing.T) (*world, int) {
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
 	evs := w.log.all()
-	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "C" })
+	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == runstate.EvAttemptPIDs && e.Task == "C" })
 	w.log.events = evs[:cut+1]
 	w.git.branches[IntegrationBranch("f")] = w.replay().Head
 	return w, len(w.att.calls)
@@ -289,10 +290,10 @@ func TestResumeAfterCrash(t *testing.T) {
 	if got := w.att.calls[calls:]; len(got) != 1 || got[0].Task.ID != "C" || got[0].Number != 2 {
 		t.Errorf("the resume ran %+v, want only C attempt 2", got)
 	}
-	var abandoned AttemptFinished
+	var abandoned runstate.AttemptFinished
 	for _, e := range w.log.all() {
-		if e.Type == EvAttemptFinished && e.Task == "C" && e.Attempt == 1 {
-			abandoned = data[AttemptFinished](t, e)
+		if e.Type == runstate.EvAttemptFinished && e.Task == "C" && e.Attempt == 1 {
+			abandoned = data[runstate.AttemptFinished](t, e)
 		}
 	}
 	if abandoned.Reason != outcome.ReasonAbandoned || abandoned.Commit != "saved-C-1" {
@@ -328,9 +329,9 @@ func TestResumeAfterCrashWithTasksStillReady(t *testing.T) {
 	st, err := w.rush(context.Background())
 	assertDelivered(t, w, st, err)
 	evs := w.log.all()
-	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == EvAttemptPIDs && e.Task == "A" })
+	cut := slices.IndexFunc(evs, func(e eventlogEvent) bool { return e.Type == runstate.EvAttemptPIDs && e.Task == "A" })
 	w.log.events = evs[:cut+1]
-	if s := w.replay().Task("B").Status; s != StatusReady {
+	if s := w.replay().Task("B").Status; s != runstate.StatusReady {
 		t.Fatalf("B is %s at the crash, want ready", s)
 	}
 	w.git.branches[IntegrationBranch("f")] = "base"
@@ -346,7 +347,7 @@ func TestResumeMovesABranchBehindTheLogForward(t *testing.T) {
 	st, _ := w.rush(context.Background())
 	merged := st.Merged[1].Head
 	w.git.branches[IntegrationBranch("f")] = "base" // as if the update never happened
-	w.log.events = w.log.all()[:slices.IndexFunc(w.log.all(), func(e eventlogEvent) bool { return e.Type == EvLevelMerged })+1]
+	w.log.events = w.log.all()[:slices.IndexFunc(w.log.all(), func(e eventlogEvent) bool { return e.Type == runstate.EvLevelMerged })+1]
 	w.att.script["C"] = nil
 	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
@@ -411,11 +412,11 @@ func TestResumeRecreatesAMissingBranch(t *testing.T) {
 // replayRetry appends what `zerg retry TASK` appends.
 func (w *world) replayRetry(task string) (eventlogEvent, error) {
 	st := w.replay()
-	e, _ := newEvent(EvTaskRequeued, task, 0, map[string]string{"by": "zerg retry"})
+	e, _ := newEvent(runstate.EvTaskRequeued, task, 0, map[string]string{"by": "zerg retry"})
 	if err := st.Check(e); err != nil {
 		return e, err
 	}
-	return w.log.AppendData(EvTaskRequeued, task, 0, map[string]string{"by": "zerg retry"})
+	return w.log.AppendData(runstate.EvTaskRequeued, task, 0, map[string]string{"by": "zerg retry"})
 }
 
 func TestResumeOfADeliveredRunIsRefused(t *testing.T) {
@@ -431,7 +432,7 @@ func TestResumeOfADeliveredRunIsRefused(t *testing.T) {
 // failure naming the write, never as an interrupt that --resume would hide.
 func TestEventLogWriteErrorInACallback(t *testing.T) {
 	w := newWorld(t, twoLevels)
-	w.log.failOn = EvAttemptPIDs
+	w.log.failOn = runstate.EvAttemptPIDs
 	st, err := w.rush(context.Background())
 	if err == nil || errors.Is(err, Interrupted) || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err %v, want the write error", err)
@@ -467,7 +468,7 @@ func TestRetryPromptCarriesTheFailure(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "verify.log"), []byte("--- FAIL: TestKeepsDigits (0.00s)\n    upper_test.go:9: upper(\"a1\") = \"A\", want \"A1\"\nFAIL\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("+++ b/upper.go\n+func Upper(s string) string { return strings.ToUpper(onlyLetters(s)) }\n"), 0o600)
-	ts := TaskState{Diagnosis: "verification_failed: exit 1", DiagnosedAttempt: 1,
+	ts := runstate.TaskState{Diagnosis: "verification_failed: exit 1", DiagnosedAttempt: 1,
 		Hypothesis: &diagnose.Hypothesis{Pattern: diagnose.TestAssertion, Confidence: 0.93, Evidence: []string{"upper_test.go:9 TestKeepsDigits"}, Fix: "make the code give what the failing test expects"}}
 	got := c.previous("A", ts)
 	for _, want := range []string{"attempt 1: verification_failed", "Diagnosis: test_assertion (93% sure): upper_test.go:9 TestKeepsDigits",
@@ -480,7 +481,7 @@ func TestRetryPromptCarriesTheFailure(t *testing.T) {
 	if got := c.previous("A", ts); strings.Contains(got, "onlyLetters") || !strings.Contains(got, "held a secret") {
 		t.Errorf("a diff that held a secret is shown again:\n%s", got)
 	}
-	if got := c.previous("A", TaskState{}); got != "" {
+	if got := c.previous("A", runstate.TaskState{}); got != "" {
 		t.Errorf("before any failure: %q", got)
 	}
 }

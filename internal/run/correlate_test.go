@@ -9,6 +9,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // A verification failure the diagnostics engine calls an environment
@@ -28,7 +29,7 @@ func TestEnvironmentFaultStopsTheLaunching(t *testing.T) {
 		t.Fatalf("err %v, want Environment naming the pattern, both tasks and the evidence", err)
 	}
 	for _, id := range []string{"A", "B"} {
-		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == runstate.StatusFailed {
 			t.Errorf("%s: %+v; no task retry may be spent on the environment", id, ts)
 		}
 	}
@@ -73,7 +74,7 @@ func TestMissingRunnerStopsTheLaunchingAtOnce(t *testing.T) {
 		t.Errorf("%d attempts, want the launching stopped after the first", n)
 	}
 	for _, id := range []string{"A", "B"} {
-		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+		if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == runstate.StatusFailed {
 			t.Errorf("%s: %+v; no task retry may be spent on a missing runner", id, ts)
 		}
 	}
@@ -103,7 +104,7 @@ func TestSameInfraFaultStopsTheLaunching(t *testing.T) {
 		t.Fatalf("err %v, want Environment naming the fault (%d calls, state %+v)", err, len(w.att.calls), st)
 	}
 	for _, id := range []string{"A", "B", "D"} {
-		if ts := st.Task(id); ts.Status == StatusFailed || ts.TaskFailures != 0 {
+		if ts := st.Task(id); ts.Status == runstate.StatusFailed || ts.TaskFailures != 0 {
 			t.Errorf("%s: %+v; the fault is not the task's", id, ts)
 		}
 	}
@@ -169,7 +170,7 @@ func TestCLIRefusalStopsTheLaunching(t *testing.T) {
 			t.Errorf("%d workers: %d attempts, want the launching stopped after 2", workers, n)
 		}
 		for _, id := range []string{"A", "B"} {
-			if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == StatusFailed {
+			if ts := st.Task(id); ts.TaskFailures != 0 || ts.Status == runstate.StatusFailed {
 				t.Errorf("%d workers: %s: %+v; no task retry may be spent on it", workers, id, ts)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -21,7 +22,7 @@ type dagView struct {
 	// (dagOrder).
 	after map[string][]string
 	// status is a task's status per the log.
-	status func(id string) Status
+	status func(id string) runstate.Status
 	// busy are the tasks the coordinator runs now (an attempt, a backoff,
 	// a wait for the next attempt).
 	busy map[string]bool
@@ -35,7 +36,7 @@ func (v dagView) holds(id string) bool {
 		return true
 	}
 	switch v.status(id) {
-	case StatusRunning, StatusVerifying, StatusCommitted:
+	case runstate.StatusRunning, runstate.StatusVerifying, runstate.StatusCommitted:
 		return true
 	}
 	return false
@@ -62,7 +63,7 @@ func dagOrder(g *spec.Graph) map[string][]string {
 }
 
 // newDAGView is the view of a graph with the statuses and busy tasks.
-func newDAGView(g *spec.Graph, after map[string][]string, status func(string) Status, busy map[string]bool) dagView {
+func newDAGView(g *spec.Graph, after map[string][]string, status func(string) runstate.Status, busy map[string]bool) dagView {
 	if after == nil {
 		after = dagOrder(g)
 	}
@@ -72,7 +73,7 @@ func newDAGView(g *spec.Graph, after map[string][]string, status func(string) St
 // depsMerged reports whether every task t waits for (dagOrder) is merged.
 func (v dagView) depsMerged(t *spec.Task) bool {
 	for _, d := range v.after[t.ID] {
-		if v.status(d) != StatusMerged {
+		if v.status(d) != runstate.StatusMerged {
 			return false
 		}
 	}
@@ -86,7 +87,7 @@ func (v dagView) startable(id string) bool {
 		return false
 	}
 	switch v.status(id) {
-	case StatusPending, StatusReady, StatusRetryWait, StatusCancelled:
+	case runstate.StatusPending, runstate.StatusReady, runstate.StatusRetryWait, runstate.StatusCancelled:
 		return true
 	}
 	return false
@@ -168,7 +169,7 @@ func chainMinutes(g *spec.Graph) map[string]float64 {
 func dagBatch(v dagView) []string {
 	var ts []*spec.Task
 	for _, t := range v.graph.Tasks {
-		if v.status(t.ID) == StatusCommitted && !v.busy[t.ID] && v.depsMerged(t) {
+		if v.status(t.ID) == runstate.StatusCommitted && !v.busy[t.ID] && v.depsMerged(t) {
 			ts = append(ts, t)
 		}
 	}
@@ -197,7 +198,7 @@ func dagBlocked(v dagView) map[string]string {
 		seen[t.ID] = true
 		for _, d := range v.after[t.ID] {
 			switch v.status(d) {
-			case StatusFailed:
+			case runstate.StatusFailed:
 				out[t.ID] = d
 				return d
 			}

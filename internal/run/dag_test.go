@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/zergrush/zerg/internal/runstate"
 	"slices"
 	"strings"
 	"testing"
@@ -19,25 +20,25 @@ const dagGraph = `{"feature": "f", "tasks": [
  {"id": "G", "title": "g", "level": 3, "dependencies": ["C", "D"], "files": {"create": ["g.txt"]}, "estimate_minutes": 1}
 ]}`
 
-func fakeView(t *testing.T, g string, st map[string]Status, busy ...string) dagView {
+func fakeView(t *testing.T, g string, st map[string]runstate.Status, busy ...string) dagView {
 	t.Helper()
 	b := map[string]bool{}
 	for _, id := range busy {
 		b[id] = true
 	}
-	return newDAGView(mustGraph(t, g), nil, func(id string) Status {
+	return newDAGView(mustGraph(t, g), nil, func(id string) runstate.Status {
 		if s, ok := st[id]; ok {
 			return s
 		}
-		return StatusPending
+		return runstate.StatusPending
 	}, b)
 }
 
 func TestDAGStarts(t *testing.T) {
-	M, C, R, F, W := StatusMerged, StatusCommitted, StatusRunning, StatusFailed, StatusRetryWait
+	M, C, R, F, W := runstate.StatusMerged, runstate.StatusCommitted, runstate.StatusRunning, runstate.StatusFailed, runstate.StatusRetryWait
 	for _, tc := range []struct {
 		name   string
-		status map[string]Status
+		status map[string]runstate.Status
 		busy   []string
 		free   int
 		want   []string
@@ -46,18 +47,18 @@ func TestDAGStarts(t *testing.T) {
 		{"one slot: the critical path's root", nil, nil, 1, []string{"A"}},
 		{"no slot", nil, nil, 0, nil},
 		// The fast branch goes on while the slow task of the level before runs.
-		{"a dependency merged is enough", map[string]Status{"A": R, "B": M}, []string{"A"}, 4, []string{"D"}},
+		{"a dependency merged is enough", map[string]runstate.Status{"A": R, "B": M}, []string{"A"}, 4, []string{"D"}},
 		// E owns a/x.txt, which A (running, owning a/) owns too.
-		{"ownership: not while a holder runs", map[string]Status{"A": R, "B": M}, []string{"A"}, 4, []string{"D"}},
-		{"ownership: not while a holder waits to merge", map[string]Status{"A": C, "B": M}, nil, 4, []string{"D"}},
-		{"ownership: free once the holder merged", map[string]Status{"A": M, "B": M}, nil, 4, []string{"C", "D", "E"}},
+		{"ownership: not while a holder runs", map[string]runstate.Status{"A": R, "B": M}, []string{"A"}, 4, []string{"D"}},
+		{"ownership: not while a holder waits to merge", map[string]runstate.Status{"A": C, "B": M}, nil, 4, []string{"D"}},
+		{"ownership: free once the holder merged", map[string]runstate.Status{"A": M, "B": M}, nil, 4, []string{"C", "D", "E"}},
 		// E owns a/x.txt, created under A's a/ at the level before: the
 		// levels' order holds for it although E does not depend on A.
-		{"ownership: a later level waits for an earlier owner", map[string]Status{"B": M}, nil, 4, []string{"A", "D"}},
-		{"a dependency only committed is not merged", map[string]Status{"A": M, "B": C}, nil, 4, []string{"C"}},
-		{"failed and busy tasks do not start", map[string]Status{"A": M, "B": M, "C": F, "D": W}, []string{"D"}, 4, []string{"E"}},
-		{"a task back from a gate failure starts again", map[string]Status{"A": M, "B": M, "C": W, "D": M, "E": M}, nil, 4, []string{"C"}},
-		{"everything merged", map[string]Status{"A": M, "B": M, "C": M, "D": M, "E": M, "G": M}, nil, 4, nil},
+		{"ownership: a later level waits for an earlier owner", map[string]runstate.Status{"B": M}, nil, 4, []string{"A", "D"}},
+		{"a dependency only committed is not merged", map[string]runstate.Status{"A": M, "B": C}, nil, 4, []string{"C"}},
+		{"failed and busy tasks do not start", map[string]runstate.Status{"A": M, "B": M, "C": F, "D": W}, []string{"D"}, 4, []string{"E"}},
+		{"a task back from a gate failure starts again", map[string]runstate.Status{"A": M, "B": M, "C": W, "D": M, "E": M}, nil, 4, []string{"C"}},
+		{"everything merged", map[string]runstate.Status{"A": M, "B": M, "C": M, "D": M, "E": M, "G": M}, nil, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := dagStarts(fakeView(t, dagGraph, tc.status, tc.busy...), tc.free)
@@ -75,7 +76,7 @@ func TestDAGStarts(t *testing.T) {
 	if got := dagStarts(fakeView(t, overlap, nil), 4); len(got) != 1 {
 		t.Errorf("overlapping tasks: %v start together", got)
 	}
-	if got := dagStarts(fakeView(t, overlap, map[string]Status{"P": StatusRunning}, "P"), 4); len(got) != 0 {
+	if got := dagStarts(fakeView(t, overlap, map[string]runstate.Status{"P": runstate.StatusRunning}, "P"), 4); len(got) != 0 {
 		t.Errorf("overlapping tasks: %v starts beside P", got)
 	}
 	disjoint := strings.Replace(overlap, "gen/**/*.pb.go", "other/**/*.pb.go", 1)
@@ -85,18 +86,18 @@ func TestDAGStarts(t *testing.T) {
 }
 
 func TestDAGBatch(t *testing.T) {
-	M, C := StatusMerged, StatusCommitted
+	M, C := runstate.StatusMerged, runstate.StatusCommitted
 	for _, tc := range []struct {
 		name   string
-		status map[string]Status
+		status map[string]runstate.Status
 		busy   []string
 		want   []string
 	}{
 		{"nothing committed", nil, nil, nil},
-		{"the committed ones, in level then id order", map[string]Status{"A": M, "B": M, "D": C, "C": C}, nil, []string{"C", "D"}},
+		{"the committed ones, in level then id order", map[string]runstate.Status{"A": M, "B": M, "D": C, "C": C}, nil, []string{"C", "D"}},
 		// A task never merges before a dependency: G waits for C.
-		{"not before a dependency", map[string]Status{"A": M, "B": M, "C": C, "D": M, "G": C}, nil, []string{"C"}},
-		{"a task being merged is not batched again", map[string]Status{"A": C, "B": C}, []string{"A"}, []string{"B"}},
+		{"not before a dependency", map[string]runstate.Status{"A": M, "B": M, "C": C, "D": M, "G": C}, nil, []string{"C"}},
+		{"a task being merged is not batched again", map[string]runstate.Status{"A": C, "B": C}, []string{"A"}, []string{"B"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := dagBatch(fakeView(t, dagGraph, tc.status, tc.busy...))
@@ -108,7 +109,7 @@ func TestDAGBatch(t *testing.T) {
 }
 
 func TestDAGBlocked(t *testing.T) {
-	v := fakeView(t, dagGraph, map[string]Status{"A": StatusFailed, "B": StatusMerged, "D": StatusMerged})
+	v := fakeView(t, dagGraph, map[string]runstate.Status{"A": runstate.StatusFailed, "B": runstate.StatusMerged, "D": runstate.StatusMerged})
 	got := dagBlocked(v)
 	// C waits for A; G for C, so for A; E for A too, which owns what it
 	// modifies at a lower level. D does not wait for A.
@@ -116,7 +117,7 @@ func TestDAGBlocked(t *testing.T) {
 		t.Errorf("blocked %v, want C, E and G by A", got)
 	}
 	// Control: nothing failed, nothing blocked.
-	if got := dagBlocked(fakeView(t, dagGraph, map[string]Status{"A": StatusRunning})); len(got) != 0 {
+	if got := dagBlocked(fakeView(t, dagGraph, map[string]runstate.Status{"A": runstate.StatusRunning})); len(got) != 0 {
 		t.Errorf("blocked %v with no failure", got)
 	}
 }

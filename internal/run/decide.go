@@ -5,6 +5,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Action is what the coordinator does after an attempt.
@@ -51,7 +52,7 @@ func PolicyFrom(r config.Retry) Policy {
 // policy, the task's counts after the attempt was recorded, the attempt's
 // class and reason, the task's current streak of infra failures and whether
 // the run is stopping.
-func Decide(p Policy, t TaskState, class outcome.Class, reason string, infraStreak int, stopping bool) Decision {
+func Decide(p Policy, t runstate.TaskState, class outcome.Class, reason string, infraStreak int, stopping bool) Decision {
 	switch {
 	case class == outcome.Success:
 		return Decision{Action: ActDone}

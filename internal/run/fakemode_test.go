@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
 
@@ -63,7 +64,7 @@ func TestANewModeThroughTheRegistryAloneDeliversARun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (driver calls %v)", err, d.calls)
 	}
-	if v.State != RunDelivered {
+	if v.State != runstate.RunDelivered {
 		t.Fatalf("run %s, want delivered (driver calls %v)", v.State, d.calls)
 	}
 	if got, err := r.Run(ctx, "show", IntegrationBranch("f")+":greet.txt"); err != nil || got != "hello\n" {
@@ -77,17 +78,17 @@ func TestANewModeThroughTheRegistryAloneDeliversARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := Replay(evs)
+	st := runstate.Replay(evs)
 	if st.Started == nil || st.Started.Capabilities == nil || *st.Started.Capabilities != caps {
 		t.Errorf("the run recorded capabilities %+v, want %+v", st.Started, caps)
 	}
 	for _, e := range evs {
-		var a AttemptStarted
-		if e.Type == EvAttemptStarted && (e.Decode(&a) != nil || a.WorkspaceKind != driver.CloneWorkspace) {
+		var a runstate.AttemptStarted
+		if e.Type == runstate.EvAttemptStarted && (e.Decode(&a) != nil || a.WorkspaceKind != driver.CloneWorkspace) {
 			t.Errorf("attempt_started records the workspace kind %q, want %q", a.WorkspaceKind, driver.CloneWorkspace)
 		}
 	}
-	if ts := st.Task("T1"); ts.Status != StatusMerged {
+	if ts := st.Task("T1"); ts.Status != runstate.StatusMerged {
 		t.Errorf("T1 %s, want merged", ts.Status)
 	}
 }

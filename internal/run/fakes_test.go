@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -318,14 +319,14 @@ type fakeSalvager struct {
 
 func (s *fakeSalvager) ReapRun(context.Context) int { return 0 }
 
-func (s *fakeSalvager) Reap(o OpenAttempt) int {
+func (s *fakeSalvager) Reap(o runstate.OpenAttempt) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reaped = append(s.reaped, o.Marker)
 	return len(o.PIDs)
 }
 
-func (s *fakeSalvager) Preserve(_ context.Context, task string, o OpenAttempt) (string, error) {
+func (s *fakeSalvager) Preserve(_ context.Context, task string, o runstate.OpenAttempt) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.preserved = append(s.preserved, task)
@@ -378,21 +379,21 @@ func (w *world) deps() Deps {
 		Snapshot: func(raw []byte) error { w.snap = slices.Clone(raw); return nil }}
 }
 
-func (w *world) coordinator(st *State) *Coordinator {
+func (w *world) coordinator(st *runstate.State) *Coordinator {
 	c := &Coordinator{feature: "f", cfg: w.cfg, workers: w.cfg.Workers, graph: w.graph, state: st,
 		paths: Paths{Workspaces: "/ws", State: "/state", RunDir: w.runDir}, progress: newProgress(nil), d: w.deps()}
 	return c
 }
 
 // rush runs a new run to its end.
-func (w *world) rush(ctx context.Context) (*State, error) {
+func (w *world) rush(ctx context.Context) (*runstate.State, error) {
 	w.t.Helper()
-	return w.coordinator(NewState()).execute(ctx)
+	return w.coordinator(runstate.NewState()).execute(ctx)
 }
 
 // resume replays the log, plans the resume against the current graph and
 // runs it, as `zerg rush --resume` does.
-func (w *world) resume(ctx context.Context) (*State, error) {
+func (w *world) resume(ctx context.Context) (*runstate.State, error) {
 	w.t.Helper()
 	st := w.replay()
 	var recorded *spec.Graph
@@ -408,9 +409,9 @@ func (w *world) resume(ctx context.Context) (*State, error) {
 	return c.execute(ctx)
 }
 
-func (w *world) replay() *State {
+func (w *world) replay() *runstate.State {
 	w.t.Helper()
-	st := Replay(w.log.all())
+	st := runstate.Replay(w.log.all())
 	if len(st.Rejected) > 0 {
 		w.t.Fatalf("the log has events the state machine refuses: %v", st.Rejected)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -36,7 +37,7 @@ func (c *Coordinator) completes(ids []string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range c.graph.Tasks {
-		if !slices.Contains(ids, t.ID) && c.state.Task(t.ID).Status != StatusMerged {
+		if !slices.Contains(ids, t.ID) && c.state.Task(t.ID).Status != runstate.StatusMerged {
 			return false
 		}
 	}
@@ -61,7 +62,7 @@ func (c *Coordinator) onHead(merging []string) func(id string) bool {
 		on[id] = true
 	}
 	for id, t := range c.state.Tasks {
-		if t.Status == StatusMerged {
+		if t.Status == runstate.StatusMerged {
 			on[id] = true
 		}
 	}
@@ -71,13 +72,13 @@ func (c *Coordinator) onHead(merging []string) func(id string) bool {
 // recordGates writes each gate's outcome: its output to its log, then
 // gate_finished, then the progress line. It returns the first required
 // gate that failed (nil when none did), with the event as written.
-func (c *Coordinator) recordGates(on gateOn, head string, runs []gateRun) (*GateFinished, error) {
+func (c *Coordinator) recordGates(on gateOn, head string, runs []gateRun) (*runstate.GateFinished, error) {
 	for _, r := range runs {
 		g, exit, out := r.gate, r.exit, r.out
 		c.mu.Lock()
 		n := len(c.state.Gates) + 1
 		c.mu.Unlock()
-		ev := GateFinished{Level: on.level, Batch: on.batch, Tasks: on.tasks, Name: g.Name, Command: g.Command, Exit: exit,
+		ev := runstate.GateFinished{Level: on.level, Batch: on.batch, Tasks: on.tasks, Name: g.Name, Command: g.Command, Exit: exit,
 			Required: g.Required, Output: excerpt(out), Head: head}
 		// The whole output (bounded as the capture is) for zerg logs and
 		// the dashboard: the event keeps an excerpt, which may miss the
@@ -88,7 +89,7 @@ func (c *Coordinator) recordGates(on gateOn, head string, runs []gateRun) (*Gate
 		if exit != 0 {
 			ev.Named = namedTasks(c.graph, out, c.onHead(on.merged))
 		}
-		if err := c.emit(EvGateFinished, "", 0, ev); err != nil {
+		if err := c.emit(runstate.EvGateFinished, "", 0, ev); err != nil {
 			return nil, err
 		}
 		c.progress.gate(g, ev, c.feature)
@@ -116,7 +117,7 @@ func GateLogName(n int, gate string) string {
 
 // ReadGateLog reads the log a gate_finished event names in the run
 // directory; false when it has none or it is gone.
-func ReadGateLog(runDir string, g GateFinished) (string, bool) {
+func ReadGateLog(runDir string, g runstate.GateFinished) (string, bool) {
 	if g.Log == "" || !filepath.IsLocal(g.Log) {
 		return "", false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Outcome is what the governor learns from one finished attempt.
@@ -61,9 +62,9 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 	g := &Governor{
 		now: time.Now, after: time.After, emit: emit, changed: make(chan struct{}),
 		maxWorkers: maxWorkers, limit: maxWorkers,
-		failuresToOpen: cfg.Breaker.Failures, cooldown: cfg.Breaker.Cooldown, breaker: BreakerClosed,
+		failuresToOpen: cfg.Breaker.Failures, cooldown: cfg.Breaker.Cooldown, breaker: runstate.BreakerClosed,
 		windowSize: cfg.Backpressure.Window, minSamples: cfg.Backpressure.MinSamples,
-		yellow: cfg.Backpressure.Yellow, red: cfg.Backpressure.Red, zone: ZoneGreen,
+		yellow: cfg.Backpressure.Yellow, red: cfg.Backpressure.Red, zone: runstate.ZoneGreen,
 		defaultPause: cfg.Retry.InfraBackoffMax,
 	}
 	// A zero is an option left out: the config's defaults, not others.
@@ -96,14 +97,14 @@ func NewGovernor(cfg config.Config, maxWorkers int, emit func(string, any)) *Gov
 }
 
 // Snapshot returns the current state.
-func (g *Governor) Snapshot() Snapshot {
+func (g *Governor) Snapshot() runstate.GovernorSnapshot {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s := Snapshot{Breaker: g.breaker, Zone: g.zone, Limit: g.limit, Running: g.running}
+	s := runstate.GovernorSnapshot{Breaker: g.breaker, Zone: g.zone, Limit: g.limit, Running: g.running}
 	if g.pausedUntil.After(g.now()) {
 		s.PausedUntil = g.pausedUntil
 	}
-	if g.breaker == BreakerOpen {
+	if g.breaker == runstate.BreakerOpen {
 		s.OpenUntil = g.openUntil
 	}
 	return s
@@ -147,20 +148,20 @@ func (g *Governor) decide() (ok, probe bool, wait time.Duration) {
 	if now.Before(g.pausedUntil) {
 		return false, false, g.pausedUntil.Sub(now)
 	}
-	if g.breaker == BreakerOpen {
+	if g.breaker == runstate.BreakerOpen {
 		if now.Before(g.openUntil) {
 			return false, false, g.openUntil.Sub(now)
 		}
-		g.setBreaker(BreakerHalfOpen, 0)
+		g.setBreaker(runstate.BreakerHalfOpen, 0)
 	}
-	if g.breaker == BreakerHalfOpen || g.zone == ZoneRed {
+	if g.breaker == runstate.BreakerHalfOpen || g.zone == runstate.ZoneRed {
 		if g.probing || g.running > 0 {
 			return false, false, 0
 		}
 		return true, true, 0
 	}
 	limit := g.limit
-	if g.zone == ZoneYellow {
+	if g.zone == runstate.ZoneYellow {
 		limit = max(1, limit/2)
 	}
 	if g.running >= limit {
@@ -189,7 +190,7 @@ func (g *Governor) Release(probe bool, o Outcome) {
 			if g.limit > 1 {
 				from := g.limit
 				g.limit = max(1, g.limit/2)
-				g.emit(EvConcurrency, ConcurrencyChange{From: from, To: g.limit, Reason: o.Reason})
+				g.emit(runstate.EvConcurrency, runstate.ConcurrencyChange{From: from, To: g.limit, Reason: o.Reason})
 			}
 			pause := o.RetryAfter
 			if pause <= 0 && o.Reason == "rate_limit" {
@@ -197,21 +198,21 @@ func (g *Governor) Release(probe bool, o Outcome) {
 			}
 			if until := now.Add(pause); pause > 0 && until.After(g.pausedUntil) {
 				g.pausedUntil = until
-				g.emit(EvPaused, LaunchPause{Until: until.UTC().Format(time.RFC3339Nano), Reason: o.Reason})
+				g.emit(runstate.EvPaused, runstate.LaunchPause{Until: until.UTC().Format(time.RFC3339Nano), Reason: o.Reason})
 			}
 		}
 		switch {
-		case g.breaker == BreakerHalfOpen && probe:
+		case g.breaker == runstate.BreakerHalfOpen && probe:
 			g.open(now)
-		case g.breaker == BreakerClosed && g.consecutive >= g.failuresToOpen:
+		case g.breaker == runstate.BreakerClosed && g.consecutive >= g.failuresToOpen:
 			g.open(now)
 		}
 	} else {
 		g.consecutive = 0
-		if probe && g.breaker == BreakerHalfOpen {
-			g.setBreaker(BreakerClosed, 0)
+		if probe && g.breaker == runstate.BreakerHalfOpen {
+			g.setBreaker(runstate.BreakerClosed, 0)
 		}
-		if probe && g.zone == ZoneRed {
+		if probe && g.zone == runstate.ZoneRed {
 			// The probe got through: forget the failures that made the zone red.
 			g.window = g.window[:0]
 		}
@@ -220,7 +221,7 @@ func (g *Governor) Release(probe bool, o Outcome) {
 			from := g.limit
 			g.limit++
 			g.successStreak = 0
-			g.emit(EvConcurrency, ConcurrencyChange{From: from, To: g.limit, Reason: "successes"})
+			g.emit(runstate.EvConcurrency, runstate.ConcurrencyChange{From: from, To: g.limit, Reason: "successes"})
 		}
 	}
 	g.updateZone()
@@ -229,7 +230,7 @@ func (g *Governor) Release(probe bool, o Outcome) {
 
 func (g *Governor) open(now time.Time) {
 	g.openUntil = now.Add(g.cooldown)
-	g.setBreaker(BreakerOpen, g.consecutive)
+	g.setBreaker(runstate.BreakerOpen, g.consecutive)
 }
 
 func (g *Governor) setBreaker(state string, failures int) {
@@ -237,16 +238,16 @@ func (g *Governor) setBreaker(state string, failures int) {
 		return
 	}
 	g.breaker = state
-	bc := BreakerChange{State: state, Failures: failures}
-	if state == BreakerOpen {
+	bc := runstate.BreakerChange{State: state, Failures: failures}
+	if state == runstate.BreakerOpen {
 		bc.Until = g.openUntil.UTC().Format(time.RFC3339Nano)
 	}
-	g.emit(EvBreaker, bc)
+	g.emit(runstate.EvBreaker, bc)
 	g.broadcast()
 }
 
 func (g *Governor) updateZone() {
-	zone := ZoneGreen
+	zone := runstate.ZoneGreen
 	rate := 0.0
 	if n := len(g.window); n >= g.minSamples {
 		fails := 0
@@ -258,14 +259,14 @@ func (g *Governor) updateZone() {
 		rate = float64(fails) / float64(n)
 		switch {
 		case rate >= g.red:
-			zone = ZoneRed
+			zone = runstate.ZoneRed
 		case rate >= g.yellow:
-			zone = ZoneYellow
+			zone = runstate.ZoneYellow
 		}
 	}
 	if zone != g.zone {
 		g.zone = zone
-		g.emit(EvZone, ZoneChange{Zone: zone, FailureRate: rate, Samples: len(g.window)})
+		g.emit(runstate.EvZone, runstate.ZoneChange{Zone: zone, FailureRate: rate, Samples: len(g.window)})
 	}
 }
 

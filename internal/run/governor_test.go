@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // fakeClock is a settable clock for the governor.
@@ -77,12 +78,12 @@ func TestBreakerOpensAfterFiveAndProbeCloses(t *testing.T) {
 	infra := Outcome{Infra: true, Reason: "server_error"}
 	for i := 0; i < 4; i++ {
 		cycle(t, g, infra)
-		if g.breaker != BreakerClosed {
+		if g.breaker != runstate.BreakerClosed {
 			t.Fatalf("opened after %d failures", i+1)
 		}
 	}
 	cycle(t, g, infra)
-	if g.breaker != BreakerOpen {
+	if g.breaker != runstate.BreakerOpen {
 		t.Fatal("5 consecutive infra failures did not open the breaker")
 	}
 	// No launch during the cooldown.
@@ -94,7 +95,7 @@ func TestBreakerOpensAfterFiveAndProbeCloses(t *testing.T) {
 	}
 	clk.add(2 * time.Second) // 61 s after opening
 	ok, probe := tryAcquire(g)
-	if !ok || !probe || g.breaker != BreakerHalfOpen {
+	if !ok || !probe || g.breaker != runstate.BreakerHalfOpen {
 		t.Fatalf("after the cooldown: ok=%v probe=%v state=%s", ok, probe, g.breaker)
 	}
 	// Only one probe at a time.
@@ -102,20 +103,20 @@ func TestBreakerOpensAfterFiveAndProbeCloses(t *testing.T) {
 		t.Fatal("a second launch while the probe runs")
 	}
 	g.Release(true, Outcome{})
-	if g.breaker != BreakerClosed {
+	if g.breaker != runstate.BreakerClosed {
 		t.Fatal("a successful probe did not close the breaker")
 	}
 	if ok, probe := tryAcquire(g); !ok || probe {
 		t.Fatal("closed breaker does not allow normal launches")
 	}
-	want := []string{EvBreaker, EvBreaker, EvBreaker}
+	want := []string{runstate.EvBreaker, runstate.EvBreaker, runstate.EvBreaker}
 	var got []string
 	for i, e := range rec.events {
-		if e == EvBreaker {
-			got = append(got, rec.data[i].(BreakerChange).State)
+		if e == runstate.EvBreaker {
+			got = append(got, rec.data[i].(runstate.BreakerChange).State)
 		}
 	}
-	if len(got) != 3 || got[0] != BreakerOpen || got[1] != BreakerHalfOpen || got[2] != BreakerClosed {
+	if len(got) != 3 || got[0] != runstate.BreakerOpen || got[1] != runstate.BreakerHalfOpen || got[2] != runstate.BreakerClosed {
 		t.Fatalf("breaker events %v (want %v of open, half_open, closed)", got, want)
 	}
 }
@@ -129,7 +130,7 @@ func TestFailedProbeReopens(t *testing.T) {
 	clk.add(61 * time.Second)
 	_, probe := tryAcquire(g)
 	g.Release(probe, Outcome{Infra: true})
-	if g.breaker != BreakerOpen || !g.openUntil.Equal(clk.now().Add(60*time.Second)) {
+	if g.breaker != runstate.BreakerOpen || !g.openUntil.Equal(clk.now().Add(60*time.Second)) {
 		t.Fatalf("failed probe: state %s until %s", g.breaker, g.openUntil)
 	}
 }
@@ -140,7 +141,7 @@ func TestSuccessResetsConsecutiveCount(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		cycle(t, g, Outcome{Infra: i%4 != 3}) // 3 failures, then a success
 	}
-	if g.breaker != BreakerClosed {
+	if g.breaker != runstate.BreakerClosed {
 		t.Fatal("non-consecutive failures opened the breaker")
 	}
 }
@@ -152,7 +153,7 @@ func TestBackpressureZones(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		cycle(t, g, Outcome{Infra: i >= 6})
 	}
-	if g.zone != ZoneYellow {
+	if g.zone != runstate.ZoneYellow {
 		t.Fatalf("zone %s at 40 %% failures", g.zone)
 	}
 	a, _ := tryAcquire(g)
@@ -164,7 +165,7 @@ func TestBackpressureZones(t *testing.T) {
 	g.Release(false, Outcome{Infra: true})
 	g.Release(false, Outcome{Infra: true})
 	// 6 of the last 10 failed: red — only a probe may run.
-	for g.zone != ZoneRed {
+	for g.zone != runstate.ZoneRed {
 		cycle(t, g, Outcome{Infra: true})
 	}
 	ok, probe := tryAcquire(g)
@@ -175,12 +176,12 @@ func TestBackpressureZones(t *testing.T) {
 		t.Fatal("red zone: a launch beside the probe")
 	}
 	g.Release(true, Outcome{})
-	if g.zone != ZoneGreen {
+	if g.zone != runstate.ZoneGreen {
 		t.Fatalf("zone %s after a successful red probe", g.zone)
 	}
 	zones := 0
 	for _, e := range rec.events {
-		if e == EvZone {
+		if e == runstate.EvZone {
 			zones++
 		}
 	}
@@ -219,7 +220,7 @@ func TestRateLimitPausesAllLaunchesAndHalvesConcurrency(t *testing.T) {
 	for _, e := range rec.events {
 		seen[e] = true
 	}
-	if !seen[EvPaused] || !seen[EvConcurrency] {
+	if !seen[runstate.EvPaused] || !seen[runstate.EvConcurrency] {
 		t.Fatalf("events %v", rec.events)
 	}
 }

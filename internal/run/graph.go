@@ -7,6 +7,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -35,12 +36,12 @@ type GraphLoad struct {
 
 // GraphLoadFor are the options of a graph zerg will run in root with cfg,
 // sparing what st (the feature's run so far, nil for none) committed.
-func GraphLoadFor(root string, cfg config.Config, st *State) GraphLoad {
+func GraphLoadFor(root string, cfg config.Config, st *runstate.State) GraphLoad {
 	o := GraphLoad{Root: root, Protection: cfg.Protection()}
 	if st != nil {
 		o.Committed = func(id string) bool {
 			ts := st.Task(id)
-			return ts.Status == StatusMerged || ts.Commit != ""
+			return ts.Status == runstate.StatusMerged || ts.Commit != ""
 		}
 	}
 	return o
@@ -50,9 +51,9 @@ func GraphLoadFor(root string, cfg config.Config, st *State) GraphLoad {
 // paths says, for callers that do not open the run (check, the dry run,
 // rush's warnings): no log, or one that does not read, spares nothing.
 func GraphLoadFromLog(root string, cfg config.Config, paths Paths) GraphLoad {
-	st := NewState()
+	st := runstate.NewState()
 	if evs, err := eventlog.Read(paths.Events); err == nil {
-		st = Replay(evs)
+		st = runstate.Replay(evs)
 	}
 	return GraphLoadFor(root, cfg, st)
 }

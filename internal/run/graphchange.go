@@ -5,13 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
 // DiffGraphs compares the graph a run recorded with the current one: tasks
 // added, removed, and changed (naming the fields that differ).
-func DiffGraphs(old, cur *spec.Graph) GraphChanged {
-	var d GraphChanged
+func DiffGraphs(old, cur *spec.Graph) runstate.GraphChanged {
+	var d runstate.GraphChanged
 	for _, t := range cur.Tasks {
 		o := old.Task(t.ID)
 		if o == nil {
@@ -19,7 +20,7 @@ func DiffGraphs(old, cur *spec.Graph) GraphChanged {
 			continue
 		}
 		if f := changedFields(o, t); len(f) > 0 {
-			d.Changed = append(d.Changed, TaskChange{Task: t.ID, Fields: f})
+			d.Changed = append(d.Changed, runstate.TaskChange{Task: t.ID, Fields: f})
 		}
 	}
 	for _, t := range old.Tasks {
@@ -29,7 +30,7 @@ func DiffGraphs(old, cur *spec.Graph) GraphChanged {
 	}
 	slices.Sort(d.Added)
 	slices.Sort(d.Removed)
-	slices.SortFunc(d.Changed, func(a, b TaskChange) int { return strings.Compare(a.Task, b.Task) })
+	slices.SortFunc(d.Changed, func(a, b runstate.TaskChange) int { return strings.Compare(a.Task, b.Task) })
 	return d
 }
 
@@ -91,19 +92,19 @@ func (e *GraphEditError) Error() string {
 // in its words (title, description, context, criteria). Anything else is
 // refused: the integration branch would hold work the graph no longer asks
 // for, or lack work it now asks for. The first refusal is returned.
-func PlanGraphChange(feature string, d GraphChanged, st *State) (GraphChanged, error) {
+func PlanGraphChange(feature string, d runstate.GraphChanged, st *runstate.State) (runstate.GraphChanged, error) {
 	for _, id := range d.Removed {
-		if t := st.Task(id); t.Status == StatusMerged {
+		if t := st.Task(id); t.Status == runstate.StatusMerged {
 			return d, &GraphEditError{Feature: feature, Task: id, Change: "removed"}
 		}
 	}
-	var keep []TaskChange
+	var keep []runstate.TaskChange
 	for _, c := range d.Changed {
 		material := slices.DeleteFunc(slices.Clone(c.Fields), func(f string) bool {
 			return f == "title" || f == "description" || f == "context" || f == "acceptance_criteria"
 		})
 		t := st.Task(c.Task)
-		if t.Status == StatusMerged {
+		if t.Status == runstate.StatusMerged {
 			if len(material) > 0 {
 				return d, &GraphEditError{Feature: feature, Task: c.Task, Change: strings.Join(material, ", ")}
 			}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"github.com/zergrush/zerg/internal/runstate"
 	"slices"
 	"strings"
 	"testing"
@@ -32,10 +33,10 @@ func TestResumeRunsATaskAddedToAMergedLevel(t *testing.T) {
 	if n := len(w.att.attemptsOf("A")); n != 1 {
 		t.Errorf("A ran %d times, want 1", n)
 	}
-	var ch GraphChanged
+	var ch runstate.GraphChanged
 	for _, e := range w.log.all() {
-		if e.Type == EvGraphChanged {
-			ch = data[GraphChanged](t, e)
+		if e.Type == runstate.EvGraphChanged {
+			ch = data[runstate.GraphChanged](t, e)
 		}
 	}
 	if !slices.Equal(ch.Added, []string{"N"}) {
@@ -123,7 +124,7 @@ func TestDiffGraphsNamesFields(t *testing.T) {
 	a := mustGraph(t, twoLevels)
 	b := mustGraph(t, strings.Replace(strings.Replace(twoLevels, `"dependencies": ["A"]`, `"dependencies": ["A", "B"]`, 1), `"title": "b"`, `"title": "bee"`, 1))
 	d := DiffGraphs(a, b)
-	want := []TaskChange{{Task: "B", Fields: []string{"title"}}, {Task: "C", Fields: []string{"dependencies"}}}
+	want := []runstate.TaskChange{{Task: "B", Fields: []string{"title"}}, {Task: "C", Fields: []string{"dependencies"}}}
 	if len(d.Changed) != 2 || !slices.Equal(d.Changed[0].Fields, want[0].Fields) || d.Changed[1].Task != "C" || !slices.Equal(d.Changed[1].Fields, want[1].Fields) {
 		t.Errorf("diff %+v, want %+v", d, want)
 	}
@@ -133,11 +134,11 @@ func TestDiffGraphsNamesFields(t *testing.T) {
 }
 
 func TestResumeMode(t *testing.T) {
-	reh := &RunStarted{Feature: "f", Rehearsal: true, Scenario: "/s.yaml"}
-	real := &RunStarted{Feature: "f"}
+	reh := &runstate.RunStarted{Feature: "f", Rehearsal: true, Scenario: "/s.yaml"}
+	real := &runstate.RunStarted{Feature: "f"}
 	for _, tc := range []struct {
 		name     string
-		rec      *RunStarted
+		rec      *runstate.RunStarted
 		rehearse bool
 		scenario string
 		want     bool

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // startHeartbeats rewrites the heartbeat file every second until stopped.
@@ -16,7 +17,7 @@ func (c *Coordinator) startHeartbeats(ctx context.Context) (stop func()) {
 	path := c.paths.LiveFile()
 	write := func() {
 		c.mu.Lock()
-		l := Live{Written: time.Now().UTC(), PID: os.Getpid(), Running: make(map[string]liveAttempt, len(c.live))}
+		l := runstate.Live{Written: time.Now().UTC(), PID: os.Getpid(), Running: make(map[string]runstate.LiveAttempt, len(c.live))}
 		for k, v := range c.live {
 			l.Running[k] = v
 		}

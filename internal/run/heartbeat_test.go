@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestHeartbeatFilePrivate: live.json (running attempts, the governor) is
 // 0600, also when an older one was left 0644.
 func TestHeartbeatFilePrivate(t *testing.T) {
 	dir := t.TempDir()
-	c := &Coordinator{paths: Paths{RunDir: dir}, live: map[string]liveAttempt{},
+	c := &Coordinator{paths: Paths{RunDir: dir}, live: map[string]runstate.LiveAttempt{},
 		gov: NewGovernor(config.Default(), 1, func(string, any) {})}
 	path := c.paths.LiveFile()
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {

@@ -6,24 +6,26 @@ import (
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 // Inspect reads a run for a reader (status, logs, stop): its state from the
 // log, the graph it works on, and whether its coordinator is alive.
-func Inspect(p Paths) (View, *State, error) {
+func Inspect(p Paths) (runstate.View, *runstate.State, error) {
 	evs, err := eventlog.Read(p.Events)
 	if err != nil {
-		return View{}, nil, err
+		return runstate.View{}, nil, err
 	}
-	st := Replay(evs)
-	var lv Liveness
+	st := runstate.Replay(evs)
+	var lv runstate.Liveness
 	if held, err := eventlog.Held(p.Events); err == nil && held {
 		lv.Alive = true
 		lv.PID = coordinatorPID(p.Coordinator)
-		if l, err := ReadLive(p.RunDir); err == nil {
+		if l, err := runstate.ReadLive(p.RunDir); err == nil {
 			lv.Live = l
 		}
-	} else if l, err := ReadLive(p.RunDir); err == nil {
+	} else if l, err := runstate.ReadLive(p.RunDir); err == nil {
 		lv.Last = l
 	}
 	g, _ := loadGraph(p.GraphSnapshot, p.Root)
@@ -42,10 +44,16 @@ func Inspect(p Paths) (View, *State, error) {
 	}
 	if !st.StartedAt.IsZero() {
 		end := st.LastEvent
-		if v.State == RunRunning {
+		if v.State == runstate.RunRunning {
 			end = time.Now()
 		}
 		v.DurationMS = end.Sub(st.StartedAt).Milliseconds()
 	}
 	return v, st, nil
+}
+
+// BuildView is runstate.BuildView with the integration branch as the layout
+// names it.
+func BuildView(feature string, st *runstate.State, g *spec.Graph, pathsGraph *spec.Graph, lv runstate.Liveness) runstate.View {
+	return runstate.BuildView(feature, IntegrationBranch(feature), st, g, pathsGraph, lv)
 }

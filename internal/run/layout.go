@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -241,7 +242,7 @@ func (p Paths) CheckRecord() string { return filepath.Join(p.RunDir, "check.json
 func (p Paths) DiskReserve() string { return filepath.Join(p.RunDir, "disk-reserve") }
 
 // LiveFile is the coordinator's heartbeat file.
-func (p Paths) LiveFile() string { return filepath.Join(p.RunDir, LiveFile) }
+func (p Paths) LiveFile() string { return filepath.Join(p.RunDir, runstate.LiveFile) }
 
 // Runs lists the features with a run log in the repository at root.
 func Runs(root string) []string {

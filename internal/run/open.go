@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -41,7 +42,7 @@ type Options struct {
 	Schedule string
 	// Projection is the cost projection the run starts from (recorded in
 	// its log; budget.run_usd reserves each attempt's share of it).
-	Projection *Projection
+	Projection *runstate.Projection
 	// RunAs is the unprivileged user workers run as (nil: zerg's own user).
 	RunAs *security.WorkerUser
 	// Progress receives one line per notable step (nil: discarded).
@@ -103,7 +104,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 			return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: paths.Events, Err: fmt.Errorf("the run log is damaged: %w", err)}
 		}
 	}
-	st := Replay(events)
+	st := runstate.Replay(events)
 	g, err := validGraph(opts.GraphFile, GraphLoadFor(opts.Root, opts.Config, st))
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: opts.GraphFile, Err: err}
@@ -176,7 +177,7 @@ func Open(ctx context.Context, opts Options) (*Run, error) {
 // in. A rehearsal stays a rehearsal with its scenario (unless another is
 // named), so a resume never spends money by accident; a run that talks to
 // the real API cannot be continued by the scripted model.
-func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, string, error) {
+func resumeMode(rec *runstate.RunStarted, rehearse bool, scenario string) (bool, string, string, error) {
 	switch {
 	case rec == nil:
 		return rehearse, scenario, "", nil
@@ -194,7 +195,7 @@ func resumeMode(rec *RunStarted, rehearse bool, scenario string) (bool, string, 
 // run the user's session worked is not taken over by workers zerg starts
 // with its own key (nor the other way round) because a config says so.
 // caps are the capabilities the run would resume with.
-func resumeTasksMode(rec *RunStarted, caps driver.Capabilities) error {
+func resumeTasksMode(rec *runstate.RunStarted, caps driver.Capabilities) error {
 	if rec == nil || rec.Mode == "" {
 		return nil
 	}
@@ -228,7 +229,7 @@ func (r *Run) UseLaunchCheck(rep *cliprobe.Report) { r.opts.CLI = rep }
 // Execute runs the run with workers launched from the template and closes
 // it. The returned view is the run's final state; the error is an *Error
 // (NotDelivered, Interrupted, Fatal, …) or zerg's own failure.
-func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
+func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*runstate.View, error) {
 	c := r.c
 	log, events, err := eventlog.Open(c.paths.Events)
 	if err != nil {
@@ -264,7 +265,7 @@ func (r *Run) Execute(ctx context.Context, worker claude.Spec) (*View, error) {
 	if st.Finished == nil && st.Stopped == nil {
 		return nil, runErr // stopped before it could run: there is nothing to report
 	}
-	v := BuildView(c.feature, st, c.graph, nil, Liveness{})
+	v := BuildView(c.feature, st, c.graph, nil, runstate.Liveness{})
 	v.DurationMS = time.Since(start).Milliseconds()
 	return &v, runErr
 }

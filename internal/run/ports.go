@@ -8,6 +8,7 @@ import (
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/eventlog"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -97,11 +98,11 @@ type Refs interface {
 // the worker left in its workspace to the attempt's branch, so nothing is
 // lost and the workspace can go.
 type Salvager interface {
-	Reap(o OpenAttempt) (killed int)
+	Reap(o runstate.OpenAttempt) (killed int)
 	// ReapRun removes what the run's driver left outside the process
 	// records (a container mode run's containers).
 	ReapRun(ctx context.Context) (removed int)
-	Preserve(ctx context.Context, task string, o OpenAttempt) (commit string, err error)
+	Preserve(ctx context.Context, task string, o runstate.OpenAttempt) (commit string, err error)
 }
 
 // Clock is time, injected so that backoff waits take no time in tests.

@@ -9,6 +9,7 @@ import (
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
@@ -36,7 +37,7 @@ func RunModels(cfg config.Config, g *spec.Graph) []string {
 	}
 	if g != nil {
 		for _, t := range g.Tasks {
-			m, _ := ModelFor(cfg.Models, t)
+			m, _ := runstate.ModelFor(cfg.Models, t)
 			add(m)
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -83,7 +84,7 @@ func (p *progress) committed(task, commit string, took time.Duration, usd float6
 
 func (p *progress) fatal(task, detail string) { p.printf("  %s: fatal: %s", task, detail) }
 
-func (p *progress) failedForGood(task string, t TaskState, detail string) {
+func (p *progress) failedForGood(task string, t runstate.TaskState, detail string) {
 	p.printf("  %s: failed for good after %d attempt(s) (%d task, %d infrastructure failures): %s",
 		task, t.Attempts, t.TaskFailures, t.InfraFailures, textx.Clip(textx.OneLine(term.Clean(detail)), 300))
 }
@@ -96,7 +97,7 @@ func (p *progress) infraWait(task, reason string, wait time.Duration) {
 	p.printf("  %s: infrastructure failure (%s), retrying in %s (does not count against retries)", task, reason, wait.Round(time.Millisecond))
 }
 
-func (p *progress) gate(g config.Gate, ev GateFinished, feature string) {
+func (p *progress) gate(g config.Gate, ev runstate.GateFinished, feature string) {
 	// Clean before cutting, so the 300 characters shown are text.
 	out := term.Clean(ev.Output)
 	more := ""

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // nasty is gate and worker output that acts on a terminal: clear screen, an
@@ -19,10 +20,10 @@ const nasty = "FAIL\x1b[2J\x1b[H\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;zerg: D
 func TestProgressCleansWorkerText(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b)
-	p.gate(config.Gate{Name: "tests", Required: true}, GateFinished{Exit: 1, Head: "0123456789abcdef", Output: nasty}, "demo")
-	p.gate(config.Gate{Name: "lint"}, GateFinished{Exit: 2, Head: "0123456789abcdef", Output: nasty}, "demo")
+	p.gate(config.Gate{Name: "tests", Required: true}, runstate.GateFinished{Exit: 1, Head: "0123456789abcdef", Output: nasty}, "demo")
+	p.gate(config.Gate{Name: "lint"}, runstate.GateFinished{Exit: 2, Head: "0123456789abcdef", Output: nasty}, "demo")
 	p.retrying("T1", 1, "verification failed", nasty)
-	p.failedForGood("T1", TaskState{Attempts: 2}, nasty)
+	p.failedForGood("T1", runstate.TaskState{Attempts: 2}, nasty)
 	p.fatal("T2", nasty)
 	p.failedEarlier("T3", nasty)
 	p.note("%s", nasty)
@@ -41,7 +42,7 @@ func TestProgressCleansWorkerText(t *testing.T) {
 	// Escapes do not use up the part of the output shown: it is cut after
 	// cleaning.
 	b.Reset()
-	p.gate(config.Gate{Name: "tests", Required: true}, GateFinished{Exit: 1, Head: "0123456789abcdef", Output: "assertion failed\n" + strings.Repeat("\x1b[0m", 100)}, "demo")
+	p.gate(config.Gate{Name: "tests", Required: true}, runstate.GateFinished{Exit: 1, Head: "0123456789abcdef", Output: "assertion failed\n" + strings.Repeat("\x1b[0m", 100)}, "demo")
 	if !strings.Contains(b.String(), "assertion failed") {
 		t.Errorf("the gate's message was cut away by escapes: %q", b.String())
 	}
@@ -53,9 +54,9 @@ func TestProgressCleansWorkerText(t *testing.T) {
 func TestProjectionLineOfAResume(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b)
-	pr := &Projection{Basis: "estimate", Tasks: []TaskProjection{
-		{Task: "A", Range: Range{Low: 1, Expected: 2, High: 4}}, {Task: "B", Range: Range{Low: 1, Expected: 3, High: 6}}}}
-	pr.Range = Range{Low: 2, Expected: 5, High: 10}
+	pr := &runstate.Projection{Basis: "estimate", Tasks: []runstate.TaskProjection{
+		{Task: "A", Range: runstate.Range{Low: 1, Expected: 2, High: 4}}, {Task: "B", Range: runstate.Range{Low: 1, Expected: 3, High: 6}}}}
+	pr.Range = runstate.Range{Low: 2, Expected: 5, High: 10}
 	p.projection(pr, func(id string) bool { return id == "A" }, 0.5, 0)
 	out := b.String()
 	if !strings.Contains(out, "projected cost: $3.00 expected (range $1.00–$6.00") || !strings.Contains(out, "for the 1 task(s) not merged yet, of $5.00 for all 2") ||

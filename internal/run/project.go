@@ -1,21 +1,24 @@
 package run
 
-import "path/filepath"
+import (
+	"github.com/zergrush/zerg/internal/runstate"
+	"path/filepath"
+)
 
 // Project makes the opened run's projection from its graph, config, worker
 // count, mode and the repository's other runs, and keeps it for the run
 // (recorded in its log when it executes). Remaining sums the tasks the run
 // has not merged yet: what a resume is still to spend.
-func (r *Run) Project() (p Projection, remaining Range) {
+func (r *Run) Project() (p runstate.Projection, remaining runstate.Range) {
 	c := r.c
 	cfg := c.cfg
 	if c.schedule != "" {
 		cfg.Schedule = c.schedule // a resume's: the recorded schedule
 	}
-	p = Project(ProjectOptions{Graph: c.graph, Config: cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
-		History: HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal})
+	p = runstate.Project(runstate.ProjectOptions{Graph: c.graph, Config: cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
+		History: runstate.HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal})
 	for _, t := range p.Tasks {
-		if c.state.Task(t.Task).Status != StatusMerged {
+		if c.state.Task(t.Task).Status != runstate.StatusMerged {
 			remaining.Add(t.Range)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -31,7 +32,7 @@ const (
 
 // resumePlan is what a resume will do, decided before anything is written.
 type resumePlan struct {
-	graph  *GraphChanged // nil: the graph is the one recorded
+	graph  *runstate.GraphChanged // nil: the graph is the one recorded
 	branch branchAction
 	have   string // where the branch is
 	want   string // where the log says it is
@@ -40,7 +41,7 @@ type resumePlan struct {
 // planResume checks that the run can be continued with the current graph
 // and the integration branch as it is. recorded is the graph the run last
 // recorded (nil when the run has no snapshot).
-func planResume(ctx context.Context, feature string, st *State, recorded, cur *spec.Graph, refs Refs) (*resumePlan, error) {
+func planResume(ctx context.Context, feature string, st *runstate.State, recorded, cur *spec.Graph, refs Refs) (*resumePlan, error) {
 	if st.Started == nil {
 		return nil, errorf(NoRun, feature, "the run of %s never started (its log has no run_started event)", feature)
 	}
@@ -130,7 +131,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 				c.progress.printf("  %s: attempt %d could not be recovered (%v)", id, o.Number, err)
 			}
 			if ok && err == nil {
-				if err := c.emit(EvAttemptFinished, id, o.Number, finishedEvent(res, req.Model)); err != nil {
+				if err := c.emit(runstate.EvAttemptFinished, id, o.Number, finishedEvent(res, req.Model)); err != nil {
 					return err
 				}
 				switch {
@@ -148,24 +149,24 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		if err != nil {
 			c.progress.printf("  %s: the workspace of attempt %d is kept as it is (%v)", id, o.Number, err)
 		}
-		if err := c.emit(EvAttemptFinished, id, o.Number, AttemptFinished{
+		if err := c.emit(runstate.EvAttemptFinished, id, o.Number, runstate.AttemptFinished{
 			Class: outcome.Infra, Reason: outcome.ReasonAbandoned, Detail: "the coordinator stopped during this attempt", Commit: commit,
 		}); err != nil {
 			return err
 		}
 	}
-	resumed := RunResumed{Workers: c.workers}
+	resumed := runstate.RunResumed{Workers: c.workers}
 	if c.schedule != c.state.RecordedSchedule() {
 		resumed.Schedule = c.schedule
 	}
-	if err := c.emit(EvRunResumed, "", 0, resumed); err != nil {
+	if err := c.emit(runstate.EvRunResumed, "", 0, resumed); err != nil {
 		return err
 	}
 	if p.graph != nil {
 		if err := c.d.Snapshot(c.graph.Raw); err != nil {
 			return fmt.Errorf("record the task graph: %w", err)
 		}
-		if err := c.emit(EvGraphChanged, "", 0, *p.graph); err != nil {
+		if err := c.emit(runstate.EvGraphChanged, "", 0, *p.graph); err != nil {
 			return err
 		}
 		c.progress.note("the task graph changed: %s", describeChange(*p.graph))
@@ -182,7 +183,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			return fmt.Errorf("move %s from %s to the recorded head %s: %w", integration, short(p.have), short(p.want), err)
 		}
 	case branchAdopt:
-		if err := c.emit(EvIntegrationAdopted, "", 0, IntegrationAdopted{From: p.want, To: p.have}); err != nil {
+		if err := c.emit(runstate.EvIntegrationAdopted, "", 0, runstate.IntegrationAdopted{From: p.want, To: p.have}); err != nil {
 			return err
 		}
 		c.progress.note("%s has commits on top of the recorded head; the run builds on %s", integration, short(p.have))
@@ -190,7 +191,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	c.mu.Lock()
 	merged, head, tasks := len(c.state.Merged), c.state.Head, 0
 	for _, t := range c.state.Tasks {
-		if t.Status == StatusMerged {
+		if t.Status == runstate.StatusMerged {
 			tasks++
 		}
 	}
@@ -203,7 +204,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	return nil
 }
 
-func describeChange(d GraphChanged) string {
+func describeChange(d runstate.GraphChanged) string {
 	var parts []string
 	if len(d.Added) > 0 {
 		parts = append(parts, fmt.Sprintf("%d task(s) added (%s)", len(d.Added), textx.Clip(fmt.Sprint(d.Added), 120)))
@@ -232,7 +233,7 @@ func describeChange(d GraphChanged) string {
 // it finds. From dag to level is refused: the integration branch may hold
 // part of a level, which the level schedule's promise (a level merges all
 // or nothing) cannot account for.
-func resumeSchedule(st *State, asked string) (schedule, note string, err error) {
+func resumeSchedule(st *runstate.State, asked string) (schedule, note string, err error) {
 	rec := st.RecordedSchedule()
 	switch {
 	case asked == "" || asked == rec:

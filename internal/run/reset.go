@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Waiting for a usage limit's reset (retry.wait_for_reset): instead of
@@ -125,7 +126,7 @@ func (c *Coordinator) waitForReset(task string, until time.Time) bool {
 // announceReset records and says the wait for a reset.
 func (c *Coordinator) announceReset(task string, res attempt.Result, until time.Time) error {
 	c.progress.resetWait(task, res.Reason, until, c.d.Clock.Now())
-	return c.emit(EvResetWait, "", 0, ResetWait{Task: task, Reason: res.Reason, Reset: res.Reset, Until: until.UTC().Format(time.RFC3339)})
+	return c.emit(runstate.EvResetWait, "", 0, runstate.ResetWait{Task: task, Reason: res.Reason, Reset: res.Reset, Until: until.UTC().Format(time.RFC3339)})
 }
 
 // waiting reports whether launching waits for a reset.

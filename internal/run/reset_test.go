@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 func TestDecideReset(t *testing.T) {
@@ -78,23 +79,23 @@ func TestUsageLimitWaitsForTheReset(t *testing.T) {
 	w := usageLimitWorld(t, true)
 	start := w.clock.Now()
 	var out bytes.Buffer
-	c := w.coordinator(NewState())
+	c := w.coordinator(runstate.NewState())
 	c.progress = newProgress(&out)
 	st, err := c.execute(context.Background())
 	assertDelivered(t, w, st, err)
 
 	until := start.Add(21 * time.Second)
-	var waits []ResetWait
+	var waits []runstate.ResetWait
 	refused := false
 	for _, e := range w.log.all() {
 		switch e.Type {
-		case EvResetWait:
-			waits = append(waits, data[ResetWait](t, e))
-		case EvAttemptFinished:
+		case runstate.EvResetWait:
+			waits = append(waits, data[runstate.ResetWait](t, e))
+		case runstate.EvAttemptFinished:
 			if e.Task == "A" && e.Attempt == 1 {
 				refused = true
 			}
-		case EvAttemptStarted:
+		case runstate.EvAttemptStarted:
 			// Nothing starts between the refusal and the reset.
 			if refused && e.Time.Before(until) {
 				t.Errorf("%s attempt %d started at %s, during the wait (until %s)", e.Task, e.Attempt, e.Time, until)
@@ -113,8 +114,8 @@ func TestUsageLimitWaitsForTheReset(t *testing.T) {
 	}
 	// B's first attempt was stopped for the wait, not by the run.
 	for _, e := range w.log.all() {
-		if e.Type == EvAttemptFinished && e.Task == "B" && e.Attempt == 1 {
-			if f := data[AttemptFinished](t, e); f.Reason != outcome.ReasonCancelled || f.Detail != errResetWait.Error() {
+		if e.Type == runstate.EvAttemptFinished && e.Task == "B" && e.Attempt == 1 {
+			if f := data[runstate.AttemptFinished](t, e); f.Reason != outcome.ReasonCancelled || f.Detail != errResetWait.Error() {
 				t.Errorf("B's first attempt finished %+v, want cancelled for the reset wait", f)
 			}
 		}
@@ -146,7 +147,7 @@ func TestUsageLimitBeyondTheCapStops(t *testing.T) {
 	w := usageLimitWorld(t, true)
 	w.cfg.Retry.WaitForResetMax = 10 * time.Second
 	var out bytes.Buffer
-	c := w.coordinator(NewState())
+	c := w.coordinator(runstate.NewState())
 	c.progress = newProgress(&out)
 	st, err := c.execute(context.Background())
 	if !errors.Is(err, Account) || st.ResetWait != nil {
@@ -178,20 +179,20 @@ func (c *stallClock) After(d time.Duration) <-chan time.Time {
 func TestInterruptDuringTheResetWait(t *testing.T) {
 	w := usageLimitWorld(t, true)
 	clk := &stallClock{jumpClock: w.clock, waiting: make(chan struct{})}
-	c := w.coordinator(NewState())
+	c := w.coordinator(runstate.NewState())
 	c.d.Clock = clk
 	ctx, cancel := context.WithCancel(context.Background())
-	viewed := make(chan View, 1)
+	viewed := make(chan runstate.View, 1)
 	go func() {
 		<-clk.waiting
 		// The wait is set before its event is written (announceReset runs
 		// after waitForReset): look until the log has it, as status would.
-		var v View
+		var v runstate.View
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			c.mu.Lock()
-			st := Replay(w.log.all())
+			st := runstate.Replay(w.log.all())
 			c.mu.Unlock()
-			if v = BuildView("f", st, w.graph, nil, Liveness{Alive: true}); v.ResetWait != nil {
+			if v = BuildView("f", st, w.graph, nil, runstate.Liveness{Alive: true}); v.ResetWait != nil {
 				break
 			}
 		}
@@ -205,7 +206,7 @@ func TestInterruptDuringTheResetWait(t *testing.T) {
 	if v := <-viewed; v.ResetWait == nil || v.ResetWait.Task != "A" {
 		t.Errorf("the view during the wait has no reset wait: %+v", v.ResetWait)
 	}
-	if v := BuildView("f", st, w.graph, nil, Liveness{}); v.ResetWait != nil {
+	if v := BuildView("f", st, w.graph, nil, runstate.Liveness{}); v.ResetWait != nil {
 		t.Errorf("a stopped run's view still shows the wait: %+v", v.ResetWait)
 	}
 	st, err = w.resume(context.Background())

@@ -11,6 +11,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // A relative ZERG_WORKSPACES is refused (the reach of the worker user is
@@ -98,7 +99,7 @@ func TestResumeTasksMode(t *testing.T) {
 	} {
 		cfg := config.Default()
 		cfg.Mode = tc.mode
-		err := resumeTasksMode(&RunStarted{Feature: "f", Mode: tc.rec, Capabilities: tc.caps}, driver.CapabilitiesOf(cfg))
+		err := resumeTasksMode(&runstate.RunStarted{Feature: "f", Mode: tc.rec, Capabilities: tc.caps}, driver.CapabilitiesOf(cfg))
 		if (err != nil) != tc.refused {
 			t.Errorf("started in %q (%v), resumed in %q: %v", tc.rec, tc.caps, tc.mode, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The view lists every task of the graph (pending and blocked included),
@@ -29,12 +30,12 @@ func TestViewOfARunningThenDeadRun(t *testing.T) {
 	}
 	time.Sleep(10 * time.Millisecond) // B's attempt finishes; A's is held
 	st := w.replay()                  // what a reader sees mid-run
-	live := &Live{Running: map[string]liveAttempt{"A": {Attempt: 1, Turns: 3, Tokens: 99, LastEvent: w.clock.Now()}}}
-	v := BuildView("f", st, w.graph, w.graph, Liveness{Alive: true, PID: 42, Live: live})
-	if v.State != RunRunning || !v.Coordinator.Alive || v.Coordinator.PID != 42 {
+	live := &runstate.Live{Running: map[string]runstate.LiveAttempt{"A": {Attempt: 1, Turns: 3, Tokens: 99, LastEvent: w.clock.Now()}}}
+	v := BuildView("f", st, w.graph, w.graph, runstate.Liveness{Alive: true, PID: 42, Live: live})
+	if v.State != runstate.RunRunning || !v.Coordinator.Alive || v.Coordinator.PID != 42 {
 		t.Errorf("live view: %s %+v", v.State, v.Coordinator)
 	}
-	if len(v.Tasks) != 3 || v.Tasks[2].ID != "C" || v.Tasks[2].Status != StatusPending {
+	if len(v.Tasks) != 3 || v.Tasks[2].ID != "C" || v.Tasks[2].Status != runstate.StatusPending {
 		t.Fatalf("tasks %+v", v.Tasks)
 	}
 	if r := v.Tasks[0].Running; v.Tasks[0].ID != "A" || r == nil || r.Turns != 3 || r.PID == 0 {
@@ -47,8 +48,8 @@ func TestViewOfARunningThenDeadRun(t *testing.T) {
 	// attempt is not running any more; it was abandoned, last seen at the
 	// dead coordinator's last heartbeat.
 	beat := st.LastEvent.Add(time.Second)
-	dead := BuildView("f", st, w.graph, nil, Liveness{Last: &Live{Written: beat}})
-	if dead.State != RunDead || dead.Coordinator.Alive {
+	dead := BuildView("f", st, w.graph, nil, runstate.Liveness{Last: &runstate.Live{Written: beat}})
+	if dead.State != runstate.RunDead || dead.Coordinator.Alive {
 		t.Errorf("dead view: %s %+v", dead.State, dead.Coordinator)
 	}
 	if a := dead.Tasks[0].Abandoned; dead.Tasks[0].Running != nil || a == nil || a.Attempt != 1 || !a.LastSeen.Equal(beat) {
@@ -62,10 +63,10 @@ func TestViewSaysTheGraphChanged(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	st, _ := w.rush(context.Background())
 	edited := mustGraph(t, strings.Replace(twoLevels, `"title": "c"`, `"title": "see"`, 1))
-	if v := BuildView("f", st, w.graph, edited, Liveness{}); !v.GraphChanged || v.State != RunDelivered || len(v.Gates) != 2 {
+	if v := BuildView("f", st, w.graph, edited, runstate.Liveness{}); !v.GraphChanged || v.State != runstate.RunDelivered || len(v.Gates) != 2 {
 		t.Errorf("view %+v", v)
 	}
-	if v := BuildView("f", st, w.graph, w.graph, Liveness{}); v.GraphChanged {
+	if v := BuildView("f", st, w.graph, w.graph, runstate.Liveness{}); v.GraphChanged {
 		t.Error("an unchanged graph reported as changed")
 	}
 }
@@ -128,7 +129,7 @@ func TestResumeForgetsWhyATaskWasBlocked(t *testing.T) {
 ]}`)
 	w.git.gateExit["tests"] = 1
 	st, _ := w.rush(context.Background())
-	if c := st.Task("C"); c.Status != StatusBlocked || c.Detail != "level 1 failed" {
+	if c := st.Task("C"); c.Status != runstate.StatusBlocked || c.Detail != "level 1 failed" {
 		t.Fatalf("C after the failed level: %+v", c)
 	}
 	// The resume merges level 1; B runs (held) while C waits.
@@ -141,14 +142,14 @@ func TestResumeForgetsWhyATaskWasBlocked(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	st = w.replay()
-	v := BuildView("f", st, w.graph, w.graph, Liveness{Alive: true})
+	v := BuildView("f", st, w.graph, w.graph, runstate.Liveness{Alive: true})
 	close(hold)
 	<-done
 	if _, ok := st.Merged[1]; !ok {
 		t.Fatalf("level 1 not merged: %+v", st.Merged)
 	}
 	for _, tv := range v.Tasks {
-		if tv.ID == "C" && (tv.Status != StatusPending || tv.Detail != "" || tv.Reason != "") {
+		if tv.ID == "C" && (tv.Status != runstate.StatusPending || tv.Detail != "" || tv.Reason != "") {
 			t.Errorf("C, waiting for level 3 after level 1 merged: %+v", tv)
 		}
 	}
@@ -166,7 +167,7 @@ func TestOldGateFailuresAreSuperseded(t *testing.T) {
 	w.git.breaks = map[string]bool{} // the merged heads differ on the resume: new attempt commits
 	st, err := w.resume(context.Background())
 	assertDelivered(t, w, st, err)
-	v := BuildView("f", st, w.graph, w.graph, Liveness{})
+	v := BuildView("f", st, w.graph, w.graph, runstate.Liveness{})
 	if len(v.Gates) < 3 || v.Gates[0].Exit != 1 || !v.Gates[0].Superseded {
 		t.Fatalf("gates %+v", v.Gates)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/gateway"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
+	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -103,7 +104,7 @@ func (g gitSalvager) ReapRun(ctx context.Context) int {
 	return 0
 }
 
-func (g gitSalvager) Reap(o OpenAttempt) int {
+func (g gitSalvager) Reap(o runstate.OpenAttempt) int {
 	if len(o.PIDs) == 0 && o.Marker == "" && o.Workspace == "" {
 		return 0
 	}
@@ -112,7 +113,7 @@ func (g gitSalvager) Reap(o OpenAttempt) int {
 
 // Preserve commits whatever an abandoned attempt left in its workspace to
 // its own branch, then removes the workspace; dirty work is never deleted.
-func (g gitSalvager) Preserve(ctx context.Context, task string, o OpenAttempt) (string, error) {
+func (g gitSalvager) Preserve(ctx context.Context, task string, o runstate.OpenAttempt) (string, error) {
 	if _, err := os.Stat(o.Workspace); err != nil {
 		return "", nil // never created, or already gone
 	}

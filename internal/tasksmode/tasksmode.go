@@ -17,13 +17,13 @@ import (
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Coordinator is the run's coordinator as zerg tasks next sees it.
 type Coordinator interface {
 	// Inspect is the run's view (a run with no log yet is not started).
-	Inspect() (run.View, error)
+	Inspect() (runstate.View, error)
 	// Starting reports whether a coordinator an earlier zerg tasks next
 	// started is still alive (it holds the run's log only after its
 	// environment check).
@@ -56,7 +56,7 @@ const (
 // NextResult is what zerg tasks next found.
 type NextResult struct {
 	Outcome Outcome
-	View    run.View
+	View    runstate.View
 	Tasks   []driver.Lease
 	Working []driver.Lease
 	Failed  []string
@@ -75,13 +75,13 @@ func Next(ctx context.Context, c Coordinator, board string, wait, poll time.Dura
 		}
 		if !v.Coordinator.Alive {
 			switch {
-			case v.State == run.RunDelivered:
+			case v.State == runstate.RunDelivered:
 				return NextResult{Outcome: Delivered, View: v}, nil
-			case v.State == run.RunNotDelivered && !HasWork(v):
+			case v.State == runstate.RunNotDelivered && !HasWork(v):
 				return NextResult{Outcome: NotDelivered, View: v, Failed: FailedTasks(v)}, nil
 			}
 			if exited == nil && !c.Starting() {
-				if exited, err = c.Start(v.State != run.RunNotStarted); err != nil {
+				if exited, err = c.Start(v.State != runstate.RunNotStarted); err != nil {
 					return NextResult{}, err
 				}
 			} else if !time.Now().Before(deadline) {
@@ -95,7 +95,7 @@ func Next(ctx context.Context, c Coordinator, board string, wait, poll time.Dura
 			// next started one first (this one then found the run
 			// locked): follow that one.
 			if v2, ierr := c.Inspect(); ierr == nil && (v2.Coordinator.Alive ||
-				(v2.State == run.RunDelivered || v2.State == run.RunNotDelivered) && !HasWork(v2)) {
+				(v2.State == runstate.RunDelivered || v2.State == runstate.RunNotDelivered) && !HasWork(v2)) {
 				exited = nil
 				continue
 			}
@@ -137,16 +137,16 @@ func Next(ctx context.Context, c Coordinator, board string, wait, poll time.Dura
 // Launching counts the tasks whose lease is still to come: an attempt
 // started (its workspace being made) without an open lease (open: the
 // tasks with one), and, while worker slots are free, tasks ready to start.
-func Launching(v run.View, open map[string]bool) int {
+func Launching(v runstate.View, open map[string]bool) int {
 	n, running, ready := 0, 0, 0
 	for _, t := range v.Tasks {
 		switch t.Status {
-		case run.StatusRunning:
+		case runstate.StatusRunning:
 			running++
 			if !open[t.ID] {
 				n++
 			}
-		case run.StatusReady:
+		case runstate.StatusReady:
 			ready++
 		}
 	}
@@ -158,15 +158,15 @@ func Launching(v run.View, open map[string]bool) int {
 
 // HasWork reports whether a run that ended has tasks to run again (zerg
 // retry requeued one since).
-func HasWork(v run.View) bool {
-	return slices.ContainsFunc(v.Tasks, func(t run.TaskView) bool { return t.Status == run.StatusPending })
+func HasWork(v runstate.View) bool {
+	return slices.ContainsFunc(v.Tasks, func(t runstate.TaskView) bool { return t.Status == runstate.StatusPending })
 }
 
 // FailedTasks are the tasks of the run that failed for good.
-func FailedTasks(v run.View) []string {
+func FailedTasks(v runstate.View) []string {
 	var out []string
 	for _, t := range v.Tasks {
-		if t.Status == run.StatusFailed {
+		if t.Status == runstate.StatusFailed {
 			out = append(out, t.ID)
 		}
 	}
@@ -191,7 +191,7 @@ func (e *NotOpenError) Error() string {
 type Done struct {
 	// Finished is the log's record of how the attempt ended, nil when
 	// the wait ran out first (still being checked).
-	Finished *run.AttemptFinished
+	Finished *runstate.AttemptFinished
 	// TaskFailed: the attempt failed and the task with it, for good (else
 	// a failed attempt's task is handed out again).
 	TaskFailed bool
@@ -200,7 +200,7 @@ type Done struct {
 // Report reports lease (a token) of task to the coordinator of pid
 // coordinator and waits up to wait for the attempt's end in the log at
 // events, looking every poll; inspect is the run's view afterwards.
-func Report(ctx context.Context, board, events string, coordinator int, task, lease string, wait, poll time.Duration, inspect func() (run.View, error)) (Done, error) {
+func Report(ctx context.Context, board, events string, coordinator int, task, lease string, wait, poll time.Duration, inspect func() (runstate.View, error)) (Done, error) {
 	open, ok, err := driver.OpenLease(board, task, coordinator)
 	if err != nil {
 		return Done{}, err
@@ -229,7 +229,7 @@ func Report(ctx context.Context, board, events string, coordinator int, task, le
 				// What the coordinator made of the failure: a retry
 				// (handed out again) or the task's end.
 				if v, err := inspect(); err == nil {
-					if t := taskView(v, task); t != nil && t.Status == run.StatusFailed {
+					if t := taskView(v, task); t != nil && t.Status == runstate.StatusFailed {
 						d.TaskFailed = true
 					}
 				}
@@ -246,14 +246,14 @@ func Report(ctx context.Context, board, events string, coordinator int, task, le
 
 // attemptFinished is the log's record of how attempt n of task ended, nil
 // while it has none.
-func attemptFinished(events, task string, n int) (*run.AttemptFinished, error) {
+func attemptFinished(events, task string, n int) (*runstate.AttemptFinished, error) {
 	evs, err := eventlog.Read(events)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range slices.Backward(evs) {
-		if e.Type == run.EvAttemptFinished && e.Task == task && e.Attempt == n {
-			var f run.AttemptFinished
+		if e.Type == runstate.EvAttemptFinished && e.Task == task && e.Attempt == n {
+			var f runstate.AttemptFinished
 			if err := e.Decode(&f); err != nil {
 				return nil, err
 			}
@@ -263,7 +263,7 @@ func attemptFinished(events, task string, n int) (*run.AttemptFinished, error) {
 	return nil, nil
 }
 
-func taskView(v run.View, id string) *run.TaskView {
+func taskView(v runstate.View, id string) *runstate.TaskView {
 	for i := range v.Tasks {
 		if v.Tasks[i].ID == id {
 			return &v.Tasks[i]

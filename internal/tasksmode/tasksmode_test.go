@@ -17,7 +17,7 @@ import (
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/run"
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // fakeCoordinator is the run as a sequence of views: Inspect returns the
@@ -25,14 +25,14 @@ import (
 // can run a hook (posting leases, as a coordinator would).
 type fakeCoordinator struct {
 	mu       sync.Mutex
-	views    []run.View
+	views    []runstate.View
 	starting bool
 	started  []bool // the resume flag of each Start
 	onStart  func()
 	exited   chan error
 }
 
-func (c *fakeCoordinator) Inspect() (run.View, error) {
+func (c *fakeCoordinator) Inspect() (runstate.View, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v := c.views[0]
@@ -53,10 +53,10 @@ func (c *fakeCoordinator) Start(resume bool) (<-chan error, error) {
 	return c.exited, nil
 }
 
-func view(state run.RunState, alive bool, workers int, statuses ...run.Status) run.View {
-	v := run.View{State: state, Workers: workers, Coordinator: run.CoordinatorView{Alive: alive, PID: 7}}
+func view(state runstate.RunState, alive bool, workers int, statuses ...runstate.Status) runstate.View {
+	v := runstate.View{State: state, Workers: workers, Coordinator: runstate.CoordinatorView{Alive: alive, PID: 7}}
 	for i, s := range statuses {
-		v.Tasks = append(v.Tasks, run.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
+		v.Tasks = append(v.Tasks, runstate.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
 	}
 	return v
 }
@@ -84,7 +84,7 @@ func post(t *testing.T, board, task string) string {
 // posts, once; the next call finds them working.
 func TestNextStartsTheCoordinatorAndHandsOut(t *testing.T) {
 	board := t.TempDir()
-	c := &fakeCoordinator{views: []run.View{view(run.RunNotStarted, false, 2), view(run.RunRunning, true, 2, run.StatusRunning)}}
+	c := &fakeCoordinator{views: []runstate.View{view(runstate.RunNotStarted, false, 2), view(runstate.RunRunning, true, 2, runstate.StatusRunning)}}
 	c.onStart = func() { post(t, board, "T1") }
 	res, err := Next(context.Background(), c, board, time.Second, time.Millisecond)
 	if err != nil {
@@ -107,7 +107,7 @@ func TestNextStartsTheCoordinatorAndHandsOut(t *testing.T) {
 func TestNextWaitsForTheLevel(t *testing.T) {
 	board := t.TempDir()
 	post(t, board, "T1")
-	c := &fakeCoordinator{views: []run.View{view(run.RunRunning, true, 2, run.StatusRunning, run.StatusRunning)}}
+	c := &fakeCoordinator{views: []runstate.View{view(runstate.RunRunning, true, 2, runstate.StatusRunning, runstate.StatusRunning)}}
 	begin := time.Now()
 	res, err := Next(context.Background(), c, board, 150*time.Millisecond, 10*time.Millisecond)
 	if err != nil {
@@ -123,15 +123,15 @@ func TestNextWaitsForTheLevel(t *testing.T) {
 // ends at once is reported with its exit.
 func TestNextAtTheEnd(t *testing.T) {
 	board := t.TempDir()
-	c := &fakeCoordinator{views: []run.View{view(run.RunDelivered, false, 2, run.StatusMerged)}}
+	c := &fakeCoordinator{views: []runstate.View{view(runstate.RunDelivered, false, 2, runstate.StatusMerged)}}
 	if res, err := Next(context.Background(), c, board, time.Second, time.Millisecond); err != nil || res.Outcome != Delivered || len(c.started) != 0 {
 		t.Errorf("delivered: %+v %v %v", res, err, c.started)
 	}
-	c = &fakeCoordinator{views: []run.View{view(run.RunNotDelivered, false, 2, run.StatusMerged, run.StatusFailed)}}
+	c = &fakeCoordinator{views: []runstate.View{view(runstate.RunNotDelivered, false, 2, runstate.StatusMerged, runstate.StatusFailed)}}
 	if res, err := Next(context.Background(), c, board, time.Second, time.Millisecond); err != nil || res.Outcome != NotDelivered || len(res.Failed) != 1 || res.Failed[0] != "T2" || len(c.started) != 0 {
 		t.Errorf("not delivered: %+v %v %v", res, err, c.started)
 	}
-	c = &fakeCoordinator{views: []run.View{view(run.RunNotDelivered, false, 2, run.StatusMerged, run.StatusPending)}, exited: make(chan error, 1)}
+	c = &fakeCoordinator{views: []runstate.View{view(runstate.RunNotDelivered, false, 2, runstate.StatusMerged, runstate.StatusPending)}, exited: make(chan error, 1)}
 	c.exited <- errors.New("exit status 2")
 	res, err := Next(context.Background(), c, board, time.Second, time.Millisecond)
 	if err != nil || res.Outcome != Ended || res.Exit == nil || len(c.started) != 1 || !c.started[0] {
@@ -151,7 +151,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	failed := func() (run.View, error) { return view(run.RunRunning, true, 1, run.StatusFailed), nil }
+	failed := func() (runstate.View, error) { return view(runstate.RunRunning, true, 1, runstate.StatusFailed), nil }
 	var notOpen *NotOpenError
 	if _, err := Report(context.Background(), board, events, 7, "T1", "T1-1-guess", 0, time.Millisecond, failed); !errors.As(err, &notOpen) || notOpen.Open != 1 {
 		t.Fatalf("a wrong token: %v", err)
@@ -169,7 +169,7 @@ func TestReport(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(board, "T1"+driver.ReportSuffix)); err != nil || strings.TrimSpace(string(b)) != token {
 		t.Fatalf("report %q %v", b, err)
 	}
-	if _, err := log.AppendData(run.EvAttemptFinished, "T1", 1, run.AttemptFinished{Class: outcome.Task, Reason: "verify_failed"}); err != nil {
+	if _, err := log.AppendData(runstate.EvAttemptFinished, "T1", 1, runstate.AttemptFinished{Class: outcome.Task, Reason: "verify_failed"}); err != nil {
 		t.Fatal(err)
 	}
 	d, err = Report(context.Background(), board, events, 7, "T1", token, time.Second, time.Millisecond, failed)
@@ -182,10 +182,10 @@ func TestReport(t *testing.T) {
 // every started attempt has posted its lease, and ready tasks have one
 // while worker slots are free; a task whose subagent works holds none back.
 func TestTasksNextWaitsForTheLevel(t *testing.T) {
-	view := func(workers int, statuses ...run.Status) run.View {
-		v := run.View{Workers: workers, Coordinator: run.CoordinatorView{Alive: true, PID: 7}}
+	view := func(workers int, statuses ...runstate.Status) runstate.View {
+		v := runstate.View{Workers: workers, Coordinator: runstate.CoordinatorView{Alive: true, PID: 7}}
 		for i, s := range statuses {
-			v.Tasks = append(v.Tasks, run.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
+			v.Tasks = append(v.Tasks, runstate.TaskView{ID: fmt.Sprintf("T%d", i+1), Status: s})
 		}
 		return v
 	}
@@ -200,15 +200,15 @@ func TestTasksNextWaitsForTheLevel(t *testing.T) {
 	// the open tasks (TestReadBoard).
 	for _, tc := range []struct {
 		name string
-		v    run.View
+		v    runstate.View
 		open map[string]bool
 		want int
 	}{
-		{"all posted", view(4, run.StatusRunning, run.StatusRunning), open("T1", "T2"), 0},
-		{"one still cloning", view(4, run.StatusRunning, run.StatusRunning), open("T1"), 1},
-		{"ready with a free slot", view(2, run.StatusRunning, run.StatusReady, run.StatusReady), open("T1"), 1},
-		{"ready without a slot", view(1, run.StatusRunning, run.StatusReady), open("T1"), 0},
-		{"committed and merged hold nothing", view(4, run.StatusCommitted, run.StatusMerged, run.StatusRetryWait), nil, 0},
+		{"all posted", view(4, runstate.StatusRunning, runstate.StatusRunning), open("T1", "T2"), 0},
+		{"one still cloning", view(4, runstate.StatusRunning, runstate.StatusRunning), open("T1"), 1},
+		{"ready with a free slot", view(2, runstate.StatusRunning, runstate.StatusReady, runstate.StatusReady), open("T1"), 1},
+		{"ready without a slot", view(1, runstate.StatusRunning, runstate.StatusReady), open("T1"), 0},
+		{"committed and merged hold nothing", view(4, runstate.StatusCommitted, runstate.StatusMerged, runstate.StatusRetryWait), nil, 0},
 	} {
 		if got := Launching(tc.v, tc.open); got != tc.want {
 			t.Errorf("%s: %d still launching, want %d", tc.name, got, tc.want)

@@ -95,11 +95,7 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 		return err
 	}
 	opts := run.Options{Root: root, Feature: feature, GraphFile: f.graph, Config: cfg, Progress: a.stderr}
-	worker, err := checkWorker(ctx, &opts)
-	if err != nil {
-		return err
-	}
-	rep, err := run.Check(ctx, opts, worker, func(s string) { fmt.Fprintln(a.stderr, s) })
+	rep, err := run.Check(ctx, opts, checkWorker(&opts), func(s string) { fmt.Fprintln(a.stderr, s) })
 	if err != nil {
 		return err
 	}
@@ -121,7 +117,7 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 // checkWorker is what the check needs of a worker's launch: the CLI's
 // install (visible in the sandbox). The worker user the commands run as is
 // the driver's (run.Check).
-func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
+func checkWorker(opts *run.Options) claude.Spec {
 	cfg := opts.Config
 	var worker claude.Spec
 	if loc, err := claude.Locate(cfg.Claude.Path); err == nil {
@@ -130,7 +126,7 @@ func checkWorker(ctx context.Context, opts *run.Options) (claude.Spec, error) {
 	if self, err := os.Executable(); err == nil {
 		worker.Hook.ZergBinary = hookBinary(self)
 	}
-	return worker, nil
+	return worker
 }
 
 // printCheck writes one line per command and one per environment problem.

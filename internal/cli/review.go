@@ -219,11 +219,7 @@ func reviewGates(ctx context.Context, a *app, j *journeyCtx, feature, head strin
 		return nil, nil
 	}
 	opts := run.Options{Root: j.root, Feature: feature, Config: j.cfg, Progress: a.stderr}
-	worker, err := checkWorker(ctx, &opts)
-	if err != nil {
-		return nil, err
-	}
-	return run.RunGates(ctx, opts, worker, head, func(s string) { fmt.Fprintf(a.stderr, "zerg: review: %s\n", s) })
+	return run.RunGates(ctx, opts, checkWorker(&opts), head, func(s string) { fmt.Fprintf(a.stderr, "zerg: review: %s\n", s) })
 }
 
 // gateFinding grades a gate's result: a failing required gate blocks.

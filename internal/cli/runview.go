@@ -267,7 +267,7 @@ func (a *app) printStatus(v runstate.View) {
 		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
 			fmt.Sprintf("$%.4f", t.CostUSD), truncate(textx.OneLine(term.Clean(detail)), 80))
 	}
-	tw.flush()
+	_ = tw.flush() // the terminal's; a report cannot be told it went away
 	a.printRefusedWrites(v, "")
 	for _, l := range v.Levels {
 		if l.State == "failed" {

@@ -85,7 +85,6 @@ type Coordinator struct {
 	cancel   context.CancelCauseFunc
 	gov      *Governor
 	live     map[string]runstate.LiveAttempt
-	closers  []func()
 	// projection is the cost projection the run starts from (nil: none, so
 	// the run budget counts only what was spent).
 	projection *runstate.Projection

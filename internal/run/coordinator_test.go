@@ -402,7 +402,7 @@ func TestResumeRefusesAMovedBranch(t *testing.T) {
 func TestResumeRecreatesAMissingBranch(t *testing.T) {
 	w := newWorld(t, twoLevels)
 	w.att.script["C"] = []scripted{taskFail("x"), taskFail("y")}
-	st, _ := w.rush(context.Background())
+	_, _ = w.rush(context.Background())
 	delete(w.git.branches, IntegrationBranch("f"))
 	w.replayRetry("C")
 	st, err := w.resume(context.Background())

@@ -199,15 +199,14 @@ func (f *fakeAttempter) attemptsOf(task string) []AttemptRequest {
 // fakeGit is refs, ancestry and merges in memory. Commits are strings; each
 // knows its parents.
 type fakeGit struct {
-	mu        sync.Mutex
-	branches  map[string]string
-	parents   map[string][]string
-	user      string
-	conflict  string         // a task whose branch conflicts
-	gateExit  map[string]int // gate name → exit code
-	gateOut   string         // what every gate prints ("" for "gate output")
-	merges    [][]string     // the task lists merged, in order
-	setErrors map[string]error
+	mu       sync.Mutex
+	branches map[string]string
+	parents  map[string][]string
+	user     string
+	conflict string         // a task whose branch conflicts
+	gateExit map[string]int // gate name → exit code
+	gateOut  string         // what every gate prints ("" for "gate output")
+	merges   [][]string     // the task lists merged, in order
 	// breaks: commits whose presence on a merged head fails every gate;
 	// holds: the commits each merged head holds.
 	breaks map[string]bool

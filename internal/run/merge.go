@@ -61,7 +61,9 @@ func (m *gitMerged) RunGate(ctx context.Context, g config.Gate) (int, string) {
 	if err != nil {
 		return -1, "zerg: prepare the gate's workspace: " + err.Error()
 	}
-	defer ws.Remove(context.WithoutCancel(ctx))
+	// Best effort: a gate's workspace left behind is removed as stale by
+	// the next run's setup.
+	defer func() { _ = ws.Remove(context.WithoutCancel(ctx)) }()
 	defer ws.Close()
 	return ws.Exec(ctx, driver.Command{Command: g.Command, Timeout: g.EffectiveTimeout(), Pass: m.g.pass,
 		Env: []string{"ZERG_GATE=" + g.Name}, Home: "home"})

@@ -55,7 +55,9 @@ func planSetup(ctx context.Context, repo *gitx.Repo, paths Paths, resume bool) (
 		if w.Prunable {
 			continue
 		}
-		repo.TrustWorkspace(w.Path)
+		if err := repo.TrustWorkspace(w.Path); err != nil {
+			return p, err
+		}
 		dirty, err := repo.In(w.Path).IsDirty(ctx)
 		repo.UntrustWorkspace(w.Path)
 		if err != nil || dirty {
@@ -81,7 +83,9 @@ func (p setupPlan) apply(ctx context.Context, pr *progress) error {
 		}
 	}
 	for _, ws := range p.remove {
-		p.repo.TrustWorkspace(ws)
+		if err := p.repo.TrustWorkspace(ws); err != nil {
+			return err
+		}
 		err := p.repo.RemoveWorktree(ctx, ws)
 		p.repo.UntrustWorkspace(ws)
 		if err != nil {

@@ -40,7 +40,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
 	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, c.workers, meter)
 	if err != nil {
-		sec.audit.Close()
+		_ = sec.audit.Close() // Audit.Close only marks it closed: each record is written when made
 		return Deps{}, nil, err
 	}
 	a := &realAttempter{repo: repo, feature: c.feature, graph: c.graph, cfg: opts.Config, worker: worker,
@@ -55,7 +55,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 		Snapshot: func(raw []byte) error {
 			return fsx.WritePrivate(c.paths.GraphSnapshot, raw)
 		},
-	}, func() { sec.audit.Close() }, nil
+	}, func() { _ = sec.audit.Close() }, nil // only marks it closed: each record is written when made
 }
 
 // gitRefs reads and moves branches with git.
@@ -124,7 +124,9 @@ func (g gitSalvager) Preserve(ctx context.Context, task string, o runstate.OpenA
 		return "", fmt.Errorf("a sandboxed workspace is kept as it is in %s", o.Workspace)
 	}
 	// A workspace handed to the worker user is trusted only by exact path.
-	g.repo.TrustWorkspace(o.Workspace)
+	if err := g.repo.TrustWorkspace(o.Workspace); err != nil {
+		return "", err
+	}
 	defer g.repo.UntrustWorkspace(o.Workspace)
 	w := g.repo.In(o.Workspace)
 	if _, err := w.ChangedFiles(ctx, "HEAD"); err != nil {
@@ -162,7 +164,7 @@ func openSecurity(opts Options, pr *progress) (*securityKit, error) {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	if err := recordEnv(k.audit, opts); err != nil {
-		k.audit.Close()
+		_ = k.audit.Close() // only marks it closed
 		return nil, fmt.Errorf("write the audit log: %w", err)
 	}
 	rules := opts.Config.SecurityRules
@@ -175,7 +177,7 @@ func openSecurity(opts Options, pr *progress) (*securityKit, error) {
 			pr.note("warning: the security rules are not fetched; workers get none (run zerg rules update)")
 			return k, nil
 		}
-		k.audit.Close()
+		_ = k.audit.Close() // only marks it closed
 		return nil, &Error{Kind: BadInput, Feature: opts.Feature, Path: dir, Err: fmt.Errorf("the security rules in %s fail verification: %v", dir, err)}
 	}
 	k.rulesDir = dir

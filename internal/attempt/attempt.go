@@ -44,10 +44,12 @@ type Input struct {
 	// summaries and the budget (LoadContext). Empty: the task alone.
 	Context contextpack.Input
 
-	// Worker is the template of the worker launch: binary, API, model,
-	// limits, hook binary. Workdir, AttemptDir, Prompt and the allowed paths
-	// are filled in here.
+	// Worker is the run's template of the worker launch (WorkerTemplate):
+	// binary, API, model, limits, hook. LaunchSpec adds the attempt's
+	// directories, prompt, task limits and hook.
 	Worker claude.Spec
+	// Tier is the model of the task's tier ("" for the template's).
+	Tier string
 	// VerifyTimeout applies when the task gives none.
 	VerifyTimeout time.Duration
 	// VerifyEnv names variables passed from zerg's environment to the

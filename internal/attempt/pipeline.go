@@ -70,17 +70,11 @@ func run(ctx context.Context, in Input) (Result, error) {
 
 // driverAttempt is what the driver needs to know of the attempt.
 func (in Input) driverAttempt() driver.Attempt {
-	model := in.Worker.Model
-	if in.Task.Model != "" {
-		model = in.Task.Model
-	}
-	taskUSD := in.Worker.MaxBudgetUSD
-	if in.Task.BudgetUSD > 0 {
-		taskUSD = in.Task.BudgetUSD
-	}
+	// The models and the budget the worker is launched with.
+	sp := in.workerSpec("")
 	return driver.Attempt{
 		Repo: in.Repo, Task: in.Task.ID, Number: in.Number, Base: in.Base, Workspace: in.Workspace, Branch: in.Branch,
-		WorkerDir: in.WorkerDir, Models: nonEmpty(model, in.Worker.FallbackModel), TaskUSD: taskUSD,
+		WorkerDir: in.WorkerDir, Models: nonEmpty(sp.Model, sp.FallbackModel), TaskUSD: sp.MaxBudgetUSD,
 		Audit: func(kind string, fields map[string]any) error { return in.record(kind, fields) }, Screen: in.screenToolInput,
 	}
 }
@@ -304,26 +298,11 @@ func checkCompleteness(ctx context.Context, in Input, _ *gitx.Quarantine, _ stri
 	return nil, nil
 }
 
-// workerSpec is the worker's launch spec for this attempt, before the
-// driver fits it to its isolation.
+// workerSpec is the worker's launch spec for this attempt (LaunchSpec),
+// before the driver fits it to its isolation.
 func (in Input) workerSpec(prompt string) claude.Spec {
-	sp := in.Worker
-	sp.Workdir = in.Workspace
-	sp.AttemptDir = in.WorkerDir
-	sp.Prompt = prompt
-	if in.Task.Model != "" {
-		sp.Model = in.Task.Model
-	}
-	if in.Task.MaxTurns > 0 {
-		sp.MaxTurns = in.Task.MaxTurns
-	}
-	if in.Task.BudgetUSD > 0 {
-		sp.MaxBudgetUSD = in.Task.BudgetUSD
-	}
-	// A driver whose isolation bounds the worker's commands says so to the
-	// hook itself (driver.Sandbox).
-	sp.Hook = WorkerHook(sp.Hook, in.Task, in.protection(), false)
-	return sp
+	return LaunchSpec(in.Worker, Launch{Task: in.Task, Tier: in.Tier, Workspace: in.Workspace, Dir: in.WorkerDir,
+		Prompt: prompt, Protection: in.protection()})
 }
 
 // starter runs the worker with sp, recording its stream (redacted,

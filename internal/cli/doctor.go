@@ -298,7 +298,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	if d.probe != nil && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) {
 		worker := claude.Spec{Binary: loc.Path, API: api}
 		if self, err := os.Executable(); err == nil {
-			worker.Hook = workerHookBase(hookBinary(self), cfgNow)
+			worker.Hook.ZergBinary = hookBinary(self)
 		}
 		rep.Probe = doctorProbe(ctx, d, cfgNow, worker)
 	}

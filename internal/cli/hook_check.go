@@ -171,22 +171,9 @@ func hookCheckConfig(graph, file, cwd string) (config.Config, error) {
 	return loadProjectConfig(root)
 }
 
-// workerHookBase is the hook template of a run's workers: the zerg binary
-// the hook runs, and the project's worker_policy and toolchains.off. zerg
-// rush launches its workers with it; hook check shows the policy built from
-// it.
-func workerHookBase(zergBinary string, cfg config.Config) claude.HookSpec {
-	return claude.HookSpec{
-		ZergBinary:    zergBinary,
-		AllowCommands: cfg.WorkerPolicy.AllowCommands,
-		DenyCommands:  cfg.WorkerPolicy.DenyCommands,
-		ToolchainsOff: cfg.Toolchains.Off,
-	}
-}
-
 // hookCheckPolicy is the policy an attempt of t in mode gets with workspace
 // ws, attemptDir as its private directory and cfg as the project's config:
-// the launch spec comes from internal/attempt (WorkerHook), the policy from
+// the launch spec comes from internal/attempt (WorkerTemplate, LaunchSpec), the policy from
 // internal/claude (Spec.Policy), and it goes through policy.json the way the
 // hook reads it.
 func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg config.Config) (*policy.Policy, error) {
@@ -194,15 +181,14 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 	if err != nil {
 		return nil, err
 	}
-	sp := claude.Spec{
-		// Neither the CLI binary nor the prompt changes the policy; both
-		// only have to be there for the spec to be launchable.
-		Binary:     "claude",
-		Workdir:    ws,
-		AttemptDir: attemptDir,
-		Prompt:     "zerg hook check " + t.ID,
-		Hook:       attempt.WorkerHook(workerHookBase(hookBinary(self), cfg), t, cfg.Protection(), driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands),
-	}
+	// Neither the CLI binary nor the prompt changes the policy; both only
+	// have to be there for the spec to be launchable.
+	found := claude.Spec{Binary: "claude", Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	sp := attempt.LaunchSpec(attempt.WorkerTemplate(cfg, found), attempt.Launch{Task: t, Workspace: ws, Dir: attemptDir,
+		Prompt: "zerg hook check " + t.ID, Protection: cfg.Protection()})
+	// What a driver whose isolation bounds commands adds when it fits the
+	// spec (driver.Sandbox).
+	sp.Hook.BashSandboxed = driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands
 	pol, err := sp.Policy()
 	if err != nil {
 		return nil, err

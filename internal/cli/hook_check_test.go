@@ -300,20 +300,6 @@ func TestHookCheckConfig(t *testing.T) {
 	}
 }
 
-// rush builds its workers' hook from workerHookBase: the config's
-// worker_policy and toolchains.off go into the HookSpec.
-func TestWorkerHookBase(t *testing.T) {
-	cfg := config.Default()
-	cfg.WorkerPolicy.AllowCommands = []string{"bd"}
-	cfg.WorkerPolicy.DenyCommands = []string{"terraform"}
-	cfg.Toolchains.Off = []string{"node"}
-	h := workerHookBase("/usr/local/bin/zerg", cfg)
-	if h.ZergBinary != "/usr/local/bin/zerg" || !slices.Equal(h.AllowCommands, []string{"bd"}) ||
-		!slices.Equal(h.DenyCommands, []string{"terraform"}) || !slices.Equal(h.ToolchainsOff, []string{"node"}) {
-		t.Errorf("workerHookBase = %+v", h)
-	}
-}
-
 func TestHookCheckUsageErrors(t *testing.T) {
 	ws, graph := hookCheckFixture(t)
 	invalid := filepath.Join(t.TempDir(), "bad.json")

@@ -284,7 +284,8 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 	if err != nil {
 		return err
 	}
-	worker := claude.Spec{Binary: loc.Path, Hook: workerHookBase(hookBinary(self), cfg)}
+	// What zerg found; internal/attempt builds the launch spec from it.
+	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
 	rehearsal, scenario := r.Rehearsal()
 	if !rehearsal && !tasksMode {
 		// The endpoint and the key, tried once before any launch: a wrong

@@ -19,6 +19,7 @@ type realAttempter struct {
 	feature string
 	graph   *spec.Graph
 	cfg     config.Config
+	// worker is the run's launch template (attempt.WorkerTemplate).
 	worker  claude.Spec
 	sec     *securityKit
 	specDir string
@@ -50,42 +51,10 @@ func (a *realAttempter) input(r AttemptRequest) attempt.Input {
 		// dependencies' are beside them.
 		Context: attempt.LoadContext(attempt.ContextFiles{SpecDir: a.specDir, RulesDir: a.sec.rulesDir,
 			Attempts: filepath.Dir(filepath.Dir(r.Dir)), Budget: cfg.Context.TokenBudget}, a.graph, r.Task),
-		Worker: a.workerSpec(r.Model), VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
+		Worker: a.worker, Tier: r.Model, VerifyTimeout: cfg.Verification.Timeout, VerifyEnv: cfg.Env.Pass,
 		Scanner: a.sec.scanner, Audit: a.sec.audit,
 		OnStart: r.OnStart, OnProgress: r.OnProgress, OnVerify: r.OnVerify,
 		Disk: attempt.DiskLimits{WorkspaceBytes: int64(cfg.Disk.WorkspaceMB) << 20, MinFreeBytes: int64(cfg.Disk.MinFreeMB) << 20,
 			Filesystems: a.filesystems},
 	}
-}
-
-// workerSpec fills the launch template's gaps from the config.
-func (a *realAttempter) workerSpec(model string) claude.Spec {
-	return launchSpec(a.worker, a.cfg, model)
-}
-
-// launchSpec fills a launch template's gaps from the config: model (the
-// task's tier, ModelFor; "" for models.implement), the fallback, the
-// limits and the environment passed. The launch check uses it too, so
-// that its CLI runs as the workers' do.
-func launchSpec(sp claude.Spec, cfg config.Config, model string) claude.Spec {
-	if model != "" {
-		sp.Model = model
-	}
-	if sp.Model == "" {
-		sp.Model = cfg.Models.Implement
-	}
-	if sp.FallbackModel == "" {
-		sp.FallbackModel = cfg.Models.Fallback
-	}
-	if sp.MaxTurns == 0 {
-		sp.MaxTurns = cfg.Budget.MaxTurns
-	}
-	if sp.MaxBudgetUSD == 0 {
-		sp.MaxBudgetUSD = cfg.Budget.TaskUSD
-	}
-	if sp.IdleTimeout == 0 {
-		sp.IdleTimeout = cfg.Heartbeat.StallTimeout
-	}
-	sp.PassEnv = append(append([]string{}, sp.PassEnv...), cfg.Env.Pass...)
-	return sp
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
@@ -56,7 +57,7 @@ func ProbeCLI(ctx context.Context, cfg config.Config, g *spec.Graph, worker clau
 	if cfg.Gateway.MaxTokens == 0 {
 		policy.MaxTokens = 0 // learn what the CLI asks for, however much
 	}
-	return cliprobe.Run(ctx, cliprobe.Config{Worker: launchSpec(worker, cfg, ""), Models: RunModels(cfg, g), Policy: policy})
+	return cliprobe.Run(ctx, cliprobe.Config{Worker: attempt.WorkerTemplate(cfg, worker), Models: RunModels(cfg, g), Policy: policy})
 }
 
 // LaunchCheck is the launch check of a run whose workers go through the

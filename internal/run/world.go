@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
@@ -38,6 +39,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	// what its attempts spend as the API reports it. A gate takes a slot
 	// of the workers' like an attempt.
 	meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
+	worker = attempt.WorkerTemplate(opts.Config, worker)
 	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, c.workers, meter)
 	if err != nil {
 		_ = sec.audit.Close() // Audit.Close only marks it closed: each record is written when made

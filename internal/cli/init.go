@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -140,28 +139,8 @@ func runInit(ctx context.Context, a *app, cmds *cobra.Command, asJSON bool) erro
 // zergRepoRoot returns the top of the git working tree holding dir. Outside a
 // repository it is a usage error telling the user to run git init.
 func zergRepoRoot(ctx context.Context, dir string) (string, error) {
-	root, err := gitx.New(dir).TopLevel(ctx)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", usageErrorf("git is not installed (not found in PATH); install git, then run zerg again")
-		}
-		msg := err.Error()
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			msg = strings.TrimSpace(ge.Stderr)
-		}
-		if strings.Contains(msg, "not a git repository") || strings.Contains(msg, "must be run in a work tree") {
-			return "", usageErrorf("%s is not inside a git repository; run `git init` first", dir)
-		}
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		return "", usageErrorf("find the git repository of %s: %s", dir, msg)
-	}
-	if root == "" {
-		return "", usageErrorf("%s is not inside a git working tree; run `git init` first", dir)
-	}
-	return filepath.Clean(root), nil
+	root, err := gitx.WorkTreeRoot(ctx, dir)
+	return root, badInput(err)
 }
 
 // initCheckDirOrAbsent rejects a path that exists but is not a directory.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -42,25 +41,13 @@ func checkRulesCache(env *initEnv) error {
 	return nil
 }
 
-// initRulesConfig reads security_rules from the config the earlier step
-// wrote or found (defaults when there is none).
-func initRulesConfig(env *initEnv) (config.SecurityRules, error) {
-	path := env.abs(config.FileName)
-	if _, err := os.Stat(path); err != nil {
-		return config.Default().SecurityRules, nil
-	}
-	cfg, err := loadConfigFile(path, config.FileName)
-	if err != nil {
-		return config.SecurityRules{}, err
-	}
-	return cfg.SecurityRules, nil
-}
-
 func fetchRulesCache(env *initEnv, r *initReport) error {
-	sr, err := initRulesConfig(env)
+	// The config the earlier step wrote or found (defaults when there is none).
+	cfg, err := config.LoadRepo(env.root)
 	if err != nil {
 		return err
 	}
+	sr := cfg.SecurityRules
 	if !sr.Enabled {
 		r.lines = append(r.lines, fmt.Sprintf("%-8s %s (security_rules.enabled is false)", "skipped", security.RulesCacheRel+"/"))
 		return nil

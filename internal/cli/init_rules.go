@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/projectinit"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -29,16 +30,7 @@ var initRulesTimeout = 60 * time.Second
 // refused tree (symlinks, not a rules repository) fails init: those are
 // security findings, not connectivity problems.
 func rulesStep() initStep {
-	return initStep{name: "security rules", check: checkRulesCache, apply: fetchRulesCache}
-}
-
-func checkRulesCache(env *initEnv) error {
-	for _, rel := range []string{".zerg/cache/", security.RulesCacheRel + "/"} {
-		if err := initCheckDirOrAbsent(env, rel); err != nil {
-			return err
-		}
-	}
-	return nil
+	return initStep{name: "security rules", check: checked(projectinit.CheckRulesCache), apply: fetchRulesCache}
 }
 
 func fetchRulesCache(env *initEnv, r *initReport) error {

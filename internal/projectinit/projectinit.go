@@ -1,10 +1,10 @@
 // Package projectinit is what zerg init writes into a repository and what it
 // checks first: the config file, the specs directory, zerg's .gitignore
-// entries and the pre-commit hook. Every Check runs before any write, so
-// rejected input (an invalid existing config, a file where a directory must
-// be) leaves the repository untouched; every write is idempotent, reporting
-// what exists instead of writing it again. Check errors are the user's
-// input to fix; write errors are failures.
+// entries, the pre-commit hook and the paths of the rules cache. Every Check
+// runs before any write, so rejected input (an invalid existing config, a
+// file where a directory must be) leaves the repository untouched; every
+// write is idempotent, reporting what exists instead of writing it again.
+// Check errors are the user's input to fix; write errors are failures.
 package projectinit
 
 import (

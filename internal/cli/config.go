@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -116,50 +113,21 @@ func newConfigShowCmd(a *app) *cobra.Command {
 }
 
 // configPath resolves the config file: --file relative to the working
-// directory, else .zerg/config.yaml at the repository root. display is the
-// path as messages show it (relative to the working directory when inside it).
+// directory, else .zerg/config.yaml at the repository root (config.Locate).
 func configPath(ctx context.Context, a *app, file string) (path, display string, err error) {
 	cwd, err := a.getwd()
 	if err != nil {
 		return "", "", failedf("find the current directory: %v", err)
 	}
-	if file != "" {
-		if filepath.IsAbs(file) {
-			return file, file, nil
-		}
-		return filepath.Join(cwd, file), file, nil
-	}
-	root, err := zergRepoRoot(ctx, cwd)
-	if err != nil {
-		return "", "", err
-	}
-	path = filepath.Join(root, filepath.FromSlash(config.FileName))
-	display = path
-	if rel, err := filepath.Rel(cwd, path); err == nil {
-		display = rel
-	}
-	return path, display, nil
+	return config.Locate(cwd, file, func() (string, error) { return zergRepoRoot(ctx, cwd) })
 }
 
 // loadConfigFile reads and parses a config file, naming it display in every
-// message. A missing file is a usage error wrapping fs.ErrNotExist.
+// message. Every error is the user's input: exit 2, a missing file's
+// wrapping fs.ErrNotExist and a parse's holding the *config.Error.
 func loadConfigFile(path, display string) (config.Config, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return config.Config{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s does not exist; run zerg init to create it: %w", display, fs.ErrNotExist)}
-	}
-	if err != nil {
-		return config.Config{}, usageErrorf("read %s: %v", display, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return config.Config{}, usageErrorf("%s is a directory, not a config file", display)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, config.MaxFileSize+1))
-	if err != nil {
-		return config.Config{}, usageErrorf("read %s: %v", display, err)
-	}
-	return config.Parse(data, display)
+	cfg, err := config.LoadAs(path, display)
+	return cfg, badInput(err)
 }
 
 // printConfigProblems writes each config problem as one line on stderr.

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/projectinit"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // TestHelperZergProcess is not a test: git hooks started by the tests below
@@ -37,7 +40,7 @@ func zergOnPath(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nZERG_TEST_HELPER=1 exec " + shellQuote(self) + " -test.run='^TestHelperZergProcess$' -- \"$@\"\n"
+	script := "#!/bin/sh\nZERG_TEST_HELPER=1 exec " + textx.ShellQuote(self) + " -test.run='^TestHelperZergProcess$' -- \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "zerg"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +141,7 @@ func TestPrecommitHookRefusesSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(first), precommitMarker) || !strings.Contains(string(first), "'/nonexistent/zerg'") {
+	if !strings.Contains(string(first), projectinit.PrecommitMarker) || !strings.Contains(string(first), "'/nonexistent/zerg'") {
 		t.Fatalf("hook:\n%s", first)
 	}
 	if fi, _ := os.Stat(hook); fi.Mode().Perm()&0o100 == 0 {
@@ -232,7 +235,7 @@ func TestPrecommitHookUpdatesOwnHook(t *testing.T) {
 		t.Fatalf("report %+v: want the hook updated to the new binary", rep)
 	}
 	got, _ := os.ReadFile(filepath.Join(r.dir, ".git", "hooks", "pre-commit"))
-	if string(got) != precommitScript("/opt/zerg-2/zerg") {
+	if string(got) != projectinit.PrecommitScript("/opt/zerg-2/zerg") {
 		t.Fatalf("hook:\n%s", got)
 	}
 }
@@ -255,24 +258,5 @@ func TestPrecommitHookRespectsHooksPath(t *testing.T) {
 	rep = r2.installHook()
 	if len(rep.Created)+len(rep.Updated) != 0 || !strings.Contains(strings.Join(rep.lines, "\n"), "skipped") {
 		t.Fatalf("report %+v %q", rep, rep.lines)
-	}
-}
-
-func TestPrecommitBinary(t *testing.T) {
-	for _, tt := range []struct{ exe, want string }{
-		{"/usr/local/bin/zerg", "/usr/local/bin/zerg"},
-		{filepath.Join(os.TempDir(), "clone", "bin", "zerg"), filepath.Join(os.TempDir(), "clone", "bin", "zerg")},
-		{filepath.Join(os.TempDir(), "go-build123", "b001", "exe", "zerg"), "zerg"},
-		{"/home/u/.cache/go-build/ab/zerg", "zerg"},
-		{"relative/zerg", "zerg"},
-		{"", "zerg"},
-	} {
-		withExecutable(t, tt.exe)
-		if got := precommitBinary(); got != tt.want {
-			t.Errorf("precommitBinary() with %q = %q, want %q", tt.exe, got, tt.want)
-		}
-	}
-	if got := shellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
-		t.Errorf("shellQuote = %s", got)
 	}
 }

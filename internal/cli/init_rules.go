@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/projectinit"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -30,37 +30,16 @@ var initRulesTimeout = 60 * time.Second
 // refused tree (symlinks, not a rules repository) fails init: those are
 // security findings, not connectivity problems.
 func rulesStep() initStep {
-	return initStep{name: "security rules", check: checkRulesCache, apply: fetchRulesCache}
-}
-
-func checkRulesCache(env *initEnv) error {
-	for _, rel := range []string{".zerg/cache/", security.RulesCacheRel + "/"} {
-		if err := initCheckDirOrAbsent(env, rel); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// initRulesConfig reads security_rules from the config the earlier step
-// wrote or found (defaults when there is none).
-func initRulesConfig(env *initEnv) (config.SecurityRules, error) {
-	path := env.abs(config.FileName)
-	if _, err := os.Stat(path); err != nil {
-		return config.Default().SecurityRules, nil
-	}
-	cfg, err := loadConfigFile(path, config.FileName)
-	if err != nil {
-		return config.SecurityRules{}, err
-	}
-	return cfg.SecurityRules, nil
+	return initStep{name: "security rules", check: checked(projectinit.CheckRulesCache), apply: fetchRulesCache}
 }
 
 func fetchRulesCache(env *initEnv, r *initReport) error {
-	sr, err := initRulesConfig(env)
+	// The config the earlier step wrote or found (defaults when there is none).
+	cfg, err := config.LoadRepo(env.root)
 	if err != nil {
 		return err
 	}
+	sr := cfg.SecurityRules
 	if !sr.Enabled {
 		r.lines = append(r.lines, fmt.Sprintf("%-8s %s (security_rules.enabled is false)", "skipped", security.RulesCacheRel+"/"))
 		return nil

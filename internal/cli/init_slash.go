@@ -30,26 +30,18 @@ func checkSlash(env *initEnv) error {
 	if env.cmds == nil {
 		return nil
 	}
-	if err := slash.Check(env.root); err != nil {
-		return usageErrorf("%v", err)
-	}
-	return nil
+	return badInput(slash.Check(env.root))
 }
 
 func installSlash(env *initEnv, r *initReport) error {
 	if env.cmds == nil {
 		return nil
 	}
-	files, err := slash.Render(env.cmds.Root(), slashOptions())
-	if err != nil {
-		return err
+	results, err := slash.InstallTree(env.root, env.cmds.Root(), slashOptions())
+	if err == nil {
+		reportSlash(r, results)
 	}
-	results, err := slash.Install(env.root, files)
-	if err != nil {
-		return err
-	}
-	reportSlash(r, results)
-	return nil
+	return err
 }
 
 // slashGroups are the directories whose created and unchanged files are

@@ -23,57 +23,6 @@ import (
 	"github.com/zergrush/zerg/internal/slash"
 )
 
-func TestMissingIgnoreEntries(t *testing.T) {
-	want := []string{".zerg/runs/", ".zerg/cache/"}
-	tests := []struct {
-		name, content string
-		missing       []string
-	}{
-		{"empty", "", want},
-		{"both present", ".zerg/runs/\n.zerg/cache/\n", nil},
-		{"other spellings", "/.zerg/runs\r\n  .zerg/cache  \n", nil},
-		{"a parent is not the entry", ".zerg/\n", want},
-		{"negated is not the entry", "!.zerg/runs/\n", want},
-		{"one present", "x\n.zerg/cache/", []string{".zerg/runs/"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := missingIgnoreEntries([]byte(tt.content), want); !reflect.DeepEqual(got, tt.missing) {
-				t.Fatalf("got %q, want %q", got, tt.missing)
-			}
-		})
-	}
-}
-
-func TestUpdateGitignoreKeepsCRLF(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, ".gitignore")
-	if err := os.WriteFile(path, []byte("bin/\r\nobj/"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := &initReport{}
-	if err := updateGitignore(&initEnv{root: root}, r); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(path)
-	want := "bin/\r\nobj/\r\n" + gitignoreHeader + "\r\n.zerg/runs/\r\n.zerg/cache/\r\n.zerg/tasks/\r\n.zerg/audit.jsonl*\r\n"
-	if string(got) != want {
-		t.Fatalf("got %q\nwant %q", got, want)
-	}
-	if !reflect.DeepEqual(r.Updated, []string{".gitignore"}) {
-		t.Fatalf("report: %+v", r)
-	}
-	// A second run finds everything and writes nothing.
-	r = &initReport{}
-	if err := updateGitignore(&initEnv{root: root}, r); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := os.ReadFile(path)
-	if string(again) != want || !reflect.DeepEqual(r.Existing, []string{".gitignore"}) {
-		t.Fatalf("second run changed the file or the report: %q %+v", again, r)
-	}
-}
-
 // slashRepo is a git repository with a config that skips the security rules
 // fetch (no network in tests), ready for zerg init.
 func slashRepo(t *testing.T) *testRepo {
@@ -422,52 +371,6 @@ func TestInitWritesNothingTheSecretScanFlags(t *testing.T) {
 	bare := fmt.Sprintf("{\n  \"files\": {\n    \".claude/commands/zerg/mockapi.md\": \"%x\"\n  }\n}\n", digest)
 	if len(sc.ScanFile("slash-commands.json", []byte(bare))) == 0 {
 		t.Fatal("control: a bare hex digest after mockapi.md is not flagged, so this test checks nothing")
-	}
-}
-
-// With a devcontainer, init's config says container mode is an option,
-// right above mode, and keeps sandbox; without one, it is the template.
-func TestInitConfigNotesDevcontainer(t *testing.T) {
-	for _, tt := range []struct {
-		name, devcontainer, note string
-	}{
-		{"none", "", ""},
-		{"in .devcontainer/", ".devcontainer/devcontainer.json", ".devcontainer/devcontainer.json"},
-		{"at the root", ".devcontainer.json", ".devcontainer.json"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tt.devcontainer != "" {
-				p := filepath.Join(root, filepath.FromSlash(tt.devcontainer))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(`{"image": "x"}`), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r := &initReport{}
-			if err := writeConfigFile(&initEnv{root: root}, r); err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(filepath.Join(root, ".zerg", "config.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := string(config.Template())
-			if tt.note != "" {
-				want = string(config.TemplateWithDevcontainer(tt.note))
-				if !strings.Contains(r.lines[0], "a devcontainer was found at "+tt.note) {
-					t.Fatalf("report: %q", r.lines)
-				}
-			}
-			if string(got) != want {
-				t.Fatalf("config:\n%s", got)
-			}
-			if !strings.Contains(string(got), "\nmode: sandbox\n") {
-				t.Fatal("mode is not sandbox")
-			}
-		})
 	}
 }
 

@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/buildinfo"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -23,51 +23,6 @@ import (
 // -ldflags "-X github.com/zergrush/zerg/internal/cli.Version=$(git describe …)".
 // Without it the version comes from the build info.
 var Version = ""
-
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		bi = nil
-	}
-	return versionOf(Version, bi)
-}
-
-// versionOf is zerg's version: the one the build set, else the module's
-// (go install …@v1.2.3), else the commit it was built from (go build in a
-// checkout stamps vcs.revision and vcs.modified), written as git describe
-// writes an untagged commit, so make build and go build agree. A binary
-// with none of these says so rather than print a made-up version: a bug
-// report then shows it was built without version information.
-func versionOf(set string, bi *debug.BuildInfo) string {
-	if set != "" {
-		return set
-	}
-	if bi == nil {
-		return "unknown (built without version information; build with make build)"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "unknown (built without version information; build with make build)"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return rev
-}
 
 // commandConstructors is filled by each command file's init, so commands can be
 // added without editing this file.
@@ -108,7 +63,7 @@ func newRootCmd(a *app) *cobra.Command {
 		Long: `Zerg turns a task graph into one verified branch: it runs N real Claude Code
 workers at once, each in its own workspace, merges their work level by level
 through quality gates, and survives crashes, rate limits and bad output.`,
-		Version:       version(),
+		Version:       buildinfo.Version(Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

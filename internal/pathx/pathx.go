@@ -36,3 +36,13 @@ func Rel(dir, p string) (string, bool) {
 	}
 	return rel, true
 }
+
+// RelOrAbs is p relative to base with forward slashes when p is Within
+// base, else p itself with forward slashes: how a message names a path the
+// user knows from the repository's top.
+func RelOrAbs(base, p string) string {
+	if r, ok := Rel(base, p); ok {
+		return filepath.ToSlash(r)
+	}
+	return filepath.ToSlash(p)
+}

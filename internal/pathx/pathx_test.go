@@ -47,3 +47,15 @@ func TestRel(t *testing.T) {
 		}
 	}
 }
+
+func TestRelOrAbs(t *testing.T) {
+	for _, tt := range []struct{ base, p, want string }{
+		{"/repo", "/repo/.git/hooks/pre-commit", ".git/hooks/pre-commit"},
+		{"/repo", "/elsewhere/hooks/pre-commit", "/elsewhere/hooks/pre-commit"},
+		{"/repo", "/repo", "."},
+	} {
+		if got := RelOrAbs(tt.base, tt.p); got != tt.want {
+			t.Errorf("RelOrAbs(%q, %q) = %q, want %q", tt.base, tt.p, got, tt.want)
+		}
+	}
+}

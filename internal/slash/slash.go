@@ -437,3 +437,14 @@ func TemplateText(name string) (string, error) {
 	b, err := templateFS.ReadFile("templates/" + name)
 	return string(b), err
 }
+
+// InstallTree renders the files for the command tree under cmds (Render)
+// and installs them in the repository at root (Install): what zerg init
+// does, in one call.
+func InstallTree(root string, cmds *cobra.Command, opt Options) ([]Result, error) {
+	files, err := Render(cmds, opt)
+	if err != nil {
+		return nil, err
+	}
+	return Install(root, files)
+}

@@ -325,3 +325,31 @@ func TestAliasesOf(t *testing.T) {
 		t.Fatalf("got %v, want %s", got, want)
 	}
 }
+
+// InstallTree is Render then Install: every rendered file is created, and a
+// second run finds them all up to date.
+func TestInstallTree(t *testing.T) {
+	root := t.TempDir()
+	opt := Options{Exit: ExitCodes{0, 1, 2, 3, 4}, Templates: map[string]string{"notes.md.tmpl": ""}}
+	files, err := Render(testTree(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(results []Result, a Action) int {
+		n := 0
+		for _, r := range results {
+			if r.Action == a && r.Path != ManifestPath {
+				n++
+			}
+		}
+		return n
+	}
+	first, err := InstallTree(root, testTree(), opt)
+	if err != nil || count(first, Created) != len(files) {
+		t.Fatalf("first install: %v, %+v; want %d created", err, first, len(files))
+	}
+	again, err := InstallTree(root, testTree(), opt)
+	if err != nil || count(again, Exists) != len(files) {
+		t.Fatalf("second install: %v, %+v; want %d up to date", err, again, len(files))
+	}
+}

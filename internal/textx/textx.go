@@ -22,3 +22,7 @@ func Clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// ShellQuote quotes s as one word for a POSIX shell: single quotes, each
+// embedded quote closed, escaped and reopened.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

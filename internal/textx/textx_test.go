@@ -32,3 +32,9 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	if got := ShellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
+		t.Errorf("ShellQuote = %s", got)
+	}
+}

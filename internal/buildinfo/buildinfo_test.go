@@ -1,14 +1,14 @@
-package cli
+package buildinfo
 
 import (
 	"runtime/debug"
 	"testing"
 )
 
-// TestVersionOf: zerg --version is the version the build set, else the
+// TestOf: zerg --version is the version the build set, else the
 // module's, else the commit of the checkout it was built from, and never a
 // made-up one such as "dev".
-func TestVersionOf(t *testing.T) {
+func TestOf(t *testing.T) {
 	rev := "0123456789abcdef0123456789abcdef01234567"
 	info := func(version string, settings ...debug.BuildSetting) *debug.BuildInfo {
 		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/zergrush/zerg", Version: version}, Settings: settings}
@@ -28,7 +28,7 @@ func TestVersionOf(t *testing.T) {
 		{"no VCS stamp", "", info("(devel)"), unknown},
 		{"no build info", "", nil, unknown},
 	} {
-		if got := versionOf(c.set, c.bi); got != c.want {
+		if got := Of(c.set, c.bi); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

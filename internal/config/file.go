@@ -37,7 +37,9 @@ func LoadAs(path, display string) (Config, error) {
 // set up yet still works). Messages name the file FileName.
 func LoadRepo(root string) (Config, error) {
 	path := filepath.Join(root, filepath.FromSlash(FileName))
-	if _, err := os.Stat(path); err != nil {
+	// Only a missing file means the defaults: one zerg cannot read is an
+	// error, never a run with settings the user did not write.
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return Default(), nil
 	}
 	return LoadAs(path, FileName)

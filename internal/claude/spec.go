@@ -18,6 +18,7 @@ import (
 	"github.com/zergrush/zerg/internal/policy"
 	policybash "github.com/zergrush/zerg/internal/policy/bash"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 	"github.com/zergrush/zerg/internal/toolchain"
 )
 
@@ -573,7 +574,7 @@ func (s Spec) settingsJSON() ([]byte, error) {
 				Matcher: policy.HookMatcher(),
 				Hooks: []hookCommand{{
 					Type:    "command",
-					Command: shellQuote(s.Hook.ZergBinary) + " hook pre-tool-use --policy " + shellQuote(s.policyPath()),
+					Command: textx.ShellQuote(s.Hook.ZergBinary) + " hook pre-tool-use --policy " + textx.ShellQuote(s.policyPath()),
 					Timeout: hookTimeoutSec,
 				}},
 			}},
@@ -587,11 +588,6 @@ func nonNil(x []string) []string {
 		return []string{}
 	}
 	return x
-}
-
-// shellQuote quotes s for sh: hook commands are run through a shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // prepare creates the attempt directory layout and writes the settings and

@@ -349,14 +349,6 @@ func TestSettingsAndPolicyFiles(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{"/a b/zerg": `'/a b/zerg'`, "it's": `'it'\''s'`, "$(x)": `'$(x)'`} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSecretsRedacted(t *testing.T) {
 	s := baseSpec(t)
 	for _, out := range []string{

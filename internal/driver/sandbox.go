@@ -425,9 +425,9 @@ func (w *sandboxed) Snapshot(ctx context.Context, q *gitx.Quarantine, base strin
 	// again with the tree kept. A worker's commit forged to look like it
 	// gains nothing: its tree is what is checked either way.
 	undo := fmt.Sprintf(`if [ "$(%s rev-parse -q --verify HEAD^ 2>/dev/null)" = %s ] && [ "$(%s log -1 --format='%%ae %%s' HEAD)" = 'zerg@localhost attempt' ]; then %s reset -q --soft %s; fi`,
-		git, shellQuote(base), git, git, shellQuote(base))
+		git, textx.ShellQuote(base), git, git, textx.ShellQuote(base))
 	script := fmt.Sprintf("find .git -name '*.lock' -type f -delete 2>/dev/null; %s; %s add -A . && %s commit -q --no-verify --allow-empty -m attempt && %s bundle create -q %s %s..HEAD",
-		undo, git, git, git, shellQuote(bundle), base)
+		undo, git, git, git, textx.ShellQuote(bundle), base)
 	spec := w.spec(home, []string{outDir}, "")
 	code, out := Shell{Command: script, Dir: w.dir, Timeout: 5 * time.Minute, Env: []string{"HOME=" + home}, Sandbox: &spec, Boundary: w.d.boundary()}.Run(ctx)
 	if code != 0 {
@@ -595,5 +595,3 @@ func withEnv(m map[string]string, add map[string]string) map[string]string {
 	}
 	return out
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -34,7 +34,9 @@ func TestClosest(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
-	if got := ShellQuote("/a b/it's"); got != `'/a b/it'\''s'` {
-		t.Errorf("ShellQuote = %s", got)
+	for in, want := range map[string]string{"/a b/it's": `'/a b/it'\''s'`, "$(x)": `'$(x)'`, "": `''`} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -55,7 +54,7 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			if err != nil {
 				return err
 			}
-			r, err := run.LoadGraph(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, run.GraphLoadFor(run.RepoRootOf(file), cfg, nil))
 			if err != nil {
 				return badInput(err)
 			}
@@ -141,7 +140,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			if !cmd.Flags().Changed("workers") {
 				workers = cfg.Workers
 			}
-			r, err := run.LoadGraph(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, run.GraphLoadFor(run.RepoRootOf(file), cfg, nil))
 			if err != nil {
 				return badInput(err)
 			}
@@ -200,7 +199,7 @@ unsafe paths) are reported and nothing is written.`,
 			if asap {
 				mode = spec.ASAP
 			}
-			out, changes, r, err := spec.Relevel(data, mode, spec.Options{RepoRoot: repoRootOf(file)})
+			out, changes, r, err := spec.Relevel(data, mode, spec.Options{RepoRoot: run.RepoRootOf(file)})
 			if errors.Is(err, spec.ErrCannotRelevel) {
 				a.printIssues(file, r)
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot relevel: the graph has problems levels do not fix (listed above); nothing was written", file)}
@@ -254,69 +253,14 @@ unsafe paths) are reported and nothing is written.`,
 	return cmd
 }
 
-// resolveGraph turns [FILE|FEATURE] into a task-graph path.
+// resolveGraph turns [FILE|FEATURE] into a task-graph path (run.ResolveGraph).
 func (a *app) resolveGraph(args []string) (string, error) {
 	cwd, err := a.getwd()
 	if err != nil {
 		return "", err
 	}
-	root := findZergRoot(cwd)
-	if len(args) == 0 {
-		if root == "" {
-			return "", usageErrorf("no task graph given and no .zerg directory here or above; pass a task-graph.json path or run 'zerg init'")
-		}
-		features := listFeatures(root)
-		switch len(features) {
-		case 1:
-			return rel(cwd, featureGraph(root, features[0])), nil
-		case 0:
-			return "", usageErrorf("no feature in %s; pass a task-graph.json path", rel(cwd, run.SpecsDir(root)))
-		default:
-			return "", usageErrorf("several features (%s); name one: zerg graph validate FEATURE", strings.Join(features, ", "))
-		}
-	}
-	arg := args[0]
-	if _, err := os.Lstat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") {
-		return arg, nil
-	}
-	// Not a file: a feature, which must be a plain name (".x" or "-x" would
-	// name no feature's directory).
-	if why := spec.FeatureNameProblem(arg); why != "" {
-		return "", usageErrorf("%s: no such file, and %q is not a feature name: it %s; pass a task-graph.json path or a feature in .zerg/specs", arg, arg, why)
-	}
-	if root != "" {
-		if f := featureGraph(root, arg); fileExists(f) {
-			return rel(cwd, f), nil
-		}
-		if features := listFeatures(root); len(features) > 0 {
-			return "", usageErrorf("%s: no such file or feature; features: %s", arg, strings.Join(features, ", "))
-		}
-	}
-	return "", usageErrorf("%s: no such file or feature; pass a task-graph.json path or a feature in .zerg/specs", arg)
-}
-
-func featureGraph(root, feature string) string {
-	return run.GraphFile(root, feature)
-}
-
-// findZergRoot returns the nearest directory at or above dir holding .zerg/.
-func findZergRoot(dir string) string {
-	for {
-		if fi, err := os.Stat(filepath.Join(dir, ".zerg")); err == nil && fi.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// graphOptions are the checks of a graph file as rush would make them:
-// the repository's config adds its protected paths.
-func graphOptions(file string, cfg config.Config) run.GraphLoad {
-	return run.GraphLoadFor(repoRootOf(file), cfg, nil)
+	file, err := run.ResolveGraph(cwd, firstArg(args))
+	return file, badInput(err)
 }
 
 // graphConfig is the config of the repository holding a graph file (zerg's
@@ -326,44 +270,11 @@ func graphOptions(file string, cfg config.Config) run.GraphLoad {
 // refuses it (exit 2): validating against a guess of it would be a verdict
 // on a run that cannot start.
 func graphConfig(file string) (config.Config, error) {
-	root := repoRootOf(file)
+	root := run.RepoRootOf(file)
 	if root == "" {
 		return config.Default(), nil
 	}
 	return loadProjectConfig(root)
-}
-
-// repoRootOf returns the repository (a directory with .git) holding file, or
-// "" when it is not inside one; used for the symlink escape check.
-func repoRootOf(file string) string {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return ""
-	}
-	for dir := filepath.Dir(abs); ; {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-func listFeatures(root string) []string {
-	entries, err := os.ReadDir(run.SpecsDir(root))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && fileExists(featureGraph(root, e.Name())) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }
 
 func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -374,8 +285,8 @@ func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]str
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
-	if root := findZergRoot(cwd); root != "" {
-		return listFeatures(root), cobra.ShellCompDirectiveDefault
+	if root := run.FindZergRoot(cwd); root != "" {
+		return run.Features(root), cobra.ShellCompDirectiveDefault
 	}
 	return nil, cobra.ShellCompDirectiveDefault
 }
@@ -385,12 +296,9 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-func rel(base, p string) string {
-	if r, ok := pathx.Rel(base, p); ok {
-		return r
-	}
-	return p
-}
+func rel(base, p string) string { return pathx.Short(base, p) }
+
+func repoRootOf(file string) string { return run.RepoRootOf(file) }
 
 // printIssues writes errors and warnings compiler-style on stderr, one per line.
 func (a *app) printIssues(file string, r *spec.Report) {

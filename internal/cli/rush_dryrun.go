@@ -34,7 +34,7 @@ type rushPlan struct {
 
 // printPlan shows what rush would do, and changes nothing.
 func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int, rehearse bool, paths run.Paths, asJSON bool) error {
-	root := repoRootOf(graphFile)
+	root := run.RepoRootOf(graphFile)
 	r, err := run.LoadGraph(graphFile, run.GraphLoadFromLog(root, cfg, paths))
 	if err != nil {
 		return badInput(err)

@@ -36,3 +36,13 @@ func Rel(dir, p string) (string, bool) {
 	}
 	return rel, true
 }
+
+// Short is p as a person in dir reads it: its path from dir when p is
+// Within dir, else p as given (a path outside is clearer whole than as a
+// climb of "..").
+func Short(dir, p string) string {
+	if r, ok := Rel(dir, p); ok {
+		return r
+	}
+	return p
+}

@@ -1,6 +1,9 @@
 package pathx
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 func TestWithinAndBelow(t *testing.T) {
 	for _, c := range []struct {
@@ -44,6 +47,19 @@ func TestRel(t *testing.T) {
 	} {
 		if rel, ok := Rel(c.dir, c.p); rel != c.rel || ok != c.ok {
 			t.Errorf("Rel(%q, %q) = %q, %v; want %q, %v", c.dir, c.p, rel, ok, c.rel, c.ok)
+		}
+	}
+}
+
+func TestShort(t *testing.T) {
+	for _, c := range []struct{ dir, p, want string }{
+		{"/r", "/r/a/b", filepath.Join("a", "b")},
+		{"/r", "/r", "."},
+		{"/r", "/elsewhere/x", "/elsewhere/x"},
+		{"/r", "rel/x", "rel/x"},
+	} {
+		if got := Short(c.dir, c.p); got != c.want {
+			t.Errorf("Short(%q, %q) = %q, want %q", c.dir, c.p, got, c.want)
 		}
 	}
 }

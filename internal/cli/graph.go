@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -55,20 +52,20 @@ line, naming the task and field. Exit status 2 when the graph is invalid.`,
 			if err != nil {
 				return err
 			}
-			r, err := run.LoadGraph(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, run.GraphLoadFor(run.RepoRootOf(file), cfg, nil))
 			if err != nil {
 				return badInput(err)
 			}
 			invalid := !r.Valid() || (strict && len(r.Warnings) > 0)
 			if asJSON {
 				out := struct {
-					File     string        `json:"file"`
-					Valid    bool          `json:"valid"`
-					Problems []problemJSON `json:"problems"`
-					Summary  *analysisJSON `json:"summary,omitempty"`
-				}{File: file, Valid: !invalid, Problems: issueProblems(file, r)}
+					File     string             `json:"file"`
+					Valid    bool               `json:"valid"`
+					Problems []spec.ProblemJSON `json:"problems"`
+					Summary  *spec.AnalysisJSON `json:"summary,omitempty"`
+				}{File: file, Valid: !invalid, Problems: r.Problems(file)}
 				if r.Valid() {
-					an := analysisOut(spec.Analyze(r.Graph, cfg.Workers))
+					an := spec.Analyze(r.Graph, cfg.Workers).JSON()
 					out.Summary = &an
 				}
 				if err := printJSON(a.stdout, out); err != nil {
@@ -141,7 +138,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			if !cmd.Flags().Changed("workers") {
 				workers = cfg.Workers
 			}
-			r, err := run.LoadGraph(file, graphOptions(file, cfg))
+			r, err := run.LoadGraph(file, run.GraphLoadFor(run.RepoRootOf(file), cfg, nil))
 			if err != nil {
 				return badInput(err)
 			}
@@ -158,7 +155,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 			}
 			an := spec.Analyze(r.Graph, workers)
 			if asJSON {
-				return printJSON(a.stdout, showJSON(file, r.Graph, an))
+				return printJSON(a.stdout, spec.NewGraphJSON(file, r.Graph, an))
 			}
 			a.printGraph(r.Graph, an)
 			return nil
@@ -200,7 +197,7 @@ unsafe paths) are reported and nothing is written.`,
 			if asap {
 				mode = spec.ASAP
 			}
-			out, changes, r, err := spec.Relevel(data, mode, spec.Options{RepoRoot: repoRootOf(file)})
+			out, changes, r, err := spec.Relevel(data, mode, spec.Options{RepoRoot: run.RepoRootOf(file)})
 			if errors.Is(err, spec.ErrCannotRelevel) {
 				a.printIssues(file, r)
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot relevel: the graph has problems levels do not fix (listed above); nothing was written", file)}
@@ -220,7 +217,7 @@ unsafe paths) are reported and nothing is written.`,
 					File    string             `json:"file"`
 					Changes []spec.LevelChange `json:"changes"`
 					Written bool               `json:"written"`
-				}{file, nonNil(changes), written})
+				}{file, spec.NonNil(changes), written})
 			}
 			report := a.stderr
 			if write {
@@ -254,69 +251,14 @@ unsafe paths) are reported and nothing is written.`,
 	return cmd
 }
 
-// resolveGraph turns [FILE|FEATURE] into a task-graph path.
+// resolveGraph turns [FILE|FEATURE] into a task-graph path (run.ResolveGraph).
 func (a *app) resolveGraph(args []string) (string, error) {
 	cwd, err := a.getwd()
 	if err != nil {
 		return "", err
 	}
-	root := findZergRoot(cwd)
-	if len(args) == 0 {
-		if root == "" {
-			return "", usageErrorf("no task graph given and no .zerg directory here or above; pass a task-graph.json path or run 'zerg init'")
-		}
-		features := listFeatures(root)
-		switch len(features) {
-		case 1:
-			return rel(cwd, featureGraph(root, features[0])), nil
-		case 0:
-			return "", usageErrorf("no feature in %s; pass a task-graph.json path", rel(cwd, run.SpecsDir(root)))
-		default:
-			return "", usageErrorf("several features (%s); name one: zerg graph validate FEATURE", strings.Join(features, ", "))
-		}
-	}
-	arg := args[0]
-	if _, err := os.Lstat(arg); err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") {
-		return arg, nil
-	}
-	// Not a file: a feature, which must be a plain name (".x" or "-x" would
-	// name no feature's directory).
-	if why := spec.FeatureNameProblem(arg); why != "" {
-		return "", usageErrorf("%s: no such file, and %q is not a feature name: it %s; pass a task-graph.json path or a feature in .zerg/specs", arg, arg, why)
-	}
-	if root != "" {
-		if f := featureGraph(root, arg); fileExists(f) {
-			return rel(cwd, f), nil
-		}
-		if features := listFeatures(root); len(features) > 0 {
-			return "", usageErrorf("%s: no such file or feature; features: %s", arg, strings.Join(features, ", "))
-		}
-	}
-	return "", usageErrorf("%s: no such file or feature; pass a task-graph.json path or a feature in .zerg/specs", arg)
-}
-
-func featureGraph(root, feature string) string {
-	return run.GraphFile(root, feature)
-}
-
-// findZergRoot returns the nearest directory at or above dir holding .zerg/.
-func findZergRoot(dir string) string {
-	for {
-		if fi, err := os.Stat(filepath.Join(dir, ".zerg")); err == nil && fi.IsDir() {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// graphOptions are the checks of a graph file as rush would make them:
-// the repository's config adds its protected paths.
-func graphOptions(file string, cfg config.Config) run.GraphLoad {
-	return run.GraphLoadFor(repoRootOf(file), cfg, nil)
+	file, err := run.ResolveGraph(cwd, firstArg(args))
+	return file, badInput(err)
 }
 
 // graphConfig is the config of the repository holding a graph file (zerg's
@@ -326,44 +268,11 @@ func graphOptions(file string, cfg config.Config) run.GraphLoad {
 // refuses it (exit 2): validating against a guess of it would be a verdict
 // on a run that cannot start.
 func graphConfig(file string) (config.Config, error) {
-	root := repoRootOf(file)
+	root := run.RepoRootOf(file)
 	if root == "" {
 		return config.Default(), nil
 	}
 	return loadProjectConfig(root)
-}
-
-// repoRootOf returns the repository (a directory with .git) holding file, or
-// "" when it is not inside one; used for the symlink escape check.
-func repoRootOf(file string) string {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return ""
-	}
-	for dir := filepath.Dir(abs); ; {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-func listFeatures(root string) []string {
-	entries, err := os.ReadDir(run.SpecsDir(root))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && fileExists(featureGraph(root, e.Name())) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }
 
 func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -374,8 +283,8 @@ func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]str
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
-	if root := findZergRoot(cwd); root != "" {
-		return listFeatures(root), cobra.ShellCompDirectiveDefault
+	if root := run.FindZergRoot(cwd); root != "" {
+		return run.Features(root), cobra.ShellCompDirectiveDefault
 	}
 	return nil, cobra.ShellCompDirectiveDefault
 }
@@ -385,12 +294,9 @@ func fileExists(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-func rel(base, p string) string {
-	if r, ok := pathx.Rel(base, p); ok {
-		return r
-	}
-	return p
-}
+func rel(base, p string) string { return pathx.Short(base, p) }
+
+func repoRootOf(file string) string { return run.RepoRootOf(file) }
 
 // printIssues writes errors and warnings compiler-style on stderr, one per line.
 func (a *app) printIssues(file string, r *spec.Report) {
@@ -459,84 +365,6 @@ func (a *app) printGraph(g *spec.Graph, an spec.Analysis) {
 	fmt.Fprintln(w, a.paint(ansiDim, "* = on the critical path"))
 }
 
-type showTask struct {
-	ID           string   `json:"id"`
-	Title        string   `json:"title"`
-	Level        int      `json:"level"`
-	Dependencies []string `json:"dependencies"`
-	Create       []string `json:"create"`
-	Modify       []string `json:"modify"`
-	Read         []string `json:"read"`
-	EstimateMS   *int64   `json:"estimate_ms,omitempty"`
-	Critical     bool     `json:"critical"`
-	Verification string   `json:"verification,omitempty"`
-}
-
-func showJSON(file string, g *spec.Graph, an spec.Analysis) any {
-	critical := map[string]bool{}
-	for _, id := range an.CriticalPath {
-		critical[id] = true
-	}
-	tasks := make([]showTask, 0, len(g.Tasks))
-	for _, t := range g.Tasks {
-		st := showTask{ID: t.ID, Title: t.Title, Level: t.Level, Dependencies: nonNil(t.Dependencies),
-			Create: nonNil(t.Files.Create), Modify: nonNil(t.Files.Modify), Read: nonNil(t.Files.Read), Critical: critical[t.ID]}
-		if t.HasEstimate {
-			e := minutesMS(t.EstimateMinutes)
-			st.EstimateMS = &e
-		}
-		if t.Verification != nil {
-			st.Verification = t.Verification.Command
-		}
-		tasks = append(tasks, st)
-	}
-	slices.SortStableFunc(tasks, func(x, y showTask) int { return x.Level - y.Level })
-	return struct {
-		File     string       `json:"file"`
-		Feature  string       `json:"feature"`
-		Analysis analysisJSON `json:"analysis"`
-		Tasks    []showTask   `json:"tasks"`
-	}{file, g.Feature, analysisOut(an), tasks}
-}
-
-// analysisJSON is spec.Analysis as --json prints it: durations in
-// milliseconds (*_ms), as in every zerg JSON output (docs/json.md), where
-// the graph and its analysis count minutes.
-type analysisJSON struct {
-	Tasks              int             `json:"tasks"`
-	Levels             []levelInfoJSON `json:"levels"`
-	MaxParallelism     int             `json:"max_parallelism"`
-	HasEstimates       bool            `json:"has_estimates"`
-	TotalMS            int64           `json:"total_ms"`
-	CriticalPath       []string        `json:"critical_path"`
-	CriticalMS         int64           `json:"critical_ms"`
-	Workers            int             `json:"workers"`
-	LowerBoundDAGMS    int64           `json:"lower_bound_dag_ms"`
-	LowerBoundLevelsMS int64           `json:"lower_bound_levels_ms"`
-}
-
-type levelInfoJSON struct {
-	Level     int      `json:"level"`
-	Tasks     []string `json:"tasks"`
-	WorkMS    int64    `json:"work_ms"`
-	LongestMS int64    `json:"longest_ms"`
-}
-
-func analysisOut(an spec.Analysis) analysisJSON {
-	out := analysisJSON{Tasks: an.Tasks, Levels: make([]levelInfoJSON, 0, len(an.Levels)), MaxParallelism: an.MaxParallelism,
-		HasEstimates: an.HasEstimates, TotalMS: minutesMS(an.TotalMinutes), CriticalPath: nonNil(an.CriticalPath),
-		CriticalMS: minutesMS(an.CriticalMinutes), Workers: an.Workers,
-		LowerBoundDAGMS: minutesMS(an.LowerBoundDAG), LowerBoundLevelsMS: minutesMS(an.LowerBoundLevels)}
-	for _, l := range an.Levels {
-		out.Levels = append(out.Levels, levelInfoJSON{Level: l.Level, Tasks: nonNil(l.Tasks),
-			WorkMS: minutesMS(l.WorkMinutes), LongestMS: minutesMS(l.LongestMinutes)})
-	}
-	return out
-}
-
-// minutesMS converts the graph's minutes to the milliseconds JSON reports.
-func minutesMS(m float64) int64 { return int64(math.Round(m * 60_000)) }
-
 func listOrDash(s []string, max int) string {
 	if len(s) == 0 {
 		return "-"
@@ -582,38 +410,9 @@ func pluralf(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// problemJSON is one problem in the --json output of the commands that check
-// input (graph validate, config check): the same keys for a task graph and a
-// config file. Field is the graph field or config option ("files.create[0]",
-// "retry.task_retries"); Path is only ever a file path inside the repository.
-type problemJSON struct {
-	Severity string   `json:"severity"` // "error" or "warning"
-	Code     string   `json:"code"`
-	File     string   `json:"file"`
-	Line     int      `json:"line,omitempty"`
-	Task     string   `json:"task,omitempty"`
-	Tasks    []string `json:"tasks,omitempty"`
-	Field    string   `json:"field,omitempty"`
-	Path     string   `json:"path,omitempty"`
-	Message  string   `json:"message"`
-}
-
-// issueProblems lists a graph report's errors, then its warnings.
-func issueProblems(file string, r *spec.Report) []problemJSON {
-	out := make([]problemJSON, 0, len(r.Errors)+len(r.Warnings))
-	for _, i := range append(slices.Clone(r.Errors), r.Warnings...) {
-		out = append(out, problemJSON{Severity: string(i.Severity), Code: i.Code, File: file, Line: i.Line,
-			Task: i.Task, Tasks: i.Tasks, Field: i.Field, Path: i.Path, Message: i.Message})
-	}
-	return out
-}
+// problemJSON is config check's name for the problems it reports, in the
+// same keys as a graph's (spec.ProblemJSON).
+type problemJSON = spec.ProblemJSON
 
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -156,7 +156,7 @@ that graph. See docs/mockapi.md.`,
 				if err != nil {
 					return err
 				}
-				r, err := run.LoadGraph(graph, graphOptions(graph, cfg))
+				r, err := run.LoadGraph(graph, run.GraphLoadFor(run.RepoRootOf(graph), cfg, nil))
 				if err != nil {
 					return badInput(err)
 				}

@@ -135,7 +135,7 @@ func (a *app) completeRuns(_ *cobra.Command, args []string, _ string) ([]string,
 	if err != nil || len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	if root := findZergRoot(cwd); root != "" {
+	if root := run.FindZergRoot(cwd); root != "" {
 		return run.Runs(root), cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp

@@ -46,3 +46,13 @@ func RelOrAbs(base, p string) string {
 	}
 	return filepath.ToSlash(p)
 }
+
+// Short is p as a person in dir reads it: its path from dir when p is
+// Within dir, else p as given (a path outside is clearer whole than as a
+// climb of "..").
+func Short(dir, p string) string {
+	if r, ok := Rel(dir, p); ok {
+		return r
+	}
+	return p
+}

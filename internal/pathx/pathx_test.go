@@ -1,6 +1,9 @@
 package pathx
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 func TestWithinAndBelow(t *testing.T) {
 	for _, c := range []struct {
@@ -56,6 +59,19 @@ func TestRelOrAbs(t *testing.T) {
 	} {
 		if got := RelOrAbs(tt.base, tt.p); got != tt.want {
 			t.Errorf("RelOrAbs(%q, %q) = %q, want %q", tt.base, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestShort(t *testing.T) {
+	for _, c := range []struct{ dir, p, want string }{
+		{"/r", "/r/a/b", filepath.Join("a", "b")},
+		{"/r", "/r", "."},
+		{"/r", "/elsewhere/x", "/elsewhere/x"},
+		{"/r", "rel/x", "rel/x"},
+	} {
+		if got := Short(c.dir, c.p); got != c.want {
+			t.Errorf("Short(%q, %q) = %q, want %q", c.dir, c.p, got, c.want)
 		}
 	}
 }

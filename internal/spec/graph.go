@@ -532,3 +532,12 @@ func lineCol(data []byte, off int64) (line, col int) {
 	}
 	return line, col
 }
+
+// VerificationCommand is the command that verifies the task, "" when it has
+// none.
+func (t *Task) VerificationCommand() string {
+	if t.Verification != nil && t.Verification.Command != "" {
+		return t.Verification.Command
+	}
+	return ""
+}

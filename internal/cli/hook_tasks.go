@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/tasksmode"
 )
 
 // The hook tasks mode's subagents go through. Claude Code's PreToolUse
@@ -27,9 +27,6 @@ import (
 // lease; anything else is not tasks mode's business and is allowed (the
 // session's own permission rules apply). Commands (Bash) cannot be told
 // apart: there the commit checks are the boundary (docs/modes.md).
-
-// tasksHookCommand is what zerg init installs in .claude/settings.json.
-const tasksHookCommand = "zerg hook tasks-pre-tool-use"
 
 func newTasksHookCmd(a *app, stdin io.Reader) *cobra.Command {
 	return &cobra.Command{
@@ -120,77 +117,34 @@ func tasksWriteProblem(in policy.HookInput) string {
 	return fmt.Sprintf("denied: task %s owns only %s; %s is not its file, and a change to it would fail the task at commit", l.Task, strings.Join(l.Owns, ", "), rel)
 }
 
-// tasksHookSettings is the hook entry zerg init adds to .claude/settings.json.
-func tasksHookSettings() map[string]any {
-	return map[string]any{
-		"matcher": "Write|Edit|MultiEdit|NotebookEdit",
-		"hooks":   []any{map[string]any{"type": "command", "command": tasksHookCommand}},
-	}
-}
-
-const claudeSettings = ".claude/settings.json"
-
 // tasksHookStep installs the hook in the project's Claude Code settings,
-// keeping everything else the file holds.
+// keeping everything else the file holds (tasksmode.InstallHook); a
+// settings file that does not parse is bad input, and nothing is written.
 func tasksHookStep() initStep {
 	return initStep{name: "tasks hook", check: func(env *initEnv) error {
-		_, err := readClaudeSettings(env.abs(claudeSettings))
-		return err
+		_, err := tasksmode.ReadSettings(env.abs(tasksmode.ClaudeSettings))
+		return settingsInput(err)
 	}, apply: func(env *initEnv, r *initReport) error {
-		path := env.abs(claudeSettings)
-		settings, err := readClaudeSettings(path)
-		if err != nil {
-			return err
-		}
-		exists := settings != nil
-		if settings == nil {
-			settings = map[string]any{}
-		}
-		hooks, _ := settings["hooks"].(map[string]any)
-		if hooks == nil {
-			hooks = map[string]any{}
-		}
-		pre, _ := hooks["PreToolUse"].([]any)
-		for _, m := range pre {
-			if b, _ := json.Marshal(m); strings.Contains(string(b), tasksHookCommand) {
-				r.add(&r.Existing, "exists", claudeSettings, "tasks mode's hook present")
-				return nil
-			}
-		}
-		hooks["PreToolUse"] = append(pre, tasksHookSettings())
-		settings["hooks"] = hooks
-		b, err := json.MarshalIndent(settings, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-		if exists {
-			r.add(&r.Updated, "updated", claudeSettings, "tasks mode's hook added")
-		} else {
-			r.add(&r.Created, "created", claudeSettings, "tasks mode's hook")
+		did, err := tasksmode.InstallHook(env.abs(tasksmode.ClaudeSettings))
+		switch {
+		case err != nil:
+			return settingsInput(err)
+		case did == tasksmode.HookPresent:
+			r.add(&r.Existing, "exists", tasksmode.ClaudeSettings, "tasks mode's hook present")
+		case did == tasksmode.HookAdded:
+			r.add(&r.Updated, "updated", tasksmode.ClaudeSettings, "tasks mode's hook added")
+		default:
+			r.add(&r.Created, "created", tasksmode.ClaudeSettings, "tasks mode's hook")
 		}
 		return nil
 	}}
 }
 
-// readClaudeSettings is the settings file as JSON, nil when there is none;
-// one that does not parse is the user's to fix, and init writes nothing.
-func readClaudeSettings(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// settingsInput makes a settings file that does not parse exit 2.
+func settingsInput(err error) error {
+	var se *tasksmode.SettingsError
+	if errors.As(err, &se) {
+		return badInput(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		return nil, usageErrorf("%s is not a JSON object (%v); fix it and run zerg init again", claudeSettings, err)
-	}
-	return m, nil
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
-	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newMergeCmd) }
@@ -111,7 +109,7 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	if err != nil {
 		return err
 	}
-	prot, err := protectedChanges(ctx, repo, cfg, from, head)
+	prot, err := delivery.FindReaderChanges(ctx, repo, cfg.Protection(), from, head)
 	if err != nil {
 		return err
 	}
@@ -133,9 +131,9 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	var updateErr *delivery.UpdateError
 	switch {
 	case errors.As(err, &mergeErr):
-		return mergeFailed(mergeErr.Err, t.feature, into, integration, plan.CheckedOut, o.squash)
+		return failedf("%w", delivery.MergeFailure(mergeErr.Err, t.feature, into, integration, plan.CheckedOut, o.squash))
 	case errors.As(err, &updateErr):
-		return failedf("update %s in %s failed; nothing changed: %s", into, plan.CheckedOut, gitMessage(updateErr.Err))
+		return failedf("update %s in %s failed; nothing changed: %s", into, plan.CheckedOut, gitx.Message(updateErr.Err))
 	case err != nil:
 		return err
 	}
@@ -163,37 +161,6 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 		fmt.Fprintf(a.stdout, "merged %s into %s: %s → %s (a merge commit)\n", integration, into, shortID(target), shortID(now))
 	}
 	return nil
-}
-
-// mergeFailed is the one line of a merge that could not be made: which
-// files conflict and how to resolve them by hand, or git's own message
-// (never git's argv).
-func mergeFailed(err error, feature, into, integration, checkedOut string, squash bool) error {
-	var mc *gitx.MergeConflict
-	if !errors.As(err, &mc) {
-		return failedf("merge into %s failed; nothing changed: %s", into, gitMessage(err))
-	}
-	how := "git merge " + integration
-	if squash {
-		how = "git merge --squash " + integration
-	}
-	where := "git switch " + into + " && "
-	if checkedOut != "" {
-		where = "in " + checkedOut + ": "
-	}
-	return failedf("%s conflicts with %s on %s; nothing changed. Resolve it by hand: %s%s, fix those files, git add them and git commit (zerg review %s first if you have not)",
-		integration, into, listPaths(mc.Paths), where, how, feature)
-}
-
-// gitMessage is what git said, without the command line zerg ran.
-func gitMessage(err error) string {
-	var ge *gitx.Error
-	if errors.As(err, &ge) {
-		if m := strings.TrimSpace(ge.Stderr); m != "" {
-			return textx.OneLine(m)
-		}
-	}
-	return err.Error()
 }
 
 // reviewGate refuses a head whose latest review has a blocking finding,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/delivery"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
@@ -119,11 +120,11 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	// Protected paths a task was let change (security.allow_protected),
 	// and the instruction files of coding agents any task may change.
 	sum.Checks = append(sum.Checks, "protected")
-	prot, err := protectedChanges(ctx, j.repo, j.cfg, base, head)
+	prot, err := delivery.FindReaderChanges(ctx, j.repo, j.cfg.Protection(), base, head)
 	if err != nil {
 		return err
 	}
-	add(protectedFindings(prot)...)
+	add(prot.Findings()...)
 
 	// Security rules of the languages touched.
 	var ruleNames []string

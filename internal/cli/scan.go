@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,22 +10,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newScanCmd) }
 
-// scanMaxFileSize: bigger files are skipped (generated data, archives,
-// vendored bundles), as gitleaks' own CLI does with --max-target-megabytes.
-const scanMaxFileSize = 1 << 20
+// scanMaxFileSize: bigger files are skipped (security.ReadScannable).
+const scanMaxFileSize = security.MaxScanFileSize
 
 // scanSkipDirs are never descended into: git's object store and installed
 // JavaScript dependencies (tools/claude/node_modules included).
@@ -40,11 +37,7 @@ type scanOptions struct {
 }
 
 // scanResult is the JSON report.
-type scanResult struct {
-	Findings []security.Finding `json:"findings"`
-	Files    int                `json:"files"`   // files scanned (with added lines, for --staged)
-	Skipped  int                `json:"skipped"` // binary, larger than 1 MiB, or unreadable
-}
+type scanResult = security.ScanReport
 
 func newScanCmd(a *app) *cobra.Command {
 	var o scanOptions
@@ -134,9 +127,7 @@ func newSecretScanner(root string) (*security.Scanner, error) {
 	return s.WithAllowlist(allow), nil
 }
 
-// scanStaged scans `git diff --cached` of the repository holding cwd.
-// GIT_INDEX_FILE is inherited: inside a pre-commit hook of "git commit -a" or
-// "git commit FILE" it names the temporary index that is being committed.
+// scanStaged scans the staged diff of the repository holding cwd.
 func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	root, err := zergRepoRoot(ctx, cwd)
 	if err != nil {
@@ -146,36 +137,18 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// StagedDiff fixes the diff format whatever the user's config says.
-	g := gitx.New(root)
-	if idx, ok := os.LookupEnv("GIT_INDEX_FILE"); ok {
-		// As a pre-commit hook under `git commit -a`, the staged content is in
-		// the temporary index git names here; the hardened runner drops every
-		// other inherited GIT_* variable.
-		g.ExtraEnv = append(g.ExtraEnv, "GIT_INDEX_FILE="+idx)
-	}
-	diff, err := g.StagedDiff(ctx)
+	res, err := s.ScanStaged(ctx, root)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, failedf("%v", err)
 	}
-	res := &scanResult{Findings: s.ScanDiff(diff)}
-	res.Files = strings.Count("\n"+diff, "\ndiff --git ")
-	if res.Findings == nil {
-		res.Findings = []security.Finding{}
-	}
 	return res, nil
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
+// firstLine is textx.FirstLine (plan reports an error's first line).
+func firstLine(s string) string { return textx.FirstLine(s) }
 
 // scanTarget is one file to scan: its absolute path, the path matched against
 // the allowlist (relative to the repository root) and the path printed
@@ -197,7 +170,7 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 	}
 	// Every argument is checked before anything is scanned: bad input is exit 2.
 	for _, p := range args {
-		if _, err := os.Stat(absFrom(cwd, p)); err != nil {
+		if _, err := os.Stat(pathx.AbsFrom(cwd, p)); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, usageErrorf("%s: no such file or directory", p)
 			}
@@ -218,7 +191,7 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 		targets = append(targets, scanTarget{abs: abs, rel: relOrAbs(root, abs), show: relOrAbs(cwd, abs), named: named})
 	}
 	for _, p := range args {
-		abs := absFrom(cwd, p)
+		abs := pathx.AbsFrom(cwd, p)
 		fi, err := os.Stat(abs)
 		if err != nil {
 			return nil, usageErrorf("%s: %v", p, err)
@@ -264,7 +237,7 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			content, why := readScannable(t.abs)
+			content, why := security.ReadScannable(t.abs)
 			// A skipped file still goes through the rules on file names
 			// alone (a .p12 key store is binary).
 			found := s.ScanFile(t.rel, content)
@@ -301,45 +274,6 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 	return res, nil
 }
 
-// readScannable returns the file's content, or why it is skipped.
-func readScannable(path string) ([]byte, string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "cannot read: " + err.Error()
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, "cannot read: " + err.Error()
-	}
-	if fi.Size() > scanMaxFileSize {
-		return nil, "larger than 1 MiB"
-	}
-	b := make([]byte, fi.Size())
-	n, err := f.ReadAt(b, 0)
-	if err != nil && n != len(b) {
-		return nil, "cannot read: " + err.Error()
-	}
-	// git's own test: a NUL byte in the first 8000 bytes means binary.
-	if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
-		return nil, "binary"
-	}
-	return b, ""
-}
-
-func absFrom(cwd, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(cwd, p)
-}
-
 // relOrAbs is path relative to base with forward slashes, or the absolute
 // path when it is outside base.
-func relOrAbs(base, path string) string {
-	r, ok := pathx.Rel(base, path)
-	if !ok {
-		return filepath.ToSlash(path)
-	}
-	return filepath.ToSlash(r)
-}
+func relOrAbs(base, path string) string { return pathx.SlashRelOrAbs(base, path) }

@@ -54,7 +54,9 @@ func TestCheckTool(t *testing.T) {
 		t.Errorf("missing: %+v", tc)
 	}
 	found := func(string) (string, error) { return "/usr/bin/git", nil }
-	ver := func(_ context.Context, p string, args ...string) (string, error) { return p + " " + strings.Join(args, " "), nil }
+	ver := func(_ context.Context, p string, args ...string) (string, error) {
+		return p + " " + strings.Join(args, " "), nil
+	}
 	if tc := CheckTool(context.Background(), found, ver, "git", "--version"); !tc.Found || tc.Version != "/usr/bin/git --version" {
 		t.Errorf("found: %+v", tc)
 	}

@@ -22,3 +22,11 @@ func Clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Or is s, or placeholder when s is empty: a column that is never blank.
+func Or(s, placeholder string) string {
+	if s == "" {
+		return placeholder
+	}
+	return s
+}

@@ -32,3 +32,9 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestOr(t *testing.T) {
+	if Or("", "-") != "-" || Or("sonnet", "-") != "sonnet" {
+		t.Error("Or")
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
-	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -45,22 +44,12 @@ func openJourney(ctx context.Context, a *app, feature string, f journeyFlags) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := journey.CheckFeature(feature); err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	if !f.rehearse && f.scenario != "" {
-		return nil, usageErrorf("--scenario needs --rehearse")
-	}
-	cfg, err := loadProjectConfig(root)
+	p, err := journey.Open(ctx, root, feature, f.rehearse, f.scenario, loadProjectConfig)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := gitx.OpenRepo(ctx, root)
-	if err != nil {
-		return nil, err
-	}
-	return &journeyCtx{a: a, cwd: cwd, root: root, feature: feature, cfg: cfg, repo: repo,
-		specDir: run.SpecDir(root, feature), scratch: journey.NewScratch(feature)}, nil
+	return &journeyCtx{a: a, cwd: cwd, root: p.Root, feature: p.Feature, cfg: p.Config, repo: p.Repo,
+		specDir: p.SpecDir, scratch: journey.NewScratch(feature)}, nil
 }
 
 // rel names a path for messages: relative to the working directory.

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,4 +152,34 @@ func (s *Scratch) Connect(cfg config.Config, c Connection) (*Claude, error) {
 	}
 	return &Claude{Base: base, StateDir: filepath.Join(dir, "state"),
 		MaxTurns: cfg.Budget.MaxTurns, MaxBudgetUSD: cfg.Budget.TaskUSD}, nil
+}
+
+// Project is what plan, design and review work on: the repository at Root,
+// its config, and the feature's spec dir.
+type Project struct {
+	Root, Feature, SpecDir string
+	Config                 config.Config
+	Repo                   *gitx.Repo
+}
+
+// Open checks the feature's name and the rehearsal flags (a scenario needs
+// a rehearsal), then loads the config of the repository at root with
+// loadConfig (its errors passed on as they are) and opens the repository;
+// it writes nothing. A bad name or flag is bad input.
+func Open(ctx context.Context, root, feature string, rehearse bool, scenario string, loadConfig func(root string) (config.Config, error)) (*Project, error) {
+	if err := CheckFeature(feature); err != nil {
+		return nil, &run.Error{Kind: run.BadInput, Err: err}
+	}
+	if !rehearse && scenario != "" {
+		return nil, &run.Error{Kind: run.BadInput, Err: errors.New("--scenario needs --rehearse")}
+	}
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitx.OpenRepo(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	return &Project{Root: root, Feature: feature, SpecDir: run.SpecDir(root, feature), Config: cfg, Repo: repo}, nil
 }

@@ -134,3 +134,35 @@ func TestConnect(t *testing.T) {
 		t.Errorf("sessions with %+v", m)
 	}
 }
+
+// A bad feature name or a scenario without a rehearsal is bad input before
+// the config is read; the config's error comes back as it is.
+func TestOpen(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIPPED: no git")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	loaded := false
+	load := func(string) (config.Config, error) { loaded = true; return config.Default(), nil }
+	if _, err := Open(ctx, root, "../x", false, "", load); !errors.Is(err, run.BadInput) || loaded {
+		t.Errorf("a bad name: %v (config read: %v)", err, loaded)
+	}
+	if _, err := Open(ctx, root, "auth", false, "s.yaml", load); !errors.Is(err, run.BadInput) || err.Error() != "--scenario needs --rehearse" || loaded {
+		t.Errorf("a scenario without --rehearse: %v (config read: %v)", err, loaded)
+	}
+	bad := errors.New("bad config")
+	if _, err := Open(ctx, root, "auth", false, "", func(string) (config.Config, error) { return config.Config{}, bad }); !errors.Is(err, bad) {
+		t.Errorf("the config's error: %v", err)
+	}
+	p, err := Open(ctx, root, "auth", true, "s.yaml", load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Root != root || p.Feature != "auth" || p.SpecDir != run.SpecDir(root, "auth") || p.Repo == nil || p.Config.Mode == "" {
+		t.Errorf("project %+v", p)
+	}
+}

@@ -114,7 +114,7 @@ abandons them to other agents. A script that starts an agent must stop it.
 				return err
 			}
 			iso, err := factory.Agent(cmd.Context(), driver.AgentEnv{Dir: dir,
-				Repo:   func(ctx context.Context) (*gitx.Repo, error) { return agentRepo(ctx, dir) },
+				Repo:   func(ctx context.Context) (*gitx.Repo, error) { return gitx.OpenBare(ctx, filepath.Join(dir, "repo")) },
 				Worker: claude.Spec{Binary: bin, Hook: claude.HookSpec{ZergBinary: self}}, Slots: workers,
 				HideFiles: []string{abs}, WorkspaceRoot: run.WorkspaceRoot})
 			if err != nil {
@@ -214,15 +214,4 @@ func joinCluster(ctx context.Context, creds cluster.Creds, log io.Writer) (*nats
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-// agentRepo is the agent's bare repository of the bases, made on first use.
-func agentRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
-	repoDir := filepath.Join(dir, "repo")
-	if _, err := os.Stat(filepath.Join(repoDir, "HEAD")); err != nil {
-		if _, err := gitx.InitBare(ctx, repoDir, ""); err != nil {
-			return nil, err
-		}
-	}
-	return &gitx.Repo{Runner: gitx.New(repoDir)}, nil
 }

@@ -1,23 +1,12 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"html"
 	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/dashboard"
-	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/run"
 )
 
@@ -48,13 +37,9 @@ token sees the run. Ctrl-C stops it.`,
 		ValidArgsFunction: a.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			host, _, err := net.SplitHostPort(addr)
+			loopback, err := dashboard.Loopback(addr)
 			if err != nil {
 				return usageErrorf("--addr %s: give host:port, like 127.0.0.1:0 (0 picks a free port)", addr)
-			}
-			loopback := host == "localhost"
-			if ip := net.ParseIP(host); ip != nil {
-				loopback = ip.IsLoopback()
 			}
 			if !loopback && !remote {
 				return usageErrorf("--addr %s is not a loopback address: add --allow-remote to serve the dashboard beyond this machine", addr)
@@ -88,100 +73,20 @@ token sees the run. Ctrl-C stops it.`,
 			if !loopback {
 				fmt.Fprintf(a.stderr, "zerg: warning: the dashboard listens on %s, beyond this machine; anyone with the URL sees the run's code and logs\n", ln.Addr())
 			}
-			fmt.Fprintf(a.stdout, "zerg dashboard: %s\n", dashboardURL(ln.Addr().String(), token, feature))
+			fmt.Fprintf(a.stdout, "zerg dashboard: %s\n", dashboard.URL(ln.Addr().String(), token, feature))
 			if open {
-				file, done, err := dashboardLauncher(srv, ln.Addr().String(), feature)
+				file, done, err := srv.Launcher(ln.Addr().String(), feature)
 				if err != nil {
 					return err
 				}
 				defer done()
-				openBrowser(file)
+				dashboard.OpenBrowser(file)
 			}
-			return serveDashboard(ctx, ln, srv)
+			return srv.Serve(ctx, ln)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on (port 0: a free one)")
 	cmd.Flags().BoolVar(&open, "open", true, "open the URL in the default browser")
 	cmd.Flags().BoolVar(&remote, "allow-remote", false, "allow an --addr that is not loopback")
 	return cmd
-}
-
-// dashboardURL is the page's address with a login secret in its fragment
-// (#t=SECRET, then the page's route): a fragment is in no request, no
-// server log and no Referer.
-func dashboardURL(addr, secret, feature string) string {
-	u := url.URL{Scheme: "http", Host: addr, Path: "/", Fragment: "t=" + secret}
-	if feature != "" {
-		u.Fragment += "&/run/" + feature
-	}
-	return u.String()
-}
-
-// dashboardLauncher writes the file the browser is opened with: a page
-// that goes on to the dashboard with a one-time code, in a directory of
-// zerg's own (mode 0700, the file 0600), so that the browser's command line
-// (which /proc shows to every account) names only the file. The file goes
-// once its code is used, and at the latest with done.
-func dashboardLauncher(srv *dashboard.Server, addr, feature string) (string, func(), error) {
-	dir, err := fsx.MkdirTemp("zerg-dashboard-")
-	if err != nil {
-		return "", nil, err
-	}
-	done := func() { _ = os.RemoveAll(dir) }
-	code, err := srv.OneTimeCode(done)
-	if err != nil {
-		done()
-		return "", nil, err
-	}
-	target := html.EscapeString(dashboardURL(addr, code, feature))
-	page := `<!doctype html>
-<meta charset="utf-8">
-<meta name="referrer" content="no-referrer">
-<meta http-equiv="refresh" content="0; url=` + target + `">
-<title>zerg dashboard</title>
-<p><a href="` + target + `">Open the zerg dashboard</a></p>
-`
-	file := filepath.Join(dir, "dashboard.html")
-	if err := fsx.WritePrivate(file, []byte(page)); err != nil {
-		done()
-		return "", nil, err
-	}
-	return file, done, nil
-}
-
-// serveDashboard serves until ctx ends (Ctrl-C), then closes the event
-// streams and shuts down.
-func serveDashboard(ctx context.Context, ln net.Listener, srv *dashboard.Server) error {
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	srv.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
-}
-
-// openBrowser asks the desktop to open u (a file: never a URL with a
-// secret, which the opener's and the browser's command lines would show);
-// without a desktop (a server, CI) nothing happens and the printed URL is
-// the way in.
-func openBrowser(u string) {
-	name := "xdg-open"
-	if runtime.GOOS == "darwin" {
-		name = "open"
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		c := exec.Command(p, u)
-		if c.Start() == nil {
-			go func() { _ = c.Wait() }() // reaps the opener; the page is the browser's
-		}
-	}
 }

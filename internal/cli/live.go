@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/tui"
 )
 
@@ -20,7 +21,7 @@ import (
 // liveTerminal is the terminal the live view draws on, or nil when the
 // plain lines are wanted.
 func (a *app) liveTerminal(plain bool) *os.File {
-	if plain || os.Getenv("ZERG_NO_TUI") != "" || os.Getenv("TERM") == "dumb" || !stdinIsTerminal() {
+	if term.PlainWanted(plain, os.Getenv) || !stdinIsTerminal() {
 		return nil
 	}
 	f, ok := terminalFile(a.stdout)

@@ -9,12 +9,13 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // Before a rush writes anything it tries what every worker will need: the
@@ -23,36 +24,10 @@ import (
 // otherwise fail every attempt one after the other, as infrastructure
 // failures retried for minutes, or be blamed on the workers.
 
-// probeTimeout bounds each probe.
-const probeTimeout = 15 * time.Second
-
 // probeBinary runs the binary workers will run with --version, and
-// refuses a release older than the oldest zerg supports.
+// refuses a release older than the oldest zerg supports (claude.ProbeBinary).
 func probeBinary(ctx context.Context, loc claude.Location, cfg config.Config) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	v, err := claude.Version(ctx, loc.Path)
-	if err != nil {
-		return usageErrorf("%s: the Claude Code CLI does not run: %v; point %s at a working claude (zerg doctor checks it)",
-			loc.Path, err, binarySetting(loc, cfg))
-	}
-	if err := claude.CheckSupported(loc.Path, v); err != nil {
-		return usageErrorf("%v (%s chose it)", err, binarySetting(loc, cfg))
-	}
-	return nil
-}
-
-// binarySetting names what chose the binary, for the fix.
-func binarySetting(loc claude.Location, cfg config.Config) string {
-	switch {
-	case cfg.Claude.Path != "" || loc.Source == claude.SourceConfig:
-		return "claude.path in .zerg/config.yaml"
-	case loc.Source == claude.SourceEnv:
-		return "ZERG_CLAUDE"
-	case loc.Source == claude.SourceRepo:
-		return "the pinned install (make claude reinstalls it)"
-	}
-	return "claude.path in .zerg/config.yaml (or ZERG_CLAUDE)"
+	return badInput(claude.ProbeBinary(ctx, loc, cfg.Claude.Path != ""))
 }
 
 // probeModel is the model of the endpoint probe: any model the API knows
@@ -74,7 +49,7 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 	if base == "" {
 		base, setting = "https://api.anthropic.com", "the default API (https://api.anthropic.com)"
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, claude.ProbeTimeout)
 	defer cancel()
 	body := `{"model":"` + probeModel + `","messages":[{"role":"user","content":"ping"}]}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/v1/messages/count_tokens", strings.NewReader(body))
@@ -99,7 +74,7 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 	if err != nil {
 		var msg string
 		if errors.Is(err, context.DeadlineExceeded) {
-			msg = fmt.Sprintf("no answer within %s", probeTimeout)
+			msg = fmt.Sprintf("no answer within %s", claude.ProbeTimeout)
 		} else {
 			msg = err.Error()
 			for _, k := range api.Secrets() {
@@ -115,24 +90,11 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 			Error struct{ Type, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
+		_, key := claude.CredentialSource(credentialVars(cfg), api, os.Getenv)
 		return usageErrorf("the model API at %s refused the key in %s (%d %s: %s); set a valid key or token there",
-			base, keySetting(api, cfg), resp.StatusCode, e.Error.Type, clipText(e.Error.Message, 200))
+			base, key, resp.StatusCode, e.Error.Type, textx.Clip(textx.OneLine(e.Error.Message), 200))
 	}
 	return nil
-}
-
-// keySetting names where the key came from.
-func keySetting(api claude.APISettings, cfg config.Config) string {
-	_, name := credentialSource(cfg, api, os.Getenv)
-	return name
-}
-
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // launchNote is the line a rush prints after its launch check passed, ""
@@ -154,18 +116,7 @@ func launchNote(rep *cliprobe.Report) string {
 	return strings.Join(parts, "; ")
 }
 
-// runModels are the models a run's workers use, as the projection and the
-// config name them and as the launch check saw the CLI resolve them.
+// runModels are the models a run's workers use (run.WorkerModels).
 func runModels(p runstate.Projection, cfg config.Config, cli *cliprobe.Report) []string {
-	var models []string
-	for _, t := range p.Tasks {
-		models = append(models, t.Model)
-	}
-	models = append(models, cfg.Models.Fallback)
-	if cli != nil {
-		for _, m := range cli.Models {
-			models = append(models, m.Resolved...)
-		}
-	}
-	return models
+	return run.WorkerModels(p, cfg, cli)
 }

@@ -2,24 +2,16 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
-	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/outcome"
-	"github.com/zergrush/zerg/internal/proc"
-	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/tasksmode"
 	"github.com/zergrush/zerg/internal/textx"
@@ -121,7 +113,7 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 	if wait < 0 {
 		return usageErrorf("--wait %s: give a duration of 0 or more, like 100s", wait)
 	}
-	res, err := tasksmode.Next(ctx, tasksCoordinator{r}, r.paths.Board, wait, 200*time.Millisecond)
+	res, err := tasksmode.Next(ctx, tasksmode.Background{Root: r.root, Feature: r.feature, Paths: r.paths}, r.paths.Board, wait, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
@@ -139,9 +131,9 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 		return silent(ExitFailed)
 	case tasksmode.Starting:
 		return printNext(a, asJSON, nextReport{Feature: feature, State: "starting",
-			Next: fmt.Sprintf("the coordinator is starting (its output: %s); run zerg tasks next %s again", tasksRushLog(r.paths), feature)})
+			Next: fmt.Sprintf("the coordinator is starting (its output: %s); run zerg tasks next %s again", tasksmode.RushLog(r.paths), feature)})
 	case tasksmode.Ended:
-		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the coordinator of %s ended (%v): %s", feature, res.Exit, logTail(tasksRushLog(r.paths), 5))}
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the coordinator of %s ended (%v): %s", feature, res.Exit, tasksmode.LogTail(tasksmode.RushLog(r.paths), 5))}
 	}
 	var working []workingLease
 	for _, l := range res.Working {
@@ -150,22 +142,6 @@ func runTasksNext(ctx context.Context, a *app, feature string, wait time.Duratio
 	rep := nextReport{Feature: feature, State: string(runstate.RunRunning), Tasks: res.Tasks, Working: working}
 	rep.Next = sessionNext(feature, v.Schedule, len(res.Tasks), len(working))
 	return printNext(a, asJSON, rep)
-}
-
-// tasksCoordinator is the coordinator of r's run for tasksmode.Next: a
-// zerg rush --mode tasks in the background.
-type tasksCoordinator struct{ r *runTarget }
-
-func (c tasksCoordinator) Inspect() (runstate.View, error) { return inspectRun(c.r.paths) }
-func (c tasksCoordinator) Starting() bool                  { return startingCoordinator(c.r.paths) }
-func (c tasksCoordinator) Start(resume bool) (<-chan error, error) {
-	cmd, err := startTasksCoordinator(c.r, resume)
-	if err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	return exited, nil
 }
 
 // sessionNext is what the session does next while the run goes on, with
@@ -193,80 +169,6 @@ func resumeCommand(st *runstate.State, feature string) string {
 	return fmt.Sprintf("zerg rush %s --resume", feature)
 }
 
-// inspectRun is the run's view; a run with no log yet is not started.
-func inspectRun(p run.Paths) (runstate.View, error) {
-	v, _, err := run.Inspect(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return runstate.View{Feature: p.Feature, State: runstate.RunNotStarted}, nil
-	}
-	return v, err
-}
-
-func tasksRushLog(p run.Paths) string { return filepath.Join(p.RunDir, "tasks-rush.log") }
-
-// startTasksCoordinator starts zerg rush FEATURE --mode tasks in a session
-// of its own, detached from the caller (a Bash tool call ends long before
-// the run), its output in the run's directory.
-func startTasksCoordinator(r *runTarget, resume bool) (*exec.Cmd, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	if err := fsx.PrivateDir(r.paths.RunDir); err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(tasksRushLog(r.paths), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	args := []string{"rush", r.feature, "--mode", "tasks", "--yes"}
-	if resume {
-		args = append(args, "--resume")
-	}
-	cmd := exec.Command(self, args...)
-	cmd.Dir = r.root
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the coordinator of %s: %w", r.feature, err)
-	}
-	// Until it holds the run's log (after its environment check), the
-	// next zerg tasks next knows it from this record and starts no other.
-	if st, err := proc.ReadStat(cmd.Process.Pid); err == nil {
-		if b, err := json.Marshal(st.ID()); err == nil {
-			_ = fsx.WritePrivate(tasksRushRecord(r.paths), b)
-		}
-	}
-	return cmd, nil
-}
-
-func tasksRushRecord(p run.Paths) string { return filepath.Join(p.RunDir, "tasks-rush.json") }
-
-// startingCoordinator reports whether the coordinator an earlier zerg tasks
-// next started is still alive.
-func startingCoordinator(p run.Paths) bool {
-	b, err := os.ReadFile(tasksRushRecord(p))
-	if err != nil {
-		return false
-	}
-	var id proc.ID
-	return json.Unmarshal(b, &id) == nil && id.PID > 0 && id.Alive()
-}
-
-// logTail is the last n lines of a file, on one line.
-func logTail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no output)"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return textx.Clip(strings.Join(lines, " | "), 1000)
-}
-
 func printNext(a *app, asJSON bool, rep nextReport) error {
 	if rep.Tasks == nil {
 		rep.Tasks = []driver.Lease{}
@@ -280,7 +182,7 @@ func printNext(a *app, asJSON bool, rep nextReport) error {
 	w := a.stdout
 	fmt.Fprintf(w, "%s: %s\n", rep.Feature, rep.State)
 	for _, l := range rep.Tasks {
-		fmt.Fprintf(w, "\n## %s (lease %s, model %s, until %s)\nworkspace: %s\n\n%s\n", l.Task, l.ID, orDash(l.Model), l.Expires.Local().Format("15:04:05"), l.Workspace, l.Prompt)
+		fmt.Fprintf(w, "\n## %s (lease %s, model %s, until %s)\nworkspace: %s\n\n%s\n", l.Task, l.ID, textx.Or(l.Model, "-"), l.Expires.Local().Format("15:04:05"), l.Workspace, l.Prompt)
 	}
 	for _, l := range rep.Working {
 		fmt.Fprintf(w, "working: %s (attempt %d, until %s)\n", l.Task, l.Attempt, l.Expires.Local().Format("15:04:05"))
@@ -290,13 +192,6 @@ func printNext(a *app, asJSON bool, rep nextReport) error {
 	}
 	fmt.Fprintf(w, "next: %s\n", rep.Next)
 	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // doneReport is what zerg tasks done prints (--json).

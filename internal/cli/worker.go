@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
@@ -12,45 +10,23 @@ import (
 	"github.com/zergrush/zerg/internal/security"
 )
 
-// applyModeFlag sets cfg's mode from a --mode flag that was given. The
-// config's own mode was checked when it loaded.
-func applyModeFlag(cfg *config.Config, mode string) error {
-	if !slices.Contains(config.Modes, mode) {
-		return usageErrorf("--mode %s: use --mode sandbox, --mode container, --mode subprocess or --mode tasks", mode)
-	}
-	cfg.Mode = mode
-	return nil
-}
+// applyModeFlag sets cfg's mode from a --mode flag that was given.
+func applyModeFlag(cfg *config.Config, mode string) error { return badInput(cfg.SetModeFlag(mode)) }
 
-// graphFlag is the task graph a command of feature works on: --graph
-// (absolute, so a run records where it is) or the feature's own; one that
-// is not there is bad input.
+// graphFlag is the task graph a command of feature works on (run.Paths.GraphFile).
 func graphFlag(cwd, graph string, paths run.Paths, feature string) (string, error) {
-	if graph == "" {
-		graph = paths.Graph
-	} else if !filepath.IsAbs(graph) {
-		graph = filepath.Join(cwd, graph)
-	}
-	if _, err := os.Stat(graph); err != nil {
-		return "", usageErrorf("%s: no task graph for feature %q; write one (see docs/task-graph.md) or pass --graph FILE", rel(cwd, graph), feature)
-	}
-	return graph, nil
+	return paths.GraphFile(cwd, graph, feature)
 }
 
-// workerUserForRoot is the unprivileged user zerg runs model sessions and
-// the code they write as when it runs as root (nil otherwise): never root,
-// which would read every secret on the machine and whose files could later
-// run as root. A missing user is created; failing that is bad input.
+// workerUserForRoot is the user model sessions run as when zerg runs as
+// root (security.WorkerUserForRoot); failing to have one is bad input.
 func workerUserForRoot(ctx context.Context, cfg config.Config) (*security.WorkerUser, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := security.EnsureWorkerUser(ctx, cfg.Security.WorkerUser)
-	if err != nil {
-		return nil, usageErrorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", cfg.Security.WorkerUser, err)
-	}
-	return u, nil
+	return inputOf(security.WorkerUserForRoot(ctx, cfg.Security.WorkerUser))
 }
+
+// inputOf passes on what a lower package's check of the user's input
+// returns, its error as bad input (exit 2).
+func inputOf[T any](v T, err error) (T, error) { return v, badInput(err) }
 
 // apiFromConfig is the real API a session talks to: the environment's
 // settings, the config's base URL, the key from the variable the config
@@ -61,59 +37,18 @@ func apiFromConfig(cfg config.Config, needKey bool) (claude.APISettings, error) 
 	return apiFromGetenv(cfg, needKey, os.Getenv)
 }
 
+// apiFromGetenv is apiFromConfig reading the environment with getenv.
 func apiFromGetenv(cfg config.Config, needKey bool, getenv func(string) string) (claude.APISettings, error) {
-	api := claude.APIFromGetenv(getenv, claude.CredentialVars{APIKey: cfg.Claude.APIKeyEnv, OAuthToken: oauthTokenEnv(cfg)})
-	if cfg.Claude.BaseURL != "" {
-		api.BaseURL = cfg.Claude.BaseURL
-	}
-	if needKey && !api.HasCredential() {
-		return api, usageErrorf("no API key or subscription token: set %s (or %s, from claude setup-token), or rehearse offline with --rehearse",
-			cfg.Claude.APIKeyEnv, oauthTokenEnv(cfg))
-	}
-	return api, nil
+	return inputOf(claude.ConfiguredAPI(getenv, credentialVars(cfg), cfg.Claude.BaseURL, needKey))
 }
 
-// oauthTokenEnv is the variable the subscription token is read from.
-func oauthTokenEnv(cfg config.Config) string {
-	if cfg.Claude.OAuthTokenEnv == "" {
-		return claude.EnvOAuthToken
-	}
-	return cfg.Claude.OAuthTokenEnv
+// credentialVars are the variables the config names for the credentials.
+func credentialVars(cfg config.Config) claude.CredentialVars {
+	return claude.CredentialVars{APIKey: cfg.Claude.APIKeyEnv, OAuthToken: cfg.Claude.OAuthTokenEnv}
 }
 
-// credentialLine says which credential a session uses and where it came
-// from, never its value: "API key from ANTHROPIC_API_KEY", "subscription
-// token from CLAUDE_CODE_OAUTH_TOKEN".
-func credentialLine(cfg config.Config, api claude.APISettings, getenv func(string) string) string {
-	kind, name := credentialSource(cfg, api, getenv)
-	if name == "" {
-		return kind
-	}
-	return kind + " from " + name
-}
-
-// credentialSource is the kind of credential a session uses and the
-// variable it came from (in the order apiFromConfig prefers them).
-func credentialSource(cfg config.Config, api claude.APISettings, getenv func(string) string) (kind, name string) {
-	switch {
-	case api.APIKey != "" && getenv(cfg.Claude.APIKeyEnv) == "":
-		return "API key", claude.EnvAPIKey
-	case api.APIKey != "":
-		return "API key", cfg.Claude.APIKeyEnv
-	case api.AuthToken != "":
-		return "auth token", claude.EnvAuthToken
-	case api.OAuthToken != "":
-		return "subscription token", oauthTokenEnv(cfg)
-	}
-	return "no credential", ""
-}
-
-// credentialNote is credentialLine, plus the subscription token an API key
-// overrides when both are set.
+// credentialNote says which credential a session uses and where it came
+// from, never its value (claude.CredentialNote).
 func credentialNote(cfg config.Config, api claude.APISettings, getenv func(string) string) string {
-	line := credentialLine(cfg, api, getenv)
-	if !api.Subscription() && api.HasCredential() && getenv(oauthTokenEnv(cfg)) != "" {
-		line += " (it wins over the subscription token in " + oauthTokenEnv(cfg) + ")"
-	}
-	return line
+	return claude.CredentialNote(credentialVars(cfg), api, getenv)
 }

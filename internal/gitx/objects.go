@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -150,4 +151,16 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// OpenBare is the bare repository in dir, made (InitBare, git's default
+// object format) when there is none yet: a zerg agent's store of the
+// bases it fetches, kept between jobs.
+func OpenBare(ctx context.Context, dir string) (*Repo, error) {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		if _, err := InitBare(ctx, dir, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &Repo{Runner: New(dir)}, nil
 }

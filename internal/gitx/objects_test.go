@@ -148,3 +148,24 @@ func TestInitBareFetchCommit(t *testing.T) {
 		t.Fatal("an unknown object format was accepted")
 	}
 }
+
+// OpenBare makes the bare repository once and opens it after.
+func TestOpenBare(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "repo")
+	r, err := OpenBare(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || r.Runner.Dir != dir {
+		t.Fatalf("made %+v: %v", r.Runner, err)
+	}
+	marker := filepath.Join(dir, "kept")
+	write(t, marker, "x")
+	if _, err := OpenBare(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("opened again, not kept: %v", err)
+	}
+}

@@ -363,3 +363,23 @@ func giveInvoker(ws, skip string) error {
 		return nil
 	})
 }
+
+// WorkerUserForRoot is the unprivileged user zerg runs model sessions and
+// the code they write as when it runs as root (nil otherwise): never root,
+// which would read every secret on the machine and whose files could later
+// run as root. A missing user is created (EnsureWorkerUser); failing that,
+// the error says what to set, the caller's bad input.
+func WorkerUserForRoot(ctx context.Context, name string) (*WorkerUser, error) {
+	return workerUserFor(ctx, os.Geteuid(), name)
+}
+
+func workerUserFor(ctx context.Context, euid int, name string) (*WorkerUser, error) {
+	if euid != 0 {
+		return nil, nil
+	}
+	u, err := EnsureWorkerUser(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs the unprivileged worker user %q: %v (set security.worker_user in .zerg/config.yaml, or run zerg as a normal user)", name, err)
+	}
+	return u, nil
+}

@@ -136,3 +136,14 @@ func openTempDir(t *testing.T) string {
 	}
 	return d
 }
+
+// Only root needs a worker user; one that cannot be had says what to set.
+func TestWorkerUserFor(t *testing.T) {
+	if u, err := workerUserFor(context.Background(), 1000, "no such user"); u != nil || err != nil {
+		t.Errorf("not root: %v, %v", u, err)
+	}
+	_, err := workerUserFor(context.Background(), 0, "Not A Name!")
+	if err == nil || !strings.Contains(err.Error(), `running as root needs the unprivileged worker user "Not A Name!"`) || !strings.Contains(err.Error(), "security.worker_user") {
+		t.Errorf("a bad name: %v", err)
+	}
+}

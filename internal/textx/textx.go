@@ -26,3 +26,11 @@ func Clip(s string, n int) string {
 // ShellQuote quotes s as one word for a POSIX shell: single quotes, each
 // embedded quote closed, escaped and reopened.
 func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Or is s, or placeholder when s is empty: a column that is never blank.
+func Or(s, placeholder string) string {
+	if s == "" {
+		return placeholder
+	}
+	return s
+}

@@ -40,3 +40,9 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestOr(t *testing.T) {
+	if Or("", "-") != "-" || Or("sonnet", "-") != "sonnet" {
+		t.Error("Or")
+	}
+}

@@ -1,4 +1,4 @@
-package cli
+package dashboard
 
 import (
 	"net/http"
@@ -8,36 +8,34 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/zergrush/zerg/internal/dashboard"
 )
 
-// TestDashboardURLKeepsTheSecretInTheFragment: the secret is in the
+// TestURLKeepsTheSecretInTheFragment: the secret is in the
 // fragment, which no request, server log or Referer carries; the route
 // follows it.
-func TestDashboardURLKeepsTheSecretInTheFragment(t *testing.T) {
-	if got := dashboardURL("127.0.0.1:4000", "abc", ""); got != "http://127.0.0.1:4000/#t=abc" {
+func TestURLKeepsTheSecretInTheFragment(t *testing.T) {
+	if got := URL("127.0.0.1:4000", "abc", ""); got != "http://127.0.0.1:4000/#t=abc" {
 		t.Errorf("no feature: %s", got)
 	}
-	if got := dashboardURL("127.0.0.1:4000", "abc", "auth"); got != "http://127.0.0.1:4000/#t=abc&/run/auth" {
+	if got := URL("127.0.0.1:4000", "abc", "auth"); got != "http://127.0.0.1:4000/#t=abc&/run/auth" {
 		t.Errorf("a feature: %s", got)
 	}
 }
 
-// TestDashboardLauncher: the file the browser is opened with is zerg's
+// TestLauncher: the file the browser is opened with is zerg's
 // user's alone (0600 in a 0700 directory of its own), holds a one-time code
 // and never the printed token, and goes once the code is used.
-func TestDashboardLauncher(t *testing.T) {
+func TestLauncher(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	const token = "launcher-test-token-launcher-test-token"
-	srv, err := dashboard.New(dashboard.Options{Root: t.TempDir(), Token: token})
+	srv, err := New(Options{Root: t.TempDir(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	addr := strings.TrimPrefix(hs.URL, "http://")
-	file, done, err := dashboardLauncher(srv, addr, "auth")
+	file, done, err := srv.Launcher(addr, "auth")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,5 +68,17 @@ func TestDashboardLauncher(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(file)); !os.IsNotExist(err) {
 		t.Errorf("the launcher is still there after its code was used: %v", err)
+	}
+}
+
+// Loopback: only an address of this machine serves without --allow-remote.
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:0": true, "[::1]:80": true, "localhost:1": true, "0.0.0.0:0": false, "example.com:80": false, ":0": false} {
+		if got, err := Loopback(addr); err != nil || got != want {
+			t.Errorf("%s: %v, %v, want %v", addr, got, err, want)
+		}
+	}
+	if _, err := Loopback("127.0.0.1"); err == nil {
+		t.Error("no port: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 import (
 	"os"
@@ -7,12 +7,12 @@ import (
 	"syscall"
 )
 
-// probeUserNS starts `true` in a new user namespace: the only reliable test
+// ProbeUserNS starts `true` in a new user namespace: the only reliable test
 // (sysctls differ between distributions and containers forbid it anyway).
-func probeUserNS() usernsCheck {
+func ProbeUserNS() UserNSCheck {
 	tr, err := exec.LookPath("true")
 	if err != nil {
-		return usernsCheck{Detail: "no `true` binary to probe with"}
+		return UserNSCheck{Detail: "no `true` binary to probe with"}
 	}
 	cmd := exec.Command(tr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -25,7 +25,7 @@ func probeUserNS() usernsCheck {
 		detail = "max_user_namespaces=" + strings.TrimSpace(string(data))
 	}
 	if err := cmd.Run(); err != nil {
-		return usernsCheck{Detail: strings.TrimSpace(err.Error() + " " + detail)}
+		return UserNSCheck{Detail: strings.TrimSpace(err.Error() + " " + detail)}
 	}
-	return usernsCheck{Available: true, Detail: detail}
+	return UserNSCheck{Available: true, Detail: detail}
 }

@@ -28,7 +28,6 @@ func init() { register(newDoctorCmd) }
 type (
 	doctorReport   = doctor.Report
 	claudeCheck    = doctor.ClaudeCheck
-	toolCheck      = doctor.ToolCheck
 	usernsCheck    = doctor.UserNSCheck
 	sandboxCheck   = doctor.SandboxCheck
 	cgroupCheck    = doctor.CgroupCheck

@@ -59,6 +59,11 @@ type Launch struct {
 	Workspace, Dir, Prompt string
 	// Protection is what no task may touch (nil: zerg's own list).
 	Protection *security.Protection
+	// Sandboxed says the worker's isolation bounds its commands (a
+	// driver's BoundsCommands): the hook's Bash check then refuses only
+	// what reaches outside. The pipeline leaves it false because the
+	// driver says so itself when it fits the spec (driver.Sandbox).
+	Sandboxed bool
 }
 
 // LaunchSpec is the launch spec of one attempt: the run's template (a
@@ -81,9 +86,7 @@ func LaunchSpec(template claude.Spec, l Launch) claude.Spec {
 		if t.BudgetUSD > 0 {
 			sp.MaxBudgetUSD = t.BudgetUSD
 		}
-		// A driver whose isolation bounds the worker's commands says so
-		// to the hook itself (driver.Sandbox).
-		sp.Hook = WorkerHook(sp.Hook, t, l.Protection, false)
+		sp.Hook = WorkerHook(sp.Hook, t, l.Protection, l.Sandboxed)
 	}
 	return sp
 }

@@ -61,6 +61,9 @@ func TestLaunchSpecAddsTheAttempt(t *testing.T) {
 	if sp.Model != "claude-haiku-4-5" || sp.MaxTurns != 7 || sp.MaxBudgetUSD != 0.25 {
 		t.Errorf("the task's own model and limits: %q %d %v", sp.Model, sp.MaxTurns, sp.MaxBudgetUSD)
 	}
+	if sp = LaunchSpec(template, Launch{Task: task, Sandboxed: true}); !sp.Hook.BashSandboxed {
+		t.Error("Sandboxed: the hook does not know the isolation bounds the commands")
+	}
 	if sp = LaunchSpec(template, Launch{Task: &spec.Task{ID: "T2"}}); sp.Model != "claude-sonnet-4-5" {
 		t.Errorf("no tier, no task model: %q, want models.implement", sp.Model)
 	}

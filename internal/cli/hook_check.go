@@ -185,10 +185,8 @@ func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg confi
 	// have to be there for the spec to be launchable.
 	found := claude.Spec{Binary: "claude", Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
 	sp := attempt.LaunchSpec(attempt.WorkerTemplate(cfg, found), attempt.Launch{Task: t, Workspace: ws, Dir: attemptDir,
-		Prompt: "zerg hook check " + t.ID, Protection: cfg.Protection()})
-	// What a driver whose isolation bounds commands adds when it fits the
-	// spec (driver.Sandbox).
-	sp.Hook.BashSandboxed = driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands
+		Prompt: "zerg hook check " + t.ID, Protection: cfg.Protection(),
+		Sandboxed: driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands})
 	pol, err := sp.Policy()
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func (c *Coordinator) recordGates(on gateOn, head string, runs []gateRun) (*runs
 		n := len(c.state.Gates) + 1
 		c.mu.Unlock()
 		ev := runstate.GateFinished{Level: on.level, Batch: on.batch, Tasks: on.tasks, Name: g.Name, Command: g.Command, Exit: exit,
-			Required: g.Required, Output: excerpt(out), Head: head}
+			Required: g.Required, Output: excerpt(out), Head: head, DurationMS: r.took.Milliseconds()}
 		// The whole output (bounded as the capture is) for zerg logs and
 		// the dashboard: the event keeps an excerpt, which may miss the
 		// failure itself (pytest prints it before a long summary).

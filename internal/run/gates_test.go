@@ -61,6 +61,13 @@ func TestRunGatesSideBySideInOrder(t *testing.T) {
 	if runs[1].exit != 1 || runs[2].exit != 2 || runs[2].out != "test output" {
 		t.Errorf("outcomes %+v", runs)
 	}
+	// Each gate's wall time is its own (gate_finished's duration_ms, where
+	// a level's time went): at least its sleep.
+	for _, r := range runs {
+		if r.took < m.sleep {
+			t.Errorf("gate %s took %v, recorded below its %v", r.gate.Name, r.took, m.sleep)
+		}
+	}
 
 	// Control: all passing reports every gate.
 	m = &slowGates{exits: map[string]int{}}

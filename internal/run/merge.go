@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
@@ -78,6 +79,7 @@ type gateRun struct {
 	gate config.Gate
 	exit int
 	out  string
+	took time.Duration // the gate's wall time, clone included
 }
 
 // runGates runs gates on m side by side, each in its own private clone as
@@ -96,8 +98,9 @@ func runGates(ctx context.Context, m MergedLevel, gates []config.Gate) []gateRun
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			exit, out := m.RunGate(ctx, g)
-			runs[i] = gateRun{gate: g, exit: exit, out: out}
+			runs[i] = gateRun{gate: g, exit: exit, out: out, took: time.Since(start)}
 		}()
 	}
 	wg.Wait()

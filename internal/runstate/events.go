@@ -252,6 +252,9 @@ type GateFinished struct {
 	// Log is the gate's whole output (bounded as every capture is), a file
 	// relative to the run's directory (GateLogName); "" in older logs.
 	Log string `json:"log,omitempty"`
+	// DurationMS is the gate's wall time, its fresh clone included, for
+	// where a level's time went (bench/speedup); 0 in older logs.
+	DurationMS int64 `json:"duration_ms,omitempty"`
 	// Named are the tasks whose files a failed gate's output names
 	// (namedTasks): where to look first.
 	Named []string `json:"named,omitempty"`

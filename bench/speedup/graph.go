@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // shapesJSON is the structure (ids, dependencies, how many files each task
@@ -178,6 +179,20 @@ func withDraws(ts []task, base map[string][]scTurn, f *turnsFile, seed uint64, s
 		out[t.ID] = turns
 	}
 	return out
+}
+
+// fixThink gives every turn the think time d instead of its drawn one
+// (d 0: the draw stays).
+func fixThink(sc map[string][]scTurn, d time.Duration) map[string][]scTurn {
+	if d <= 0 {
+		return sc
+	}
+	for _, turns := range sc {
+		for i := range turns {
+			turns[i].Delay = d.String()
+		}
+	}
+	return sc
 }
 
 // rushScenario: one scenario task per graph task, matched by zerg's worker

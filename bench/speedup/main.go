@@ -38,6 +38,8 @@ type options struct {
 	turns        int
 	seed         uint64
 	scale        float64
+	think        time.Duration // a fixed think time per turn instead of the draw (0: drawn)
+	gate         string        // a required gate command on every merged level ("": none)
 	mode         string
 	model        string
 	zerg         string
@@ -56,6 +58,8 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 3, "scripted model turns per task (the files' Writes, Bash checks, then the done text)")
 	seed := flag.Uint64("seed", 1, "seed of the draw of think times and output tokens")
 	flag.Float64Var(&o.scale, "think-scale", 1, "multiply the measured think times (1 = as measured)")
+	flag.DurationVar(&o.think, "think", 0, "give every model turn this think time instead of drawing it (output tokens are still drawn)")
+	flag.StringVar(&o.gate, "gate", "", "a required gate command zerg runs on every merged level (synthetic graphs)")
 	flag.StringVar(&o.mode, "mode", "sandbox", "zerg's isolation mode for the rush: sandbox or subprocess")
 	flag.StringVar(&o.model, "model", "sonnet", "the model both runs ask for (zerg's workers and the single session): prices differ per model")
 	flag.StringVar(&o.zerg, "zerg", "", "zerg binary (default: build this tree)")
@@ -66,6 +70,7 @@ func main() {
 	flag.BoolVar(&o.singleOnly, "single-only", false, "run the single sessions only, no rush")
 	replot := flag.String("replot", "", "only draw -plot from the results a -json run wrote, and exit")
 	quick := flag.Bool("quick", false, "3x4 only, 1 and 4 workers, think time x0.25")
+	short := flag.Bool("short", false, "the short-task A/B: 3x4, 4 workers, three turns of 4 s each, a gate per level")
 	timeout := flag.Duration("timeout", 40*time.Minute, "give up after this long")
 	flag.Parse()
 	if *replot != "" {
@@ -78,6 +83,12 @@ func main() {
 	if *quick {
 		*shapes, *workers, o.scale = "3x4", "1,4", 0.25
 	}
+	if *short {
+		*shapes, *workers, o.turns, o.think = "3x4", "4", 3, 4*time.Second
+		if o.gate == "" {
+			o.gate = "test -f README.md"
+		}
+	}
 	o.seed = *seed
 	var err error
 	o.shapes = split(*shapes)
@@ -85,8 +96,8 @@ func main() {
 	if o.workers, err = ints(*workers); err == nil {
 		o.shapeWorkers, err = ints(*shapeWorkers)
 	}
-	if err != nil || o.turns < 2 || o.scale <= 0 {
-		fmt.Fprintln(os.Stderr, "speedup: -workers and -shape-workers take positive integers, -turns at least 2, -think-scale above 0")
+	if err != nil || o.turns < 2 || o.scale <= 0 || o.think < 0 {
+		fmt.Fprintln(os.Stderr, "speedup: -workers and -shape-workers take positive integers, -turns at least 2, -think-scale above 0, -think not below 0")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -124,6 +135,9 @@ type shapeRun struct {
 	Shape  shape
 	Single singleResult
 	Rushes []rushResult
+	// Think is the scripted think time of every task's turns, one after
+	// another: what a session that cost nothing but the model would take.
+	Think time.Duration `json:"serial_think_ns,omitempty"`
 }
 
 func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
@@ -232,7 +246,7 @@ func makeTarget(ctx context.Context, o options, name string, all map[string]shap
 		return target{
 			shape:   shape{Name: name, Source: "bench/realproject's Go project, feature " + rp.feature, Tasks: rp.tasks},
 			feature: rp.feature,
-			turns:   withDraws(rp.tasks, rp.base, tf, o.seed, o.scale),
+			turns:   fixThink(withDraws(rp.tasks, rp.base, tf, o.seed, o.scale), o.think),
 			prepare: func(dir, schedule string, rushSc []byte) error { return rp.clone(dir, schedule, o.model, rushSc) },
 			workers: o.shapeWorkers,
 		}, func() { os.RemoveAll(rp.keep) }, nil
@@ -245,9 +259,9 @@ func makeTarget(ctx context.Context, o options, name string, all map[string]shap
 	return target{
 		shape:   sh,
 		feature: feature,
-		turns:   scripts(sh.Tasks, o.turns, tf, o.seed, o.scale),
+		turns:   fixThink(scripts(sh.Tasks, o.turns, tf, o.seed, o.scale), o.think),
 		prepare: func(dir, schedule string, rushSc []byte) error {
-			return makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model))
+			return makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model, o.gate))
 		},
 		workers: ws,
 	}, nop, nil
@@ -258,6 +272,9 @@ func makeTarget(ctx context.Context, o options, name string, all map[string]shap
 func runTarget(ctx context.Context, o options, tg target, refused map[string]string, claudeBin, zerg, tmp string, log io.Writer) (shapeRun, error) {
 	name, ts := tg.shape.Name, tg.shape.Tasks
 	sr := shapeRun{Shape: tg.shape}
+	for _, d := range thinkTimes(tg.turns) {
+		sr.Think += d
+	}
 	rushSc, err := rushScenario(tg.feature, ts, tg.turns)
 	if err != nil {
 		return sr, err
@@ -290,7 +307,7 @@ func runTarget(ctx context.Context, o options, tg target, refused map[string]str
 				return sr, err
 			}
 			fmt.Fprintf(log, "speedup: %s: zerg rush, schedule %s, %d workers\n", name, schedule, w)
-			r, err := rush(ctx, zerg, claudeBin, dir, filepath.Join(tmp, "ws"), tg.feature, ts, w)
+			r, err := rush(ctx, zerg, claudeBin, dir, filepath.Join(tmp, "ws"), tg.feature, ts, thinkTimes(tg.turns), w)
 			r.Shape, r.Schedule = name, schedule
 			if err == errRefused {
 				refused[schedule] = r.Skipped

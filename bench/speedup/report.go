@@ -65,10 +65,16 @@ func writeReport(w io.Writer, o options, tf *turnsFile, runs []shapeRun, took ti
 			su := speedup(r.Single.Wall, x.Wall)
 			pt := x.Usage.perTask(x.Delivered)
 			tokens := pt.Input+pt.Output <= single.Input+single.Output
-			fmt.Fprintf(w, "Goal (3x4, 4 workers, schedule %s): speed-up >= 3.6: %s (%.2f); tokens per delivered task <= the single session's: %s (%d vs %d).\n",
+			fmt.Fprintf(w, "Goal (3x4, 4 workers, schedule %s): speed-up >= 3.6: %s (%.2f); tokens per delivered task <= the single session's: %s (%d vs %d).",
 				x.Schedule, yes(su >= 3.6), su, yes(tokens), pt.Input+pt.Output, single.Input+single.Output)
+			if r.Think > 0 {
+				fmt.Fprintf(w, " Over the serial think time (%s s): %.2f.", secs(r.Think), speedup(r.Think, x.Wall))
+			}
+			fmt.Fprintln(w)
 		}
 	}
+	fmt.Fprintln(w)
+	writeBreakdown(w, runs)
 	for _, r := range runs {
 		for _, x := range r.Rushes {
 			if x.Schedule != "dag" || x.Skipped != "" {

@@ -40,6 +40,9 @@ type rushResult struct {
 	Tasks     int           `json:"tasks"`
 	Usage     usage         `json:"usage"`
 	Skipped   string        `json:"skipped,omitempty"`
+	// Breakdown is where the time went (nil in -json files written
+	// before it was measured).
+	Breakdown *breakdown `json:"breakdown,omitempty"`
 }
 
 // singleResult is the one claude -p session doing every task in order.
@@ -86,14 +89,20 @@ func makeRepo(dir string, ts []task, rushSc []byte, config string) error {
 // retry could only hide an environment failure), security rules off (they
 // only add to the prompt), and every task on model, the model the single
 // session uses too, so that both are priced alike.
-func zergConfig(mode, schedule, model string) string {
-	return "version: 1\nmode: " + mode + "\nschedule: " + schedule +
+// A gate, when given, is one required gate on every merged level.
+func zergConfig(mode, schedule, model, gate string) string {
+	c := "version: 1\nmode: " + mode + "\nschedule: " + schedule +
 		"\nmodels:\n  implement: " + model + "\n  simple: " + model +
 		"\nretry:\n  task_retries: 0\n  infra_backoff_initial: 1s\nsecurity_rules:\n  enabled: false\n"
+	if gate != "" {
+		q, _ := json.Marshal(gate) // a JSON string is a YAML string
+		c += "gates:\n  - name: level-check\n    command: " + string(q) + "\n    required: true\n"
+	}
+	return c
 }
 
 // rush runs zerg rush --rehearse in dir and reads what its event log says.
-func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts []task, workers int) (rushResult, error) {
+func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts []task, think map[string]time.Duration, workers int) (rushResult, error) {
 	r := rushResult{Workers: workers, Tasks: len(ts)}
 	cmd := exec.CommandContext(ctx, zerg, "rush", feature, "--rehearse", "--workers", strconv.Itoa(workers))
 	cmd.Dir = dir
@@ -115,10 +124,17 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 		}
 		return r, fmt.Errorf("zerg rush (%d workers): %v\n%s", workers, err, tail(out.String(), 30))
 	}
-	evs, err := eventlog.Read(filepath.Join(dir, ".zerg", "runs", feature, "events.jsonl"))
+	runDir := filepath.Join(dir, ".zerg", "runs", feature)
+	evs, err := eventlog.Read(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
 		return r, err
 	}
+	reqs, err := readRequests(filepath.Join(runDir, "mockapi.jsonl"))
+	if err != nil {
+		return r, fmt.Errorf("the scripted model's request log: %w", err)
+	}
+	bd := breakDown(evs, reqs, ts, think)
+	r.Breakdown = &bd
 	sp := spans(evs)
 	r.Delivered = len(sp)
 	r.Makespan = makespan(sp)

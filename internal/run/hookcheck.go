@@ -58,27 +58,27 @@ func (c *CheckedAttempt) Close() { os.RemoveAll(c.dir) }
 func (h HookCheck) Open() (*CheckedAttempt, error) {
 	switch {
 	case h.Graph == "":
-		return nil, badInputf("hook check needs --graph FILE (the task graph)")
+		return nil, hookCheckInput("hook check needs --graph FILE (the task graph)")
 	case h.Task == "":
-		return nil, badInputf("hook check needs --task ID (a task of the graph)")
-	case sessionMode(h.Mode):
-		return nil, badInputf("--mode tasks: tasks mode's workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); use --mode sandbox, container or subprocess")
+		return nil, hookCheckInput("hook check needs --task ID (a task of the graph)")
+	case hookCheckSessionMode(h.Mode):
+		return nil, hookCheckInput("--mode tasks: tasks mode's workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); use --mode sandbox, container or subprocess")
 	case h.Mode != "" && !slices.Contains(config.Modes, h.Mode):
-		return nil, badInputf("--mode %s: use --mode sandbox, container or subprocess", h.Mode)
+		return nil, hookCheckInput("--mode %s: use --mode sandbox, container or subprocess", h.Mode)
 	}
 	cwd, err := h.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	ws := filepath.Clean(fromDir(cwd, h.Workspace, cwd))
+	ws := filepath.Clean(hookCheckPath(cwd, h.Workspace, cwd))
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return nil, badInputf("--workspace %s is not a directory", ws)
+		return nil, hookCheckInput("--workspace %s is not a directory", ws)
 	}
-	t, err := checkTask(h.Graph, h.Task)
+	t, err := hookCheckTask(h.Graph, h.Task)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := checkConfig(h.Graph, fromDir(cwd, h.Config, ""))
+	cfg, err := hookCheckConfig(h.Graph, hookCheckPath(cwd, h.Config, ""))
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Err: err}
 	}
@@ -86,8 +86,8 @@ func (h HookCheck) Open() (*CheckedAttempt, error) {
 	if mode == "" {
 		mode = cfg.Mode
 	}
-	if sessionMode(mode) {
-		return nil, badInputf("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
+	if hookCheckSessionMode(mode) {
+		return nil, hookCheckInput("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
 	}
 	dir, err := fsx.MkdirTemp("zerg-hook-check-")
 	if err != nil {
@@ -105,10 +105,11 @@ func (h HookCheck) Open() (*CheckedAttempt, error) {
 	return c, nil
 }
 
-func badInputf(format string, a ...any) *Error { return errorf(BadInput, "", format, a...) }
+// hookCheckInput is bad input of hook check, one line.
+func hookCheckInput(format string, a ...any) *Error { return errorf(BadInput, "", format, a...) }
 
-// fromDir is path taken from dir when relative, def when it is "".
-func fromDir(dir, path, def string) string {
+// hookCheckPath is path taken from dir when relative, def when it is "".
+func hookCheckPath(dir, path, def string) string {
 	switch {
 	case path == "":
 		return def
@@ -118,16 +119,16 @@ func fromDir(dir, path, def string) string {
 	return filepath.Join(dir, path)
 }
 
-// sessionMode reports whether mode's workers are the user's own Claude
+// hookCheckSessionMode reports whether mode's workers are the user's own Claude
 // Code session's (tasks mode), which the worker policy does not govern.
-func sessionMode(mode string) bool {
+func hookCheckSessionMode(mode string) bool {
 	f, ok := driver.Lookup(mode)
 	return ok && !f.Capabilities.StartsWorker
 }
 
-// checkTask finds task id in a graph loaded as rush loads it: an invalid
+// hookCheckTask finds task id in a graph loaded as rush loads it: an invalid
 // graph never starts an attempt, so it has no policy to show.
-func checkTask(file, id string) (*spec.Task, error) {
+func hookCheckTask(file, id string) (*spec.Task, error) {
 	r, err := LoadGraph(file, GraphLoad{Root: RepoRootOf(file)})
 	if err != nil {
 		return nil, &Error{Kind: BadInput, Err: err}
@@ -137,7 +138,7 @@ func checkTask(file, id string) (*spec.Task, error) {
 		if len(r.Errors) == 1 {
 			errs = "1 error"
 		}
-		return nil, badInputf("%s: invalid task graph (%s; the first: %s); see 'zerg graph validate %s'", file, errs, r.Errors[0], file)
+		return nil, hookCheckInput("%s: invalid task graph (%s; the first: %s); see 'zerg graph validate %s'", file, errs, r.Errors[0], file)
 	}
 	t := r.Graph.Task(id)
 	if t == nil {
@@ -148,15 +149,15 @@ func checkTask(file, id string) (*spec.Task, error) {
 		if len(ids) > 10 {
 			ids = append(ids[:10], "…")
 		}
-		return nil, badInputf("%s: no task %q (its tasks: %s)", file, id, strings.Join(ids, ", "))
+		return nil, hookCheckInput("%s: no task %q (its tasks: %s)", file, id, strings.Join(ids, ", "))
 	}
 	return t, nil
 }
 
-// checkConfig is the config file when given, else the .zerg/config.yaml
+// hookCheckConfig is the config file when given, else the .zerg/config.yaml
 // of the repository the graph is in (the one rush reads), else zerg's
 // defaults.
-func checkConfig(graph, file string) (config.Config, error) {
+func hookCheckConfig(graph, file string) (config.Config, error) {
 	if file != "" {
 		return config.Load(file)
 	}

@@ -34,16 +34,18 @@ func hookCheckRepo(t *testing.T, configBody string) (repo, graph string) {
 	return repo, graph
 }
 
-func fixedDir(dir string) func() (string, error) { return func() (string, error) { return dir, nil } }
+func hookCheckGetwd(dir string) func() (string, error) {
+	return func() (string, error) { return dir, nil }
+}
 
-func fakeZerg() (string, error) { return "/opt/zerg/bin/zerg", nil }
+func hookCheckZerg() (string, error) { return "/opt/zerg/bin/zerg", nil }
 
 // Open takes the flags as rush would: the graph's repository's config and
 // its mode, the current directory as the workspace, relative flags from it;
 // --mode wins over the config's.
 func TestHookCheckOpen(t *testing.T) {
 	repo, graph := hookCheckRepo(t, "version: 1\nmode: subprocess\nworker_policy:\n  deny_commands: [gofmt]\n")
-	c, err := HookCheck{Graph: graph, Task: "T1", Getwd: fixedDir(repo), Zerg: fakeZerg}.Open()
+	c, err := HookCheck{Graph: graph, Task: "T1", Getwd: hookCheckGetwd(repo), Zerg: hookCheckZerg}.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestHookCheckOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err = HookCheck{Graph: graph, Task: "T1", Mode: config.ModeSandbox, Workspace: "src", Config: "other.yaml",
-		Getwd: fixedDir(repo), Zerg: fakeZerg}.Open()
+		Getwd: hookCheckGetwd(repo), Zerg: hookCheckZerg}.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestHookCheckOpen(t *testing.T) {
 	if err := os.WriteFile(loose, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := HookCheck{Graph: loose, Task: "T1", Getwd: fixedDir(repo), Zerg: fakeZerg}.Open()
+	c2, err := HookCheck{Graph: loose, Task: "T1", Getwd: hookCheckGetwd(repo), Zerg: hookCheckZerg}.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +129,10 @@ func TestHookCheckOpenRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.h
 			if h.Getwd == nil {
-				h.Getwd = fixedDir(repo)
+				h.Getwd = hookCheckGetwd(repo)
 			}
 			if h.Zerg == nil {
-				h.Zerg = fakeZerg
+				h.Zerg = hookCheckZerg
 			}
 			c, err := h.Open()
 			if err == nil {

@@ -158,7 +158,7 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		if self, err := os.Executable(); err == nil {
 			worker.Hook.ZergBinary = hookBinary(self)
 		}
-		rep.Probe = doctorProbe(ctx, d, cfgNow, worker)
+		rep.Probe = doctor.LaunchProbe(d.probe(ctx, cfgNow, worker))
 	}
 	if d.container != nil {
 		rep.Container = d.container(ctx, a)
@@ -183,11 +183,6 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 		return silent(ExitFailed)
 	}
 	return nil
-}
-
-// doctorProbe runs the launch probe with the config's models and policy.
-func doctorProbe(ctx context.Context, d doctorDeps, cfg config.Config, worker claude.Spec) *doctor.ProbeCheck {
-	return doctor.LaunchProbe(d.probe(ctx, cfg, worker))
 }
 
 func printDoctor(a *app, rep doctorReport) {

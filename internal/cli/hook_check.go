@@ -7,21 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
-	"github.com/zergrush/zerg/internal/config"
-	"github.com/zergrush/zerg/internal/driver"
-	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/policy"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/spec"
 )
 
 type hookCheckFlags struct {
@@ -65,137 +57,16 @@ workspace.`,
 	return cmd
 }
 
-// sessionMode reports whether mode's workers are the user's own Claude
-// Code session's (tasks mode), which the worker policy does not govern.
-func sessionMode(mode string) bool {
-	f, ok := driver.Lookup(mode)
-	return ok && !f.Capabilities.StartsWorker
-}
-
+// runHookCheck opens the attempt run.HookCheck describes (its policy, as
+// an attempt of the task gets it) and decides the calls on stdin with it.
 func runHookCheck(a *app, stdin io.Reader, f hookCheckFlags) error {
-	switch {
-	case f.graph == "":
-		return usageErrorf("hook check needs --graph FILE (the task graph)")
-	case f.task == "":
-		return usageErrorf("hook check needs --task ID (a task of the graph)")
-	case sessionMode(f.mode):
-		return usageErrorf("--mode tasks: tasks mode's workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); use --mode sandbox, container or subprocess")
-	case f.mode != "" && !slices.Contains(config.Modes, f.mode):
-		return usageErrorf("--mode %s: use --mode sandbox, container or subprocess", f.mode)
-	}
-	cwd, err := a.getwd()
+	c, err := run.HookCheck{Graph: f.graph, Task: f.task, Mode: f.mode, Workspace: f.workspace, Config: f.config,
+		Getwd: a.getwd, Zerg: claude.ZergBinary}.Open()
 	if err != nil {
 		return err
 	}
-	ws := cwd
-	if f.workspace != "" {
-		ws = f.workspace
-		if !filepath.IsAbs(ws) {
-			ws = filepath.Join(cwd, ws)
-		}
-	}
-	ws = filepath.Clean(ws)
-	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return usageErrorf("--workspace %s is not a directory", ws)
-	}
-	t, err := loadHookCheckTask(f.graph, f.task)
-	if err != nil {
-		return err
-	}
-	cfg, err := hookCheckConfig(f.graph, f.config, cwd)
-	if err != nil {
-		return err
-	}
-	mode := f.mode
-	if mode == "" {
-		mode = cfg.Mode
-	}
-	if sessionMode(mode) {
-		return usageErrorf("the config's mode is tasks: its workers are subagents of your own Claude Code session, which this worker policy does not govern (docs/modes.md); pass --mode sandbox, container or subprocess")
-	}
-	attemptDir, err := fsx.MkdirTemp("zerg-hook-check-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(attemptDir)
-	pol, err := hookCheckPolicy(ws, attemptDir, t, mode, cfg)
-	if err != nil {
-		return badInput(fmt.Errorf("task %s: %w", t.ID, err))
-	}
-	return checkCalls(pol, ws, stdin, a.stdout, f.asJSON)
-}
-
-// loadHookCheckTask finds task id in a graph that would run: an invalid
-// graph never starts an attempt, so it has no policy to show.
-func loadHookCheckTask(file, id string) (*spec.Task, error) {
-	r, err := run.LoadGraph(file, run.GraphLoad{Root: repoRootOf(file)})
-	if err != nil {
-		return nil, badInput(err)
-	}
-	if !r.Valid() {
-		return nil, usageErrorf("%s: invalid task graph (%s; the first: %s); see 'zerg graph validate %s'",
-			file, pluralf(len(r.Errors), "%d error", "%d errors"), r.Errors[0], file)
-	}
-	t := r.Graph.Task(id)
-	if t == nil {
-		ids := make([]string, 0, len(r.Graph.Tasks))
-		for _, t := range r.Graph.Tasks {
-			ids = append(ids, t.ID)
-		}
-		if len(ids) > 10 {
-			ids = append(ids[:10], "…")
-		}
-		return nil, usageErrorf("%s: no task %q (its tasks: %s)", file, id, strings.Join(ids, ", "))
-	}
-	return t, nil
-}
-
-// hookCheckConfig is the config hook check builds the policy with: file
-// when given, else the .zerg/config.yaml of the repository the graph is in
-// (the one zerg rush reads), else zerg's defaults.
-func hookCheckConfig(graph, file, cwd string) (config.Config, error) {
-	if file != "" {
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(cwd, file)
-		}
-		cfg, err := config.Load(file)
-		if err != nil {
-			return cfg, badInput(err)
-		}
-		return cfg, nil
-	}
-	root := repoRootOf(graph)
-	if root == "" {
-		return config.Default(), nil
-	}
-	return loadProjectConfig(root)
-}
-
-// hookCheckPolicy is the policy an attempt of t in mode gets with workspace
-// ws, attemptDir as its private directory and cfg as the project's config:
-// the launch spec comes from internal/attempt (WorkerTemplate, LaunchSpec), the policy from
-// internal/claude (Spec.Policy), and it goes through policy.json the way the
-// hook reads it.
-func hookCheckPolicy(ws, attemptDir string, t *spec.Task, mode string, cfg config.Config) (*policy.Policy, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	// Neither the CLI binary nor the prompt changes the policy; both only
-	// have to be there for the spec to be launchable.
-	found := claude.Spec{Binary: "claude", Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
-	sp := attempt.LaunchSpec(attempt.WorkerTemplate(cfg, found), attempt.Launch{Task: t, Workspace: ws, Dir: attemptDir,
-		Prompt: "zerg hook check " + t.ID, Protection: cfg.Protection(),
-		Sandboxed: driver.CapabilitiesOf(config.Config{Mode: mode}).BoundsCommands})
-	pol, err := sp.Policy()
-	if err != nil {
-		return nil, err
-	}
-	file := filepath.Join(attemptDir, "policy.json")
-	if err := policy.Write(file, pol); err != nil {
-		return nil, err
-	}
-	return policy.Load(file)
+	defer c.Close()
+	return checkCalls(c.Policy, c.Workspace, stdin, a.stdout, f.asJSON)
 }
 
 // hookCheckLine is one decision of hook check --json.

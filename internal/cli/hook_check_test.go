@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zergrush/zerg/internal/attempt"
+	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/run"
 )
 
 // hookCheckFixture is a workspace and a graph whose task T1 owns src/a.go
@@ -140,7 +143,12 @@ func TestHookCheckDefaults(t *testing.T) {
 // attempt of the task gets.
 func TestHookCheckMatchesPreToolUse(t *testing.T) {
 	ws, graph := hookCheckFixture(t)
-	task, err := loadHookCheckTask(graph, "T2")
+	r, err := run.LoadGraph(graph, run.GraphLoad{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := r.Graph.Task("T2")
+	zerg, err := claude.ZergBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +169,7 @@ func TestHookCheckMatchesPreToolUse(t *testing.T) {
 		if err := os.Mkdir(att, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := hookCheckPolicy(ws, att, task, mode, config.Default()); err != nil {
+		if _, err := attempt.CheckPolicy(config.Default(), mode, task, ws, att, zerg); err != nil {
 			t.Fatal(err)
 		}
 		_, checked, _ := runHookCheckCLI(t, strings.Join(calls, "\n"), "--graph", graph, "--task", "T2", "--mode", mode, "--workspace", ws)
@@ -189,41 +197,6 @@ func TestHookCheckMatchesPreToolUse(t *testing.T) {
 		if allows == 0 || denies == 0 {
 			t.Errorf("%s: %d allows, %d denies; the calls should show both", mode, allows, denies)
 		}
-	}
-}
-
-// The policy follows the task: its owned paths (a directory owns what is
-// below it), its verification command, and the mode.
-func TestHookCheckPolicy(t *testing.T) {
-	ws, graph := hookCheckFixture(t)
-	task, err := loadHookCheckTask(graph, "T1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	att := t.TempDir()
-	sub, err := hookCheckPolicy(ws, att, task, config.ModeSubprocess, config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sub.Allow, []string{"src/a.go", "docs/"}) || sub.Workspace != ws || !slices.Equal(sub.Protected, []string{att}) {
-		t.Errorf("subprocess policy: allow %q, workspace %s, protected %q", sub.Allow, sub.Workspace, sub.Protected)
-	}
-	if sub.Bash.Unrestricted || !slices.Equal(sub.Bash.Commands, []string{"go test ./..."}) || !slices.Contains(sub.Bash.Allow, "go test") {
-		t.Errorf("subprocess bash policy: %+v", sub.Bash)
-	}
-	if !slices.Contains(sub.Bash.Allow, "go") || sub.Bash.SharedTmp != "/tmp" || !slices.Equal(sub.Bash.Scratch, []string{filepath.Join(att, "tmp")}) {
-		t.Errorf("subprocess bash policy: the verification's program, the scratch space: %+v", sub.Bash)
-	}
-	sb, err := hookCheckPolicy(ws, att, task, config.ModeSandbox, config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sb.Bash.Sandboxed || sb.Bash.Unrestricted || len(sb.Bash.Allow) != 0 || !slices.Equal(sb.Allow, sub.Allow) {
-		t.Errorf("sandbox policy: allow %q, bash %+v", sb.Allow, sb.Bash)
-	}
-	// An attempt dir inside the workspace is refused, as a launch would be.
-	if _, err := hookCheckPolicy(ws, filepath.Join(ws, "att"), task, config.ModeSandbox, config.Default()); err == nil {
-		t.Error("an attempt dir inside the workspace was accepted")
 	}
 }
 

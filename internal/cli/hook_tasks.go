@@ -118,33 +118,10 @@ func tasksWriteProblem(in policy.HookInput) string {
 }
 
 // tasksHookStep installs the hook in the project's Claude Code settings,
-// keeping everything else the file holds (tasksmode.InstallHook); a
-// settings file that does not parse is bad input, and nothing is written.
+// keeping everything else the file holds (tasksmode.InstallProjectHook); a
+// settings file that does not parse is bad input, and nothing is written
+// (tasksmode.CheckHookSettings).
 func tasksHookStep() initStep {
-	return initStep{name: "tasks hook", check: func(env *initEnv) error {
-		_, err := tasksmode.ReadSettings(env.abs(tasksmode.ClaudeSettings))
-		return settingsInput(err)
-	}, apply: func(env *initEnv, r *initReport) error {
-		did, err := tasksmode.InstallHook(env.abs(tasksmode.ClaudeSettings))
-		switch {
-		case err != nil:
-			return settingsInput(err)
-		case did == tasksmode.HookPresent:
-			r.add(&r.Existing, "exists", tasksmode.ClaudeSettings, "tasks mode's hook present")
-		case did == tasksmode.HookAdded:
-			r.add(&r.Updated, "updated", tasksmode.ClaudeSettings, "tasks mode's hook added")
-		default:
-			r.add(&r.Created, "created", tasksmode.ClaudeSettings, "tasks mode's hook")
-		}
-		return nil
-	}}
-}
-
-// settingsInput makes a settings file that does not parse exit 2.
-func settingsInput(err error) error {
-	var se *tasksmode.SettingsError
-	if errors.As(err, &se) {
-		return badInput(err)
-	}
-	return err
+	return initStep{name: "tasks hook", check: func(env *initEnv) error { return tasksmode.CheckHookSettings(env.root) },
+		apply: applied(tasksmode.InstallProjectHook)}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
@@ -90,7 +91,7 @@ func probeEndpoint(ctx context.Context, api claude.APISettings, cfg config.Confi
 			Error struct{ Type, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
-		_, key := claude.CredentialSource(credentialVars(cfg), api, os.Getenv)
+		_, key := claude.CredentialSource(attempt.CredentialVars(cfg), api, os.Getenv)
 		return usageErrorf("the model API at %s refused the key in %s (%d %s: %s); set a valid key or token there",
 			base, key, resp.StatusCode, e.Error.Type, textx.Clip(textx.OneLine(e.Error.Message), 200))
 	}

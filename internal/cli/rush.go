@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -432,31 +431,13 @@ func dirtyTreeWarning(ctx context.Context, root, feature string, g *spec.Graph, 
 		changes, from, feature, n, strings.Join(owned, ", "))
 }
 
-// hookBinary is the zerg executable workers' hooks run. Under testscript the
-// test binary stands in for zerg and dispatches on the name it was run as, so
-// the path that name resolves to is kept rather than the resolved test binary.
-func hookBinary(self string) string {
-	if filepath.Base(os.Args[0]) == "zerg" {
-		if p, err := exec.LookPath(os.Args[0]); err == nil {
-			if abs, err := filepath.Abs(p); err == nil {
-				return abs
-			}
-		}
-	}
-	return self
-}
+// hookBinary is the zerg executable workers' hooks run (claude.HookBinary).
+func hookBinary(self string) string { return claude.HookBinary(self) }
 
-// loadProjectConfig reads .zerg/config.yaml, or the defaults when there is none.
+// loadProjectConfig reads .zerg/config.yaml, or the defaults when there is
+// none (config.LoadOrDefault); a config that does not load is bad input.
 func loadProjectConfig(root string) (config.Config, error) {
-	p := run.ConfigFile(root)
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		return config.Default(), nil
-	}
-	cfg, err := config.Load(p)
-	if err != nil {
-		return cfg, badInput(err)
-	}
-	return cfg, nil
+	return inputOf(config.LoadOrDefault(run.ConfigFile(root)))
 }
 
 // rushStdin is where the launch gate reads its answer.

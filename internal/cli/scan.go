@@ -113,21 +113,18 @@ func runScan(ctx context.Context, a *app, o scanOptions) error {
 	return nil
 }
 
-// newSecretScanner builds the scanner with the allowlist of the repository
-// (or directory) at root.
+// newSecretScanner is security.RepoScanner of root; an allowlist that
+// cannot be used is bad input.
 func newSecretScanner(root string) (*security.Scanner, error) {
-	allow, err := security.LoadAllowlist(root)
-	if err != nil {
+	s, err := security.RepoScanner(root)
+	if errors.Is(err, security.ErrBadAllowlist) {
 		return nil, badInput(err)
 	}
-	s, err := security.NewScanner()
-	if err != nil {
-		return nil, failedf("%v", err)
-	}
-	return s.WithAllowlist(allow), nil
+	return s, err
 }
 
-// scanStaged scans the staged diff of the repository holding cwd.
+// scanStaged scans the staged diff of the repository holding cwd
+// (security.Scanner.ScanStaged).
 func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	root, err := zergRepoRoot(ctx, cwd)
 	if err != nil {
@@ -137,14 +134,7 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.ScanStaged(ctx, root)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, failedf("%v", err)
-	}
-	return res, nil
+	return s.ScanStaged(ctx, root)
 }
 
 // firstLine is textx.FirstLine (plan reports an error's first line).
@@ -188,7 +178,7 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 			return
 		}
 		seen[abs] = true
-		targets = append(targets, scanTarget{abs: abs, rel: relOrAbs(root, abs), show: relOrAbs(cwd, abs), named: named})
+		targets = append(targets, scanTarget{abs: abs, rel: pathx.SlashRelOrAbs(root, abs), show: pathx.SlashRelOrAbs(cwd, abs), named: named})
 	}
 	for _, p := range args {
 		abs := pathx.AbsFrom(cwd, p)
@@ -205,7 +195,7 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 				if path == abs {
 					return err
 				}
-				fmt.Fprintf(a.stderr, "zerg: skip %s: %v\n", relOrAbs(cwd, path), err)
+				fmt.Fprintf(a.stderr, "zerg: skip %s: %v\n", pathx.SlashRelOrAbs(cwd, path), err)
 				return nil
 			}
 			if d.IsDir() {
@@ -273,7 +263,3 @@ func scanPaths(ctx context.Context, a *app, cwd string, args []string) (*scanRes
 	})
 	return res, nil
 }
-
-// relOrAbs is path relative to base with forward slashes, or the absolute
-// path when it is outside base.
-func relOrAbs(base, path string) string { return pathx.SlashRelOrAbs(base, path) }

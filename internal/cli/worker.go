@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/run"
@@ -31,7 +32,7 @@ func inputOf[T any](v T, err error) (T, error) { return v, badInput(err) }
 // apiFromConfig is the real API a session talks to: the environment's
 // settings, the config's base URL, the key from the variable the config
 // names and the subscription token from the one it names for that, in the
-// CLI's precedence (claude.APIFromGetenv).
+// CLI's precedence (attempt.ConfiguredAPI).
 // needKey: having no credential is bad input.
 func apiFromConfig(cfg config.Config, needKey bool) (claude.APISettings, error) {
 	return apiFromGetenv(cfg, needKey, os.Getenv)
@@ -39,16 +40,11 @@ func apiFromConfig(cfg config.Config, needKey bool) (claude.APISettings, error) 
 
 // apiFromGetenv is apiFromConfig reading the environment with getenv.
 func apiFromGetenv(cfg config.Config, needKey bool, getenv func(string) string) (claude.APISettings, error) {
-	return inputOf(claude.ConfiguredAPI(getenv, credentialVars(cfg), cfg.Claude.BaseURL, needKey))
-}
-
-// credentialVars are the variables the config names for the credentials.
-func credentialVars(cfg config.Config) claude.CredentialVars {
-	return claude.CredentialVars{APIKey: cfg.Claude.APIKeyEnv, OAuthToken: cfg.Claude.OAuthTokenEnv}
+	return inputOf(attempt.ConfiguredAPI(cfg, needKey, getenv))
 }
 
 // credentialNote says which credential a session uses and where it came
 // from, never its value (claude.CredentialNote).
 func credentialNote(cfg config.Config, api claude.APISettings, getenv func(string) string) string {
-	return claude.CredentialNote(credentialVars(cfg), api, getenv)
+	return claude.CredentialNote(attempt.CredentialVars(cfg), api, getenv)
 }

@@ -24,7 +24,8 @@ type ScanReport struct {
 // at root: what zerg's pre-commit hook refuses to let through. An inherited
 // GIT_INDEX_FILE is kept: inside a pre-commit hook of "git commit -a" or
 // "git commit FILE" it names the temporary index that is being committed.
-// The error is git's, unwrapped, for the caller to report.
+// The error is git's, unwrapped, for the caller to report, or ctx's own
+// once ctx is done (an interrupted scan is not git's failure).
 func (s *Scanner) ScanStaged(ctx context.Context, root string) (*ScanReport, error) {
 	// StagedDiff fixes the diff format whatever the user's config says.
 	g := gitx.New(root)
@@ -36,6 +37,9 @@ func (s *Scanner) ScanStaged(ctx context.Context, root string) (*ScanReport, err
 	}
 	diff, err := g.StagedDiff(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	res := &ScanReport{Findings: s.ScanDiff(diff)}

@@ -3,6 +3,7 @@ package security
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,6 +41,11 @@ func TestScanStaged(t *testing.T) {
 
 	if _, err := s.ScanStaged(ctx, t.TempDir()); err == nil {
 		t.Fatal("a directory outside any repository scanned without an error")
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.ScanStaged(canceled, w.dir); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a canceled scan: %v, want context.Canceled", err)
 	}
 }
 

@@ -1,0 +1,17 @@
+package config
+
+import (
+	"errors"
+	"os"
+)
+
+// LoadOrDefault is Load of the config file at path, or the defaults when
+// there is no file there: a project zerg init has not set up yet still
+// runs. Only a missing file means the defaults; one that cannot be read or
+// does not parse is Load's error, naming path.
+func LoadOrDefault(path string) (Config, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	return Load(path)
+}

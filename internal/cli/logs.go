@@ -220,7 +220,7 @@ func (a *app) followTask(ctx context.Context, t *runTarget, task string, nums []
 		if ts.Open == nil && (!v.Coordinator.Alive || !waiting) {
 			a.printTaskEnd(t, task)
 			if !v.Coordinator.Alive && waiting {
-				fmt.Fprintf(a.stdout, "the run of %s is not going (%s): nothing to follow\n", t.feature, stateWords(v.State))
+				fmt.Fprintf(a.stdout, "the run of %s is not going (%s): nothing to follow\n", t.feature, v.State.Words())
 			}
 			return nil
 		}

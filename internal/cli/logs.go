@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
@@ -319,7 +320,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 		}
 		fmt.Fprintf(w, "-- verification output\n%s\n", indent(lastN(out, 40)))
 	}
-	if d, ok := readDiagnosis(dir); ok {
+	if d, ok := diagnose.ReadFile(attempt.Record(dir).Diagnosis()); ok {
 		h := d.Top()
 		fmt.Fprintf(w, "-- diagnosis: %s (%.0f%% sure, %s)\n", h.Pattern, 100*h.Confidence, h.Class)
 		for _, e := range h.Evidence {

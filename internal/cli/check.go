@@ -131,7 +131,7 @@ func checkWorker(opts *run.Options) claude.Spec {
 
 // printCheck writes one line per command and one per environment problem.
 func printCheck(w io.Writer, rep *run.CheckReport) {
-	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, short(rep.Base), rep.Mode, rep.Seconds)
+	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, shortID(rep.Base), rep.Mode, rep.Seconds)
 	if len(rep.Toolchains) > 0 {
 		fmt.Fprintf(w, "  toolchains: %s\n", strings.Join(rep.Toolchains, ", "))
 	}
@@ -211,11 +211,4 @@ func problemLine(p preflight.Problem, mode string) string {
 		fix = " (" + pat.Fix + ")"
 	}
 	return fmt.Sprintf("%s%s — %s", p.Kind, fix, term.Clean(p.Detail))
-}
-
-func short(commit string) string {
-	if len(commit) > 10 {
-		return commit[:10]
-	}
-	return commit
 }

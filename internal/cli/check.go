@@ -114,19 +114,14 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 	return nil
 }
 
-// checkWorker is what the check needs of a worker's launch: the CLI's
-// install (visible in the sandbox). The worker user the commands run as is
-// the driver's (run.Check).
+// checkWorker is run.CheckWorker with the config's CLI and this zerg as
+// the hooks call it.
 func checkWorker(opts *run.Options) claude.Spec {
-	cfg := opts.Config
-	var worker claude.Spec
-	if loc, err := claude.Locate(cfg.Claude.Path); err == nil {
-		worker.Binary = loc.Path
-	}
+	zerg := ""
 	if self, err := os.Executable(); err == nil {
-		worker.Hook.ZergBinary = hookBinary(self)
+		zerg = hookBinary(self)
 	}
-	return worker
+	return run.CheckWorker(opts.Config.Claude.Path, zerg)
 }
 
 // printCheck writes one line per command and one per environment problem.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // TestChooseRun: the feature named, else the only run; none or several
@@ -140,5 +142,20 @@ func TestResolve(t *testing.T) {
 
 	if _, err := Resolve(ctx, t.TempDir(), ""); !errors.Is(err, BadInput) {
 		t.Fatalf("outside a repository: %v", err)
+	}
+}
+
+// TestPoller: the live view polls Inspect's view; no log is Inspect's error.
+func TestPoller(t *testing.T) {
+	dir := t.TempDir()
+	p := Paths{Feature: "auth", Root: dir, RunDir: dir, Events: filepath.Join(dir, "events.jsonl"),
+		Coordinator: filepath.Join(dir, "coordinator.json"), Graph: filepath.Join(dir, "none.json"), GraphSnapshot: filepath.Join(dir, "graph.json")}
+	if _, err := Poller(p)(); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no log: %v", err)
+	}
+	os.WriteFile(p.Events, nil, 0o644)
+	v, err := Poller(p)()
+	if err != nil || v.Feature != "auth" || v.State != runstate.RunNotStarted {
+		t.Fatalf("an empty log: %+v %v", v, err)
 	}
 }

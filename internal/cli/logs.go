@@ -339,7 +339,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 					files = append(files, strings.TrimPrefix(strings.Fields(l)[3], "b/"))
 				}
 			}
-			fmt.Fprintf(w, "-- changed: %s\n", strings.Join(nonEmpty(files, "nothing"), ", "))
+			fmt.Fprintf(w, "-- changed: %s\n", strings.Join(textx.OrList(files, "nothing"), ", "))
 		}
 	}
 }
@@ -391,9 +391,5 @@ func lastN(s string, n int) string {
 	return s
 }
 
-func nonEmpty(s []string, dflt string) []string {
-	if len(s) == 0 {
-		return []string{dflt}
-	}
-	return s
-}
+// nonEmpty is textx.OrList, for the lists printed never blank.
+func nonEmpty(s []string, dflt string) []string { return textx.OrList(s, dflt) }

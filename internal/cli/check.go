@@ -114,24 +114,19 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 	return nil
 }
 
-// checkWorker is what the check needs of a worker's launch: the CLI's
-// install (visible in the sandbox). The worker user the commands run as is
-// the driver's (run.Check).
+// checkWorker is run.CheckWorker with the config's CLI and this zerg as
+// the hooks call it.
 func checkWorker(opts *run.Options) claude.Spec {
-	cfg := opts.Config
-	var worker claude.Spec
-	if loc, err := claude.Locate(cfg.Claude.Path); err == nil {
-		worker.Binary = loc.Path
-	}
+	zerg := ""
 	if self, err := os.Executable(); err == nil {
-		worker.Hook.ZergBinary = hookBinary(self)
+		zerg = hookBinary(self)
 	}
-	return worker
+	return run.CheckWorker(opts.Config.Claude.Path, zerg)
 }
 
 // printCheck writes one line per command and one per environment problem.
 func printCheck(w io.Writer, rep *run.CheckReport) {
-	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, short(rep.Base), rep.Mode, rep.Seconds)
+	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, shortID(rep.Base), rep.Mode, rep.Seconds)
 	if len(rep.Toolchains) > 0 {
 		fmt.Fprintf(w, "  toolchains: %s\n", strings.Join(rep.Toolchains, ", "))
 	}
@@ -211,11 +206,4 @@ func problemLine(p preflight.Problem, mode string) string {
 		fix = " (" + pat.Fix + ")"
 	}
 	return fmt.Sprintf("%s%s — %s", p.Kind, fix, term.Clean(p.Detail))
-}
-
-func short(commit string) string {
-	if len(commit) > 10 {
-		return commit[:10]
-	}
-	return commit
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -130,7 +128,7 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 	// zerg read (a verification's output) or judged itself.
 	var diagnosed []int
 	for _, n := range nums {
-		if _, ok := readDiagnosis(t.paths.AttemptDir(task, n)); ok {
+		if _, ok := diagnose.ReadFile(t.paths.Attempt(task, n).Diagnosis()); ok {
 			diagnosed = append(diagnosed, n)
 		}
 	}
@@ -145,7 +143,7 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 		if !slices.Contains(nums, f.attempt) {
 			return diagnose.Diagnosis{}, usageErrorf("task %s has no attempt %d (it has %d)", task, f.attempt, len(nums))
 		}
-		d, ok := readDiagnosis(t.paths.AttemptDir(task, f.attempt))
+		d, ok := diagnose.ReadFile(t.paths.Attempt(task, f.attempt).Diagnosis())
 		if !ok {
 			hint := "no attempt of it has one"
 			if len(diagnosed) > 0 {
@@ -167,7 +165,7 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 		fmt.Fprintf(a.stderr, "zerg: attempt %d of %s has no diagnosis (it succeeded, or zerg's own reason says it all); this is attempt %d, the last diagnosed (%s)\n",
 			last, task, n, attemptFlags())
 	}
-	d, _ := readDiagnosis(t.paths.AttemptDir(task, n))
+	d, _ := diagnose.ReadFile(t.paths.Attempt(task, n).Diagnosis())
 	return d, nil
 }
 
@@ -175,43 +173,15 @@ func (a *app) diagnoseArgs(cmd *cobra.Command, args []string, f diagnoseFlags) (
 // diagnose said so and exits 0.
 var errNothingToDiagnose = errors.New("nothing to diagnose")
 
-// diagnoseOutput reads an output and diagnoses it.
+// diagnoseOutput reads an output and diagnoses it (diagnose.ReadOutput);
+// an empty one is bad input.
 func (a *app) diagnoseOutput(r io.Reader, name string, f diagnoseFlags) (diagnose.Diagnosis, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxDiagnoseInput))
-	if err != nil {
-		return diagnose.Diagnosis{}, fmt.Errorf("read %s: %w", name, err)
+	cwd, _ := a.getwd() // "" on an error: no project names
+	d, err := diagnose.ReadOutput(r, name, maxDiagnoseInput, diagnose.Input{Command: f.command, Exit: f.exit}, cwd)
+	if errors.Is(err, diagnose.ErrEmpty) {
+		return d, badInput(err)
 	}
-	if strings.TrimSpace(string(b)) == "" {
-		return diagnose.Diagnosis{}, usageErrorf("%s is empty: nothing to diagnose", name)
-	}
-	in := diagnose.Input{Output: string(b), Command: f.command, Exit: f.exit}
-	if cwd, err := a.getwd(); err == nil {
-		in.Own = diagnose.ProjectNames(cwd)
-	}
-	return diagnose.Diagnose(in), nil
-}
-
-// readDiagnosis reads an attempt's diagnosis.json.
-func readDiagnosis(dir string) (diagnose.Diagnosis, bool) {
-	var d diagnose.Diagnosis
-	b, err := os.ReadFile(attempt.Record(dir).Diagnosis())
-	if err != nil || json.Unmarshal(b, &d) != nil || len(d.Hypotheses) == 0 {
-		return d, false
-	}
-	return d, true
-}
-
-// classWords says whose problem a pattern's class is.
-func classWords(c diagnose.Class) string {
-	switch c {
-	case diagnose.Task:
-		return "the task's own problem: a retry told this can fix it"
-	case diagnose.Environment:
-		return "the environment's problem: every worker meets it, no retry fixes it"
-	case diagnose.API:
-		return "the model API's or the worker process's problem"
-	}
-	return "no known pattern fits"
+	return d, err
 }
 
 // printDiagnosis writes a diagnosis for a person. Evidence and findings
@@ -219,7 +189,7 @@ func classWords(c diagnose.Class) string {
 func (a *app) printDiagnosis(d diagnose.Diagnosis) {
 	w := a.stdout
 	top := d.Top()
-	fmt.Fprintf(w, "%s  %.0f%%  %s\n", a.paint(ansiBold, top.Pattern), 100*top.Confidence, classWords(top.Class))
+	fmt.Fprintf(w, "%s  %.0f%%  %s\n", a.paint(ansiBold, top.Pattern), 100*top.Confidence, top.Class.Words())
 	for i, e := range top.Evidence {
 		label := "evidence:"
 		if i > 0 {

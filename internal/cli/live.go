@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/tui"
 )
@@ -33,15 +32,8 @@ func (a *app) liveTerminal(plain bool) *os.File {
 
 // liveConfig is what the view of a run reads, for both commands.
 func (a *app) liveConfig(mode tui.Mode, paths run.Paths) tui.Config {
-	return tui.Config{
-		Mode: mode,
-		Poll: func() (runstate.View, error) {
-			v, _, err := run.Inspect(paths)
-			return v, err
-		},
-		Log:   func(task string) string { return a.taskLog(paths, task) },
-		Color: os.Getenv("NO_COLOR") == "",
-	}
+	return tui.Config{Mode: mode, Poll: run.Poller(paths), Color: os.Getenv("NO_COLOR") == "",
+		Log: func(task string) string { return a.taskLog(paths, task) }}
 }
 
 // taskLog is a task's attempts as zerg logs prints them, without colour,

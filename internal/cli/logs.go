@@ -15,6 +15,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/diagnose"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
@@ -220,7 +221,7 @@ func (a *app) followTask(ctx context.Context, t *runTarget, task string, nums []
 		if ts.Open == nil && (!v.Coordinator.Alive || !waiting) {
 			a.printTaskEnd(t, task)
 			if !v.Coordinator.Alive && waiting {
-				fmt.Fprintf(a.stdout, "the run of %s is not going (%s): nothing to follow\n", t.feature, stateWords(v.State))
+				fmt.Fprintf(a.stdout, "the run of %s is not going (%s): nothing to follow\n", t.feature, v.State.Words())
 			}
 			return nil
 		}
@@ -319,7 +320,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 		}
 		fmt.Fprintf(w, "-- verification output\n%s\n", indent(lastN(out, 40)))
 	}
-	if d, ok := readDiagnosis(dir); ok {
+	if d, ok := diagnose.ReadFile(attempt.Record(dir).Diagnosis()); ok {
 		h := d.Top()
 		fmt.Fprintf(w, "-- diagnosis: %s (%.0f%% sure, %s)\n", h.Pattern, 100*h.Confidence, h.Class)
 		for _, e := range h.Evidence {
@@ -338,7 +339,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 					files = append(files, strings.TrimPrefix(strings.Fields(l)[3], "b/"))
 				}
 			}
-			fmt.Fprintf(w, "-- changed: %s\n", strings.Join(nonEmpty(files, "nothing"), ", "))
+			fmt.Fprintf(w, "-- changed: %s\n", strings.Join(textx.OrList(files, "nothing"), ", "))
 		}
 	}
 }
@@ -390,9 +391,5 @@ func lastN(s string, n int) string {
 	return s
 }
 
-func nonEmpty(s []string, dflt string) []string {
-	if len(s) == 0 {
-		return []string{dflt}
-	}
-	return s
-}
+// nonEmpty is textx.OrList, for the lists printed never blank.
+func nonEmpty(s []string, dflt string) []string { return textx.OrList(s, dflt) }

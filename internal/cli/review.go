@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +69,7 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	if err != nil {
 		return usageErrorf("branch %s does not exist; deliver %s first with zerg rush %s", branch, feature, feature)
 	}
-	base, err := reviewBase(ctx, j, head)
+	base, err := delivery.ReviewBase(ctx, delivery.Repo{Repo: j.repo}, j.root, j.feature, head)
 	if err != nil {
 		return err
 	}
@@ -189,23 +188,6 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 // unreadableAnswer is the review error of an answer zerg could not read:
 // the review did not happen, so it blocks like a blocking finding.
 const unreadableAnswer = "the review's answer could not be read"
-
-// reviewBase is the commit the branch is reviewed against: the run's base
-// when a run is recorded, else where the branch left HEAD.
-func reviewBase(ctx context.Context, j *journeyCtx, head string) (string, error) {
-	if slices.Contains(run.Runs(j.root), j.feature) {
-		if t, err := j.a.resolveRun(ctx, j.feature); err == nil {
-			if v, _, err := t.inspect(); err == nil && v.Base != "" {
-				return v.Base, nil
-			}
-		}
-	}
-	b, err := j.repo.Run(ctx, "merge-base", "HEAD", head)
-	if err != nil || strings.TrimSpace(b) == "" {
-		return "", usageErrorf("no base for %s: no recorded run and no common ancestor with HEAD", run.IntegrationBranch(j.feature))
-	}
-	return strings.TrimSpace(b), nil
-}
 
 type gateResult struct {
 	exit int

@@ -20,31 +20,11 @@ import (
 // they are printed. Task ids and feature names need not: the graph's checks
 // allow only letters, digits and "_.-" in them.
 
-// stateWords is a run state as a person reads it.
-func stateWords(s runstate.RunState) string {
-	switch s {
-	case runstate.RunDelivered:
-		return "DELIVERED"
-	case runstate.RunNotDelivered:
-		return "NOT DELIVERED"
-	case runstate.RunHalted:
-		return "stopped"
-	case runstate.RunDead:
-		return "interrupted (its coordinator died)"
-	case runstate.RunNotStarted:
-		return "not started"
-	}
-	return string(s)
-}
+// stateWords and runWords are runstate's words, for the commands that
+// print a run's state.
+func stateWords(s runstate.RunState) string { return s.Words() }
 
-// runWords is a run's state as the report and status head it: a delivery
-// whose workers had writes refused says so, never a plain DELIVERED.
-func runWords(v runstate.View) string {
-	if v.State == runstate.RunDelivered && v.RefusedWrites > 0 {
-		return "DELIVERED with " + pluralf(v.RefusedWrites, "%d refused write", "%d refused writes")
-	}
-	return stateWords(v.State)
-}
+func runWords(v runstate.View) string { return v.Words() }
 
 // printRefusedWrites lists every task's refused writes, one line each:
 // what its worker meant to write and could not, so its work lacks it.
@@ -59,7 +39,7 @@ func (a *app) printRefusedWrites(v runstate.View, indent string) {
 // printReport writes the end-of-run report.
 func (a *app) printReport(v runstate.View) {
 	w := a.stdout
-	fmt.Fprintf(w, "\n%s: %s", v.Feature, runWords(v))
+	fmt.Fprintf(w, "\n%s: %s", v.Feature, v.Words())
 	if v.Rehearsal {
 		fmt.Fprint(w, " (rehearsal)")
 	}
@@ -98,35 +78,13 @@ func nextStep(v runstate.View) string {
 	case runstate.RunRunning:
 		return fmt.Sprintf("zerg stop %s stops it", v.Feature)
 	}
-	if l, g, ok := gateFailedCommittedLevel(v); ok {
+	if l, g, ok := v.GateFailedCommittedLevel(); ok {
 		// Nothing to retry: the tasks did their part, the merge of them
 		// is what failed.
 		return fmt.Sprintf("every task of level %d is committed: nothing to retry. zerg logs %s --gate %s shows the gate's output; fix the graph (a gate that needs what a later level adds can run with when: last_level) or the gate, then zerg rush %s --resume",
 			l, v.Feature, g, v.Feature)
 	}
 	return fmt.Sprintf("zerg logs %s <task> for details; zerg retry %s <task>, then zerg rush %s --resume", v.Feature, v.Feature, v.Feature)
-}
-
-// gateFailedCommittedLevel finds the level a required gate failed on
-// whose tasks are all committed (none failed, none left to run), and the
-// gate: the state where "zerg retry" has nothing to retry.
-func gateFailedCommittedLevel(v runstate.View) (level int, gate string, ok bool) {
-	for _, l := range v.Levels {
-		if l.State != "failed" || !strings.HasPrefix(l.Reason, "gate ") {
-			continue
-		}
-		for _, t := range v.Tasks {
-			if t.Level == l.Level && t.Status != runstate.StatusCommitted && t.Status != runstate.StatusMerged {
-				return 0, "", false
-			}
-		}
-		for i := len(v.Gates) - 1; i >= 0; i-- {
-			if g := v.Gates[i]; g.Level == l.Level && g.Exit != 0 && g.Required {
-				return l.Level, g.Name, true
-			}
-		}
-	}
-	return 0, "", false
 }
 
 func (a *app) printLevels(v runstate.View) {
@@ -156,7 +114,7 @@ func (a *app) printTaskProblems(v runstate.View) {
 	}
 	fmt.Fprintf(a.stdout, "  tasks: %d of %d merged\n", len(v.Tasks)-len(bad), len(v.Tasks))
 	for _, t := range bad {
-		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(statusWord(t)), t.Level, t.Attempts)
+		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(t.StatusWord()), t.Level, t.Attempts)
 		if t.Detail != "" {
 			line += ": " + truncate(textx.OneLine(term.Clean(t.Detail)), 240)
 		} else if t.Reason != "" {
@@ -176,7 +134,7 @@ func (a *app) printTaskProblems(v runstate.View) {
 // printStatus writes the live view of a run.
 func (a *app) printStatus(v runstate.View) {
 	w := a.stdout
-	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), runWords(v))
+	fmt.Fprintf(w, "%s: %s", a.paint(ansiBold, v.Feature), v.Words())
 	if v.Rehearsal {
 		fmt.Fprint(w, " (rehearsal)")
 	}
@@ -218,7 +176,7 @@ func (a *app) printStatus(v runstate.View) {
 	if rw := v.ResetWait; rw != nil {
 		line := fmt.Sprintf("waiting for the %s to reset (%s was refused): launching resumes by itself", strings.ReplaceAll(term.Clean(rw.Reason), "_", " "), term.Clean(rw.Task))
 		if until, err := time.Parse(time.RFC3339, rw.Until); err == nil {
-			line += fmt.Sprintf(" at %s", seenAt(until))
+			line += fmt.Sprintf(" at %s", runstate.SeenAt(until, time.Now()))
 			if left := time.Until(until); left > 0 {
 				line += fmt.Sprintf(" (in %s)", left.Round(time.Second))
 			}
@@ -237,7 +195,7 @@ func (a *app) printStatus(v runstate.View) {
 		switch {
 		case t.Abandoned != nil:
 			detail = fmt.Sprintf("attempt %d interrupted: its coordinator died (last seen %s); zerg rush %s --resume runs it again",
-				t.Abandoned.Attempt, seenAt(t.Abandoned.LastSeen), v.Feature)
+				t.Abandoned.Attempt, runstate.SeenAt(t.Abandoned.LastSeen, time.Now()), v.Feature)
 		case t.Running != nil:
 			detail = fmt.Sprintf("attempt %d running for %s", t.Running.Attempt, time.Since(t.Running.Started).Round(time.Second))
 			if t.Running.Agent != "" {
@@ -255,7 +213,7 @@ func (a *app) printStatus(v runstate.View) {
 				detail = t.Reason
 			}
 		}
-		status := statusWord(t)
+		status := t.StatusWord()
 		switch {
 		case t.Abandoned != nil:
 			status = a.paint(ansiYel, status)
@@ -301,26 +259,6 @@ func (a *app) printStatus(v runstate.View) {
 	if v.State == runstate.RunNotDelivered && v.Reason != "" {
 		fmt.Fprintf(w, "why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 200))
 	}
-}
-
-// statusWord is a task's status as a person reads it: an attempt a dead
-// coordinator left open is not running, whatever the log last said.
-func statusWord(t runstate.TaskView) string {
-	if t.Abandoned != nil {
-		return "interrupted"
-	}
-	return string(t.Status)
-}
-
-// seenAt says when something was last seen: the time of day when it was
-// today, else the date too; a fixed time, unlike "5m ago", so a dead run's
-// status does not seem to move.
-func seenAt(t time.Time) string {
-	t = t.Local()
-	if t.Format(time.DateOnly) == time.Now().Format(time.DateOnly) {
-		return t.Format(time.TimeOnly)
-	}
-	return t.Format(time.DateTime)
 }
 
 // printViewJSON writes the view as the documented JSON (docs/json.md).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 )
@@ -156,9 +157,5 @@ func firstArg(args []string) string {
 	return ""
 }
 
-func shortID(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
-}
+// shortID is gitx.ShortHash, for the commands that name commits.
+func shortID(s string) string { return gitx.ShortHash(s) }

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +38,7 @@ zerg rush FEATURE --resume.`,
 			}
 			var coord proc.ID
 			if v.Coordinator.Alive {
-				coord = coordinator(v.Coordinator.PID)
+				coord = run.CoordinatorProcess(v.Coordinator.PID)
 				if coord.PID == 0 {
 					// Alive (it holds the log) but not one zerg can name: its
 					// workers are its own to stop.
@@ -88,21 +85,4 @@ zerg rush FEATURE --resume.`,
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a graceful stop before killing")
 	return cmd
-}
-
-// coordinator returns the identity of pid when that process is alive and is
-// a zerg rush, else the zero ID: a recycled pid must never make zerg signal
-// an unrelated process. The identity is taken before the command line is
-// read, so a PID recycled in between changes its start time and the signal
-// goes nowhere (proc.Signal).
-func coordinator(pid int) proc.ID {
-	id, err := proc.Identify(pid)
-	if err != nil || !id.Alive() {
-		return proc.ID{}
-	}
-	args := proc.Cmdline(pid)
-	if len(args) < 2 || !strings.Contains(filepath.Base(args[0]), "zerg") || !slices.Contains(args, "rush") {
-		return proc.ID{}
-	}
-	return id
 }

@@ -52,6 +52,15 @@ func Inspect(p Paths) (runstate.View, *runstate.State, error) {
 	return v, st, nil
 }
 
+// Poller is Inspect's view of the run for a reader that polls it (the live
+// view of zerg rush and zerg status --watch).
+func Poller(p Paths) func() (runstate.View, error) {
+	return func() (runstate.View, error) {
+		v, _, err := Inspect(p)
+		return v, err
+	}
+}
+
 // BuildView is runstate.BuildView with the integration branch as the layout
 // names it.
 func BuildView(feature string, st *runstate.State, g *spec.Graph, pathsGraph *spec.Graph, lv runstate.Liveness) runstate.View {

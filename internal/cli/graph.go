@@ -13,6 +13,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/pathx"
+	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/textx"
@@ -147,7 +148,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors); fix it, or run 'zerg graph relevel' for level problems", file, len(r.Errors))}
 			}
 			if pf != "" {
-				b, err := graphPicture(r.Graph, pf)
+				b, err := picture.DrawGraph(r.Graph, pf)
 				if err != nil {
 					return err
 				}

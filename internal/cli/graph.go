@@ -411,10 +411,6 @@ func pluralf(n int, one, many string) string {
 	return fmt.Sprintf(many, n)
 }
 
-// problemJSON is config check's name for the problems it reports, in the
-// same keys as a graph's (spec.ProblemJSON).
-type problemJSON = spec.ProblemJSON
-
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

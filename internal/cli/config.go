@@ -130,6 +130,18 @@ func loadConfigFile(path, display string) (config.Config, error) {
 	return cfg, badInput(err)
 }
 
+// configRefused prints an invalid config's problems, one per line, and
+// returns the line that stops the command (config.Error.Refused, then
+// saying what else to do); any config error is bad input.
+func configRefused(a *app, err error, then string) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		printConfigProblems(a, ce)
+		return badInput(ce.Refused(config.FileName, then))
+	}
+	return badInput(err)
+}
+
 // printConfigProblems writes each config problem as one line on stderr.
 func printConfigProblems(a *app, ce *config.Error) {
 	for _, p := range ce.Problems {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -155,14 +154,7 @@ func zergRepoRoot(ctx context.Context, dir string) (string, error) {
 // checkConfigFile shows an existing config's problems, one per line, before
 // the error that stops init.
 func checkConfigFile(env *initEnv) error {
-	err := projectinit.CheckConfig(env.root)
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		printConfigProblems(env.a, ce)
-		return usageErrorf("%s has %s; fix it (zerg config check shows them again) or delete it, then run zerg init again; nothing was changed",
-			config.FileName, countNoun(len(ce.Problems), "problem"))
-	}
-	return badInput(err)
+	return configRefused(env.a, projectinit.CheckConfig(env.root), " or delete it, then run zerg init again; nothing was changed")
 }
 
 func countNoun(n int, word string) string {

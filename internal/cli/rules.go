@@ -56,13 +56,8 @@ func loadRulesEnv(ctx context.Context, a *app) (*rulesEnv, error) {
 		return nil, err
 	}
 	cfg, err := config.LoadRepo(root)
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		printConfigProblems(a, ce)
-		return nil, usageErrorf("%s has %s; fix it (zerg config check shows them again)", config.FileName, countNoun(len(ce.Problems), "problem"))
-	}
 	if err != nil {
-		return nil, badInput(err)
+		return nil, configRefused(a, err, "")
 	}
 	return &rulesEnv{cwd: cwd, root: root, rules: cfg.SecurityRules, budget: cfg.Context.TokenBudget}, nil
 }

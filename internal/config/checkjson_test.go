@@ -25,3 +25,15 @@ func TestCheckReport(t *testing.T) {
 		t.Errorf("a problem without a file is the file's: %+v", p)
 	}
 }
+
+// The refusal counts the problems shown above it and adds what else to do.
+func TestErrorRefused(t *testing.T) {
+	one := &Error{Problems: []Problem{{Message: "x"}}}
+	if got := one.Refused(FileName, "").Error(); got != ".zerg/config.yaml has 1 problem; fix it (zerg config check shows them again)" {
+		t.Errorf("one: %q", got)
+	}
+	two := &Error{Problems: []Problem{{Message: "x"}, {Message: "y"}}}
+	if got := two.Refused("c.yaml", " or delete it").Error(); got != "c.yaml has 2 problems; fix it (zerg config check shows them again) or delete it" {
+		t.Errorf("two: %q", got)
+	}
+}

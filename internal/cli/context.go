@@ -68,11 +68,7 @@ func (a *app) resolveContextArgs(ctx context.Context, args []string) (string, st
 	if err != nil {
 		return "", "", run.Paths{}, err
 	}
-	root, err := zergRepoRoot(ctx, cwd)
-	if err != nil {
-		return "", "", run.Paths{}, err
-	}
-	paths, task, err := run.FeatureTask(ctx, cwd, root, args, "zerg context FEATURE TASK")
+	paths, task, err := run.FeatureTask(ctx, cwd, args, "zerg context FEATURE TASK")
 	return paths.Feature, task, paths, err
 }
 

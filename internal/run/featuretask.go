@@ -6,21 +6,26 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/pathx"
 )
 
-// FeatureTask reads a command's "[FEATURE] TASK" arguments (zerg context):
-// with two the first is the feature; with one, the feature is OnlyFeature.
-// It returns the feature's paths and the task's id. A feature without a
-// task graph is bad input, its graph named relative to cwd; usage is the
-// command's synopsis, for OnlyFeature's refusals.
-func FeatureTask(ctx context.Context, cwd, root string, args []string, usage string) (Paths, string, error) {
+// FeatureTask reads a command's "[FEATURE] TASK" arguments (zerg context)
+// in the repository holding cwd: with two the first is the feature; with
+// one, the feature is OnlyFeature. It returns the feature's paths and the
+// task's id. No repository, or a feature without a task graph, is bad
+// input, the graph named relative to cwd; usage is the command's synopsis,
+// for OnlyFeature's refusals.
+func FeatureTask(ctx context.Context, cwd string, args []string, usage string) (Paths, string, error) {
+	root, err := gitx.WorkTreeRoot(ctx, cwd)
+	if err != nil {
+		return Paths{}, "", &Error{Kind: BadInput, Err: err}
+	}
 	task := args[len(args)-1]
 	feature := ""
 	if len(args) == 2 {
 		feature = args[0] // PathsFor refuses a name that is not a plain name
 	} else {
-		var err error
 		if feature, err = OnlyFeature(root, usage); err != nil {
 			return Paths{}, "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,18 +50,21 @@ func TestFeatureTask(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	ctx := context.Background()
-	p, task, err := FeatureTask(ctx, root, root, []string{"cart"}, contextUsage)
+	p, task, err := FeatureTask(ctx, root, []string{"cart"}, contextUsage)
 	if err != nil || p.Feature != "shop" || task != "cart" || p.Graph != GraphFile(root, "shop") {
 		t.Errorf("one argument: %+v %q %v", p, task, err)
 	}
-	if p, task, err = FeatureTask(ctx, root, root, []string{"shop", "cart"}, contextUsage); err != nil || p.Feature != "shop" || task != "cart" {
+	if p, task, err = FeatureTask(ctx, root, []string{"shop", "cart"}, contextUsage); err != nil || p.Feature != "shop" || task != "cart" {
 		t.Errorf("two arguments: %+v %q %v", p, task, err)
 	}
-	_, _, err = FeatureTask(ctx, root, root, []string{"other", "cart"}, contextUsage)
+	_, _, err = FeatureTask(ctx, root, []string{"other", "cart"}, contextUsage)
 	if want := `unknown feature "other": no task graph at .zerg/specs/other/task-graph.json`; err == nil || err.Error() != want || !errors.Is(err, BadInput) {
 		t.Errorf("a feature without a graph: %v, want %q", err, want)
 	}
-	if _, _, err = FeatureTask(ctx, root, root, []string{"../shop", "cart"}, contextUsage); !errors.Is(err, BadInput) {
+	if _, _, err = FeatureTask(ctx, root, []string{"../shop", "cart"}, contextUsage); !errors.Is(err, BadInput) {
 		t.Errorf("not a feature name: %v", err)
+	}
+	if _, _, err = FeatureTask(ctx, t.TempDir(), []string{"cart"}, contextUsage); !errors.Is(err, BadInput) || !strings.Contains(err.Error(), "is not inside a git repository") {
+		t.Errorf("outside a repository: %v", err)
 	}
 }

@@ -45,12 +45,7 @@ const (
 )
 
 // paint wraps s in an ANSI style when colour is on.
-func (a *app) paint(style, s string) string {
-	if !a.color || s == "" {
-		return s
-	}
-	return style + s + ansiReset
-}
+func (a *app) paint(style, s string) string { return term.Paint(a.color, style, s) }
 
 // uncleaned is the writer beneath the app's term.Writer, for the two
 // things zerg writes that are not text: the screen control of status

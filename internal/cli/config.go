@@ -50,7 +50,7 @@ file:line: option: what is wrong and what to do. Exit 0 when valid, 2 when not.`
 				return err
 			}
 			if asJSON {
-				if werr := printJSON(a.stdout, configCheckJSON(display, ce)); werr != nil {
+				if werr := printJSON(a.stdout, config.CheckReport(display, ce)); werr != nil {
 					return werr
 				}
 				if ce != nil {
@@ -130,29 +130,21 @@ func loadConfigFile(path, display string) (config.Config, error) {
 	return cfg, badInput(err)
 }
 
+// configRefused prints an invalid config's problems, one per line, and
+// returns the line that stops the command (config.Error.Refused, then
+// saying what else to do); any config error is bad input.
+func configRefused(a *app, err error, then string) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		printConfigProblems(a, ce)
+		return badInput(ce.Refused(config.FileName, then))
+	}
+	return badInput(err)
+}
+
 // printConfigProblems writes each config problem as one line on stderr.
 func printConfigProblems(a *app, ce *config.Error) {
 	for _, p := range ce.Problems {
 		fmt.Fprintln(a.stderr, p.String())
 	}
-}
-
-// configCheckJSON is config check's --json report: the same shape as graph
-// validate's (file, valid, problems), every config problem an error.
-func configCheckJSON(display string, ce *config.Error) any {
-	out := struct {
-		File     string        `json:"file"`
-		Valid    bool          `json:"valid"`
-		Problems []problemJSON `json:"problems"`
-	}{File: display, Valid: ce == nil, Problems: []problemJSON{}}
-	if ce != nil {
-		for _, p := range ce.Problems {
-			file := p.File
-			if file == "" {
-				file = display
-			}
-			out.Problems = append(out.Problems, problemJSON{Severity: "error", Code: p.Code, File: file, Line: p.Line, Field: p.Field, Message: p.Message})
-		}
-	}
-	return out
 }

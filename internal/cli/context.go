@@ -60,59 +60,16 @@ See docs/context.md.`,
 	return cmd
 }
 
-// resolveContextArgs reads "[FEATURE] TASK": with two arguments the first
-// is the feature; with one, the feature is the repository's only run, or
-// else its only feature with a task graph.
+// resolveContextArgs reads "[FEATURE] TASK" (run.FeatureTask): with one
+// argument the feature is the repository's only run, or else its only
+// feature with a task graph.
 func (a *app) resolveContextArgs(ctx context.Context, args []string) (string, string, run.Paths, error) {
 	cwd, err := a.getwd()
 	if err != nil {
 		return "", "", run.Paths{}, err
 	}
-	root, err := zergRepoRoot(ctx, cwd)
-	if err != nil {
-		return "", "", run.Paths{}, err
-	}
-	feature, task := "", args[len(args)-1]
-	if len(args) == 2 {
-		feature = args[0] // run.PathsFor refuses a name that is not a plain name
-	} else {
-		feature, err = onlyFeature(root)
-		if err != nil {
-			return "", "", run.Paths{}, err
-		}
-	}
-	paths, err := run.PathsFor(ctx, root, feature)
-	if err != nil {
-		return "", "", run.Paths{}, err
-	}
-	if _, err := os.Stat(paths.Graph); err != nil {
-		return "", "", run.Paths{}, usageErrorf("unknown feature %q: no task graph at %s", feature, rel(cwd, paths.Graph))
-	}
-	return feature, task, paths, nil
-}
-
-// onlyFeature is the feature meant when none is named: the only run, else
-// the only feature with a task graph.
-func onlyFeature(root string) (string, error) {
-	if runs := run.Runs(root); len(runs) == 1 {
-		return runs[0], nil
-	} else if len(runs) > 1 {
-		return "", usageErrorf("several runs (%s); name the feature: zerg context FEATURE TASK", strings.Join(runs, ", "))
-	}
-	var features []string
-	entries, _ := os.ReadDir(run.SpecsDir(root))
-	for _, e := range entries {
-		if _, err := os.Stat(run.GraphFile(root, e.Name())); err == nil && e.IsDir() {
-			features = append(features, e.Name())
-		}
-	}
-	switch len(features) {
-	case 0:
-		return "", usageErrorf("no feature in this repository: no .zerg/specs/<feature>/task-graph.json")
-	case 1:
-		return features[0], nil
-	}
-	return "", usageErrorf("several features (%s); name the feature: zerg context FEATURE TASK", strings.Join(features, ", "))
+	paths, task, err := run.FeatureTask(ctx, cwd, args, "zerg context FEATURE TASK")
+	return paths.Feature, task, paths, err
 }
 
 // contextPackNow builds the pack the task would get if its next attempt

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,8 +12,10 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/pathx"
+	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
 
@@ -147,7 +148,7 @@ and PRs: no browser or graphviz needed. It goes to stdout or to --output.`,
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: invalid task graph (%d errors); fix it, or run 'zerg graph relevel' for level problems", file, len(r.Errors))}
 			}
 			if pf != "" {
-				b, err := graphPicture(r.Graph, pf)
+				b, err := picture.DrawGraph(r.Graph, pf)
 				if err != nil {
 					return err
 				}
@@ -289,10 +290,7 @@ func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]str
 	return nil, cobra.ShellCompDirectiveDefault
 }
 
-func fileExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
+func fileExists(p string) bool { return fsx.IsFile(p) }
 
 func rel(base, p string) string { return pathx.Short(base, p) }
 
@@ -309,12 +307,7 @@ func (a *app) printIssues(file string, r *spec.Report) {
 }
 
 // paintErr colours text for stderr, which is checked on its own.
-func (a *app) paintErr(style, s string) string {
-	if !colorEnabled(a.stderr) {
-		return s
-	}
-	return style + s + ansiReset
-}
+func (a *app) paintErr(style, s string) string { return term.Paint(colorEnabled(a.stderr), style, s) }
 
 func (a *app) printGraph(g *spec.Graph, an spec.Analysis) {
 	w := a.stdout
@@ -352,7 +345,7 @@ func (a *app) printGraph(g *spec.Graph, an spec.Analysis) {
 			if t.HasEstimate {
 				est = fmtMinutes(t.EstimateMinutes)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", li.Level, mark, id, truncate(textx.OneLine(t.Title), 40), est,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", li.Level, mark, id, textx.Truncate(textx.OneLine(t.Title), 40), est,
 				listOrDash(t.Dependencies, 3), listOrDash(t.Files.Owned(), 3))
 		}
 	}
@@ -375,13 +368,7 @@ func listOrDash(s []string, max int) string {
 	return strings.Join(s, ", ")
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+func truncate(s string, n int) string { return textx.Truncate(s, n) }
 
 func fmtMinutes(m float64) string {
 	if m >= 90 {
@@ -409,10 +396,6 @@ func pluralf(n int, one, many string) string {
 	}
 	return fmt.Sprintf(many, n)
 }
-
-// problemJSON is config check's name for the problems it reports, in the
-// same keys as a graph's (spec.ProblemJSON).
-type problemJSON = spec.ProblemJSON
 
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -16,13 +15,11 @@ import (
 
 func init() { register(newInitCmd) }
 
-// initReport is what init did, per path relative to the repository root.
+// initReport is what init did (projectinit.Report, its JSON) and the text
+// report, one line per path.
 type initReport struct {
-	Root     string   `json:"root"`
-	Created  []string `json:"created"`
-	Existing []string `json:"existing"`
-	Updated  []string `json:"updated"`
-	lines    []string // the text report, one line per path
+	projectinit.Report
+	lines []string
 }
 
 func (r *initReport) add(list *[]string, verb, path, detail string) {
@@ -34,16 +31,13 @@ func (r *initReport) add(list *[]string, verb, path, detail string) {
 	r.lines = append(r.lines, line)
 }
 
-// note adds what a projectinit step did to the report's list for its kind.
-func (r *initReport) note(o projectinit.Outcome) {
-	list := &r.Existing
-	switch o.Kind {
-	case projectinit.Created:
-		list = &r.Created
-	case projectinit.Updated:
-		list = &r.Updated
+// note adds what a projectinit step did, when it did it (err is nil), to
+// the report's list for its kind, and returns err.
+func (r *initReport) note(o projectinit.Outcome, err error) error {
+	if err == nil {
+		r.add(r.List(o.Kind), o.Verb, o.Path, o.Detail)
 	}
-	r.add(list, o.Verb, o.Path, o.Detail)
+	return err
 }
 
 // initStep is one thing init sets up. Every check runs before any apply, so
@@ -74,13 +68,7 @@ func checked(check func(root string) error) func(*initEnv) error {
 
 // applied makes a projectinit write an init step's apply.
 func applied(write func(root string) (projectinit.Outcome, error)) func(*initEnv, *initReport) error {
-	return func(env *initEnv, r *initReport) error {
-		o, err := write(env.root)
-		if err == nil {
-			r.note(o)
-		}
-		return err
-	}
+	return func(env *initEnv, r *initReport) error { return r.note(write(env.root)) }
 }
 
 // initSteps lists init's steps in order.
@@ -134,7 +122,7 @@ func runInit(ctx context.Context, a *app, cmds *cobra.Command, asJSON bool) erro
 			return err
 		}
 	}
-	r := &initReport{Root: root, Created: []string{}, Existing: []string{}, Updated: []string{}}
+	r := &initReport{Report: projectinit.NewReport(root)}
 	for _, s := range steps {
 		if err := s.apply(env, r); err != nil {
 			return failedf("init %s: %v", s.name, err)
@@ -148,7 +136,7 @@ func runInit(ctx context.Context, a *app, cmds *cobra.Command, asJSON bool) erro
 	for _, l := range r.lines {
 		fmt.Fprintln(a.stdout, l)
 	}
-	if len(r.Created)+len(r.Updated) == 0 {
+	if !r.Changed() {
 		fmt.Fprintf(a.stdout, "zerg is already set up in %s; nothing changed\n", root)
 	} else {
 		fmt.Fprintf(a.stdout, "zerg is set up in %s; review %s, then run: zerg config check\n", root, config.FileName)
@@ -166,14 +154,7 @@ func zergRepoRoot(ctx context.Context, dir string) (string, error) {
 // checkConfigFile shows an existing config's problems, one per line, before
 // the error that stops init.
 func checkConfigFile(env *initEnv) error {
-	err := projectinit.CheckConfig(env.root)
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		printConfigProblems(env.a, ce)
-		return usageErrorf("%s has %s; fix it (zerg config check shows them again) or delete it, then run zerg init again; nothing was changed",
-			config.FileName, countNoun(len(ce.Problems), "problem"))
-	}
-	return badInput(err)
+	return configRefused(env.a, projectinit.CheckConfig(env.root), " or delete it, then run zerg init again; nothing was changed")
 }
 
 func countNoun(n int, word string) string {

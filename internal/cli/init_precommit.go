@@ -17,11 +17,7 @@ func precommitStep() initStep {
 	return initStep{name: "pre-commit hook",
 		check: func(env *initEnv) error { return badInput(projectinit.CheckPrecommitHook(env.ctx, env.root)) },
 		apply: func(env *initEnv, r *initReport) error {
-			o, err := projectinit.InstallPrecommitHook(env.ctx, env.root, projectinit.PrecommitBinary(precommitExecutable()))
-			if err == nil {
-				r.note(o)
-			}
-			return err
+			return r.note(projectinit.InstallPrecommitHook(env.ctx, env.root, projectinit.PrecommitBinary(precommitExecutable())))
 		},
 	}
 }

@@ -53,7 +53,7 @@ func fetchRulesCache(env *initEnv, r *initReport) error {
 	}
 	source := sr.URL
 	if !filepath.IsAbs(source) {
-		source = resolveSource(env.root, source)
+		source = security.ResolveSource(env.root, source)
 	}
 	ctx, cancel := context.WithTimeout(env.ctx, initRulesTimeout)
 	defer cancel()

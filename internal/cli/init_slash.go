@@ -26,21 +26,13 @@ func slashStep() initStep {
 	return initStep{name: "slash commands", check: checkSlash, apply: installSlash}
 }
 
-func checkSlash(env *initEnv) error {
-	if env.cmds == nil {
-		return nil
-	}
-	return badInput(slash.Check(env.root))
-}
+func checkSlash(env *initEnv) error { return badInput(slash.CheckTree(env.root, env.cmds)) }
 
+// installSlash installs the tree's commands (none without a tree) and
+// reports them.
 func installSlash(env *initEnv, r *initReport) error {
-	if env.cmds == nil {
-		return nil
-	}
-	results, err := slash.InstallTree(env.root, env.cmds.Root(), slashOptions())
-	if err == nil {
-		reportSlash(r, results)
-	}
+	results, err := slash.InstallTree(env.root, env.cmds, slashOptions())
+	reportSlash(r, results)
 	return err
 }
 

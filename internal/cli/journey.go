@@ -33,18 +33,14 @@ type journeyCtx struct {
 	scratch *journey.Scratch // the clone and the sessions' state, outside the repository
 }
 
-// openJourney checks the feature name, the flags and the config; it writes
-// nothing.
+// openJourney checks the repository, the feature name, the flags and the
+// config (journey.Open); it writes nothing.
 func openJourney(ctx context.Context, a *app, feature string, f journeyFlags) (*journeyCtx, error) {
 	cwd, err := a.getwd()
 	if err != nil {
 		return nil, err
 	}
-	root, err := zergRepoRoot(ctx, cwd)
-	if err != nil {
-		return nil, err
-	}
-	p, err := journey.Open(ctx, root, feature, f.rehearse, f.scenario, loadProjectConfig)
+	p, err := journey.Open(ctx, cwd, feature, f.rehearse, f.scenario, loadProjectConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/run"
@@ -170,7 +168,7 @@ that graph. See docs/mockapi.md.`,
 				if paths != nil {
 					specDir = paths.SpecDir
 				}
-				unmatched = unmatchedScenarioTasks(sc, feature, r.Graph, specDir)
+				unmatched = journey.UnmatchedScenarioTasks(sc, feature, r.Graph, specDir)
 				warnUnmatched(a, scenario, feature, unmatched)
 				against = fmt.Sprintf("; %d of %d match the prompts of %s", len(sc.Tasks)-len(unmatched), len(sc.Tasks), feature)
 			}
@@ -183,32 +181,10 @@ that graph. See docs/mockapi.md.`,
 	return cmd
 }
 
-// unmatchedScenarioTasks lists the scenario's tasks that match none of the
-// prompts a run of the graph sends: each task's first attempt and a retry
-// (built as the worker's, internal/attempt: they begin "Task <id>: <title>"
-// and a retry adds why the last attempt failed), and the feature's plan,
-// design and review sessions (internal/journey), which a scenario may
-// answer too. The match rule is the scripted server's own
-// (mockapi.Task.Matches). specDir, when known, gives the prompts the
-// feature's spec sections, as workers get them.
+// unmatchedScenarioTasks is journey.UnmatchedScenarioTasks, for rush's
+// rehearsal.
 func unmatchedScenarioTasks(sc *mockapi.Scenario, feature string, g *spec.Graph, specDir string) []*mockapi.Task {
-	var prompts []string
-	for _, t := range g.Tasks {
-		in := attempt.Input{Feature: feature, Graph: g, Task: t,
-			Context: attempt.LoadContext(attempt.ContextFiles{SpecDir: specDir}, g, t)}
-		prompts = append(prompts, attempt.Prompt(in))
-		in.Previous = "verification failed (exit 1)"
-		prompts = append(prompts, attempt.Prompt(in))
-	}
-	prompts = append(prompts, journey.PlanPrompt(feature, "", false), journey.PlanPrompt(feature, "", true),
-		journey.DesignPrompt(feature, ""), journey.RepairPrompt(feature, 2, nil), journey.ReviewPrompt(feature, "", "", journey.ReviewPlan{}, 1, nil))
-	var out []*mockapi.Task
-	for _, st := range sc.Tasks {
-		if !slices.ContainsFunc(prompts, st.Matches) {
-			out = append(out, st)
-		}
-	}
-	return out
+	return journey.UnmatchedScenarioTasks(sc, feature, g, specDir)
 }
 
 // warnUnmatched says, one line each on stderr, which scenario tasks no

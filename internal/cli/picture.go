@@ -1,61 +1,31 @@
 package cli
 
 import (
-	"fmt"
+	"errors"
 	"io"
 	"os"
-	"slices"
 
-	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/picture"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // pictureFormat checks a --format value against the formats a command
-// draws (text is its table, the default).
+// draws (picture.ParseFormat); a format it does not draw is bad input.
 func pictureFormat(flag string, allowed ...string) (picture.Format, error) {
-	if flag == "" || flag == "text" {
-		return "", nil
-	}
-	if !slices.Contains(allowed, flag) {
-		return "", usageErrorf("--format %s: give one of text, %s", flag, joinOr(allowed))
-	}
-	return picture.Format(flag), nil
+	f, err := picture.ParseFormat(flag, allowed...)
+	return f, badInput(err)
 }
 
-func joinOr(s []string) string {
-	out := ""
-	for i, x := range s {
-		switch {
-		case i == 0:
-		case i == len(s)-1:
-			out += " or "
-		default:
-			out += ", "
-		}
-		out += x
-	}
-	return out
-}
+func joinOr(s []string) string { return textx.JoinOr(s) }
 
-// writePicture writes a drawing to --output (atomically, so a doc's image
-// is never half written) or to stdout. A PNG is not written to a terminal:
-// it would only garble it.
+// writePicture writes a drawing to --output or to stdout (picture.Output);
+// a PNG refused for a terminal is bad input.
 func (a *app) writePicture(output string, f picture.Format, b []byte) error {
-	if output != "" {
-		if err := fsx.WriteFileAtomic(output, b, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", output, err)
-		}
-		return nil
+	// Binary data goes beneath the cleaning: the bytes are the picture.
+	err := picture.Output(output, f, b, a.stdout, uncleaned(a.stdout), isTerminal(a.stdout))
+	if errors.Is(err, picture.ErrBinaryToTerminal) {
+		return badInput(err)
 	}
-	if f != picture.FormatPNG {
-		_, err := a.stdout.Write(b)
-		return err
-	}
-	if isTerminal(a.stdout) {
-		return usageErrorf("--format png writes binary data; redirect stdout to a file or pass --output FILE")
-	}
-	// Binary data, never to a terminal: the bytes are the picture.
-	_, err := uncleaned(a.stdout).Write(b)
 	return err
 }
 

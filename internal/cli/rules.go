@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,7 +44,6 @@ type rulesEnv struct {
 	cwd, root string
 	rules     config.SecurityRules
 	budget    int // context token budget
-	hasConfig bool
 }
 
 func loadRulesEnv(ctx context.Context, a *app) (*rulesEnv, error) {
@@ -59,52 +55,11 @@ func loadRulesEnv(ctx context.Context, a *app) (*rulesEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &rulesEnv{cwd: cwd, root: root}
-	cfg := config.Default()
-	path := filepath.Join(root, filepath.FromSlash(config.FileName))
-	if _, err := os.Stat(path); err == nil {
-		c, err := loadConfigFile(path, config.FileName)
-		if err != nil {
-			var ce *config.Error
-			if errors.As(err, &ce) {
-				printConfigProblems(a, ce)
-				return nil, usageErrorf("%s has %s; fix it (zerg config check shows them again)", config.FileName, countNoun(len(ce.Problems), "problem"))
-			}
-			return nil, err
-		}
-		cfg, e.hasConfig = c, true
+	cfg, err := config.LoadRepo(root)
+	if err != nil {
+		return nil, configRefused(a, err, "")
 	}
-	e.rules, e.budget = cfg.SecurityRules, cfg.Context.TokenBudget
-	return e, nil
-}
-
-// want is the checksum the rules at commit must have: security_rules.sha256
-// applies only to the configured commit; otherwise the checksum built into
-// zerg for its default commit, if any.
-func (e *rulesEnv) want(commit string) string {
-	if commit == e.rules.Commit {
-		return security.ExpectedChecksum(commit, e.rules.SHA256)
-	}
-	return security.ExpectedChecksum(commit, "")
-}
-
-func (e *rulesEnv) rel(p string) string {
-	if r, ok := pathx.Rel(e.cwd, p); ok {
-		return r
-	}
-	return p
-}
-
-// resolveSource turns a relative local path (./mirror) into an absolute one;
-// URLs are left as they are.
-func resolveSource(cwd, s string) string {
-	if s == "" || filepath.IsAbs(s) || strings.Contains(s, "://") || strings.HasPrefix(s, "-") {
-		return s
-	}
-	if _, err := os.Stat(filepath.Join(cwd, s)); err == nil {
-		return filepath.Join(cwd, s)
-	}
-	return s
+	return &rulesEnv{cwd: cwd, root: root, rules: cfg.SecurityRules, budget: cfg.Context.TokenBudget}, nil
 }
 
 type rulesUpdateJSON struct {
@@ -144,16 +99,16 @@ cache is not fetched again unless --force.`,
 			if commit == "" {
 				commit = e.rules.Commit
 			}
-			source = resolveSource(e.cwd, source)
+			source = security.ResolveSource(e.cwd, source)
 			if err := security.ValidateCommit(commit); err != nil {
 				return usageErrorf("--commit: %v", err)
 			}
 			if err := security.ValidateSource(source); err != nil {
 				return usageErrorf("--source: %v", err)
 			}
-			want := e.want(commit)
+			want := e.rules.Checksum(commit)
 			dest := security.RulesCacheDir(e.root, commit)
-			out := rulesUpdateJSON{Source: source, Commit: commit, Pinned: want != "", Dir: e.rel(dest)}
+			out := rulesUpdateJSON{Source: source, Commit: commit, Pinned: want != "", Dir: pathx.Short(e.cwd, dest)}
 			m, verr := security.VerifyRules(dest, want)
 			if verr != nil || force || m.Commit != commit {
 				m, err = security.FetchRules(cmd.Context(), source, commit, dest, want)
@@ -240,9 +195,9 @@ func newRulesVerifyCmd(a *app) *cobra.Command {
 				return usageErrorf("--commit: %v", err)
 			}
 			dest := security.RulesCacheDir(e.root, commit)
-			want := e.want(commit)
-			out := rulesVerifyJSON{Commit: commit, Dir: e.rel(dest), Pinned: want != "", Expected: want}
-			m, verr := verifyCache(dest, commit, want)
+			want := e.rules.Checksum(commit)
+			out := rulesVerifyJSON{Commit: commit, Dir: pathx.Short(e.cwd, dest), Pinned: want != "", Expected: want}
+			m, verr := security.VerifyCache(dest, commit, want)
 			if verr == nil {
 				out.OK, out.SHA256, out.Files, out.Source = true, m.Checksum, len(m.Files), m.Source
 				out.Fetched = m.FetchedAt.Format(time.RFC3339)
@@ -272,19 +227,9 @@ func newRulesVerifyCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// verifyCache verifies the cache of commit, with a hint when it is missing.
+// verifyCache is security.VerifyCache, for review's check of the rules.
 func verifyCache(dest, commit, want string) (security.Manifest, error) {
-	if _, err := os.Stat(dest); errors.Is(err, fs.ErrNotExist) {
-		return security.Manifest{}, fmt.Errorf("the rules at %s are not fetched (no %s); run zerg rules update", commit, dest)
-	}
-	m, err := security.VerifyRules(dest, want)
-	if err != nil {
-		return m, fmt.Errorf("%v; run zerg rules update --force to fetch them again", err)
-	}
-	if m.Commit != commit {
-		return m, fmt.Errorf("%s holds the rules of commit %s, not %s; run zerg rules update --force", dest, m.Commit, commit)
-	}
-	return m, nil
+	return security.VerifyCache(dest, commit, want)
 }
 
 func newRulesShowCmd(a *app) *cobra.Command {
@@ -311,7 +256,7 @@ naming what was left out.`,
 				budget = e.budget
 			}
 			dest := security.RulesCacheDir(e.root, e.rules.Commit)
-			if _, err := verifyCache(dest, e.rules.Commit, e.want(e.rules.Commit)); err != nil {
+			if _, err := security.VerifyCache(dest, e.rules.Commit, e.rules.Checksum(e.rules.Commit)); err != nil {
 				return failedf("%v", err)
 			}
 			files, err := security.RulesFor(dest, paths)
@@ -336,7 +281,7 @@ naming what was left out.`,
 					Commit string              `json:"commit"`
 					Dir    string              `json:"dir"`
 					Files  []security.RuleFile `json:"files"`
-				}{e.rules.Commit, e.rel(dest), files})
+				}{e.rules.Commit, pathx.Short(e.cwd, dest), files})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, f := range files {

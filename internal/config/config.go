@@ -468,6 +468,16 @@ type SecurityRules struct {
 	SHA256 string `yaml:"sha256"`
 }
 
+// Checksum is the checksum the rules at commit must have: sha256 pins only
+// the configured commit; another commit (zerg rules update --commit) has
+// only the checksum built into zerg for it, if any.
+func (r SecurityRules) Checksum(commit string) string {
+	if commit == r.Commit {
+		return security.ExpectedChecksum(commit, r.SHA256)
+	}
+	return security.ExpectedChecksum(commit, "")
+}
+
 // Context is the context-pack budget.
 type Context struct {
 	// TokenBudget bounds each worker's context pack (internal/contextpack),

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -57,6 +58,18 @@ func (e *Error) Error() string {
 		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Refused is the one line that stops a command which read the invalid
+// config file shown as file, once its problems were shown one per line:
+// how many there are and how to see them again, then what else the user
+// may do (then: "" for nothing more).
+func (e *Error) Refused(file, then string) error {
+	n := strconv.Itoa(len(e.Problems)) + " problems"
+	if len(e.Problems) == 1 {
+		n = "1 problem"
+	}
+	return fmt.Errorf("%s has %s; fix it (zerg config check shows them again)%s", file, n, then)
 }
 
 // sortProblems orders problems by line so output follows the file; problems

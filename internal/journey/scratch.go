@@ -162,11 +162,16 @@ type Project struct {
 	Repo                   *gitx.Repo
 }
 
-// Open checks the feature's name and the rehearsal flags (a scenario needs
-// a rehearsal), then loads the config of the repository at root with
-// loadConfig (its errors passed on as they are) and opens the repository;
-// it writes nothing. A bad name or flag is bad input.
-func Open(ctx context.Context, root, feature string, rehearse bool, scenario string, loadConfig func(root string) (config.Config, error)) (*Project, error) {
+// Open finds the repository holding cwd, checks the feature's name and the
+// rehearsal flags (a scenario needs a rehearsal), then loads the
+// repository's config with loadConfig (its errors passed on as they are)
+// and opens the repository; it writes nothing. No repository, a bad name
+// or a bad flag is bad input.
+func Open(ctx context.Context, cwd, feature string, rehearse bool, scenario string, loadConfig func(root string) (config.Config, error)) (*Project, error) {
+	root, err := gitx.WorkTreeRoot(ctx, cwd)
+	if err != nil {
+		return nil, &run.Error{Kind: run.BadInput, Err: err}
+	}
 	if err := CheckFeature(feature); err != nil {
 		return nil, &run.Error{Kind: run.BadInput, Err: err}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/zergrush/zerg/internal/claude"
@@ -135,8 +136,9 @@ func TestConnect(t *testing.T) {
 	}
 }
 
-// A bad feature name or a scenario without a rehearsal is bad input before
-// the config is read; the config's error comes back as it is.
+// A bad feature name, a scenario without a rehearsal or no repository is
+// bad input before the config is read; the config's error comes back as it
+// is; from a subdirectory the project is the repository's top.
 func TestOpen(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIPPED: no git")
@@ -158,7 +160,18 @@ func TestOpen(t *testing.T) {
 	if _, err := Open(ctx, root, "auth", false, "", func(string) (config.Config, error) { return config.Config{}, bad }); !errors.Is(err, bad) {
 		t.Errorf("the config's error: %v", err)
 	}
-	p, err := Open(ctx, root, "auth", true, "s.yaml", load)
+	if _, err := Open(ctx, t.TempDir(), "auth", false, "", load); !errors.Is(err, run.BadInput) || !strings.Contains(err.Error(), "is not inside a git repository") {
+		t.Errorf("outside a repository: %v", err)
+	}
+	sub := filepath.Join(root, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(ctx, sub, "auth", true, "s.yaml", load)
 	if err != nil {
 		t.Fatal(err)
 	}

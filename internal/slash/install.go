@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zergrush/zerg/internal/fsx"
 )
 
@@ -61,6 +63,15 @@ func abs(root, rel string) string { return filepath.Join(root, filepath.FromSlas
 func sum(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// CheckTree is Check when there is a command tree to install (InstallTree),
+// nothing without one.
+func CheckTree(root string, cmds *cobra.Command) error {
+	if cmds == nil {
+		return nil
+	}
+	return Check(root)
 }
 
 // Check reports, before anything is written, what would stop Install: a

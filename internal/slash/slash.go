@@ -438,11 +438,15 @@ func TemplateText(name string) (string, error) {
 	return string(b), err
 }
 
-// InstallTree renders the files for the command tree under cmds (Render)
-// and installs them in the repository at root (Install): what zerg init
-// does, in one call.
+// InstallTree renders the files for the command tree cmds belongs to
+// (Render) and installs them in the repository at root (Install): what zerg
+// init does, in one call. Without a tree (nil: an init run without its
+// commands, as in tests) there is nothing to install.
 func InstallTree(root string, cmds *cobra.Command, opt Options) ([]Result, error) {
-	files, err := Render(cmds, opt)
+	if cmds == nil {
+		return nil, nil
+	}
+	files, err := Render(cmds.Root(), opt)
 	if err != nil {
 		return nil, err
 	}

@@ -352,4 +352,23 @@ func TestInstallTree(t *testing.T) {
 	if err != nil || count(again, Exists) != len(files) {
 		t.Fatalf("second install: %v, %+v; want %d up to date", err, again, len(files))
 	}
+	none := t.TempDir()
+	if res, err := InstallTree(none, nil, opt); err != nil || res != nil {
+		t.Errorf("no tree: %+v, %v; want nothing", res, err)
+	}
+	if err := CheckTree(none, nil); err != nil {
+		t.Errorf("no tree to check: %v", err)
+	}
+	if entries, _ := os.ReadDir(none); len(entries) != 0 {
+		t.Errorf("no tree wrote %d entries", len(entries))
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(none, filepath.FromSlash(CommandsDir))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(none, filepath.FromSlash(CommandsDir)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckTree(none, testTree()); err == nil {
+		t.Error("a file where the commands directory must be: no error")
+	}
 }

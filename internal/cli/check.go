@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/gitx"
 
 	"github.com/spf13/cobra"
 
@@ -126,7 +127,7 @@ func checkWorker(opts *run.Options) claude.Spec {
 
 // printCheck writes one line per command and one per environment problem.
 func printCheck(w io.Writer, rep *run.CheckReport) {
-	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, shortID(rep.Base), rep.Mode, rep.Seconds)
+	fmt.Fprintf(w, "check %s on %s (%s mode), %.1fs\n", rep.Feature, gitx.ShortHash(rep.Base), rep.Mode, rep.Seconds)
 	if len(rep.Toolchains) > 0 {
 		fmt.Fprintf(w, "  toolchains: %s\n", strings.Join(rep.Toolchains, ", "))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/cleanup"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -81,7 +82,7 @@ func runCleanup(ctx context.Context, a *app, feature string, o cleanupOpts) erro
 	}
 	defer closeLog()
 	rep, err := cleanup.Run(ctx, repo, cleanup.Security{},
-		cleanup.Target{Feature: t.feature, Paths: t.paths, LogPath: rel(t.root, t.paths.RunDir), State: st, LogErr: logErr},
+		cleanup.Target{Feature: t.feature, Paths: t.paths, LogPath: pathx.Short(t.root, t.paths.RunDir), State: st, LogErr: logErr},
 		cleanup.Options{All: o.all, Force: o.force, DryRun: o.dryRun, NameCommits: namedCommits})
 	for _, l := range rep.Lines {
 		fmt.Fprintln(a.stdout, l)
@@ -104,7 +105,7 @@ func namedCommits(list []gitx.ForeignCommit) string {
 			names = append(names, "…")
 			break
 		}
-		names = append(names, fmt.Sprintf("%s %q by %s", shortID(c.Commit), truncate(textx.OneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
+		names = append(names, fmt.Sprintf("%s %q by %s", gitx.ShortHash(c.Commit), textx.Truncate(textx.OneLine(term.Clean(c.Subject)), 60), term.Clean(c.Committer.Name)))
 	}
 	n := pluralf(len(list), "%d commit", "%d commits")
 	if len(list) > cleanup.MaxNamedCommits {

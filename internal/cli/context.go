@@ -16,6 +16,7 @@ import (
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newContextCmd) }
@@ -158,7 +159,7 @@ func (a *app) printPack(feature string, p contextpack.Pack) {
 		if d.Summary {
 			sum = fmt.Sprintf("summary of attempt %d", d.Attempt)
 		}
-		fmt.Fprintf(w, "dependency %s: %s; %s\n", d.ID, strings.Join(nonEmpty(d.Files, "no files"), ", "), sum)
+		fmt.Fprintf(w, "dependency %s: %s; %s\n", d.ID, strings.Join(textx.OrList(d.Files, "no files"), ", "), sum)
 	}
 	if p.Rules.Missing != "" {
 		fmt.Fprintf(w, "rules: none: %s\n", term.Clean(p.Rules.Missing))

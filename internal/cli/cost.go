@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newCostCmd) }
@@ -46,7 +47,7 @@ against the projection, tiled in one image, or only the one --chart names
 				return usageErrorf("--output and --chart are for a chart: add --format svg or png")
 			}
 			if chart != "" && !slices.Contains(picture.Charts(), chart) {
-				return usageErrorf("--chart %s: give one of %s", chart, joinOr(picture.Charts()))
+				return usageErrorf("--chart %s: give one of %s", chart, textx.JoinOr(picture.Charts()))
 			}
 			feature := ""
 			if len(args) == 1 {

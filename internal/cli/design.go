@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/spec"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newDesignCmd) }
@@ -151,7 +152,7 @@ func printDesign(a *app, feature string, res journey.DesignResult, wrote []strin
 			t := g.Task(id)
 			v := "-"
 			if t.Verification != nil && t.Verification.Command != "" {
-				v = truncate(t.Verification.Command, 40)
+				v = textx.Truncate(t.Verification.Command, 40)
 			}
 			est := "-"
 			if t.HasEstimate {

@@ -195,7 +195,7 @@ func (a *app) printDiagnosis(d diagnose.Diagnosis) {
 		if i > 0 {
 			label = "         "
 		}
-		fmt.Fprintf(w, "  %s %s\n", label, truncate(textx.OneLine(term.Clean(e)), 200))
+		fmt.Fprintf(w, "  %s %s\n", label, textx.Truncate(textx.OneLine(term.Clean(e)), 200))
 	}
 	fmt.Fprintf(w, "  fix:      %s\n", top.Fix)
 	var also []string
@@ -226,6 +226,6 @@ func (a *app) printDiagnosis(d diagnose.Diagnosis) {
 				parts = append(parts, p)
 			}
 		}
-		fmt.Fprintf(w, "  %s\n", truncate(term.Clean(strings.Join(parts, "  ")), 200))
+		fmt.Fprintf(w, "  %s\n", textx.Truncate(term.Clean(strings.Join(parts, "  ")), 200))
 	}
 }

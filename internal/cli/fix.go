@@ -12,6 +12,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -105,7 +106,7 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 	}
 	if review.Head != head {
 		return usageErrorf("the review in %s is of %s, and %s is now at %s: run zerg review %s again, then fix its findings",
-			rel(cwd, filepath.Join(specDir, journey.ReviewJSONFile)), shortID(review.Head), integration, shortID(head), t.feature)
+			pathx.Short(cwd, filepath.Join(specDir, journey.ReviewJSONFile)), gitx.ShortHash(review.Head), integration, gitx.ShortHash(head), t.feature)
 	}
 	graphFile, err := graphFlag(cwd, f.rush.graph, t.paths, t.feature)
 	if err != nil {
@@ -117,7 +118,7 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 		return badInput(err)
 	}
 	if !r.Valid() {
-		return usageErrorf("%s is not a valid task graph (%s); fix it first (zerg graph validate %s)", rel(cwd, graphFile), r.Errors[0].String(), t.feature)
+		return usageErrorf("%s is not a valid task graph (%s); fix it first (zerg graph validate %s)", pathx.Short(cwd, graphFile), r.Errors[0].String(), t.feature)
 	}
 	prot := cfg.Protection()
 	tasks, skipped, err := journey.PlanFixes(review, nums, r.Graph, journey.FixOptions{
@@ -140,7 +141,7 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 	}
 	data, err := spec.AppendTasks(r.Graph.Raw, docs...)
 	if err != nil {
-		return badInput(fmt.Errorf("%s: %v", rel(cwd, graphFile), err))
+		return badInput(fmt.Errorf("%s: %v", pathx.Short(cwd, graphFile), err))
 	}
 	if check := run.CheckGraph(data, opts); !check.Valid() {
 		return usageErrorf("%s: the graph with the fix would not be valid: %s; write the task yourself", t.feature, check.Errors[0].String())
@@ -153,11 +154,11 @@ func runFix(ctx context.Context, a *app, feature string, nums []int, f fixFlags)
 	}
 	for _, ft := range tasks {
 		owns := append(append([]string{}, ft.Modify...), ft.Create...)
-		fmt.Fprintf(a.stdout, "added task %s (level %d) to %s for %s: owns %s, verified by `%s`\n", ft.ID, ft.Level, rel(cwd, graphFile),
+		fmt.Fprintf(a.stdout, "added task %s (level %d) to %s for %s: owns %s, verified by `%s`\n", ft.ID, ft.Level, pathx.Short(cwd, graphFile),
 			ft.FindingWords(), strings.Join(owns, ", "), ft.Verify)
 	}
 	if _, err := repo.Run(ctx, "ls-files", "--error-unmatch", "--", graphFile); err == nil {
-		fmt.Fprintf(a.stderr, "zerg: fix: %s is a file of your checkout and now differs: commit it (zerg merge needs the checked-out branch clean)\n", rel(cwd, graphFile))
+		fmt.Fprintf(a.stderr, "zerg: fix: %s is a file of your checkout and now differs: commit it (zerg merge needs the checked-out branch clean)\n", pathx.Short(cwd, graphFile))
 	}
 	if f.noResume {
 		fmt.Fprintf(a.stdout, "next: zerg rush %s --resume runs it; then zerg review %s\n", t.feature, t.feature)

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/fsx"
-	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/picture"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
@@ -290,12 +290,6 @@ func (a *app) completeFeatures(_ *cobra.Command, args []string, _ string) ([]str
 	return nil, cobra.ShellCompDirectiveDefault
 }
 
-func fileExists(p string) bool { return fsx.IsFile(p) }
-
-func rel(base, p string) string { return pathx.Short(base, p) }
-
-func repoRootOf(file string) string { return run.RepoRootOf(file) }
-
 // printIssues writes errors and warnings compiler-style on stderr, one per line.
 func (a *app) printIssues(file string, r *spec.Report) {
 	for _, e := range r.Errors {
@@ -367,8 +361,6 @@ func listOrDash(s []string, max int) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-func truncate(s string, n int) string { return textx.Truncate(s, n) }
 
 func fmtMinutes(m float64) string {
 	if m >= 90 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -57,8 +56,6 @@ type initEnv struct {
 	root string         // repository root (absolute)
 	cmds *cobra.Command // the command tree, for the slash commands (nil: skipped)
 }
-
-func (e *initEnv) abs(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
 
 // checked makes a projectinit check an init step's check: what it rejects
 // is the user's to fix (exit 2).

@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
 )
 
@@ -49,7 +50,7 @@ func openJourney(ctx context.Context, a *app, feature string, f journeyFlags) (*
 }
 
 // rel names a path for messages: relative to the working directory.
-func (j *journeyCtx) rel(p string) string { return rel(j.cwd, p) }
+func (j *journeyCtx) rel(p string) string { return pathx.Short(j.cwd, p) }
 
 // close removes the scratch directory and stops the scripted model.
 func (j *journeyCtx) close() { j.scratch.Close() }

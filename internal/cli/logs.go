@@ -16,6 +16,8 @@ import (
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/diagnose"
+	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
@@ -148,13 +150,13 @@ func (a *app) printGateLog(t *runTarget, name string) error {
 			verdict = fmt.Sprintf("FAILED (exit %d)", g.Exit)
 		}
 	}
-	fmt.Fprintln(w, a.paint(ansiBold, fmt.Sprintf("== gate %s on %s (%s): %s", term.Clean(g.Name), on, shortID(term.Clean(g.Head)), verdict)))
+	fmt.Fprintln(w, a.paint(ansiBold, fmt.Sprintf("== gate %s on %s (%s): %s", term.Clean(g.Name), on, gitx.ShortHash(term.Clean(g.Head)), verdict)))
 	fmt.Fprintf(w, "command: %s\n", textx.OneLine(term.Clean(g.Command)))
 	if len(g.Named) > 0 {
 		fmt.Fprintf(w, "its output names files of: %s\n", strings.Join(g.Named, ", "))
 	}
 	if len(runs) > 1 {
-		fmt.Fprintf(w, "(run %d of %d of this gate; the others' logs are in %s)\n", len(runs), len(runs), filepath.Join(rel(t.root, t.paths.RunDir), "gates"))
+		fmt.Fprintf(w, "(run %d of %d of this gate; the others' logs are in %s)\n", len(runs), len(runs), filepath.Join(pathx.Short(t.root, t.paths.RunDir), "gates"))
 	}
 	out, ok := run.ReadGateLog(t.paths.RunDir, g.GateFinished)
 	if !ok {
@@ -310,7 +312,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 	if ws := attempt.ReadRefused(dir); len(ws) > 0 {
 		fmt.Fprintln(w, "-- refused writes (not in the attempt's work, whatever the worker said)")
 		for _, r := range ws {
-			fmt.Fprintf(w, "  write refused: %s (%s)\n", truncate(textx.OneLine(term.Clean(r.String())), 200), term.Clean(r.Tool))
+			fmt.Fprintf(w, "  write refused: %s (%s)\n", textx.Truncate(textx.OneLine(term.Clean(r.String())), 200), term.Clean(r.Tool))
 		}
 	}
 	if b, err := os.ReadFile(attempt.Record(dir).Verify()); err == nil {
@@ -324,7 +326,7 @@ func (a *app) printRecord(dir string, showDiff bool) {
 		h := d.Top()
 		fmt.Fprintf(w, "-- diagnosis: %s (%.0f%% sure, %s)\n", h.Pattern, 100*h.Confidence, h.Class)
 		for _, e := range h.Evidence {
-			fmt.Fprintf(w, "  %s\n", truncate(textx.OneLine(term.Clean(e)), 200))
+			fmt.Fprintf(w, "  %s\n", textx.Truncate(textx.OneLine(term.Clean(e)), 200))
 		}
 		fmt.Fprintf(w, "  fix: %s\n", h.Fix)
 	}
@@ -356,10 +358,10 @@ func describeEvent(ev claude.Event) string {
 			switch b.Type {
 			case "text":
 				if t := strings.TrimSpace(clean(b.Text)); t != "" {
-					parts = append(parts, "says: "+truncate(textx.OneLine(t), 160))
+					parts = append(parts, "says: "+textx.Truncate(textx.OneLine(t), 160))
 				}
 			case "tool_use":
-				parts = append(parts, fmt.Sprintf("%s %s", b.Name, truncate(clean(string(b.Input)), 140)))
+				parts = append(parts, fmt.Sprintf("%s %s", b.Name, textx.Truncate(clean(string(b.Input)), 140)))
 			}
 		}
 		return strings.Join(parts, "; ")
@@ -367,14 +369,14 @@ func describeEvent(ev claude.Event) string {
 		var parts []string
 		for _, r := range ev.User.Message.Content {
 			if r.IsError {
-				parts = append(parts, "✗ "+truncate(textx.OneLine(clean(claude.ToolResultDisplay(r.Content))), 160))
+				parts = append(parts, "✗ "+textx.Truncate(textx.OneLine(clean(claude.ToolResultDisplay(r.Content))), 160))
 			}
 		}
 		return strings.Join(parts, "; ")
 	case ev.Result != nil:
 		r := ev.Result
 		return fmt.Sprintf("result: %s, %d turn(s), $%.4f%s", r.Subtype, r.NumTurns, r.TotalCostUSD,
-			map[bool]string{true: " (error: " + truncate(textx.OneLine(clean(r.Result)), 120) + ")", false: ""}[r.IsError])
+			map[bool]string{true: " (error: " + textx.Truncate(textx.OneLine(clean(r.Result)), 120) + ")", false: ""}[r.IsError])
 	case ev.APIRetry != nil:
 		return fmt.Sprintf("api retry %d (status %d, %s)", ev.APIRetry.Attempt, ev.APIRetry.ErrorStatus, ev.APIRetry.Error)
 	}
@@ -390,6 +392,3 @@ func lastN(s string, n int) string {
 	}
 	return s
 }
-
-// nonEmpty is textx.OrList, for the lists printed never blank.
-func nonEmpty(s []string, dflt string) []string { return textx.OrList(s, dflt) }

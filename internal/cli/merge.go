@@ -84,7 +84,7 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 		return err
 	}
 	if v.State != runstate.RunDelivered {
-		return usageErrorf("the run of %s has not delivered (it is %s); merging a partial result needs an explicit git merge", t.feature, stateWords(v.State))
+		return usageErrorf("the run of %s has not delivered (it is %s); merging a partial result needs an explicit git merge", t.feature, v.State.Words())
 	}
 	repo := &gitx.Repo{Runner: gitx.New(t.root)}
 	integration := run.IntegrationBranch(t.feature)
@@ -138,7 +138,7 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 		return err
 	}
 	if plan.How == delivery.Create {
-		fmt.Fprintf(a.stdout, "created %s at %s\n", into, shortID(head))
+		fmt.Fprintf(a.stdout, "created %s at %s\n", into, gitx.ShortHash(head))
 		return nil
 	}
 	if !changed {
@@ -154,11 +154,11 @@ func runMerge(ctx context.Context, a *app, feature string, o mergeOptions) error
 	switch plan.How {
 	case delivery.Squash:
 		fmt.Fprintf(a.stdout, "squashed %s into one commit on %s: %s → %s; its own commits are not in %s's history, so zerg cleanup --all %s needs --force to remove it\n",
-			integration, into, shortID(target), shortID(now), into, t.feature)
+			integration, into, gitx.ShortHash(target), gitx.ShortHash(now), into, t.feature)
 	case delivery.FastForward:
-		fmt.Fprintf(a.stdout, "fast-forwarded %s to %s: %s → %s\n", into, integration, shortID(target), shortID(now))
+		fmt.Fprintf(a.stdout, "fast-forwarded %s to %s: %s → %s\n", into, integration, gitx.ShortHash(target), gitx.ShortHash(now))
 	default:
-		fmt.Fprintf(a.stdout, "merged %s into %s: %s → %s (a merge commit)\n", integration, into, shortID(target), shortID(now))
+		fmt.Fprintf(a.stdout, "merged %s into %s: %s → %s (a merge commit)\n", integration, into, gitx.ShortHash(target), gitx.ShortHash(now))
 	}
 	return nil
 }
@@ -174,11 +174,11 @@ func reviewGate(a *app, t *runTarget, head string, force bool) error {
 		return nil
 	}
 	md := filepath.Join(run.SpecDir(".", t.feature), journey.ReviewFile)
-	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), shortID(head),
+	what := fmt.Sprintf("the review of %s at %s has %s (%s)", run.IntegrationBranch(t.feature), gitx.ShortHash(head),
 		pluralf(verdict.Blocking, "%d blocking finding", "%d blocking findings"), md)
 	next := fmt.Sprintf("fix them and run zerg review %s again (zerg fix %s adds a task for a finding), or merge anyway with --force", t.feature, t.feature)
 	if verdict.Incomplete != "" {
-		what = fmt.Sprintf("the review of %s at %s is incomplete: %s (%s)", run.IntegrationBranch(t.feature), shortID(head), verdict.Incomplete, md)
+		what = fmt.Sprintf("the review of %s at %s is incomplete: %s (%s)", run.IntegrationBranch(t.feature), gitx.ShortHash(head), verdict.Incomplete, md)
 		next = fmt.Sprintf("run zerg review %s again, or merge anyway with --force", t.feature)
 	}
 	if force {

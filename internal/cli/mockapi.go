@@ -10,6 +10,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -130,7 +131,7 @@ that graph. See docs/mockapi.md.`,
 				}
 				paths = &p
 				if scenario == "" {
-					scenario = rel(cwd, filepath.Join(p.SpecDir, "scenario.yaml"))
+					scenario = pathx.Short(cwd, filepath.Join(p.SpecDir, "scenario.yaml"))
 				}
 				if graph == "" {
 					graph = p.Graph

@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/zergrush/zerg/internal/picture"
-	"github.com/zergrush/zerg/internal/textx"
 )
 
 // pictureFormat checks a --format value against the formats a command
@@ -15,8 +14,6 @@ func pictureFormat(flag string, allowed ...string) (picture.Format, error) {
 	f, err := picture.ParseFormat(flag, allowed...)
 	return f, badInput(err)
 }
-
-func joinOr(s []string) string { return textx.JoinOr(s) }
 
 // writePicture writes a drawing to --output or to stdout (picture.Output);
 // a PNG refused for a terminal is bad input.

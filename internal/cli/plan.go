@@ -11,6 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/fsx"
+	"github.com/zergrush/zerg/internal/textx"
 
 	"github.com/zergrush/zerg/internal/journey"
 )
@@ -66,7 +68,7 @@ func runPlan(ctx context.Context, a *app, feature string, f planFlags) error {
 	if f.from != "" {
 		b, err := os.ReadFile(f.from)
 		if err != nil {
-			return usageErrorf("--from %s: cannot read the idea: %v", f.from, firstLine(err.Error()))
+			return usageErrorf("--from %s: cannot read the idea: %v", f.from, textx.FirstLine(err.Error()))
 		}
 		if idea = strings.TrimSpace(string(b)); idea == "" {
 			return usageErrorf("--from %s: the file is empty; write the idea in a few lines", f.from)
@@ -87,7 +89,7 @@ func runPlan(ctx context.Context, a *app, feature string, f planFlags) error {
 		return err
 	}
 	dest := filepath.Join(j.specDir, journey.RequirementsFile)
-	revise := fileExists(dest)
+	revise := fsx.IsFile(dest)
 	if revise {
 		if err := copyIn(dest, ws, journey.RequirementsFile); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/delivery"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/security"
@@ -176,11 +177,11 @@ func runReview(ctx context.Context, a *app, feature string, f journeyFlags) erro
 	reviewMD := j.rel(filepath.Join(j.specDir, journey.ReviewFile))
 	if len(sum.Errors) > 0 {
 		return failedf("%s: %s; the review of %s is incomplete and zerg merge refuses this head without --force: run zerg review %s again (%s)",
-			feature, unreadableAnswer, shortID(head), feature, reviewMD)
+			feature, unreadableAnswer, gitx.ShortHash(head), feature, reviewMD)
 	}
 	if sum.Blocking {
 		return failedf("%s: %s at %s (%s); fix them (zerg fix %s adds a task for each and resumes the run) and review again; zerg merge refuses this head without --force",
-			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), shortID(head), reviewMD, feature)
+			feature, pluralf(sum.Counts[journey.Blocking], "%d blocking finding", "%d blocking findings"), gitx.ShortHash(head), reviewMD, feature)
 	}
 	return nil
 }
@@ -249,7 +250,7 @@ func printReview(a *app, j *journeyCtx, s *journey.Summary) {
 	for _, sev := range journey.Severities {
 		counts = append(counts, fmt.Sprintf("%d %s", s.Counts[sev], sev))
 	}
-	fmt.Fprintf(a.stdout, "%s: review of %s at %s: %s\n", s.Feature, s.Branch, shortID(s.Head), strings.Join(counts, ", "))
+	fmt.Fprintf(a.stdout, "%s: review of %s at %s: %s\n", s.Feature, s.Branch, gitx.ShortHash(s.Head), strings.Join(counts, ", "))
 	for _, e := range s.Errors {
 		fmt.Fprintf(a.stdout, "  review error: %s\n", e)
 	}

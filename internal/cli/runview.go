@@ -8,6 +8,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -20,18 +21,12 @@ import (
 // they are printed. Task ids and feature names need not: the graph's checks
 // allow only letters, digits and "_.-" in them.
 
-// stateWords and runWords are runstate's words, for the commands that
-// print a run's state.
-func stateWords(s runstate.RunState) string { return s.Words() }
-
-func runWords(v runstate.View) string { return v.Words() }
-
 // printRefusedWrites lists every task's refused writes, one line each:
 // what its worker meant to write and could not, so its work lacks it.
 func (a *app) printRefusedWrites(v runstate.View, indent string) {
 	for _, t := range v.Tasks {
 		for _, r := range t.RefusedWrites {
-			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, truncate(textx.OneLine(term.Clean(r.String())), 200))
+			fmt.Fprintf(a.stdout, "%s%s: write refused: %s\n", indent, t.ID, textx.Truncate(textx.OneLine(term.Clean(r.String())), 200))
 		}
 	}
 }
@@ -56,16 +51,16 @@ func (a *app) printReport(v runstate.View) {
 	a.printRefusedWrites(v, "  ")
 	if v.State == runstate.RunDelivered {
 		fmt.Fprintf(w, "  integration branch: %s at %s\n  next: review it (git log %s), then zerg merge %s --into <branch>\n",
-			v.IntegrationBranch, shortID(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
+			v.IntegrationBranch, gitx.ShortHash(term.Clean(v.Head)), v.IntegrationBranch, v.Feature)
 		return
 	}
 	passed := "only the levels that passed"
 	if v.Schedule == config.ScheduleDAG {
 		passed = "only the tasks that passed the gates"
 	}
-	fmt.Fprintf(w, "  integration branch: %s at %s (%s)\n", v.IntegrationBranch, shortID(term.Clean(v.Head)), passed)
+	fmt.Fprintf(w, "  integration branch: %s at %s (%s)\n", v.IntegrationBranch, gitx.ShortHash(term.Clean(v.Head)), passed)
 	if v.Reason != "" {
-		fmt.Fprintf(w, "  why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 300))
+		fmt.Fprintf(w, "  why: %s\n", textx.Truncate(textx.OneLine(term.Clean(v.Reason)), 300))
 	}
 	fmt.Fprintf(w, "  next: %s\n", nextStep(v))
 }
@@ -95,7 +90,7 @@ func (a *app) printLevels(v runstate.View) {
 	for _, l := range v.Levels {
 		line := fmt.Sprintf("  level %d: %s", l.Level, l.State)
 		if l.Head != "" {
-			line += " → " + shortID(term.Clean(l.Head))
+			line += " → " + gitx.ShortHash(term.Clean(l.Head))
 		}
 		if l.Reason != "" {
 			line += " (" + textx.OneLine(term.Clean(l.Reason)) + ")"
@@ -116,7 +111,7 @@ func (a *app) printTaskProblems(v runstate.View) {
 	for _, t := range bad {
 		line := fmt.Sprintf("  %s %s (level %d, %d attempt(s))", t.ID, strings.ToUpper(t.StatusWord()), t.Level, t.Attempts)
 		if t.Detail != "" {
-			line += ": " + truncate(textx.OneLine(term.Clean(t.Detail)), 240)
+			line += ": " + textx.Truncate(textx.OneLine(term.Clean(t.Detail)), 240)
 		} else if t.Reason != "" {
 			line += ": " + textx.OneLine(term.Clean(t.Reason))
 		}
@@ -124,7 +119,7 @@ func (a *app) printTaskProblems(v runstate.View) {
 		if h := t.Diagnosis; h != nil {
 			d := fmt.Sprintf("    diagnosis: %s (%.0f%% sure)", h.Pattern, 100*h.Confidence)
 			if len(h.Evidence) > 0 {
-				d += ": " + truncate(textx.OneLine(term.Clean(h.Evidence[0])), 160)
+				d += ": " + textx.Truncate(textx.OneLine(term.Clean(h.Evidence[0])), 160)
 			}
 			fmt.Fprintln(a.stdout, d+"; "+h.Fix)
 		}
@@ -157,7 +152,7 @@ func (a *app) printStatus(v runstate.View) {
 		fmt.Fprintf(w, "coordinator: dead (nothing holds the run's log); zerg stop %s reaps its workers, zerg rush %s --resume continues the run\n", v.Feature, v.Feature)
 	}
 	if v.Head != "" {
-		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, shortID(term.Clean(v.Head)))
+		fmt.Fprintf(w, "integration: %s at %s\n", v.IntegrationBranch, gitx.ShortHash(term.Clean(v.Head)))
 	}
 	if !driver.ModeCapabilities(v.Mode, v.Caps).StartsWorker {
 		fmt.Fprintln(w, "workers: the Claude Code session's own subagents (tasks mode: zerg launches none)")
@@ -223,7 +218,7 @@ func (a *app) printStatus(v runstate.View) {
 			status = a.paint(ansiGreen, status)
 		}
 		tw.row(fmt.Sprint(t.Level), t.ID, status, fmt.Sprintf("%d (%d task, %d infra)", t.Attempts, t.TaskFailures, t.InfraFailures),
-			fmt.Sprintf("$%.4f", t.CostUSD), truncate(textx.OneLine(term.Clean(detail)), 80))
+			fmt.Sprintf("$%.4f", t.CostUSD), textx.Truncate(textx.OneLine(term.Clean(detail)), 80))
 	}
 	_ = tw.flush() // the terminal's; a report cannot be told it went away
 	a.printRefusedWrites(v, "")
@@ -254,10 +249,10 @@ func (a *app) printStatus(v runstate.View) {
 			// The DAG schedule: a merge of some tasks, not of a level.
 			on = fmt.Sprintf("batch %d [%s]", g.Batch, strings.Join(g.Tasks, " "))
 		}
-		fmt.Fprintf(w, "gate %s on %s (%s): %s\n", term.Clean(g.Name), term.Clean(on), shortID(term.Clean(g.Head)), verdict)
+		fmt.Fprintf(w, "gate %s on %s (%s): %s\n", term.Clean(g.Name), term.Clean(on), gitx.ShortHash(term.Clean(g.Head)), verdict)
 	}
 	if v.State == runstate.RunNotDelivered && v.Reason != "" {
-		fmt.Fprintf(w, "why: %s\n", truncate(textx.OneLine(term.Clean(v.Reason)), 200))
+		fmt.Fprintf(w, "why: %s\n", textx.Truncate(textx.OneLine(term.Clean(v.Reason)), 200))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/mockapi"
+	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/preflight"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
@@ -333,7 +334,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		// id, a task renamed) never answers: its worker gets the default
 		// script and the rehearsal fails far from the cause.
 		if graph != nil {
-			warnUnmatched(a, rel(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, graph, paths.SpecDir))
+			warnUnmatched(a, pathx.Short(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, graph, paths.SpecDir))
 		}
 		if err := fsx.PrivateDir(paths.RunDir); err != nil {
 			return err
@@ -413,7 +414,7 @@ func dirtyTreeWarning(ctx context.Context, root, feature string, g *spec.Graph, 
 	}
 	from := "HEAD"
 	if head, err := git.RevParse(ctx, "HEAD"); err == nil {
-		from = fmt.Sprintf("HEAD (%s, the committed state)", shortID(head))
+		from = fmt.Sprintf("HEAD (%s, the committed state)", gitx.ShortHash(head))
 	}
 	if resume {
 		from = run.IntegrationBranch(feature) + " (the work merged so far)"

@@ -9,10 +9,12 @@ import (
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 	"github.com/zergrush/zerg/internal/term"
+	"github.com/zergrush/zerg/internal/textx"
 )
 
 // printPlan shows what rush would do, and changes nothing.
@@ -51,7 +53,7 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 func printExisting(a *app, p run.Plan) {
 	v := *p.Existing
 	fmt.Fprintf(a.stdout, "%s has a run already (%s, %s at %s): zerg rush %s would refuse to start (dry run: nothing is changed)\n",
-		p.Feature, runWords(v), v.IntegrationBranch, shortID(term.Clean(v.Head)), p.Feature)
+		p.Feature, v.Words(), v.IntegrationBranch, gitx.ShortHash(term.Clean(v.Head)), p.Feature)
 	switch v.State {
 	case runstate.RunDelivered:
 		fmt.Fprintf(a.stdout, "next: review and merge it (zerg merge %s --into BRANCH); zerg cleanup %s --all removes the run, to plan it afresh\n", p.Feature, p.Feature)
@@ -84,7 +86,7 @@ func printPlanText(a *app, p run.Plan) {
 			t := p.Graph.Task(id)
 			tp := proj.Task(id)
 			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t$%.2f ($%.2f–$%.2f)\t%s\t%s\n", li.Level, id, tp.Model, tp.Tier,
-				fmtTokens(tp.Tokens.Total()), tp.Expected, tp.Low, tp.High, truncate(cmp.Or(t.VerificationCommand(), "-"), 40), listOrDash(t.Files.Owned(), 3))
+				fmtTokens(tp.Tokens.Total()), tp.Expected, tp.Low, tp.High, textx.Truncate(cmp.Or(t.VerificationCommand(), "-"), 40), listOrDash(t.Files.Owned(), 3))
 		}
 	}
 	tw.Flush()

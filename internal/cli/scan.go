@@ -17,7 +17,6 @@ import (
 
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/security"
-	"github.com/zergrush/zerg/internal/textx"
 )
 
 func init() { register(newScanCmd) }
@@ -136,9 +135,6 @@ func scanStaged(ctx context.Context, cwd string) (*scanResult, error) {
 	}
 	return s.ScanStaged(ctx, root)
 }
-
-// firstLine is textx.FirstLine (plan reports an error's first line).
-func firstLine(s string) string { return textx.FirstLine(s) }
 
 // scanTarget is one file to scan: its absolute path, the path matched against
 // the allowlist (relative to the repository root) and the path printed

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/runstate"
 )
@@ -156,6 +155,3 @@ func firstArg(args []string) string {
 	}
 	return ""
 }
-
-// shortID is gitx.ShortHash, for the commands that name commits.
-func shortID(s string) string { return gitx.ShortHash(s) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/tasksmode"
@@ -297,7 +298,7 @@ func printDone(a *app, asJSON bool, rep doneReport) error {
 	w := a.stdout
 	switch runstate.Status(rep.Status) {
 	case runstate.StatusCommitted, runstate.StatusMerged:
-		fmt.Fprintf(w, "%s: %s as %s\n", rep.Task, rep.Status, shortID(rep.Commit))
+		fmt.Fprintf(w, "%s: %s as %s\n", rep.Task, rep.Status, gitx.ShortHash(rep.Commit))
 	case runstate.StatusVerifying:
 		fmt.Fprintf(w, "%s: still being checked; zerg status %s shows the result\n", rep.Task, rep.Feature)
 	case runstate.StatusRetryWait:

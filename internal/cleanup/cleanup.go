@@ -473,7 +473,7 @@ func cleanWorkspace(ctx context.Context, g Git, own Owner, mergeWS string, w git
 func mergedOutsideZerg(ctx context.Context, g Git, commit string) (bool, error) {
 	list, err := g.BranchesContaining(ctx, commit, "")
 	if err != nil {
-		return false, fmt.Errorf("find branches containing %s: %w", shortID(commit), err)
+		return false, fmt.Errorf("find branches containing %s: %w", gitx.ShortHash(commit), err)
 	}
 	for _, b := range list {
 		if !strings.HasPrefix(b, "zerg/") {
@@ -481,13 +481,6 @@ func mergedOutsideZerg(ctx context.Context, g Git, commit string) (bool, error) 
 		}
 	}
 	return false, nil
-}
-
-func shortID(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
 }
 
 // withinAny reports whether p is inside dir, comparing real paths too: git

@@ -234,14 +234,7 @@ func SquashMessage(feature, integration, head string, subjects []string) string 
 	if len(lines) > 50 {
 		lines = append(lines[:50:50], fmt.Sprintf("- … and %d more", len(lines)-50))
 	}
-	return fmt.Sprintf("%s: squash of %s at %s (zerg)\n\n%s", feature, integration, shortID(head), strings.Join(lines, "\n"))
-}
-
-func shortID(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
+	return fmt.Sprintf("%s: squash of %s at %s (zerg)\n\n%s", feature, integration, gitx.ShortHash(head), strings.Join(lines, "\n"))
 }
 
 // Repo is Git through gitx.

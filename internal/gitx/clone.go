@@ -124,7 +124,7 @@ func (q *Quarantine) Import(ctx context.Context, commit, parent, message string,
 			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", q.Dir, "+"+made+":"+ref)
 		return err
 	}); err != nil {
-		return "", fmt.Errorf("import %s: %w", short(commit), err)
+		return "", fmt.Errorf("import %s: %w", ShortHash(commit), err)
 	}
 	// Best effort: the commit is in the repository already; a ref left
 	// behind only keeps it from git's gc.
@@ -181,13 +181,6 @@ func (r *Runner) DiffCommits(ctx context.Context, a, b string) (string, error) {
 		return "", fmt.Errorf("diff: %q or %q is not a full object id", a, b)
 	}
 	return r.Run(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", "--src-prefix=a/", "--dst-prefix=b/", a, b, "--")
-}
-
-func short(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
 }
 
 // Snapshot commits the working tree of w (a worktree of the repository)

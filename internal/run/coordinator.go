@@ -716,13 +716,6 @@ func (c *Coordinator) dropLive(task string) {
 	delete(c.live, task)
 }
 
-func short(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
-}
-
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s

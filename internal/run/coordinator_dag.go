@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/textx"
@@ -217,7 +218,7 @@ func (c *Coordinator) tryMerge(ctx context.Context, ids []string) (bool, GateFai
 	if err := c.d.Refs.SetBranch(ctx, IntegrationBranch(c.feature), head, base); err != nil {
 		return false, GateFailure{}, err
 	}
-	c.progress.printf("  merged %s → %s", strings.Join(ids, ", "), short(head))
+	c.progress.printf("  merged %s → %s", strings.Join(ids, ", "), gitx.ShortHash(head))
 	return true, GateFailure{}, nil
 }
 

@@ -2,10 +2,11 @@ package run
 
 import (
 	"fmt"
-	"github.com/zergrush/zerg/internal/runstate"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // dagGraph: two branches of different speed. A (slow) → C; B (fast) → D;

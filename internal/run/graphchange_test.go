@@ -3,10 +3,11 @@ package run
 import (
 	"context"
 	"errors"
-	"github.com/zergrush/zerg/internal/runstate"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // The bug: a task added to an already merged level, a failed task retried,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
@@ -55,11 +56,11 @@ func (p *progress) start(feature string, tasks, levels, workers int, schedule st
 func (p *progress) note(format string, a ...any) { p.printf("zerg: "+format, a...) }
 
 func (p *progress) levelStart(level, n int, base string) {
-	p.printf("level %d: %d task(s) to run from %s", level, n, short(base))
+	p.printf("level %d: %d task(s) to run from %s", level, n, gitx.ShortHash(base))
 }
 
 func (p *progress) kept(task, commit string) {
-	p.printf("  %s: already committed (%s), kept", task, short(commit))
+	p.printf("  %s: already committed (%s), kept", task, gitx.ShortHash(commit))
 }
 
 func (p *progress) failedEarlier(task, reason string) {
@@ -79,7 +80,7 @@ func (p *progress) committed(task, commit string, took time.Duration, usd float6
 	if usd > 0 {
 		cost = fmt.Sprintf(", $%.4f", usd)
 	}
-	p.printf("  %s: committed %s in %s%s", task, short(commit), took.Round(100*time.Millisecond), cost)
+	p.printf("  %s: committed %s in %s%s", task, gitx.ShortHash(commit), took.Round(100*time.Millisecond), cost)
 }
 
 func (p *progress) fatal(task, detail string) { p.printf("  %s: fatal: %s", task, detail) }
@@ -109,7 +110,7 @@ func (p *progress) gate(g config.Gate, ev runstate.GateFinished, feature string)
 	}
 	switch {
 	case ev.Exit == 0:
-		p.printf("  gate %s: passed on %s", g.Name, short(ev.Head))
+		p.printf("  gate %s: passed on %s", g.Name, gitx.ShortHash(ev.Head))
 	case !g.Required:
 		p.printf("  gate %s: failed (exit %d), not required: %s%s", g.Name, ev.Exit, textx.Clip(textx.OneLine(tail(out, 300)), 300), more)
 	default:
@@ -118,7 +119,7 @@ func (p *progress) gate(g config.Gate, ev runstate.GateFinished, feature string)
 }
 
 func (p *progress) merged(level, n int, head string) {
-	p.printf("level %d: merged %d task(s) → %s", level, n, short(head))
+	p.printf("level %d: merged %d task(s) → %s", level, n, gitx.ShortHash(head))
 }
 
 func (p *progress) stopped(feature string) {

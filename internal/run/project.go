@@ -1,8 +1,9 @@
 package run
 
 import (
-	"github.com/zergrush/zerg/internal/runstate"
 	"path/filepath"
+
+	"github.com/zergrush/zerg/internal/runstate"
 )
 
 // Project makes the opened run's projection from its graph, config, worker

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/gitx"
 	"github.com/zergrush/zerg/internal/outcome"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
@@ -97,7 +98,7 @@ func planResume(ctx context.Context, feature string, st *runstate.State, recorde
 		}
 		if !ahead {
 			return nil, &Error{Kind: IntegrationMoved, Feature: feature, Branch: integration,
-				Err: fmt.Errorf("branch %s is at %s, which does not contain the head the run recorded (%s)", integration, short(have), short(p.want))}
+				Err: fmt.Errorf("branch %s is at %s, which does not contain the head the run recorded (%s)", integration, gitx.ShortHash(have), gitx.ShortHash(p.want))}
 		}
 		p.branch = branchAdopt
 	}
@@ -136,7 +137,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 				}
 				switch {
 				case res.Class == outcome.Success:
-					c.progress.printf("  %s: attempt %d had finished; its work passed the checks and is committed (%s)", id, o.Number, short(res.Commit))
+					c.progress.printf("  %s: attempt %d had finished; its work passed the checks and is committed (%s)", id, o.Number, gitx.ShortHash(res.Commit))
 				case res.Commit != "":
 					c.progress.printf("  %s: attempt %d had not finished; its work is saved on %s", id, o.Number, o.Branch)
 				default:
@@ -177,16 +178,16 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 		if err := c.d.Refs.SetBranch(ctx, integration, p.want, ""); err != nil {
 			return err
 		}
-		c.progress.note("%s was missing; recreated at the recorded head %s", integration, short(p.want))
+		c.progress.note("%s was missing; recreated at the recorded head %s", integration, gitx.ShortHash(p.want))
 	case branchForward:
 		if err := c.d.Refs.SetBranch(ctx, integration, p.want, p.have); err != nil {
-			return fmt.Errorf("move %s from %s to the recorded head %s: %w", integration, short(p.have), short(p.want), err)
+			return fmt.Errorf("move %s from %s to the recorded head %s: %w", integration, gitx.ShortHash(p.have), gitx.ShortHash(p.want), err)
 		}
 	case branchAdopt:
 		if err := c.emit(runstate.EvIntegrationAdopted, "", 0, runstate.IntegrationAdopted{From: p.want, To: p.have}); err != nil {
 			return err
 		}
-		c.progress.note("%s has commits on top of the recorded head; the run builds on %s", integration, short(p.have))
+		c.progress.note("%s has commits on top of the recorded head; the run builds on %s", integration, gitx.ShortHash(p.have))
 	}
 	c.mu.Lock()
 	merged, head, tasks := len(c.state.Merged), c.state.Head, 0
@@ -197,9 +198,9 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	if c.schedule == config.ScheduleDAG {
-		c.progress.note("resuming %s (schedule dag): %d task(s) already merged, integration at %s", c.feature, tasks, short(head))
+		c.progress.note("resuming %s (schedule dag): %d task(s) already merged, integration at %s", c.feature, tasks, gitx.ShortHash(head))
 	} else {
-		c.progress.note("resuming %s: %d level(s) already merged, integration at %s", c.feature, merged, short(head))
+		c.progress.note("resuming %s: %d level(s) already merged, integration at %s", c.feature, merged, gitx.ShortHash(head))
 	}
 	return nil
 }

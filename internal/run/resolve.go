@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/spec"
 )
@@ -55,16 +56,11 @@ func Features(root string) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && isFile(GraphFile(root, e.Name())) {
+		if e.IsDir() && fsx.IsFile(GraphFile(root, e.Name())) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // ResolveGraph turns the graph commands' [FILE|FEATURE] argument (arg, ""
@@ -101,7 +97,7 @@ func ResolveGraph(cwd, arg string) (string, error) {
 		return "", bad("%s: no such file, and %q is not a feature name: it %s; pass a task-graph.json path or a feature in .zerg/specs", arg, arg, why)
 	}
 	if root != "" {
-		if f := GraphFile(root, arg); isFile(f) {
+		if f := GraphFile(root, arg); fsx.IsFile(f) {
 			return pathx.Short(cwd, f), nil
 		}
 		if features := Features(root); len(features) > 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/zergrush/zerg/internal/config"
@@ -118,10 +117,7 @@ func runCheck(ctx context.Context, a *app, feature string, f checkFlags, set fun
 // checkWorker is run.CheckWorker with the config's CLI and this zerg as
 // the hooks call it.
 func checkWorker(opts *run.Options) claude.Spec {
-	zerg := ""
-	if self, err := os.Executable(); err == nil {
-		zerg = hookBinary(self)
-	}
+	zerg, _ := claude.ZergBinary() // none: the check runs without the hook's binary, as before
 	return run.CheckWorker(opts.Config.Claude.Path, zerg)
 }
 

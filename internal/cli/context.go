@@ -91,7 +91,7 @@ func contextPackNow(paths run.Paths, taskID string) (contextpack.Pack, error) {
 		for _, t := range rep.Graph.Tasks {
 			ids = append(ids, t.ID)
 		}
-		return contextpack.Pack{}, unknownTask(taskID, paths.Feature, ids)
+		return contextpack.Pack{}, run.UnknownTask(taskID, paths.Feature, ids)
 	}
 	cfg, err := loadProjectConfig(paths.Root)
 	if err != nil {

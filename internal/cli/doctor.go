@@ -155,8 +155,8 @@ func runDoctor(ctx context.Context, a *app, d doctorDeps, claudePath string, asJ
 	}
 	if d.probe != nil && rep.Claude.Version != "" && rep.Claude.Support != string(claude.OlderMin) {
 		worker := claude.Spec{Binary: loc.Path, API: api}
-		if self, err := os.Executable(); err == nil {
-			worker.Hook.ZergBinary = hookBinary(self)
+		if zerg, err := claude.ZergBinary(); err == nil {
+			worker.Hook.ZergBinary = zerg
 		}
 		rep.Probe = doctor.LaunchProbe(d.probe(ctx, cfgNow, worker))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/zergrush/zerg/internal/claude"
 	"github.com/zergrush/zerg/internal/config"
@@ -59,11 +58,11 @@ func (j *journeyCtx) close() { j.scratch.Close() }
 // Without needKey (an interactive session) a CLI logged in on its own is
 // enough.
 func (j *journeyCtx) connect(ctx context.Context, f journeyFlags, needKey bool) (*journey.Claude, error) {
-	self, err := os.Executable()
+	zerg, err := claude.ZergBinary()
 	if err != nil {
 		return nil, err
 	}
-	return j.scratch.Connect(j.cfg, journey.Connection{ZergBinary: hookBinary(self), Rehearse: f.rehearse, Scenario: f.scenario, SpecDir: j.specDir,
+	return j.scratch.Connect(j.cfg, journey.Connection{ZergBinary: zerg, Rehearse: f.rehearse, Scenario: f.scenario, SpecDir: j.specDir,
 		API:   func() (claude.APISettings, error) { return apiFromConfig(j.cfg, needKey) },
 		RunAs: func() (*security.WorkerUser, error) { return workerUserForRoot(ctx, j.cfg) }})
 }

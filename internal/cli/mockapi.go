@@ -12,7 +12,6 @@ import (
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/run"
-	"github.com/zergrush/zerg/internal/spec"
 )
 
 func init() { register(newMockapiCmd) }
@@ -180,12 +179,6 @@ that graph. See docs/mockapi.md.`,
 	cmd.Flags().StringVar(&scenario, "scenario", "", "scenario `FILE` to validate (default with FEATURE: .zerg/specs/FEATURE/scenario.yaml)")
 	cmd.Flags().StringVar(&graph, "graph", "", "task graph `FILE` to check the scenario's tasks against (default with FEATURE: its task-graph.json)")
 	return cmd
-}
-
-// unmatchedScenarioTasks is journey.UnmatchedScenarioTasks, for rush's
-// rehearsal.
-func unmatchedScenarioTasks(sc *mockapi.Scenario, feature string, g *spec.Graph, specDir string) []*mockapi.Task {
-	return journey.UnmatchedScenarioTasks(sc, feature, g, specDir)
 }
 
 // warnUnmatched says, one line each on stderr, which scenario tasks no

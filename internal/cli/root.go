@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/buildinfo"
+	"github.com/zergrush/zerg/internal/run"
 	"github.com/zergrush/zerg/internal/term"
 	"github.com/zergrush/zerg/internal/textx"
 )
@@ -111,10 +112,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // classifyCobraError turns cobra's own argument errors (unknown command, wrong
-// number of args) into usage errors.
+// number of args) into usage errors. A typed error of zerg's own is never
+// cobra's, even when its text (which may quote what the user typed) holds
+// one of cobra's phrases.
 func classifyCobraError(cmd *cobra.Command, err error) error {
 	var ee *ExitError
-	if errors.As(err, &ee) {
+	var re *run.Error
+	if errors.As(err, &ee) || errors.As(err, &re) {
 		return err
 	}
 	msg := err.Error()

@@ -227,11 +227,6 @@ func newRulesVerifyCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// verifyCache is security.VerifyCache, for review's check of the rules.
-func verifyCache(dest, commit, want string) (security.Manifest, error) {
-	return security.VerifyCache(dest, commit, want)
-}
-
 func newRulesShowCmd(a *app) *cobra.Command {
 	var asJSON, render bool
 	var budget int

@@ -54,10 +54,6 @@ func (r *runTarget) state() (*runstate.State, error) { return r.target().State()
 
 func (r *runTarget) checkTasks(tasks []string) error { return r.target().CheckTasks(tasks) }
 
-func unknownTask(task, feature string, ids []string) error {
-	return run.UnknownTask(task, feature, ids)
-}
-
 func (a *app) completeRuns(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	cwd, err := a.getwd()
 	if err != nil || len(args) > 0 {

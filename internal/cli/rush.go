@@ -19,6 +19,7 @@ import (
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
 	"github.com/zergrush/zerg/internal/gitx"
+	"github.com/zergrush/zerg/internal/journey"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/pathx"
 	"github.com/zergrush/zerg/internal/preflight"
@@ -285,7 +286,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		return err
 	}
 	// What zerg found; internal/attempt builds the launch spec from it.
-	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: hookBinary(self)}}
+	worker := claude.Spec{Binary: loc.Path, Hook: claude.HookSpec{ZergBinary: claude.HookBinary(self)}}
 	rehearsal, scenario := r.Rehearsal()
 	if !rehearsal && !tasksMode {
 		// The endpoint and the key, tried once before any launch: a wrong
@@ -334,7 +335,7 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		// id, a task renamed) never answers: its worker gets the default
 		// script and the rehearsal fails far from the cause.
 		if graph != nil {
-			warnUnmatched(a, pathx.Short(cwd, scenario), feature, unmatchedScenarioTasks(sc, feature, graph, paths.SpecDir))
+			warnUnmatched(a, pathx.Short(cwd, scenario), feature, journey.UnmatchedScenarioTasks(sc, feature, graph, paths.SpecDir))
 		}
 		if err := fsx.PrivateDir(paths.RunDir); err != nil {
 			return err
@@ -431,9 +432,6 @@ func dirtyTreeWarning(ctx context.Context, root, feature string, g *spec.Graph, 
 	return fmt.Sprintf("the working tree has uncommitted changes (%s) and the run starts from %s, not from the working tree: tasks of %s own %d of them: %s; their workers do not see those changes and merging the result may conflict with them (commit them first to build on them)",
 		changes, from, feature, n, strings.Join(owned, ", "))
 }
-
-// hookBinary is the zerg executable workers' hooks run (claude.HookBinary).
-func hookBinary(self string) string { return claude.HookBinary(self) }
 
 // loadProjectConfig reads .zerg/config.yaml, or the defaults when there is
 // none (config.LoadOrDefault); a config that does not load is bad input.

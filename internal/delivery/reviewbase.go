@@ -17,8 +17,8 @@ type MergeBaser interface {
 // ReviewBase is the commit a feature's integration head is reviewed
 // against, so that the review sees exactly what zerg merge would bring: the
 // run's base when a run of the feature is recorded in the repository at
-// root, else where the branch left HEAD (their merge base). Neither is bad
-// input (run.BadInput): there is nothing to review against.
+// root, else where the branch left HEAD (their merge base). When there is
+// neither, there is nothing to review against: bad input (run.BadInput).
 func ReviewBase(ctx context.Context, g MergeBaser, root, feature, head string) (string, error) {
 	if slices.Contains(run.Runs(root), feature) {
 		if p, err := run.PathsFor(ctx, root, feature); err == nil {

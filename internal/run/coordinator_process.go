@@ -23,7 +23,8 @@ func CoordinatorProcess(pid int) proc.ID {
 }
 
 // IsRushCommand reports whether a command line is a zerg rush: a program
-// named zerg-something, with rush among its arguments.
+// whose name holds "zerg" (zerg, zerg-dev, a test's zerg binary), with rush
+// among its arguments.
 func IsRushCommand(args []string) bool {
 	return len(args) >= 2 && strings.Contains(filepath.Base(args[0]), "zerg") && slices.Contains(args, "rush")
 }

@@ -2,6 +2,8 @@ package run
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,12 +26,30 @@ func TestIsRushCommand(t *testing.T) {
 	}
 }
 
-// TestCoordinatorProcess: no process, and a live process that is no zerg
-// rush (this test), are never named.
+// TestCoordinatorProcess: a live zerg rush is named by its identity; no
+// process, and a live process that is no zerg rush (this test), are not.
 func TestCoordinatorProcess(t *testing.T) {
 	for _, pid := range []int{0, -1, os.Getpid()} {
 		if id := CoordinatorProcess(pid); id.PID != 0 {
 			t.Errorf("CoordinatorProcess(%d) = %+v, want the zero ID", pid, id)
 		}
+	}
+	// A shell copied to a file named zerg, its command line holding rush:
+	// what a coordinator's looks like to the process table.
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh to pose as a coordinator:", err)
+	}
+	zerg := filepath.Join(t.TempDir(), "zerg")
+	if err := os.WriteFile(zerg, sh, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(zerg, "-c", "sleep 30; true", "rush")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if id := CoordinatorProcess(cmd.Process.Pid); id.PID != cmd.Process.Pid {
+		t.Errorf("a live zerg rush (pid %d) was not named: %+v", cmd.Process.Pid, id)
 	}
 }

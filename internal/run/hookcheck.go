@@ -26,8 +26,9 @@ type HookCheck struct {
 	Mode string
 	// Workspace is the worker's workspace ("": the current directory),
 	// Config the config file ("": the graph's repository's, as rush reads
-	// it, zerg's defaults when there is none); relative to the current
-	// directory.
+	// it, zerg's defaults when there is none); relative to Getwd's
+	// directory. Graph is read as given, relative to the process's own
+	// directory, which is Getwd's for the command.
 	Workspace, Config string
 	// Getwd is the current directory, asked once the flags are checked.
 	Getwd func() (string, error)

@@ -21,8 +21,8 @@ var sigpipe = make(chan os.Signal, 1)
 // SurvivePipes keeps a coordinator going when the reader of its output goes
 // away (zerg rush … | head): the run is the log and the branches, not what
 // it prints. It handles SIGPIPE and returns stdout and stderr wrapped so
-// that writes to a closed pipe fail with EPIPE instead of killing the
-// process, and are dropped from then on.
+// that a write to a closed pipe neither kills the process nor fails: it is
+// reported as written and dropped, as is everything after it.
 func SurvivePipes(stdout, stderr io.Writer) (io.Writer, io.Writer) {
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	return &pipeSafe{w: stdout}, &pipeSafe{w: stderr}

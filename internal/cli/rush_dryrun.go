@@ -31,7 +31,7 @@ func printPlan(a *app, graphFile, feature string, cfg config.Config, workers int
 	p := run.Plan{Feature: feature, Config: cfg, Workers: workers, Rehearse: rehearse, Graph: r.Graph,
 		Analysis: spec.Analyze(r.Graph, workers),
 		Projection: runstate.Project(runstate.ProjectOptions{Graph: r.Graph, Config: cfg, Workers: workers, SpecDir: paths.SpecDir,
-			History: runstate.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse})}
+			History: runstate.HistoryLogs(filepath.Dir(paths.RunDir), feature), Rehearsal: rehearse, LoadRecorded: run.LoadRecordedGraph})}
 	// A dry run is never a resume: the whole graph is what remains.
 	p.Confirm = gateReasons(cfg, p.Projection.Range, p.Projection.FanOut)
 	if v, _, err := run.Inspect(paths); err == nil && v.State != runstate.RunNotStarted {

@@ -223,7 +223,7 @@ func TestProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLog(t, filepath.Join(run, "events.jsonl"), w.log)
-	h := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new")})
+	h := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new"), LoadRecorded: LoadRecordedGraph})
 	if h.Basis != "history" || h.HistoryTasks != 3 || h.Factor < 1.99 || h.Factor > 2.01 {
 		t.Fatalf("history projection: basis %s, %d tasks, factor %v", h.Basis, h.HistoryTasks, h.Factor)
 	}
@@ -231,14 +231,14 @@ func TestProjection(t *testing.T) {
 		t.Errorf("expected ×%v, want ×2", r)
 	}
 	// A rehearsal learns nothing from a real run.
-	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new"), Rehearsal: true}); r.Basis != "estimate" {
+	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: cfg, Workers: 4, History: runstate.HistoryLogs(dir, "new"), LoadRecorded: LoadRecordedGraph, Rehearsal: true}); r.Basis != "estimate" {
 		t.Errorf("a rehearsal used a real run's history")
 	}
 	// Nor does a config whose models differ from the ones the history ran
 	// on: its prices say nothing of today's.
 	other := cfg
 	other.Models.Implement, other.Models.Simple = "opus", "opus"
-	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: other, Workers: 4, History: runstate.HistoryLogs(dir, "new")}); r.Basis != "estimate" || r.HistoryTasks != 0 {
+	if r := runstate.Project(runstate.ProjectOptions{Graph: g, Config: other, Workers: 4, History: runstate.HistoryLogs(dir, "new"), LoadRecorded: LoadRecordedGraph}); r.Basis != "estimate" || r.HistoryTasks != 0 {
 		t.Errorf("a history on other models was used: basis %s, %d tasks", r.Basis, r.HistoryTasks)
 	}
 }

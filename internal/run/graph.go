@@ -67,6 +67,12 @@ func LoadGraph(file string, o GraphLoad) (*spec.Report, error) {
 	return CheckGraph(data, o), nil
 }
 
+// LoadRecordedGraph reads a graph a run recorded (LoadGraph with
+// Recorded): what a projection reads of an earlier run.
+func LoadRecordedGraph(file string) (*spec.Report, error) {
+	return LoadGraph(file, GraphLoad{Recorded: true})
+}
+
 // CheckGraph is LoadGraph of a graph's bytes.
 func CheckGraph(data []byte, o GraphLoad) *spec.Report {
 	opts := spec.Options{RepoRoot: o.Root}

@@ -17,7 +17,7 @@ func (r *Run) Project() (p runstate.Projection, remaining runstate.Range) {
 		cfg.Schedule = c.schedule // a resume's: the recorded schedule
 	}
 	p = runstate.Project(runstate.ProjectOptions{Graph: c.graph, Config: cfg, Workers: c.workers, SpecDir: c.paths.SpecDir,
-		History: runstate.HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal})
+		History: runstate.HistoryLogs(filepath.Dir(c.paths.RunDir), c.feature), Rehearsal: c.rehearsal, LoadRecorded: LoadRecordedGraph})
 	for _, t := range p.Tasks {
 		if c.state.Task(t.Task).Status != runstate.StatusMerged {
 			remaining.Add(t.Range)

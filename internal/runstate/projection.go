@@ -179,6 +179,10 @@ type ProjectOptions struct {
 	// Rehearsal selects those of the same mode.
 	History   []string
 	Rehearsal bool
+	// LoadRecorded reads an earlier run's recorded graph (its graph.json)
+	// as every graph is read, through the one loader (run.LoadRecordedGraph);
+	// nil: the history is not read.
+	LoadRecorded func(file string) (*spec.Report, error)
 }
 
 // Project makes the projection.
@@ -323,6 +327,9 @@ type factor struct{ low, median, high float64 }
 // (a rehearsal's scripted usage says nothing about the real API's).
 func historyFactor(o ProjectOptions, ctxTokens int64) (factor, int) {
 	var ratios []float64
+	if o.LoadRecorded == nil {
+		o.History = nil
+	}
 	for _, file := range o.History {
 		evs, err := eventlog.Read(file)
 		if err != nil || len(evs) == 0 {
@@ -332,7 +339,7 @@ func historyFactor(o ProjectOptions, ctxTokens int64) (factor, int) {
 		if st.Started == nil || st.Started.Rehearsal != o.Rehearsal {
 			continue
 		}
-		r, err := spec.Load(filepath.Join(filepath.Dir(file), "graph.json"), spec.Options{})
+		r, err := o.LoadRecorded(filepath.Join(filepath.Dir(file), "graph.json"))
 		if err != nil || !r.Valid() {
 			continue
 		}

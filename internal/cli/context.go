@@ -102,7 +102,7 @@ func contextPackNow(paths run.Paths, taskID string) (contextpack.Pack, error) {
 		files.NoRules = "security_rules.enabled is false"
 	} else {
 		dir := security.RulesCacheDir(paths.Root, r.Commit)
-		_, err := security.VerifyRules(dir, security.ExpectedChecksum(r.Commit, r.SHA256))
+		_, err := security.VerifyRules(dir, r.Checksum(r.Commit))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			files.NoRules = "the security rules are not fetched (zerg rules update); workers get none"

@@ -46,7 +46,7 @@ func fetchRulesCache(env *initEnv, r *initReport) error {
 	}
 	rel := security.RulesCacheRel + "/" + sr.Commit + "/"
 	dest := security.RulesCacheDir(env.root, sr.Commit)
-	want := security.ExpectedChecksum(sr.Commit, sr.SHA256)
+	want := sr.Checksum(sr.Commit)
 	if m, err := security.VerifyRules(dest, want); err == nil && m.Commit == sr.Commit {
 		r.add(&r.Existing, "exists", rel, fmt.Sprintf("verified, %d files, sha256 %.16s…", len(m.Files), m.Checksum))
 		return nil

@@ -226,7 +226,7 @@ func gateFinding(g config.Gate, r gateResult) journey.Finding {
 // languages (an info finding) and returns their file names for the model.
 func rulesFinding(root string, rc config.SecurityRules, changed []string) (journey.Finding, []string) {
 	dest := security.RulesCacheDir(root, rc.Commit)
-	if _, err := security.VerifyCache(dest, rc.Commit, security.ExpectedChecksum(rc.Commit, rc.SHA256)); err != nil {
+	if _, err := security.VerifyCache(dest, rc.Commit, rc.Checksum(rc.Commit)); err != nil {
 		return journey.Finding{Severity: journey.Info, Source: "rules", Title: "security rules not checked: " + err.Error()}, nil
 	}
 	files, err := security.RulesFor(dest, changed)

@@ -37,12 +37,7 @@ func LoadAs(path, display string) (Config, error) {
 // set up yet still works). Messages name the file FileName.
 func LoadRepo(root string) (Config, error) {
 	path := filepath.Join(root, filepath.FromSlash(FileName))
-	// Only a missing file means the defaults: one zerg cannot read is an
-	// error, never a run with settings the user did not write.
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return Default(), nil
-	}
-	return LoadAs(path, FileName)
+	return orDefault(path, func() (Config, error) { return LoadAs(path, FileName) })
 }
 
 // Locate finds the config file a command reads: file (the --file flag)

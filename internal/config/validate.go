@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/zergrush/zerg/internal/security"
 	"github.com/zergrush/zerg/internal/toolchain"
 )

@@ -174,7 +174,7 @@ func openSecurity(opts Options, pr *progress) (*securityKit, error) {
 		return k, nil
 	}
 	dir := security.RulesCacheDir(opts.Root, rules.Commit)
-	if _, err := security.VerifyRules(dir, security.ExpectedChecksum(rules.Commit, rules.SHA256)); err != nil {
+	if _, err := security.VerifyRules(dir, rules.Checksum(rules.Commit)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			pr.note("warning: the security rules are not fetched; workers get none (run zerg rules update)")
 			return k, nil

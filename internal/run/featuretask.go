@@ -54,13 +54,7 @@ func OnlyFeature(root, usage string) (string, error) {
 	} else if len(runs) > 1 {
 		return "", bad("several runs (%s); name the feature: %s", strings.Join(runs, ", "), usage)
 	}
-	var features []string
-	entries, _ := os.ReadDir(SpecsDir(root))
-	for _, e := range entries {
-		if _, err := os.Stat(GraphFile(root, e.Name())); err == nil && e.IsDir() {
-			features = append(features, e.Name())
-		}
-	}
+	features := Features(root)
 	switch len(features) {
 	case 0:
 		return "", bad("no feature in this repository: no .zerg/specs/<feature>/task-graph.json")

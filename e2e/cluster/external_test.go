@@ -69,7 +69,10 @@ func externalServer(file string) error {
 	for {
 		if cz, err := ns.Connz(&server.ConnzOptions{Username: true}); err == nil {
 			for _, ci := range cz.Conns {
-				if !seen[ci.Cid] {
+				// A connection still in its handshake has no user yet:
+				// it is listed once it has one (a loaded machine once
+				// showed a1's reconnection as "client " for good).
+				if !seen[ci.Cid] && ci.AuthorizedUser != "" {
 					seen[ci.Cid] = true
 					fmt.Printf("client %s\n", ci.AuthorizedUser)
 				}

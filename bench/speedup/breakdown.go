@@ -38,6 +38,9 @@ type attemptTime struct {
 	Commit time.Duration `json:"commit_ns"`
 	// Other: the rest (the coordinator's bookkeeping around the attempt).
 	Other time.Duration `json:"other_ns"`
+	// MemoryMB is the most memory the attempt's processes used (its
+	// cgroup's peak; 0 where the mode does not measure it).
+	MemoryMB int64 `json:"memory_peak_mb,omitempty"`
 }
 
 // levelTime is where one level's wall time went (level schedule): from the
@@ -163,7 +166,7 @@ func breakDown(evs []eventlog.Event, reqs []mockapi.Request, ts []task, think ma
 			}
 			ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 			a := attemptTime{Task: e.Task, Level: level[e.Task], Total: e.Time.Sub(s), Prepare: ms(f.Phases.Prepare),
-				Verify: ms(f.Phases.Verify), Commit: ms(f.Phases.Commit), Think: think[e.Task]}
+				Verify: ms(f.Phases.Verify), Commit: ms(f.Phases.Commit), Think: think[e.Task], MemoryMB: f.MemoryPeakMB}
 			launch := ms(f.Phases.Launch)
 			launchAt := s.Add(a.Prepare)
 			if r := firstReq(e.Task, s); !r.IsZero() && r.Sub(launchAt) <= launch {
@@ -232,9 +235,20 @@ func (b breakdown) mean() attemptTime {
 		m.Verify += a.Verify
 		m.Commit += a.Commit
 		m.Other += a.Other
+		m.MemoryMB += a.MemoryMB
 	}
+	m.MemoryMB /= int64(len(b.Attempts))
 	m.Total, m.Prepare, m.Start, m.Think = m.Total/n, m.Prepare/n, m.Start/n, m.Think/n
 	m.Turns, m.Verify, m.Commit, m.Other = m.Turns/n, m.Verify/n, m.Commit/n, m.Other/n
+	return m
+}
+
+// maxMemoryMB is the largest attempt's memory peak.
+func (b breakdown) maxMemoryMB() int64 {
+	var m int64
+	for _, a := range b.Attempts {
+		m = max(m, a.MemoryMB)
+	}
 	return m
 }
 
@@ -250,15 +264,22 @@ func writeBreakdown(w io.Writer, runs []shapeRun) {
 			if !shown {
 				fmt.Fprintln(w, "### Where the time went")
 				fmt.Fprintln(w)
-				fmt.Fprintln(w, "Per attempt, the mean of the run's successful attempts, in seconds: prepare (the workspace), start (launch to the worker's first model request: sandbox, gateway, CLI start), think (the scripted model), turns (the rest of the launch: tool runs, the CLI between turns, its exit), verify, commit (snapshot, checks, commit), other (the coordinator around the attempt).")
+				fmt.Fprintln(w, "Per attempt, the mean of the run's successful attempts, in seconds: prepare (the workspace), start (launch to the worker's first model request: sandbox, gateway, CLI start), think (the scripted model), turns (the rest of the launch: tool runs, the CLI between turns, its exit), verify, commit (snapshot, checks, commit), other (the coordinator around the attempt); memory, the mean and the largest attempt's peak (its cgroup's) in MB; CPU busy, the machine's CPUs busy over the rush (all processes, from /proc/stat).")
 				fmt.Fprintln(w)
-				fmt.Fprintln(w, "| graph | schedule | workers | attempt s | prepare | start | think | turns | verify | commit | other |")
-				fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+				fmt.Fprintln(w, "| graph | schedule | workers | attempt s | prepare | start | think | turns | verify | commit | other | memory MB | CPU busy |")
+				fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 				shown = true
 			}
 			m := x.Breakdown.mean()
-			fmt.Fprintf(w, "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.Shape.Name, x.Schedule, x.Workers,
-				secs(m.Total), m.Prepare.Seconds(), m.Start.Seconds(), m.Think.Seconds(), m.Turns.Seconds(), m.Verify.Seconds(), m.Commit.Seconds(), m.Other.Seconds())
+			mem, cpu := "", ""
+			if m.MemoryMB > 0 {
+				mem = fmt.Sprintf("%d / %d", m.MemoryMB, x.Breakdown.maxMemoryMB())
+			}
+			if x.CPUBusy > 0 {
+				cpu = fmt.Sprintf("%.0f %%", 100*x.CPUBusy)
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", r.Shape.Name, x.Schedule, x.Workers,
+				secs(m.Total), m.Prepare.Seconds(), m.Start.Seconds(), m.Think.Seconds(), m.Turns.Seconds(), m.Verify.Seconds(), m.Commit.Seconds(), m.Other.Seconds(), mem, cpu)
 		}
 	}
 	if !shown {

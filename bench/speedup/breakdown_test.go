@@ -70,3 +70,29 @@ func TestBreakDownSaysWhereTheTimeWent(t *testing.T) {
 		t.Errorf("without requests: start %v turns %v, want 0 and 2s", a.Start, a.Turns)
 	}
 }
+
+func TestCPUBusyFromProcStat(t *testing.T) {
+	before, err := parseCPU("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := parseCPU("cpu  250 0 100 850 100 0 0 0 0 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 busy ticks (user 150, system 50) of 300 (idle 50, iowait 50).
+	if got := after.busySince(before); got < 0.666 || got > 0.667 {
+		t.Errorf("busy %.3f, want 0.667", got)
+	}
+	// Control: an idle interval is 0 busy, and a line that is not the cpu
+	// total is refused.
+	if got := before.busySince(before); got != 0 {
+		t.Errorf("no time passed: busy %.3f", got)
+	}
+	if _, err := parseCPU("intr 1 2 3 4 5 6\n"); err == nil {
+		t.Error("a /proc/stat without its cpu line was read")
+	}
+	if _, err := readCPU(); err != nil {
+		t.Logf("this machine's /proc/stat: %v", err)
+	}
+}

@@ -23,10 +23,15 @@ type shape struct {
 
 // headline is the figure: three levels of four tasks, each task
 // building on one task of the level below.
-func headline() shape {
-	s := shape{Name: "3x4", Source: "three levels of four; each task depends on the task in the same column of the level below"}
-	for l := 1; l <= 3; l++ {
-		for c := 0; c < 4; c++ {
+func headline() shape { return grid(3, 4) }
+
+// grid is levels levels of width tasks, each task building on the task in
+// its column one level down: 3x8 is wide enough for eight workers.
+func grid(levels, width int) shape {
+	s := shape{Name: fmt.Sprintf("%dx%d", levels, width),
+		Source: fmt.Sprintf("%d levels of %d; each task depends on the task in the same column of the level below", levels, width)}
+	for l := 1; l <= levels; l++ {
+		for c := 0; c < width; c++ {
 			t := task{ID: fmt.Sprintf("L%d-%c", l, 'a'+c), Level: l, Files: 1}
 			if l > 1 {
 				t.Deps = []string{fmt.Sprintf("L%d-%c", l-1, 'a'+c)}
@@ -42,7 +47,7 @@ func loadShapes() (map[string]shape, error) {
 	if err := json.Unmarshal(shapesJSON, &list); err != nil {
 		return nil, fmt.Errorf("shapes.json: %v", err)
 	}
-	m := map[string]shape{"3x4": headline()}
+	m := map[string]shape{"3x4": headline(), "3x8": grid(3, 8)}
 	for _, s := range list {
 		m[s.Name] = s
 	}

@@ -51,8 +51,8 @@ type options struct {
 
 func main() {
 	var o options
-	shapes := flag.String("shapes", "3x4,wide,deep,diamond,realproject", "graphs: 3x4 (the headline), wide, deep, diamond (real graphs' structure), realproject (bench/realproject's Go project)")
-	workers := flag.String("workers", "1,2,4,8", "worker counts for the 3x4 graph")
+	shapes := flag.String("shapes", "3x4,wide,deep,diamond,realproject", "graphs: 3x4 (the headline), 3x8 (wide enough for eight workers), wide, deep, diamond (real graphs' structure), realproject (bench/realproject's Go project)")
+	workers := flag.String("workers", "1,2,4,8", "worker counts for the 3x4 and 3x8 graphs")
 	shapeWorkers := flag.String("shape-workers", "4", "worker counts for the other graphs")
 	schedules := flag.String("schedules", "level,dag", "zerg schedules to compare; one this zerg refuses is skipped, saying so")
 	flag.IntVar(&o.turns, "turns", 3, "scripted model turns per task (the files' Writes, Bash checks, then the done text)")
@@ -151,7 +151,7 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 	}
 	for _, s := range o.shapes {
 		if _, ok := all[s]; !ok && s != "realproject" {
-			return fmt.Errorf("-shapes: no graph %q; use 3x4, wide, deep, diamond or realproject", s)
+			return fmt.Errorf("-shapes: no graph %q; use 3x4, 3x8, wide, deep, diamond or realproject", s)
 		}
 	}
 	wd, _ := os.Getwd()
@@ -253,7 +253,7 @@ func makeTarget(ctx context.Context, o options, name string, all map[string]shap
 	}
 	sh := all[name]
 	ws := o.shapeWorkers
-	if name == "3x4" {
+	if name == "3x4" || name == "3x8" {
 		ws = o.workers
 	}
 	return target{

@@ -43,6 +43,9 @@ type rushResult struct {
 	// Breakdown is where the time went (nil in -json files written
 	// before it was measured).
 	Breakdown *breakdown `json:"breakdown,omitempty"`
+	// CPUBusy is the share of the machine's CPU time that was busy while
+	// the rush ran (every process's, from /proc/stat; 0: not read).
+	CPUBusy float64 `json:"cpu_busy,omitempty"`
 }
 
 // singleResult is the one claude -p session doing every task in order.
@@ -110,8 +113,12 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
+	before, cpuErr := readCPU()
 	err := cmd.Run()
 	r.Wall = time.Since(start)
+	if after, err2 := readCPU(); cpuErr == nil && err2 == nil {
+		r.CPUBusy = after.busySince(before)
+	}
 	if err != nil {
 		if strings.Contains(out.String(), "not available in this version") {
 			// The refusal names the run's temporary config file; keep

@@ -48,8 +48,9 @@ type attemptTime struct {
 type levelTime struct {
 	Level int           `json:"level"`
 	Wall  time.Duration `json:"wall_ns"`
-	// Model: the longest think time of the level's tasks, what a level
-	// would take if zerg and the CLI cost nothing.
+	// Model: what the level would take on the rush's workers if zerg and
+	// the CLI cost nothing: the longest think time of its tasks, or their
+	// sum over the workers when the level is wider than them.
 	Model time.Duration `json:"model_ns"`
 	// ToFirst: from the level's start to its first attempt's start.
 	ToFirst time.Duration `json:"to_first_attempt_ns"`
@@ -114,7 +115,7 @@ func decodeRequests(r io.Reader) ([]mockapi.Request, error) {
 
 // breakDown says where a rush's time went. An attempt counts when it
 // succeeded and its phases were recorded; a level when it merged.
-func breakDown(evs []eventlog.Event, reqs []mockapi.Request, ts []task, think map[string]time.Duration) breakdown {
+func breakDown(evs []eventlog.Event, reqs []mockapi.Request, ts []task, think map[string]time.Duration, workers int) breakdown {
 	level := map[string]int{}
 	for _, t := range ts {
 		level[t.ID] = t.Level
@@ -197,9 +198,12 @@ func breakDown(evs []eventlog.Event, reqs []mockapi.Request, ts []task, think ma
 			}
 			l := at(d.Level)
 			lt := levelTime{Level: d.Level, Wall: e.Time.Sub(l.start), ToFirst: l.firstStart.Sub(l.start), Slowest: l.slowest, Gates: l.gates}
+			var sum time.Duration
 			for _, id := range d.Tasks {
 				lt.Model = max(lt.Model, think[id])
+				sum += think[id]
 			}
+			lt.Model = max(lt.Model, sum/time.Duration(max(workers, 1)))
 			if len(l.ends) > 0 {
 				var wait time.Duration
 				for _, end := range l.ends {
@@ -293,7 +297,7 @@ func writeBreakdown(w io.Writer, runs []shapeRun) {
 				continue
 			}
 			if !header {
-				fmt.Fprintln(w, "Per level (level schedule), in seconds: wall (from the previous level's merge), model (the level's longest think time), beyond (wall − model: zerg and the CLI), to first attempt, slowest attempt, wait (the mean wait of a finished task for the level's last), gates (side by side: the longest), merge (the rest to level_merged).")
+				fmt.Fprintln(w, "Per level (level schedule), in seconds: wall (from the previous level's merge), model (the level's longest think time, or its think time over the workers when it is wider than them), beyond (wall − model: zerg and the CLI), to first attempt, slowest attempt, wait (the mean wait of a finished task for the level's last), gates (side by side: the longest), merge (the rest to level_merged).")
 				fmt.Fprintln(w)
 				fmt.Fprintln(w, "| graph | workers | level | wall | model | beyond | to first | slowest | wait | gates | merge |")
 				fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")

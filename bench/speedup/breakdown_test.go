@@ -35,7 +35,7 @@ func TestBreakDownSaysWhereTheTimeWent(t *testing.T) {
 		{Task: "b", Kind: mockapi.KindTitle, Time: at(1.6)}, // not the model's turn
 		{Task: "b", Kind: mockapi.KindMain, Time: at(2.5)},  // 1 s after b's launch
 	}
-	b := breakDown(evs, reqs, ts, think)
+	b := breakDown(evs, reqs, ts, think, 4)
 	if len(b.Attempts) != 2 || len(b.Levels) != 1 {
 		t.Fatalf("breakdown %+v, want 2 attempts and 1 level", b)
 	}
@@ -63,9 +63,15 @@ func TestBreakDownSaysWhereTheTimeWent(t *testing.T) {
 		t.Errorf("report lacks the level's row:\n%s", out.String())
 	}
 
+	// One worker does the level's tasks one after the other: its model
+	// time is their sum (12 s), not the longest (8 s).
+	if l := breakDown(evs, reqs, ts, think, 1).Levels[0]; l.Model != 12*sec {
+		t.Errorf("one worker: model %v, want 12s", l.Model)
+	}
+
 	// Control: without the request log the worker's start cannot be told
 	// from its turns, and the breakdown must not make it up.
-	b = breakDown(evs, nil, ts, think)
+	b = breakDown(evs, nil, ts, think, 4)
 	if a := b.Attempts[0]; a.Start != 0 || a.Turns != 2*sec {
 		t.Errorf("without requests: start %v turns %v, want 0 and 2s", a.Start, a.Turns)
 	}

@@ -140,7 +140,7 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 	if err != nil {
 		return r, fmt.Errorf("the scripted model's request log: %w", err)
 	}
-	bd := breakDown(evs, reqs, ts, think)
+	bd := breakDown(evs, reqs, ts, think, workers)
 	r.Breakdown = &bd
 	sp := spans(evs)
 	r.Delivered = len(sp)

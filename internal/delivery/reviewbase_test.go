@@ -39,9 +39,6 @@ func TestReviewBaseWithoutARun(t *testing.T) {
 
 // TestReviewBaseOfARecordedRun: the run's base wins over the merge base.
 func TestReviewBaseOfARecordedRun(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	t.Setenv("ZERG_WORKSPACES", filepath.Join(t.TempDir(), "ws"))
 	ctx := context.Background()
 	root := t.TempDir()

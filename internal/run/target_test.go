@@ -97,9 +97,6 @@ func TestUnknownTask(t *testing.T) {
 // checked; a run without a log is bad input naming the log; outside a
 // repository is bad input too.
 func TestResolve(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	t.Setenv("ZERG_WORKSPACES", filepath.Join(t.TempDir(), "ws"))
 	ctx := context.Background()
 	root := t.TempDir()

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -168,24 +167,16 @@ type logFile interface {
 	Close() error
 }
 
-// NoSpaceWait and NoSpaceTries are how Append waits for room when the disk
-// is full: a full disk is usually a worker's doing, which zerg's disk watch
-// stops and removes within a second or two (docs/resilience.md).
-var (
-	NoSpaceWait  = 100 * time.Millisecond
-	NoSpaceTries = 100
-)
-
 // write appends line and fsyncs it. A write or fsync that fails leaves
 // nothing of the line behind (a torn line before the next event would make
 // the log unreadable from there on); one that failed for want of space is
-// tried again for a while.
+// tried again for a while (fsx.WaitForRoom).
 func (l *Log) write(line []byte) error {
 	off, err := l.f.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return err
 	}
-	for try := 1; ; try++ {
+	return fsx.WaitForRoom(func() error {
 		_, err := l.f.Write(line)
 		if err == nil {
 			err = l.f.Sync()
@@ -199,11 +190,8 @@ func (l *Log) write(line []byte) error {
 		if _, serr := l.f.Seek(off, io.SeekStart); serr != nil {
 			return errors.Join(err, serr)
 		}
-		if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) || try >= NoSpaceTries {
-			return err
-		}
-		time.Sleep(NoSpaceWait)
-	}
+		return err
+	})
 }
 
 // AppendData marshals data as the payload and appends.

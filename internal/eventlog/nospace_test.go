@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zergrush/zerg/internal/fsx"
 )
 
 // fullDisk is the log's file on a disk that is full for its first
@@ -37,8 +39,8 @@ func (d *fullDisk) Sync() error {
 // written once there is room; the log reads whole afterwards. Control:
 // without the retries the append fails, and the log still reads whole.
 func TestAppendOnAFullDisk(t *testing.T) {
-	defer func(w time.Duration, n int) { NoSpaceWait, NoSpaceTries = w, n }(NoSpaceWait, NoSpaceTries)
-	NoSpaceWait = time.Millisecond
+	defer func(w time.Duration, n int) { fsx.NoSpaceWait, fsx.NoSpaceTries = w, n }(fsx.NoSpaceWait, fsx.NoSpaceTries)
+	fsx.NoSpaceWait = time.Millisecond
 	for _, c := range []struct {
 		name      string
 		full      int
@@ -51,7 +53,7 @@ func TestAppendOnAFullDisk(t *testing.T) {
 		{"no room in time (control)", 3, false, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			NoSpaceTries = c.tries
+			fsx.NoSpaceTries = c.tries
 			path := filepath.Join(t.TempDir(), "events.jsonl")
 			l, _, err := Open(path)
 			if err != nil {

@@ -68,7 +68,17 @@ var syncFile = (*os.File).Sync
 //     synced a crash can bring back the old file (or none) after the caller
 //     was told the new one was written and went on (an audit anchor, the
 //     cluster's auth file, a task graph the user fixed).
+//
+// A durable write, being one of zerg's records, waits for room when the disk
+// is full (WaitForRoom); a failed try leaves no temporary file behind.
 func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
+	if durable {
+		return WaitForRoom(func() error { return writeAtomicOnce(path, data, perm, true) })
+	}
+	return writeAtomicOnce(path, data, perm, false)
+}
+
+func writeAtomicOnce(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {

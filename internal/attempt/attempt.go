@@ -79,6 +79,9 @@ type Input struct {
 	// OnVerify is called when the worker succeeded and the verification
 	// command is about to run.
 	OnVerify func()
+	// Prepared is the worker prepared for this attempt (Prepare), or nil.
+	// Run uses it, or throws it away and starts afresh when it cannot.
+	Prepared *Prepared
 
 	// Driver is where and how the attempt runs (internal/driver); the
 	// pipeline does not know which one it is.
@@ -139,6 +142,10 @@ type Result struct {
 // others are zerg's overhead; docs/benchmarks.md measures them.
 type Phases struct {
 	Prepare, Launch, Verify, Commit time.Duration
+	// Prepared: the worker was prepared before the attempt (Prepare);
+	// Prepare is then the time to lay its workspace again and Launch runs
+	// from its prompt.
+	Prepared bool
 }
 
 // Run executes the attempt. Errors are zerg's own failures (git, disk); what

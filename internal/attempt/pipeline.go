@@ -29,7 +29,18 @@ import (
 // order (checks), and zerg's commit on the attempt's branch.
 
 func run(ctx context.Context, in Input) (Result, error) {
+	if p := in.Prepared; p != nil {
+		if res, ok, err := p.use(ctx, in); ok {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			return Result{Class: outcome.Infra, Reason: outcome.ReasonCancelled, Detail: "the run was stopped"}, nil
+		}
+	}
 	if err := fsx.PrivateDir(in.Dir); err != nil {
+		return Result{}, err
+	}
+	if err := removeUnusedPrepared(in); err != nil {
 		return Result{}, err
 	}
 	prepareStart := time.Now()
@@ -48,8 +59,13 @@ func run(ctx context.Context, in Input) (Result, error) {
 	}
 	var retryAfter atomic.Int64
 	launchStart := time.Now()
-	v, err := ws.Launch(ctx, in.workerSpec(prompt), in.starter(&retryAfter))
-	launched := time.Since(launchStart)
+	v, err := ws.Launch(ctx, in.workerSpec(prompt), in.starter(&retryAfter, nil))
+	return launched(ctx, in, ws, v, err, Phases{Prepare: prepared, Launch: time.Since(launchStart)}, &retryAfter)
+}
+
+// launched takes the worker's verdict through the rest of the pipeline
+// (finish).
+func launched(ctx context.Context, in Input, ws driver.Workspace, v driver.Verdict, err error, phases Phases, retryAfter *atomic.Int64) (Result, error) {
 	var audit *driver.AuditError
 	if errors.As(err, &audit) {
 		return in.auditFailed(ws, Result{Worker: v.Worker}, audit.Err), nil
@@ -59,7 +75,7 @@ func run(ctx context.Context, in Input) (Result, error) {
 	}
 	res := Result{Worker: v.Worker, Class: v.Class, Reason: v.Reason, Detail: v.Detail, Reset: v.Reset,
 		MemoryPeak: v.MemoryPeak, RetryAfter: time.Duration(retryAfter.Load()),
-		Phases: Phases{Prepare: prepared, Launch: launched}, RefusedWrites: in.refusedWrites(v.Refused)}
+		Phases: phases, RefusedWrites: in.refusedWrites(v.Refused)}
 	writeRefused(in.Dir, res.RefusedWrites)
 	if ctx.Err() != nil {
 		// Stopped by the coordinator: keep the work, let the caller decide.
@@ -308,13 +324,19 @@ func (in Input) workerSpec(prompt string) claude.Spec {
 // starter runs the worker with sp, recording its stream (redacted,
 // bounded), reporting its start and progress, and keeping the last retry
 // delay the CLI reported for a rate limit in retryAfter.
-func (in Input) starter(retryAfter *atomic.Int64) driver.Starter {
+// hold, when set, is a prepared worker's wait for its attempt (Prepared):
+// it returns the prompt to send once the attempt starts, or the outcome of
+// a worker that was never used.
+func (in Input) starter(retryAfter *atomic.Int64, hold holdFunc) driver.Starter {
 	return func(ctx context.Context, sp claude.Spec) (claude.Outcome, error) {
-		return in.start(ctx, sp, retryAfter)
+		return in.start(ctx, sp, retryAfter, hold)
 	}
 }
 
-func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.Int64) (claude.Outcome, error) {
+// holdFunc is a prepared worker's wait for its attempt.
+type holdFunc func(context.Context, *claude.Run) (prompt string, unused *claude.Outcome)
+
+func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.Int64, hold holdFunc) (claude.Outcome, error) {
 	f, err := fsx.CreatePrivate(Record(in.Dir).Stream())
 	if err != nil {
 		return claude.Outcome{}, err
@@ -355,8 +377,22 @@ func (in Input) start(ctx context.Context, sp claude.Spec, retryAfter *atomic.In
 		return claude.Outcome{Class: outcome.Infra, Reason: outcome.ReasonStartFailed, Detail: err.Error()}, nil
 	}
 	current.Store(run)
+	prompt := ""
+	if hold != nil {
+		p, unused := hold(ctx, run)
+		if unused != nil {
+			return *unused, nil
+		}
+		prompt = p
+	}
 	if in.OnStart != nil {
 		in.OnStart(run.PIDs(), run.Marker())
+	}
+	if hold != nil {
+		if err := run.Send(prompt); err != nil {
+			// The CLI ended before it took the prompt: its outcome says how.
+			run.Stop()
+		}
 	}
 	return run.Wait(), nil
 }

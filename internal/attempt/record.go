@@ -48,6 +48,11 @@ func (r Record) Prompt() string { return r.file("prompt.md") }
 // was cut).
 func (r Record) Context() string { return r.file("context.json") }
 
+// Prepared marks the record of an attempt whose worker was prepared ahead
+// (Prepare) and not yet taken by its attempt: a workspace beside it holds
+// nothing of the task.
+func (r Record) Prepared() string { return r.file("prepared") }
+
 // Stream is the worker's stream-json output.
 func (r Record) Stream() string { return r.file("stream.jsonl") }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,9 @@ type Run struct {
 	stderr *tailBuffer
 	marker string
 	start  time.Time
+	// stdin takes the prompt of a run started with PromptLater (Send).
+	stdin io.WriteCloser
+	sent  sync.Once
 
 	mu        sync.Mutex
 	stopCause string // first cause the driver signalled for
@@ -80,7 +84,15 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	if s.promptOnStdin() {
+	switch {
+	case s.PromptLater:
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			pw.Close()
+			return nil, fmt.Errorf("start claude: %w", err)
+		}
+		r.stdin = in
+	case s.promptOnStdin():
 		cmd.Stdin = strings.NewReader(s.Prompt)
 	} // else nil: /dev/null, so the CLI does not wait 3 s for stdin
 	cmd.Stdout = pw
@@ -113,12 +125,56 @@ func Start(ctx context.Context, spec Spec) (*Run, error) {
 	go r.read(pr, readerDone)
 	r.bg.Add(1)
 	go r.track()
-	if s.IdleTimeout > 0 {
+	if s.IdleTimeout > 0 && !s.PromptLater {
 		r.bg.Add(1)
 		go r.watchdog(s.IdleTimeout)
 	}
 	go r.wait(pw, readerDone)
 	return r, nil
+}
+
+// startedAt is when the run started, or was given its prompt (Send).
+func (r *Run) startedAt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.start
+}
+
+// Send gives a run started with PromptLater its prompt, as the one user
+// message of a stream-json input, and closes its stdin: the CLI then works
+// on it as on a prompt in argv and ends with its result. The idle watchdog
+// starts now, the wait before it being zerg's. An empty prompt sends
+// nothing and closes stdin, so an unused worker ends.
+func (r *Run) Send(prompt string) error {
+	if r.stdin == nil {
+		return errors.New("send the prompt: the run was started with its prompt")
+	}
+	err := errors.New("send the prompt: it was sent already")
+	r.sent.Do(func() {
+		err = nil
+		if prompt != "" {
+			line, merr := json.Marshal(map[string]any{"type": "user",
+				"message": map[string]any{"role": "user", "content": prompt}})
+			if merr != nil {
+				err = merr
+			} else if _, werr := r.stdin.Write(append(line, '\n')); werr != nil {
+				err = fmt.Errorf("send the prompt: %w", werr)
+			}
+			// Under mu: wait() sets finishing under it before it waits
+			// for the background goroutines, so no Add races that Wait.
+			r.mu.Lock()
+			r.start = time.Now()
+			if r.spec.IdleTimeout > 0 && !r.finishing {
+				r.bg.Add(1)
+				go r.watchdog(r.spec.IdleTimeout)
+			}
+			r.mu.Unlock()
+		}
+		if cerr := r.stdin.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("send the prompt: %w", cerr)
+		}
+	})
+	return err
 }
 
 func newMarker() string {
@@ -232,7 +288,7 @@ func (r *Run) watchdog(idle time.Duration) {
 		case now := <-t.C:
 			last := r.st.progress().LastEvent
 			if last.IsZero() {
-				last = r.start
+				last = r.startedAt()
 			}
 			if now.Sub(last) >= idle {
 				r.halt("stalled", r.spec.KillGrace)
@@ -269,7 +325,7 @@ func (r *Run) wait(pw *io.PipeWriter, readerDone <-chan struct{}) {
 	r.mu.Unlock()
 	o := r.st.outcome(pf)
 	o.Detail = r.spec.API.redact(o.Detail)
-	o.Duration = time.Since(r.start)
+	o.Duration = time.Since(r.startedAt())
 	o.Leftover = append(o.Leftover, leftover...)
 	if waitErr != nil && !errors.As(waitErr, new(*exec.ExitError)) {
 		o.Err = fmt.Errorf("wait for claude: %w", waitErr)

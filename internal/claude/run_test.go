@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/zergrush/zerg/internal/proc"
 	"os"
@@ -46,6 +47,12 @@ ignore-term)
   while :; do sleep 1; done ;;
 silent)
   exec sleep 300 ;;
+stdin)
+  IFS= read -r line
+  printf '%s\n' "$line" > "$FAKE_DIR/stdin"
+  [ -n "$line" ] || exit 0
+  echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"fake done","session_id":"11111111-2222-4333-8444-555555555555","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}'
+  exit 0 ;;
 *)
   echo '{"type":"assistant","message":{"id":"m1","model":"fake-model","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},"parent_tool_use_id":null}'
   exec sleep 300 ;;
@@ -290,6 +297,71 @@ func TestRunProcessEnvAndArgv(t *testing.T) {
 	}
 	if m[EnvAPIKey] != testKey || m["HOME"] != filepath.Join(f.spec.AttemptDir, "home") || m["PWD"] != f.spec.Workdir {
 		t.Errorf("worker env %v", m)
+	}
+}
+
+// A worker started with PromptLater waits on stdin; Send gives it the one
+// user message of a stream-json input and closes stdin; the idle watchdog
+// counts from the prompt, not from the start. Controls: a second Send, and
+// a Send to a run started with its prompt, fail; a prompt and PromptLater
+// together are a bad spec; an empty Send closes stdin and the worker ends.
+func TestRunPromptLater(t *testing.T) {
+	t.Parallel()
+	f := newFakeRun(t, "stdin")
+	f.spec.Prompt, f.spec.PromptLater = "", true
+	f.spec.IdleTimeout = time.Second
+	r, err := Start(context.Background(), f.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady(t)
+	time.Sleep(1500 * time.Millisecond) // longer than the idle timeout
+	if err := r.Send("the task\nin two lines"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("again"); err == nil {
+		t.Error("a second Send succeeded")
+	}
+	o := waitOutcome(t, r, 30*time.Second)
+	if o.Class != outcome.Success {
+		t.Fatalf("outcome %s/%s (%s): the wait before the prompt counted as idle?", o.Class, o.Reason, o.Detail)
+	}
+	argv, _ := os.ReadFile(filepath.Join(f.dir, "argv"))
+	if !strings.HasSuffix(strings.TrimSpace(string(argv)), "--input-format stream-json") || strings.Contains(string(argv), " -- ") {
+		t.Errorf("argv %q", argv)
+	}
+	in, _ := os.ReadFile(filepath.Join(f.dir, "stdin"))
+	want := `{"message":{"content":"the task\nin two lines","role":"user"},"type":"user"}`
+	if strings.TrimSpace(string(in)) != want {
+		t.Errorf("stdin %s, want %s", in, want)
+	}
+
+	unused := newFakeRun(t, "stdin")
+	unused.spec.Prompt, unused.spec.PromptLater = "", true
+	r, err = Start(context.Background(), unused.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send(""); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcome(t, r, 30*time.Second)
+	assertGone(t, unused.pid(t, "setsid"), unused.pid(t, "nohup"), unused.pid(t, "envi"))
+
+	normal := newFakeRun(t, "exit")
+	r, err = Start(context.Background(), normal.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("x"); err == nil {
+		t.Error("Send to a run started with its prompt succeeded")
+	}
+	waitOutcome(t, r, 30*time.Second)
+
+	bad := newFakeRun(t, "exit")
+	bad.spec.PromptLater = true
+	if _, err := Start(context.Background(), bad.spec); !errors.Is(err, ErrBadSpec) {
+		t.Errorf("a prompt with PromptLater: %v, want ErrBadSpec", err)
 	}
 }
 

@@ -52,6 +52,11 @@ type Spec struct {
 	// Prompt is the task prompt. Passed after "--" so a leading '-' is text;
 	// prompts over 100 KiB go through stdin instead of argv.
 	Prompt string
+	// PromptLater starts the CLI without a prompt: it loads and waits on
+	// stdin (--input-format stream-json) for the one message Run.Send
+	// gives it, so that its start-up is paid before the task is ready to
+	// run (a prepared worker). Prompt must then be empty.
+	PromptLater bool
 
 	Model         string
 	FallbackModel string
@@ -227,7 +232,10 @@ func (s Spec) normalize() (Spec, error) {
 	if pathx.Within(s.Workdir, s.AttemptDir) {
 		return bad("attempt dir %s is inside the workdir %s", s.AttemptDir, s.Workdir)
 	}
-	if strings.TrimSpace(s.Prompt) == "" {
+	switch {
+	case s.PromptLater && s.Prompt != "":
+		return bad("a prompt given to a worker that takes it later")
+	case !s.PromptLater && strings.TrimSpace(s.Prompt) == "":
 		return bad("empty prompt")
 	}
 	if len(s.AppendSystemPrompt) > maxArgPrompt {
@@ -424,6 +432,9 @@ func (s Spec) args() []string {
 	}
 	if s.AppendSystemPrompt != "" {
 		a = append(a, "--append-system-prompt", s.AppendSystemPrompt)
+	}
+	if s.PromptLater {
+		return append(a, "--input-format", "stream-json")
 	}
 	if s.promptOnStdin() {
 		return a

@@ -76,6 +76,13 @@ type Workspace interface {
 	Close()
 }
 
+// Rebaser is a workspace that can be laid again from another base while
+// its worker waits for its prompt (a prepared worker, attempt.Prepare): the
+// worker has done nothing in it yet, so nothing of it is lost.
+type Rebaser interface {
+	Rebase(ctx context.Context, base string) error
+}
+
 // Starter starts the worker with spec and waits for it.
 type Starter func(ctx context.Context, spec claude.Spec) (claude.Outcome, error)
 

@@ -75,6 +75,10 @@ type Capabilities struct {
 	MeasuresUsage bool `json:"measures_usage"`
 	// Remote: the worker runs on another machine (cluster.url).
 	Remote bool `json:"remote"`
+	// PreparesWorkers: an attempt's worker can be started before the
+	// attempt may run, waiting for its prompt, and its workspace laid again
+	// under it (attempt.Prepare); the driver has a worker slot for each.
+	PreparesWorkers bool `json:"prepares_workers,omitempty"`
 	// Workspace is the kind of workspace an attempt gets.
 	Workspace WorkspaceKind `json:"workspace"`
 }

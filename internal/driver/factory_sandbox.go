@@ -26,7 +26,7 @@ import (
 var sandboxFactory = Factory{
 	Mode: config.ModeSandbox,
 	Capabilities: Capabilities{StartsWorker: true, BoundsCommands: true, Gateway: true, MeasuresUsage: true,
-		Workspace: CloneWorkspace},
+		Workspace: CloneWorkspace, PreparesWorkers: true},
 	Ready: func(ctx context.Context, env Env) (Prepared, error) {
 		if err := sandboxSupported(); err != nil {
 			// Another OS: one line naming the modes that run there.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,6 +153,38 @@ func (d *Sandbox) Prepare(ctx context.Context, a Attempt) (Workspace, error) {
 		return nil, fmt.Errorf("hand the workspace of %s to %s: %w", a.Task, w.user.Name, err)
 	}
 	return w, nil
+}
+
+// Rebase lays the workspace again from base, for a prepared worker whose
+// CLI already runs in it and waits for its prompt: it empties the directory
+// (kept: the sandbox binds it) and clones base into it as Prepare does. It
+// never runs git in the worker's .git: it removes it.
+func (w *sandboxed) Rebase(ctx context.Context, base string) error {
+	if w.lane != nil {
+		return errors.New("a lane is not an attempt's workspace")
+	}
+	ents, err := os.ReadDir(w.dir)
+	if err != nil {
+		return fmt.Errorf("lay the workspace of %s again: %w", w.a.Task, err)
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(w.dir, e.Name())); err != nil {
+			return fmt.Errorf("lay the workspace of %s again: %w", w.a.Task, err)
+		}
+	}
+	// Empty, the directory is zerg's again for the clone (git refuses to
+	// work in a directory another user owns), then the worker's.
+	if err := os.Lchown(w.dir, os.Geteuid(), os.Getegid()); err != nil {
+		return fmt.Errorf("lay the workspace of %s again: %w", w.a.Task, err)
+	}
+	if err := w.a.Repo.CloneCommit(ctx, w.dir, base); err != nil {
+		return fmt.Errorf("lay the workspace of %s again: %w", w.a.Task, err)
+	}
+	w.a.Base = base
+	if err := w.user.GiveTree(w.dir); err != nil {
+		return fmt.Errorf("hand the workspace of %s to %s: %w", w.a.Task, w.user.Name, err)
+	}
+	return nil
 }
 
 func (d *Sandbox) Reopen(ctx context.Context, a Attempt) (Workspace, error) {

@@ -161,6 +161,9 @@ func (c *Coordinator) execute(ctx context.Context) (*runstate.State, error) {
 			}
 		}
 	}
+	if p, ok := c.preparing(); ok {
+		p.DiscardPrepared()
+	}
 	return c.state, c.finish(ctx, runErr)
 }
 
@@ -290,6 +293,11 @@ func (c *Coordinator) runLevel(ctx context.Context, level int) error {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	if p, ok := c.preparing(); ok && len(toRun) > 0 {
+		lctx, stop := context.WithCancel(gctx)
+		defer stop()
+		go c.prepareWhenThinking(ctx, lctx, p, toRun, level, base)
+	}
 	g.SetLimit(c.workers)
 	var fmu sync.Mutex
 	failed := slices.Clone(failedBefore)
@@ -387,14 +395,7 @@ func (c *Coordinator) runTask(ctx context.Context, t *spec.Task, level int, base
 		}
 		ts := c.taskState(t.ID)
 		n := ts.Attempts + 1
-		req := AttemptRequest{
-			Task: t, Model: c.modelOf(t), Number: n, Level: level, Base: base,
-			Workspace: c.paths.Workspace(t.ID, n), Branch: AttemptBranch(c.feature, t.ID, n),
-			Dir: c.paths.AttemptDir(t.ID, n), WorkerDir: c.paths.WorkerDir(t.ID, n),
-			// Only the model's own failures go into the retry prompt, and an
-			// infra failure in between does not erase them.
-			Previous: c.previous(t.ID, ts),
-		}
+		req := c.attemptRequest(t, n, level, base, ts)
 		req.OnStart = func(pids []claude.Proc, marker string) {
 			if err := c.emit(runstate.EvAttemptPIDs, t.ID, n, runstate.AttemptPIDs{PIDs: pids, Marker: marker}); err != nil {
 				c.cancel(err)
@@ -737,7 +738,7 @@ func finishedEvent(res attempt.Result, model string) runstate.AttemptFinished {
 	}
 	if p := res.Phases; p != (attempt.Phases{}) {
 		fin.Phases = &runstate.PhasesMS{Prepare: p.Prepare.Milliseconds(), Launch: p.Launch.Milliseconds(),
-			Verify: p.Verify.Milliseconds(), Commit: p.Commit.Milliseconds()}
+			Verify: p.Verify.Milliseconds(), Commit: p.Commit.Milliseconds(), Prepared: p.Prepared}
 	}
 	for i, ch := range res.Changes {
 		if i == runstate.MaxChangedListed {

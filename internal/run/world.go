@@ -12,6 +12,7 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -40,7 +41,13 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	// of the workers' like an attempt.
 	meter := gateway.NewMeter(opts.Config.Budget.RunUSD, c.state.CostUSD)
 	worker = attempt.WorkerTemplate(opts.Config, worker)
-	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, c.workers, meter)
+	// A prepared worker holds a slot (a worker user) of its own while the
+	// running attempts hold theirs.
+	slots := c.workers
+	if c.cfg.Schedule != config.ScheduleDAG && c.caps != nil && c.caps.PreparesWorkers {
+		slots *= 2
+	}
+	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, slots, meter)
 	if err != nil {
 		_ = sec.audit.Close() // Audit.Close only marks it closed: each record is written when made
 		return Deps{}, nil, err

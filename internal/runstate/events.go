@@ -75,6 +75,8 @@ type PhasesMS struct {
 	Launch  int64 `json:"launch_ms"`
 	Verify  int64 `json:"verify_ms"`
 	Commit  int64 `json:"commit_ms"`
+	// Prepared: the worker was prepared ahead (attempt.Phases.Prepared).
+	Prepared bool `json:"prepared,omitempty"`
 }
 
 // RunResumed: a coordinator took the run over after a stop or a crash.

@@ -1,0 +1,106 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"github.com/zergrush/zerg/internal/config"
+	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/spec"
+)
+
+// Prepared workers (attempt.Prepare), level schedule: once every running
+// attempt of a level has heard from the model (their CLIs have started, so
+// the CPUs are free while they wait for it), the coordinator prepares the
+// workers of the next level's first attempts from the level's base; each
+// attempt that then runs takes its own, laid again from the merged head.
+// What is not taken is thrown away when the run ends.
+
+// preparing reports whether this run prepares workers: the level schedule,
+// a driver that can (Capabilities.PreparesWorkers), an attempter that does.
+func (c *Coordinator) preparing() (Preparer, bool) {
+	if c.schedule == config.ScheduleDAG || c.caps == nil || !c.caps.PreparesWorkers {
+		return nil, false
+	}
+	p, ok := c.d.Attempter.(Preparer)
+	return p, ok
+}
+
+// prepareWhenThinking waits until every task of running has started
+// talking to the model (or ended), then prepares the next level's
+// attempts. It gives up when levelCtx ends first.
+func (c *Coordinator) prepareWhenThinking(runCtx, levelCtx context.Context, p Preparer, running []*spec.Task, level int, base string) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for !c.allThinking(running) {
+		select {
+		case <-levelCtx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	for _, req := range c.nextAttempts(level, base) {
+		p.Prepare(runCtx, req)
+	}
+}
+
+// allThinking reports whether every task of running has had an event from
+// its worker, or is no longer running.
+func (c *Coordinator) allThinking(running []*spec.Task) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range running {
+		l, live := c.live[t.ID]
+		if live && l.LastEvent.IsZero() {
+			return false
+		}
+		if !live {
+			switch c.state.Tasks[t.ID].Status {
+			case runstate.StatusCommitted, runstate.StatusMerged, runstate.StatusFailed, runstate.StatusBlocked, runstate.StatusCancelled:
+			default:
+				return false // not launched yet (it waits for a worker), or between attempts
+			}
+		}
+	}
+	return true
+}
+
+// nextAttempts are the attempts the level after level will start first (as
+// many as there are workers), from base.
+func (c *Coordinator) nextAttempts(level int, base string) []AttemptRequest {
+	next := -1
+	for _, l := range graphLevels(c.graph) {
+		if l > level {
+			next = l
+			break
+		}
+	}
+	if next < 0 {
+		return nil
+	}
+	var reqs []AttemptRequest
+	for _, t := range tasksOf(c.graph, next) {
+		if len(reqs) == c.workers {
+			break
+		}
+		ts := c.taskState(t.ID)
+		if ts.Status != runstate.StatusPending {
+			continue
+		}
+		reqs = append(reqs, c.attemptRequest(t, ts.Attempts+1, next, base, ts))
+	}
+	return reqs
+}
+
+// attemptRequest is attempt n of t at level from base, without the
+// callbacks (runTask sets them).
+func (c *Coordinator) attemptRequest(t *spec.Task, n, level int, base string, ts runstate.TaskState) AttemptRequest {
+	return AttemptRequest{
+		Task: t, Model: c.modelOf(t), Number: n, Level: level, Base: base,
+		Workspace: c.paths.Workspace(t.ID, n), Branch: AttemptBranch(c.feature, t.ID, n),
+		Dir: c.paths.AttemptDir(t.ID, n), WorkerDir: c.paths.WorkerDir(t.ID, n),
+		// Only the model's own failures go into the retry prompt, and an
+		// infra failure in between does not erase them.
+		Previous: c.previous(t.ID, ts),
+	}
+}

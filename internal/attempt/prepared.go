@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,6 +189,9 @@ func (p *Prepared) Discard() {
 	p.ws.Close()
 	_ = os.RemoveAll(p.in.WorkerDir)
 	_ = os.RemoveAll(p.in.Dir)
+	// The task's records directory, when this was its only attempt (a
+	// directory that holds others is not empty and stays).
+	_ = os.Remove(filepath.Dir(p.in.Dir))
 }
 
 // removeUnusedPrepared removes what a prepared worker left at in's paths

@@ -39,6 +39,9 @@ type dagDone struct {
 func (c *Coordinator) runDAG(ctx context.Context) error {
 	gctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if p, ok := c.preparing(); ok {
+		go c.prepareDAG(ctx, gctx, p)
+	}
 	for _, t := range c.graph.Tasks {
 		if ts := c.taskState(t.ID); ts.Status == runstate.StatusFailed {
 			c.progress.failedEarlier(t.ID, ts.Reason)

@@ -4,22 +4,23 @@ import (
 	"context"
 	"time"
 
-	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/runstate"
 	"github.com/zergrush/zerg/internal/spec"
 )
 
-// Prepared workers (attempt.Prepare), level schedule: once every running
-// attempt of a level has heard from the model (their CLIs have started, so
-// the CPUs are free while they wait for it), the coordinator prepares the
-// workers of the next level's first attempts from the level's base; each
-// attempt that then runs takes its own, laid again from the merged head.
-// What is not taken is thrown away when the run ends.
+// Prepared workers (attempt.Prepare): once every running attempt has heard
+// from the model (their CLIs have started, so the CPUs are free while they
+// wait for it), the coordinator prepares the workers of the attempts that
+// start next, from the integration head of the moment: under the level
+// schedule the next level's first ones, under dag the tasks whose
+// dependencies are all under way. Each attempt that then runs takes its
+// own, laid again from its own base. What is not taken is thrown away when
+// the run ends.
 
-// preparing reports whether this run prepares workers: the level schedule,
-// a driver that can (Capabilities.PreparesWorkers), an attempter that does.
+// preparing reports whether this run prepares workers: a driver that can
+// (Capabilities.PreparesWorkers) and an attempter that does.
 func (c *Coordinator) preparing() (Preparer, bool) {
-	if c.schedule == config.ScheduleDAG || c.caps == nil || !c.caps.PreparesWorkers {
+	if c.caps == nil || !c.caps.PreparesWorkers {
 		return nil, false
 	}
 	p, ok := c.d.Attempter.(Preparer)
@@ -49,13 +50,17 @@ func (c *Coordinator) prepareWhenThinking(runCtx, levelCtx context.Context, p Pr
 func (c *Coordinator) allThinking(running []*spec.Task) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.thinkingLocked(running)
+}
+
+func (c *Coordinator) thinkingLocked(running []*spec.Task) bool {
 	for _, t := range running {
 		l, live := c.live[t.ID]
 		if live && l.LastEvent.IsZero() {
 			return false
 		}
 		if !live {
-			switch c.state.Tasks[t.ID].Status {
+			switch c.state.Task(t.ID).Status {
 			case runstate.StatusCommitted, runstate.StatusMerged, runstate.StatusFailed, runstate.StatusBlocked, runstate.StatusCancelled:
 			default:
 				return false // not launched yet (it waits for a worker), or between attempts
@@ -103,4 +108,72 @@ func (c *Coordinator) attemptRequest(t *spec.Task, n, level int, base string, ts
 		// infra failure in between does not erase them.
 		Previous: c.previous(t.ID, ts),
 	}
+}
+
+// prepareDAG prepares, under the dag schedule, the workers of the tasks
+// that start next (dagAhead) whenever every running attempt has heard from
+// the model, until ctx ends.
+func (c *Coordinator) prepareDAG(runCtx, ctx context.Context, p Preparer) {
+	after := dagOrder(c.graph)
+	asked := map[string]bool{}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, req := range c.dagAhead(after, asked) {
+			asked[req.Task.ID] = true
+			p.Prepare(runCtx, req)
+		}
+	}
+}
+
+// dagAhead are the attempts to prepare now under dag: none while a running
+// attempt has not heard from the model; else, up to workers prepared and
+// not yet started, the first attempts of tasks not started whose
+// dependencies (dagOrder) are all running, committed or merged, from the
+// head of the moment. asked are the tasks prepared before.
+func (c *Coordinator) dagAhead(after map[string][]string, asked map[string]bool) []AttemptRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.live {
+		if l.LastEvent.IsZero() {
+			return nil
+		}
+	}
+	waiting := func(id string) bool {
+		st := c.state.Task(id).Status
+		return st == runstate.StatusPending || st == runstate.StatusReady
+	}
+	free := c.workers
+	for id := range asked {
+		if waiting(id) {
+			free--
+		}
+	}
+	var reqs []AttemptRequest
+	for _, t := range c.graph.Tasks {
+		if free <= len(reqs) {
+			break
+		}
+		ts := c.state.Task(t.ID)
+		if asked[t.ID] || !waiting(t.ID) || ts.Attempts > 0 {
+			continue
+		}
+		underWay := true
+		for _, d := range after[t.ID] {
+			switch c.state.Task(d).Status {
+			case runstate.StatusRunning, runstate.StatusVerifying, runstate.StatusCommitted, runstate.StatusMerged:
+			default:
+				underWay = false
+			}
+		}
+		if underWay {
+			reqs = append(reqs, c.attemptRequest(t, ts.Attempts+1, t.Level, c.state.Head, ts))
+		}
+	}
+	return reqs
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,12 +62,13 @@ func (p *preparingAttempter) preparedTasks() []string {
 	return ids
 }
 
-// In the level schedule, with a driver that prepares workers, the next
-// level's first attempts are prepared from the level's base once every
-// running attempt has heard from the model, not before; the unused ones are
-// thrown away at the end. Controls: the dag schedule, and a driver
-// without the capability, prepare nothing.
-func TestPreparesTheNextLevelWhileTheLevelThinks(t *testing.T) {
+// With a driver that prepares workers, the attempts that start next (level:
+// the next level's first; dag: C, whose dependency A is running) are
+// prepared from the head of the moment once every running attempt has
+// heard from the model, not before; the attempt then runs from its own,
+// newer base; what is left is thrown away at the end. Control: a driver
+// without the capability prepares nothing.
+func TestPreparesWhatStartsNextWhileTheRunningThink(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		schedule string
@@ -74,7 +76,7 @@ func TestPreparesTheNextLevelWhileTheLevelThinks(t *testing.T) {
 		want     []string
 	}{
 		{"level, a driver that prepares", config.ScheduleLevel, driver.Capabilities{PreparesWorkers: true}, []string{"C"}},
-		{"dag (control)", config.ScheduleDAG, driver.Capabilities{PreparesWorkers: true}, nil},
+		{"dag, a driver that prepares", config.ScheduleDAG, driver.Capabilities{PreparesWorkers: true}, []string{"C"}},
 		{"a driver that cannot (control)", config.ScheduleLevel, driver.Capabilities{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,11 +121,74 @@ func TestPreparesTheNextLevelWhileTheLevelThinks(t *testing.T) {
 				t.Errorf("prepared %+v, want C's first attempt from level 1's base", req)
 			}
 			ran := w.att.attemptsOf("C")
-			if len(ran) != 1 || ran[0].Number != req.Number || ran[0].Base != "m(base+A,B)" {
-				t.Errorf("C ran %+v: the attempt prepared for, from the merged head", ran)
+			if len(ran) != 1 || ran[0].Number != req.Number || ran[0].Base == req.Base || !strings.Contains(ran[0].Base, "A") {
+				t.Errorf("C ran %+v: the attempt prepared for, from a head that holds A", ran)
 			}
 			if pa.discarded != 1 {
 				t.Errorf("DiscardPrepared called %d times, want once at the end", pa.discarded)
+			}
+		})
+	}
+}
+
+// Under dag, what to prepare: nothing while a running attempt has not
+// heard from the model; else the tasks not started whose dependencies are
+// all under way, no more than workers prepared and not yet started at
+// once, and never a task whose dependency failed.
+func TestDagAhead(t *testing.T) {
+	const g = `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.txt"]}},
+ {"id": "X", "title": "x", "level": 1, "files": {"create": ["x.txt"]}},
+ {"id": "C", "title": "c", "level": 2, "dependencies": ["A"], "files": {"create": ["c.txt"]}},
+ {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], "files": {"create": ["d.txt"]}},
+ {"id": "E", "title": "e", "level": 2, "dependencies": ["A"], "files": {"create": ["e.txt"]}},
+ {"id": "F", "title": "f", "level": 2, "dependencies": ["X"], "files": {"create": ["f.txt"]}}
+]}`
+	ids := func(reqs []AttemptRequest) []string {
+		var out []string
+		for _, r := range reqs {
+			out = append(out, r.Task.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		workers int
+		heard   bool
+		xStatus runstate.Status
+		asked   []string
+		want    []string
+	}{
+		{"a running attempt has not heard from the model", 2, false, runstate.StatusRunning, nil, nil},
+		{"two workers: the first two", 2, true, runstate.StatusRunning, nil, []string{"C", "D"}},
+		{"one prepared and waiting: one more", 2, true, runstate.StatusRunning, []string{"C"}, []string{"D"}},
+		{"X running: F too", 4, true, runstate.StatusRunning, []string{"C", "D", "E"}, []string{"F"}},
+		{"X failed: F never", 4, true, runstate.StatusFailed, []string{"C", "D", "E"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, g)
+			st := runstate.NewState()
+			st.Head = "h1"
+			st.Tasks["A"] = &runstate.TaskState{Status: runstate.StatusRunning, Attempts: 1}
+			st.Tasks["X"] = &runstate.TaskState{Status: tc.xStatus, Attempts: 1}
+			c := w.coordinator(st)
+			c.workers = tc.workers
+			c.live = map[string]runstate.LiveAttempt{"A": {Attempt: 1}}
+			if tc.heard {
+				c.live["A"] = runstate.LiveAttempt{Attempt: 1, LastEvent: time.Now()}
+			}
+			asked := map[string]bool{}
+			for _, id := range tc.asked {
+				asked[id] = true
+			}
+			reqs := c.dagAhead(dagOrder(c.graph), asked)
+			if got := ids(reqs); !slices.Equal(got, tc.want) {
+				t.Fatalf("prepare %v, want %v", got, tc.want)
+			}
+			for _, r := range reqs {
+				if r.Number != 1 || r.Base != "h1" {
+					t.Errorf("%s: attempt %d from %s, want the first from the head of the moment", r.Task.ID, r.Number, r.Base)
+				}
 			}
 		})
 	}

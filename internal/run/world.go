@@ -12,7 +12,6 @@ import (
 
 	"github.com/zergrush/zerg/internal/attempt"
 	"github.com/zergrush/zerg/internal/claude"
-	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -44,7 +43,7 @@ func realDeps(ctx context.Context, c *Coordinator, opts Options, log *eventlog.L
 	// A prepared worker holds a slot (a worker user) of its own while the
 	// running attempts hold theirs.
 	slots := c.workers
-	if c.cfg.Schedule != config.ScheduleDAG && c.caps != nil && c.caps.PreparesWorkers {
+	if c.caps != nil && c.caps.PreparesWorkers {
 		slots *= 2
 	}
 	drv, _, err := newDriver(ctx, opts, c.paths, c.graph, worker, slots, meter)

@@ -68,19 +68,23 @@ func Prepare(ctx context.Context, in Input) (*Prepared, error) {
 	if err := fsx.PrivateDir(in.Dir); err != nil {
 		return nil, err
 	}
+	// A worker prepared for this attempt by a coordinator that died.
+	if err := removeUnusedPrepared(in); err != nil {
+		return nil, err
+	}
 	if err := fsx.WritePrivate(Record(in.Dir).Prepared(), nil); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	ws, err := in.Driver.Prepare(ctx, in.driverAttempt())
 	if err != nil {
-		_ = os.RemoveAll(in.Dir)
+		removeRecords(in) // what the failed Prepare left, marked
 		return nil, err
 	}
 	if _, ok := ws.(driver.Rebaser); !ok {
 		_ = ws.Discard(ctx)
 		ws.Close()
-		_ = os.RemoveAll(in.Dir)
+		removeRecords(in)
 		return nil, ErrNotPreparable
 	}
 	pctx, cancel := context.WithCancelCause(ctx)
@@ -187,11 +191,22 @@ func (p *Prepared) Discard() {
 	ctx := context.Background()
 	_ = p.ws.Discard(ctx)
 	p.ws.Close()
-	_ = os.RemoveAll(p.in.WorkerDir)
-	_ = os.RemoveAll(p.in.Dir)
+	removeRecords(p.in)
+}
+
+// removeRecords removes an unused prepared worker's state and records,
+// and what is left at its workspace's path (removeUnusedPrepared), best
+// effort: what stays is marked, and the attempt that runs at these paths
+// removes it first.
+func removeRecords(in Input) {
+	if removeUnusedPrepared(in) != nil {
+		return
+	}
+	_ = os.RemoveAll(in.WorkerDir)
+	_ = os.RemoveAll(in.Dir)
 	// The task's records directory, when this was its only attempt (a
 	// directory that holds others is not empty and stays).
-	_ = os.Remove(filepath.Dir(p.in.Dir))
+	_ = os.Remove(filepath.Dir(in.Dir))
 }
 
 // removeUnusedPrepared removes what a prepared worker left at in's paths

@@ -276,3 +276,53 @@ func TestRemoveUnusedPrepared(t *testing.T) {
 		}
 	}
 }
+
+// A coordinator killed while it held a prepared worker left its marked
+// workspace; preparing the same attempt again (a resume's) starts from
+// nothing, and a failed Prepare leaves nothing either.
+func TestPrepareOverADeadCoordinatorsWorker(t *testing.T) {
+	d := &preparingDriver{fakeDriver: &fakeDriver{}}
+	in, dir := preparedInput(t, d, strings.Repeat("a", 40))
+	left := filepath.Join(in.Workspace, "left-by-the-dead-one")
+	for _, p := range []string{in.Dir, in.Workspace} {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(left, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Record(in.Dir).Prepared(), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, dir)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the dead coordinator's workspace was prepared over (%v)", err)
+	}
+	p.Discard()
+
+	failing := &failingDriver{preparingDriver: d}
+	if _, err := Prepare(context.Background(), Input{Driver: failing, Task: in.Task, Number: 1, Dir: in.Dir,
+		Workspace: in.Workspace, WorkerDir: in.WorkerDir}); err == nil {
+		t.Fatal("Prepare on a failing driver succeeded")
+	}
+	for _, path := range []string{in.Workspace, in.WorkerDir, in.Dir} {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("a failed Prepare left %s (%v)", path, err)
+		}
+	}
+}
+
+// failingDriver lays part of a workspace and fails.
+type failingDriver struct{ *preparingDriver }
+
+func (d *failingDriver) Prepare(ctx context.Context, a driver.Attempt) (driver.Workspace, error) {
+	if err := os.MkdirAll(filepath.Join(a.Workspace, ".git"), 0o755); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("clone failed half-way")
+}

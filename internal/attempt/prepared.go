@@ -36,10 +36,9 @@ var ErrNotPreparable = errors.New("this mode does not prepare workers")
 // Prepared is a prepared worker (Prepare): the attempt's Input names it
 // (Input.Prepared) for Run to use, or Discard throws it away.
 type Prepared struct {
-	in       Input // as prepared: its Base is the head of the moment
-	ws       driver.Workspace
-	prepared time.Duration
-	cancel   context.CancelCauseFunc
+	in     Input // as prepared: its Base is the head of the moment
+	ws     driver.Workspace
+	cancel context.CancelCauseFunc
 
 	// live is the attempt's own Input once it runs (its callbacks).
 	live    atomic.Pointer[Input]
@@ -52,10 +51,6 @@ type Prepared struct {
 
 	retryAfter atomic.Int64
 }
-
-// Task and Number name the attempt the worker was prepared for.
-func (p *Prepared) Task() string { return p.in.Task.ID }
-func (p *Prepared) Number() int  { return p.in.Number }
 
 // Prepare makes the worker of in's attempt ready, from in.Base (the head
 // of the moment; Run lays the workspace again when the attempt's own base
@@ -75,7 +70,6 @@ func Prepare(ctx context.Context, in Input) (*Prepared, error) {
 	if err := fsx.WritePrivate(Record(in.Dir).Prepared(), nil); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	ws, err := in.Driver.Prepare(ctx, in.driverAttempt())
 	if err != nil {
 		removeRecords(in) // what the failed Prepare left, marked
@@ -88,7 +82,7 @@ func Prepare(ctx context.Context, in Input) (*Prepared, error) {
 		return nil, ErrNotPreparable
 	}
 	pctx, cancel := context.WithCancelCause(ctx)
-	p := &Prepared{in: in, ws: ws, prepared: time.Since(start), cancel: cancel,
+	p := &Prepared{in: in, ws: ws, cancel: cancel,
 		prompts: make(chan string, 1), done: make(chan struct{})}
 	p.live.Store(&in)
 	// The worker's callbacks are the attempt's, once it runs.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zergrush/zerg/internal/claude"
+	"github.com/zergrush/zerg/internal/cliprobe"
 	"github.com/zergrush/zerg/internal/config"
 	"github.com/zergrush/zerg/internal/driver"
 	"github.com/zergrush/zerg/internal/fsx"
@@ -124,18 +125,31 @@ feature.`,
 	return cmd
 }
 
-// rushCheck is zerg check at the start of a rush: an environment problem
-// stops the rush before any model request, with the problems listed.
-func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec) error {
-	opts.ReuseCheck = true
-	rep, err := run.Check(ctx, opts, worker, nil)
+// noteLaunchCheck keeps the launch check's report for the run and says
+// what of it the user should know: what the CLI sends that zerg has not
+// reviewed, and the models it cannot price.
+func noteLaunchCheck(a *app, r *run.Run, opts *run.Options, cli *cliprobe.Report, proj runstate.Projection) {
+	opts.CLI = cli
+	r.UseLaunchCheck(cli)
+	if note := launchNote(cli); note != "" {
+		fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+	}
+	if note := claude.UnpricedNote(runModels(proj, opts.Config, cli)); note != "" {
+		fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+	}
+}
+
+// rushCheck says what zerg check found at the start of a rush: an
+// environment problem stops the rush before any model request, with the
+// problems listed.
+func rushCheck(a *app, feature string, rep *run.CheckReport, err error) error {
 	if err != nil {
 		return err
 	}
 	if rep.Problems > 0 {
 		printCheck(a.stderr, rep)
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: the environment lacks what the commands need (%s); fix it and rush again, or rush with --no-check",
-			opts.Feature, pluralf(rep.Problems, "%d problem", "%d problems"))}
+			feature, pluralf(rep.Problems, "%d problem", "%d problems"))}
 	}
 	var pass, expected int
 	for _, r := range rep.Results {
@@ -149,7 +163,7 @@ func rushCheck(ctx context.Context, a *app, opts run.Options, worker claude.Spec
 	case len(rep.Results) == 0:
 	case rep.ReusedFrom != nil:
 		fmt.Fprintf(a.stderr, "zerg: check: reused the check of %s ago (same base, commands, config and zerg): %d pass, %d fail before the feature is written, no environment problem; zerg check %s runs them again\n",
-			time.Since(*rep.ReusedFrom).Round(time.Second), pass, expected, opts.Feature)
+			time.Since(*rep.ReusedFrom).Round(time.Second), pass, expected, feature)
 	default:
 		fmt.Fprintf(a.stderr, "zerg: check: %s on the base in %.1fs: %d pass, %d fail before the feature is written, no environment problem\n",
 			pluralf(len(rep.Results), "%d command", "%d commands"), rep.Seconds, pass, expected)
@@ -300,28 +314,43 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		}
 		r.SetCredential(credentialNote(cfg, worker.API, os.Getenv), worker.API.Subscription())
 	}
-	// The launch check: one turn of the CLI per model through a gateway
-	// with the run's policy, against a local stub. A setting that would
-	// refuse the CLI's own requests stops the rush here, naming it.
-	if !f.noCheck {
+	proj, remaining := r.Project()
+	// The checks: the launch check (one turn of the CLI per model through
+	// a gateway with the run's policy, against a local stub: a setting
+	// that would refuse the CLI's own requests stops the rush here, naming
+	// it) and zerg check (the commands on the base: an environment problem
+	// stops it before any model request). Side by side they take the time
+	// of the longer; a gate that asks first hears what the launch check
+	// found (the CLI's models decide what is priced), and only then are
+	// the commands run.
+	switch {
+	case f.noCheck:
+		if note := claude.UnpricedNote(runModels(proj, cfg, nil)); note != "" {
+			fmt.Fprintf(a.stderr, "zerg: %s\n", note)
+		}
+	case !f.yes && len(gateReasons(cfg, remaining, proj.FanOut)) > 0: // the gate asks
 		cli, err := run.LaunchCheck(ctx, opts, graph, worker)
 		if err != nil {
 			return err
 		}
-		opts.CLI = cli
-		r.UseLaunchCheck(cli)
-		if note := launchNote(cli); note != "" {
-			fmt.Fprintf(a.stderr, "zerg: %s\n", note)
-		}
+		noteLaunchCheck(a, r, &opts, cli, proj)
 	}
 	// The launch gate: before anything is written or any model is asked
 	// (the endpoint's probe counts tokens, which is free).
-	proj, remaining := r.Project()
-	if note := claude.UnpricedNote(runModels(proj, cfg, opts.CLI)); note != "" {
-		fmt.Fprintf(a.stderr, "zerg: %s\n", note)
-	}
 	if err := launchGate(a, feature, cfg, proj, remaining, f.yes); err != nil {
 		return err
+	}
+	if !f.noCheck {
+		launched := opts.CLI != nil
+		reuse := opts
+		reuse.ReuseCheck = true // a passing check of the same base, commands, config and zerg
+		rep, err := run.Check(ctx, reuse, worker, nil)
+		if !launched && rep != nil {
+			noteLaunchCheck(a, r, &opts, rep.CLI, proj)
+		}
+		if err := rushCheck(a, opts.Feature, rep, err); err != nil {
+			return err
+		}
 	}
 	if rehearsal {
 		if scenario == "" {
@@ -351,11 +380,6 @@ func runRush(ctx context.Context, a *app, feature string, f rushFlags, set func(
 		// timeouts just past that keep injected faults from costing minutes.
 		worker.MaxRetries = 2
 		worker.APITimeout = sc.RehearsalTimeout()
-	}
-	if !f.noCheck {
-		if err := rushCheck(ctx, a, opts, worker); err != nil {
-			return err
-		}
 	}
 	// Where the OS has no subreaper (macOS, ZERG_PORTABLE_PROC=1) that is
 	// known (zerg doctor, docs/processes.md), not a warning on every rush.

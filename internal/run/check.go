@@ -80,6 +80,12 @@ type CheckWarning struct {
 // although the task creates files.
 const WarnCannotFail = "check_cannot_fail"
 
+// launchResult is the launch check's outcome, as Check waits for it.
+type launchResult struct {
+	report *cliprobe.Report
+	err    error
+}
+
 // Check runs every distinct verification command of the graph and every
 // gate once on the run's base (the integration head when there is one, else
 // the checked-out commit), in the isolation workers get, and classifies each
@@ -116,26 +122,48 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	if err := driverReady(ctx, &opts, paths); err != nil {
 		return nil, err
 	}
-	// The CLI through the run's gateway, before anything is written (and
-	// whatever a reused check says: the CLI may have changed since).
-	// (A rush ran it already: opts.CLI.)
-	cli := opts.CLI
-	if cli == nil {
-		if cli, err = LaunchCheck(ctx, opts, g, worker); err != nil {
+	// The CLI through the run's gateway (whatever a reused check says: the
+	// CLI may have changed since), side by side with the commands: both
+	// are about a second of starting processes, and neither reads the
+	// other. A refusal stops the commands and is what Check returns; what
+	// they laid is removed as on any other return. (A rush that ran it
+	// already passes it: opts.CLI.)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	launchCheck := func() (*cliprobe.Report, error) { return opts.CLI, nil }
+	if opts.CLI == nil {
+		launched := make(chan launchResult, 1)
+		go func() {
+			cli, err := LaunchCheck(ctx, opts, g, worker)
+			if err != nil {
+				stop(err)
+			}
+			launched <- launchResult{cli, err}
+		}()
+		launchCheck = sync.OnceValues(func() (*cliprobe.Report, error) {
+			r := <-launched
+			return r.report, r.err
+		})
+	}
+	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode}
+	cmds := checkCommands(g, opts.Config)
+	var key string
+	var old *CheckReport
+	if len(cmds) > 0 {
+		key = checkKey(opts, base, cmds)
+		if opts.ReuseCheck {
+			old = reusableCheck(paths, key, time.Now())
+		}
+	}
+	if len(cmds) == 0 || old != nil {
+		if rep.CLI, err = launchCheck(); err != nil {
 			return nil, err
 		}
-	}
-	rep := &CheckReport{Feature: opts.Feature, Base: base, Mode: opts.Config.Mode, CLI: cli}
-	cmds := checkCommands(g, opts.Config)
-	if len(cmds) == 0 {
-		return rep, nil
-	}
-	key := checkKey(opts, base, cmds)
-	if opts.ReuseCheck {
-		if old := reusableCheck(paths, key, time.Now()); old != nil {
-			old.CLI = cli
+		if old != nil {
+			old.CLI = rep.CLI
 			return old, nil
 		}
+		return rep, nil
 	}
 
 	// One lane per worker slot (at most one per command and per CPU): the
@@ -144,6 +172,9 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 	n := min(max(opts.Workers, opts.Config.Workers, 1), len(cmds), runtime.NumCPU())
 	isos, caches, closeAll, err := lanes(ctx, opts, paths, worker, base, "_check", n)
 	if err != nil {
+		if _, refused := launchCheck(); refused != nil {
+			return nil, refused // the cause of a cancelled lane
+		}
 		return nil, err
 	}
 	defer closeAll()
@@ -178,6 +209,9 @@ func Check(ctx context.Context, opts Options, worker claude.Spec, progress func(
 		}()
 	}
 	wg.Wait()
+	if rep.CLI, err = launchCheck(); err != nil {
+		return nil, err
+	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}

@@ -84,6 +84,9 @@ func writeReport(w io.Writer, o options, tf *turnsFile, runs []shapeRun, took ti
 			if x.Best > 0 {
 				fmt.Fprintf(w, "; the best schedule of the same durations is %.2f x the bound, the run %.2f x the best", ratio(x.Best, x.Bound), ratio(x.Makespan, x.Best))
 			}
+			if x.ModelBound > 0 {
+				fmt.Fprintf(w, "; the think times alone bound any schedule to %s s (zerg and the CLI costing nothing: at most %.2f x the single session), the run %.2f x that", secs(x.ModelBound), speedup(r.Single.Wall, x.ModelBound), ratio(x.Makespan, x.ModelBound))
+			}
 			fmt.Fprintln(w, ".")
 		}
 	}

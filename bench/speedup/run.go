@@ -33,6 +33,10 @@ type rushResult struct {
 	Wall     time.Duration `json:"wall_ns"`
 	Makespan time.Duration `json:"makespan_ns"`
 	Bound    time.Duration `json:"lower_bound_ns"`
+	// ModelBound is the lower bound of the think times alone: the least
+	// makespan of any schedule of the graph on that many workers if zerg
+	// and the CLI cost nothing (0 in -json files written before it was).
+	ModelBound time.Duration `json:"model_bound_ns,omitempty"`
 	// Best is bestSchedule over the same durations (0: not searched, or a
 	// -json file written before it was).
 	Best      time.Duration `json:"best_schedule_ns,omitempty"`
@@ -146,6 +150,7 @@ func rush(ctx context.Context, zerg, claudeBin, dir, wsRoot, feature string, ts 
 	r.Delivered = len(sp)
 	r.Makespan = makespan(sp)
 	r.Bound = lowerBound(ts, durations(sp), workers)
+	r.ModelBound = lowerBound(ts, think, workers)
 	r.Best = bestSchedule(ts, durations(sp), workers)
 	r.Usage = rushUsage(evs)
 	return r, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +318,38 @@ func TestBestSchedule(t *testing.T) {
 	}
 	if got := bestSchedule(wide, wd, 4); got != 0 {
 		t.Errorf("sixteen distinct independent tasks: %v, want 0 (too many states to search)", got)
+	}
+}
+
+// TestModelBoundOfTheTenTurnDraws pins what docs/benchmarks.md says of the
+// ten-turn draws (seed 1): on 3x4 one chain of three tasks thinks 209 s,
+// more than a quarter of the 778 s of think time, so no schedule on four
+// workers passes 3.72x over the serial think time; 3x8's chains are
+// shorter than its work over four workers (4.00x), and over eight (5.95x).
+func TestModelBoundOfTheTenTurnDraws(t *testing.T) {
+	f, err := loadTurns(turnsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		shape   shape
+		workers int
+		serial  float64
+		bound   float64
+	}{
+		{grid(3, 4), 4, 778.2, 209.0},
+		{grid(3, 8), 4, 1608.9, 402.2},
+		{grid(3, 8), 8, 1608.9, 270.4},
+	} {
+		think := thinkTimes(scripts(c.shape.Tasks, 10, f, 1, 1))
+		var serial time.Duration
+		for _, d := range think {
+			serial += d
+		}
+		bound := lowerBound(c.shape.Tasks, think, c.workers)
+		if math.Abs(serial.Seconds()-c.serial) > 0.05 || math.Abs(bound.Seconds()-c.bound) > 0.05 {
+			t.Errorf("%s on %d workers: serial think %.1f s, model bound %.1f s; want %.1f and %.1f (the docs quote them)",
+				c.shape.Name, c.workers, serial.Seconds(), bound.Seconds(), c.serial, c.bound)
+		}
 	}
 }

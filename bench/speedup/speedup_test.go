@@ -331,15 +331,19 @@ func TestModelBoundOfTheTenTurnDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shapes, err := loadShapes()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		shape   shape
 		workers int
 		serial  float64
 		bound   float64
 	}{
-		{grid(3, 4), 4, 778.2, 209.0},
-		{grid(3, 8), 4, 1608.9, 402.2},
-		{grid(3, 8), 8, 1608.9, 270.4},
+		{shapes["3x4"], 4, 778.2, 209.0},
+		{shapes["3x8"], 4, 1608.9, 402.2},
+		{shapes["3x8"], 8, 1608.9, 270.4},
 	} {
 		think := thinkTimes(scripts(c.shape.Tasks, 10, f, 1, 1))
 		var serial time.Duration

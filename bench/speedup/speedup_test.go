@@ -159,14 +159,7 @@ func TestTurnsFileAndDraw(t *testing.T) {
 // the rush's turns, task after task, with the same delays and tokens, and
 // both scenarios load in the scripted server.
 func TestScenariosShareTheDrawnTurns(t *testing.T) {
-	f, err := loadTurns(turnsJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes, err := loadShapes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, shapes := turnsAndShapes(t)
 	for _, name := range []string{"3x4", "wide", "deep", "diamond"} {
 		ts := shapes[name].Tasks
 		if len(ts) == 0 {
@@ -327,14 +320,7 @@ func TestBestSchedule(t *testing.T) {
 // workers passes 3.72x over the serial think time; 3x8's chains are
 // shorter than its work over four workers (4.00x), and over eight (5.95x).
 func TestModelBoundOfTheTenTurnDraws(t *testing.T) {
-	f, err := loadTurns(turnsJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes, err := loadShapes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, shapes := turnsAndShapes(t)
 	for _, c := range []struct {
 		shape   shape
 		workers int
@@ -356,4 +342,18 @@ func TestModelBoundOfTheTenTurnDraws(t *testing.T) {
 				c.shape.Name, c.workers, serial.Seconds(), bound.Seconds(), c.serial, c.bound)
 		}
 	}
+}
+
+// turnsAndShapes loads the bench's measured turns and its graphs.
+func turnsAndShapes(t *testing.T) (*turnsFile, map[string]shape) {
+	t.Helper()
+	f, err := loadTurns(turnsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes, err := loadShapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, shapes
 }

@@ -59,12 +59,31 @@ stdin)
 esac
 `
 
+// fakeClaudeBin is the one copy of fakeClaude every run test starts. It is
+// written once, before any test runs: a parallel test writing its own copy
+// while another test forks would leave its write descriptor open in that
+// child until the child execs, and starting the copy then fails with
+// "text file busy" (ETXTBSY).
+var fakeClaudeBin string
+
 func TestMain(m *testing.M) {
 	if err := EnableSubreaper(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "zerg-claude-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeClaudeBin = filepath.Join(dir, "claude")
+	if err := os.WriteFile(fakeClaudeBin, []byte(fakeClaude), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 type fakeRun struct {
@@ -75,16 +94,12 @@ type fakeRun struct {
 func newFakeRun(t *testing.T, mode string) *fakeRun {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "claude")
-	if err := os.WriteFile(bin, []byte(fakeClaude), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return &fakeRun{dir: dir, spec: Spec{
-		Binary:     bin,
+		Binary:     fakeClaudeBin,
 		Workdir:    ws,
 		AttemptDir: filepath.Join(dir, "attempt"),
 		Prompt:     "fake prompt",

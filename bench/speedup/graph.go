@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -83,6 +84,7 @@ func graphJSON(feature string, ts []task) ([]byte, error) {
 		Title        string       `json:"title"`
 		Level        int          `json:"level"`
 		Dependencies []string     `json:"dependencies"`
+		Estimate     *float64     `json:"estimate_minutes,omitempty"`
 		Files        gfiles       `json:"files"`
 		Verification verification `json:"verification"`
 	}
@@ -95,6 +97,7 @@ func graphJSON(feature string, ts []task) ([]byte, error) {
 		g.Tasks = append(g.Tasks, gtask{
 			ID: t.ID, Title: "write the files of " + t.ID, Level: t.Level,
 			Dependencies: append([]string{}, t.Deps...),
+			Estimate:     t.Estimate,
 			Files:        gfiles{Create: fs, Modify: []string{}, Read: []string{}},
 			Verification: verification{Command: "test -s " + strings.Join(fs, " && test -s ")},
 		})
@@ -182,6 +185,22 @@ func withDraws(ts []task, base map[string][]scTurn, f *turnsFile, seed uint64, s
 			k++
 		}
 		out[t.ID] = turns
+	}
+	return out
+}
+
+// withEstimates gives each task an estimate_minutes from its drawn think
+// time, rounded to the half minute as a planner would write it (half a
+// minute at least: zerg counts an estimate of 0 as one minute): what the
+// dag schedule's longest-chain-first order ranks tasks by. It returns a
+// copy; ts keeps no estimate.
+func withEstimates(ts []task, sc map[string][]scTurn) []task {
+	think := thinkTimes(sc)
+	out := make([]task, len(ts))
+	for i, t := range ts {
+		m := max(math.Round(think[t.ID].Minutes()*2)/2, 0.5)
+		t.Estimate = &m
+		out[i] = t
 	}
 	return out
 }

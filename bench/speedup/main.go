@@ -40,6 +40,7 @@ type options struct {
 	scale        float64
 	think        time.Duration // a fixed think time per turn instead of the draw (0: drawn)
 	gate         string        // a required gate command on every merged level ("": none)
+	estimates    string        // none, or drawn: estimate_minutes from each task's drawn think time
 	mode         string
 	model        string
 	zerg         string
@@ -59,6 +60,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the draw of think times and output tokens")
 	flag.Float64Var(&o.scale, "think-scale", 1, "multiply the measured think times (1 = as measured)")
 	flag.DurationVar(&o.think, "think", 0, "give every model turn this think time instead of drawing it (output tokens are still drawn)")
+	flag.StringVar(&o.estimates, "estimates", "none", "estimate_minutes in the synthetic graphs: none, or drawn (each task's drawn think time, to the half minute), which the dag schedule ranks ready tasks by")
 	flag.StringVar(&o.gate, "gate", "", "a required gate command zerg runs on every merged level (synthetic graphs)")
 	flag.StringVar(&o.mode, "mode", "sandbox", "zerg's isolation mode for the rush: sandbox or subprocess")
 	flag.StringVar(&o.model, "model", "sonnet", "the model both runs ask for (zerg's workers and the single session): prices differ per model")
@@ -96,8 +98,8 @@ func main() {
 	if o.workers, err = ints(*workers); err == nil {
 		o.shapeWorkers, err = ints(*shapeWorkers)
 	}
-	if err != nil || o.turns < 2 || o.scale <= 0 || o.think < 0 {
-		fmt.Fprintln(os.Stderr, "speedup: -workers and -shape-workers take positive integers, -turns at least 2, -think-scale above 0, -think not below 0")
+	if err != nil || o.turns < 2 || o.scale <= 0 || o.think < 0 || (o.estimates != "none" && o.estimates != "drawn") {
+		fmt.Fprintln(os.Stderr, "speedup: -workers and -shape-workers take positive integers, -turns at least 2, -think-scale above 0, -think not below 0, -estimates none or drawn")
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -256,10 +258,15 @@ func makeTarget(ctx context.Context, o options, name string, all map[string]shap
 	if name == "3x4" || name == "3x8" {
 		ws = o.workers
 	}
+	turns := fixThink(scripts(sh.Tasks, o.turns, tf, o.seed, o.scale), o.think)
+	if o.estimates == "drawn" {
+		sh.Tasks = withEstimates(sh.Tasks, turns)
+		sh.Source += "; estimate_minutes from each task's drawn think time"
+	}
 	return target{
 		shape:   sh,
 		feature: feature,
-		turns:   fixThink(scripts(sh.Tasks, o.turns, tf, o.seed, o.scale), o.think),
+		turns:   turns,
 		prepare: func(dir, schedule string, rushSc []byte) error {
 			return makeRepo(dir, sh.Tasks, rushSc, zergConfig(o.mode, schedule, o.model, o.gate))
 		},

@@ -19,6 +19,8 @@ type task struct {
 	// Paths, when set, are the files the task creates (a real project's
 	// graph); otherwise files makes Files paths of its own.
 	Paths []string `json:"-"`
+	// Estimate is the task's estimate_minutes in the graph (nil: none).
+	Estimate *float64 `json:"-"`
 }
 
 // span is when one task's successful attempt ran, as zerg's event log says.

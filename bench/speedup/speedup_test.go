@@ -10,6 +10,7 @@ import (
 	"github.com/zergrush/zerg/internal/eventlog"
 	"github.com/zergrush/zerg/internal/mockapi"
 	"github.com/zergrush/zerg/internal/runstate"
+	"github.com/zergrush/zerg/internal/spec"
 )
 
 const sec = time.Second
@@ -356,4 +357,43 @@ func turnsAndShapes(t *testing.T) (*turnsFile, map[string]shape) {
 		t.Fatal(err)
 	}
 	return f, shapes
+}
+
+// -estimates drawn: the graph zerg reads carries each task's drawn think
+// time as estimate_minutes, to the half minute, so that the dag schedule
+// can rank the chains; without it the graph has none.
+func TestDrawnEstimatesReachTheGraph(t *testing.T) {
+	f, shapes := turnsAndShapes(t)
+	ts := shapes["3x8"].Tasks
+	sc := scripts(ts, 10, f, 1, 1)
+	think := thinkTimes(sc)
+	est := withEstimates(ts, sc)
+	if ts[0].Estimate != nil {
+		t.Fatal("withEstimates changed the shape's own tasks")
+	}
+	data, err := graphJSON(feature, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, issues := spec.Parse(data)
+	if len(issues) > 0 {
+		t.Fatalf("zerg refuses the graph: %v", issues)
+	}
+	distinct := map[float64]bool{}
+	for _, gt := range g.Tasks {
+		want := max(math.Round(think[gt.ID].Minutes()*2)/2, 0.5)
+		if !gt.HasEstimate || gt.EstimateMinutes != want {
+			t.Errorf("%s: estimate %v (set %v), want %v for %v of think time", gt.ID, gt.EstimateMinutes, gt.HasEstimate, want, think[gt.ID])
+		}
+		distinct[gt.EstimateMinutes] = true
+	}
+	// Control: the ten-turn draws differ enough that the estimates rank
+	// tasks at all (all equal would leave the graph's own order).
+	if len(distinct) < 2 {
+		t.Errorf("every task got the same estimate %v: nothing to rank by", distinct)
+	}
+	plain, _ := graphJSON(feature, ts)
+	if g, _ := spec.Parse(plain); g.Tasks[0].HasEstimate {
+		t.Error("a graph without -estimates has estimates")
+	}
 }

@@ -21,10 +21,10 @@ func EnableSubreaper() error { return proc.EnableSubreaper() }
 func IsSubreaper() bool { return proc.IsSubreaper() }
 
 // treeOptions say how a run's processes are recognised: the run's marker
-// in their environment, its directories, and a sandbox's bwrap orphaned in
-// one of them.
+// in their environment, its directories, a sandbox's bwrap orphaned in one
+// of them, and a container's init stranded in one.
 func treeOptions(marker string, dirs ...string) proc.Options {
-	o := proc.Options{Dirs: dirs, Orphan: sandboxIn(dirs), DieWithParent: true}
+	o := proc.Options{Dirs: dirs, Orphan: sandboxIn(dirs), Stranded: containerInit, DieWithParent: true}
 	if marker != "" {
 		o.Marker = EnvRunMarker + "=" + marker
 	}
@@ -54,11 +54,23 @@ func sandboxIn(dirs []string) func(pid int) bool {
 	}
 }
 
+// containerInit recognises runc's init waiting for its container to be
+// started. A worker's container client (podman) killed while it starts the
+// container (by the parent-death signal, when the coordinator is killed)
+// can leave one that podman has already forgotten: it waits for ever, in
+// the container's working directory, which is the attempt's workspace.
+// Only runc's is recognised (the runtime podman uses on Debian); another
+// runtime's stranded process would not be found.
+func containerInit(argv []string) bool {
+	return len(argv) >= 2 && filepath.Base(argv[0]) == "runc" && argv[1] == "init"
+}
+
 // KillRecorded kills processes a previous zerg recorded for a run (for a
 // coordinator resuming after a crash, or zerg stop): a PID is signalled
 // only if its start time still matches the record, or it carries the run's
 // marker, or it is a sandbox's orphaned bwrap started in one of workdirs
-// (the attempts' workspaces); their descendants go too. It returns the PIDs
+// (the attempts' workspaces) or a container's init stranded in one
+// (containerInit); their descendants go too. It returns the PIDs
 // signalled.
 func KillRecorded(marker string, recorded []Proc, grace time.Duration, workdirs ...string) []int {
 	if marker == "" && len(recorded) == 0 && len(workdirs) == 0 {

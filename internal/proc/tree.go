@@ -23,6 +23,14 @@ type Options struct {
 	// the caller) that nothing else attributes: a sandbox's bwrap that lost
 	// its parent carries no marker (bwrap clears its environment).
 	Orphan func(pid int) bool
+	// Stranded, when not nil, claims in a kill's scan (Collect full) a
+	// process whose working directory is in Dirs and whose command line it
+	// recognises, whoever its parent is: a container's init that the
+	// engine left waiting to start when the engine's client was killed in
+	// the middle of starting it, and that the engine itself no longer
+	// knows (podman with runc leaves a "runc init" under a conmon of its
+	// own, which neither podman rm nor the label finds).
+	Stranded func(argv []string) bool
 	// Cgroup, when not nil, is the command's own control group: all its
 	// members are the tree's. Start starts the command in it.
 	Cgroup Cgroup
@@ -37,7 +45,8 @@ type Options struct {
 // start time), is a descendant of one of those, carries the tree's marker,
 // is in its cgroup, or is an orphan re-parented to the caller (a subreaper,
 // EnableSubreaper) whose session or process group leader is the tree's, or
-// whose working directory is in the tree's directories. Orphans in the
+// whose working directory is in the tree's directories, or, in a kill, a
+// process in those directories that Options.Stranded recognises. Orphans in the
 // caller's own process group are the caller's own plain children (git,
 // verification commands), never the tree's. Nothing else is signalled.
 // Its methods are safe for concurrent use.
@@ -168,6 +177,13 @@ func (t *Tree) Collect(full bool) []Stat {
 		}
 		if ours[st.SID] || ours[st.PGID] || t.inDirs(cwdOf(pid)) {
 			ours[pid] = true
+		}
+	}
+	if full && t.o.Stranded != nil && len(t.o.Dirs) > 0 {
+		for pid := range procs {
+			if !ours[pid] && pid > 1 && pid != t.self && t.inDirs(cwdOf(pid)) && t.o.Stranded(Cmdline(pid)) {
+				ours[pid] = true
+			}
 		}
 	}
 	// Close over children until nothing new appears.

@@ -46,9 +46,9 @@ type Options struct {
 // is in its cgroup, or is an orphan re-parented to the caller (a subreaper,
 // EnableSubreaper) whose session or process group leader is the tree's, or
 // whose working directory is in the tree's directories, or, in a kill, a
-// process in those directories that Options.Stranded recognises. Orphans in the
-// caller's own process group are the caller's own plain children (git,
-// verification commands), never the tree's. Nothing else is signalled.
+// process in those directories that Options.Stranded recognises. Orphans
+// in the caller's own process group are the caller's own plain children
+// (git, verification commands), never the tree's. Nothing else is signalled.
 // Its methods are safe for concurrent use.
 type Tree struct {
 	mu     sync.Mutex
@@ -124,8 +124,8 @@ func (t *Tree) Recorded() []ID {
 
 // Collect scans /proc and returns the tree's live (or zombie) processes,
 // recording new ones. full reads the environment of every process for the
-// marker instead of only of orphans; it is what a kill uses, a periodic
-// scan need not.
+// marker instead of only of orphans, and looks for stranded processes; it
+// is what a kill uses, a periodic scan need not.
 func (t *Tree) Collect(full bool) []Stat {
 	procs, err := Scan()
 	if err != nil {

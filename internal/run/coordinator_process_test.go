@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/zergrush/zerg/internal/proc"
 )
 
 func TestIsRushCommand(t *testing.T) {
@@ -49,6 +52,11 @@ func TestCoordinatorProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// Start returns once the exec began: the kernel sets the new command
+	// line a moment later, and until then /proc shows an empty one.
+	for deadline := time.Now().Add(5 * time.Second); len(proc.Cmdline(cmd.Process.Pid)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if id := CoordinatorProcess(cmd.Process.Pid); id.PID != cmd.Process.Pid {
 		t.Errorf("a live zerg rush (pid %d) was not named: %+v", cmd.Process.Pid, id)
 	}

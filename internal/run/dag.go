@@ -116,10 +116,7 @@ func dagStarts(v dagView, free int) []string {
 	if len(cands) == 0 {
 		return nil
 	}
-	tail := chainMinutes(v.graph)
-	slices.SortFunc(cands, func(a, b *spec.Task) int {
-		return cmp.Or(cmp.Compare(tail[b.ID], tail[a.ID]), cmp.Compare(a.Level, b.Level), strings.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(cands, byChain(chainMinutes(v.graph)))
 	var out []string
 	for _, t := range cands {
 		if len(out) == free {
@@ -132,6 +129,15 @@ func dagStarts(v dagView, free int) []string {
 		holders = append(holders, t)
 	}
 	return out
+}
+
+// byChain orders tasks as dagStarts starts them: the longest chain of work
+// behind a task first (tail, from chainMinutes), then the lower level, then
+// the id.
+func byChain(tail map[string]float64) func(a, b *spec.Task) int {
+	return func(a, b *spec.Task) int {
+		return cmp.Or(cmp.Compare(tail[b.ID], tail[a.ID]), cmp.Compare(a.Level, b.Level), strings.Compare(a.ID, b.ID))
+	}
 }
 
 // chainMinutes is, for each task, the longest chain of estimated work from

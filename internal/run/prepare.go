@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/zergrush/zerg/internal/runstate"
@@ -114,7 +115,7 @@ func (c *Coordinator) attemptRequest(t *spec.Task, n, level int, base string, ts
 // that start next (dagAhead) whenever every running attempt has heard from
 // the model, until ctx ends.
 func (c *Coordinator) prepareDAG(runCtx, ctx context.Context, p Preparer) {
-	after := dagOrder(c.graph)
+	after, tail := dagOrder(c.graph), chainMinutes(c.graph)
 	asked := map[string]bool{}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -124,7 +125,7 @@ func (c *Coordinator) prepareDAG(runCtx, ctx context.Context, p Preparer) {
 			return
 		case <-t.C:
 		}
-		for _, req := range c.dagAhead(after, asked) {
+		for _, req := range c.dagAhead(after, tail, asked) {
 			asked[req.Task.ID] = true
 			p.Prepare(runCtx, req)
 		}
@@ -135,8 +136,10 @@ func (c *Coordinator) prepareDAG(runCtx, ctx context.Context, p Preparer) {
 // attempt has not heard from the model; else, up to workers prepared and
 // not yet started, the first attempts of tasks not started whose
 // dependencies (dagOrder) are all running, committed or merged, from the
-// head of the moment. asked are the tasks prepared before.
-func (c *Coordinator) dagAhead(after map[string][]string, asked map[string]bool) []AttemptRequest {
+// head of the moment, in the order dagStarts will start them (byChain over
+// tail): a prepared worker is of use only to the task it was laid for.
+// asked are the tasks prepared before.
+func (c *Coordinator) dagAhead(after map[string][]string, tail map[string]float64, asked map[string]bool) []AttemptRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, l := range c.live {
@@ -154,13 +157,9 @@ func (c *Coordinator) dagAhead(after map[string][]string, asked map[string]bool)
 			free--
 		}
 	}
-	var reqs []AttemptRequest
+	var next []*spec.Task
 	for _, t := range c.graph.Tasks {
-		if free <= len(reqs) {
-			break
-		}
-		ts := c.state.Task(t.ID)
-		if asked[t.ID] || !waiting(t.ID) || ts.Attempts > 0 {
+		if asked[t.ID] || !waiting(t.ID) || c.state.Task(t.ID).Attempts > 0 {
 			continue
 		}
 		underWay := true
@@ -172,8 +171,14 @@ func (c *Coordinator) dagAhead(after map[string][]string, asked map[string]bool)
 			}
 		}
 		if underWay {
-			reqs = append(reqs, c.attemptRequest(t, ts.Attempts+1, t.Level, c.state.Head, ts))
+			next = append(next, t)
 		}
+	}
+	slices.SortFunc(next, byChain(tail))
+	var reqs []AttemptRequest
+	for _, t := range next[:min(max(free, 0), len(next))] {
+		ts := c.state.Task(t.ID)
+		reqs = append(reqs, c.attemptRequest(t, ts.Attempts+1, t.Level, c.state.Head, ts))
 	}
 	return reqs
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -181,7 +182,7 @@ func TestDagAhead(t *testing.T) {
 			for _, id := range tc.asked {
 				asked[id] = true
 			}
-			reqs := c.dagAhead(dagOrder(c.graph), asked)
+			reqs := c.dagAhead(dagOrder(c.graph), chainMinutes(c.graph), asked)
 			if got := ids(reqs); !slices.Equal(got, tc.want) {
 				t.Fatalf("prepare %v, want %v", got, tc.want)
 			}
@@ -191,5 +192,50 @@ func TestDagAhead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Under dag, the workers prepared are those of the tasks dagStarts will
+// start first: with estimates, the longest chain ahead, not the graph's
+// order (a worker prepared for another task is of no use and is thrown
+// away). Control: without estimates the graph's order stays.
+func TestDagAheadPreparesWhatStartsFirst(t *testing.T) {
+	graph := func(estimates bool) string {
+		est := func(m int) string {
+			if !estimates {
+				return ""
+			}
+			return `"estimate_minutes": ` + strconv.Itoa(m) + `, `
+		}
+		return `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "level": 1, "files": {"create": ["a.txt"]}},
+ {"id": "C", "title": "c", "level": 2, "dependencies": ["A"], ` + est(1) + `"files": {"create": ["c.txt"]}},
+ {"id": "D", "title": "d", "level": 2, "dependencies": ["A"], ` + est(2) + `"files": {"create": ["d.txt"]}},
+ {"id": "E", "title": "e", "level": 2, "dependencies": ["A"], ` + est(30) + `"files": {"create": ["e.txt"]}}
+]}`
+	}
+	for _, tc := range []struct {
+		estimates bool
+		want      []string
+	}{{true, []string{"E", "D"}}, {false, []string{"C", "D"}}} {
+		w := newWorld(t, graph(tc.estimates))
+		st := runstate.NewState()
+		st.Head = "h1"
+		st.Tasks["A"] = &runstate.TaskState{Status: runstate.StatusRunning, Attempts: 1}
+		c := w.coordinator(st)
+		c.workers = 2
+		c.live = map[string]runstate.LiveAttempt{"A": {Attempt: 1, LastEvent: time.Now()}}
+		var got []string
+		for _, r := range c.dagAhead(dagOrder(c.graph), chainMinutes(c.graph), map[string]bool{}) {
+			got = append(got, r.Task.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("estimates %v: prepare %v, want %v", tc.estimates, got, tc.want)
+		}
+		// What dagStarts starts once A is merged, with two workers free.
+		starts := dagStarts(fakeView(t, graph(tc.estimates), map[string]runstate.Status{"A": runstate.StatusMerged}), 2)
+		if !slices.Equal(starts, got) {
+			t.Errorf("estimates %v: prepared %v, but dagStarts starts %v", tc.estimates, got, starts)
+		}
 	}
 }

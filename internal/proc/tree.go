@@ -125,9 +125,15 @@ func (t *Tree) Recorded() []ID {
 // Collect scans /proc and returns the tree's live (or zombie) processes,
 // recording new ones. full reads the environment of every process for the
 // marker instead of only of orphans, and looks for stranded processes; it
-// is what a kill uses, a periodic scan need not.
+// is what a kill uses, a periodic scan need not. Only a full scan is sure
+// to be fresh: a periodic one may reuse another tree's scan of the last
+// recentAge.
 func (t *Tree) Collect(full bool) []Stat {
-	procs, err := Scan()
+	scan := scanTable
+	if !full {
+		scan = func() (map[int]Stat, error) { return scanRecent(recentAge) }
+	}
+	procs, err := scan()
 	if err != nil {
 		return nil
 	}
@@ -257,10 +263,19 @@ func (t *Tree) Reap() { t.reap(t.Collect(false)) }
 
 func (t *Tree) reap(procs []Stat) {
 	for _, p := range procs {
-		if p.Zombie() && p.PPID == t.self && p.PID != t.root.PID {
+		if p.Zombie() && p.PPID == t.self && p.PID != t.root.PID && stillZombie(p) {
 			reap(p.PID)
 		}
 	}
+}
+
+// stillZombie reports whether p, seen a zombie in a scan that may be some
+// time old, is that same zombie now: its PID may have been reaped since and
+// reused by another child of ours, whose exit status belongs to its own
+// Wait.
+func stillZombie(p Stat) bool {
+	now, err := ReadStat(p.PID)
+	return err == nil && now.Zombie() && now.StartTime == p.StartTime && now.PPID == p.PPID
 }
 
 // Live returns the tree's processes that still run, reaping its zombies.

@@ -48,6 +48,7 @@ type options struct {
 	jsonOut      string
 	plainSingle  bool
 	singleOnly   bool
+	keep         bool
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (-replot draws them again)")
 	flag.BoolVar(&o.plainSingle, "plain-single", false, "run the single session as a bare claude -p, without the two settings zerg gives its workers (git instructions and auto memory off)")
 	flag.BoolVar(&o.singleOnly, "single-only", false, "run the single sessions only, no rush")
+	flag.BoolVar(&o.keep, "keep", false, "keep the runs' repositories, workspaces and zerg records (their directory is printed) to read afterwards")
 	replot := flag.String("replot", "", "only draw -plot from the results a -json run wrote, and exit")
 	quick := flag.Bool("quick", false, "3x4 only, 1 and 4 workers, think time x0.25")
 	short := flag.Bool("short", false, "the short-task A/B: 3x4, 4 workers, three turns of 4 s each, a gate per level")
@@ -172,7 +174,11 @@ func benchmark(ctx context.Context, o options, stdout, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	if o.keep {
+		fmt.Fprintf(log, "speedup: -keep: the runs stay in %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	// As root, zerg's workers run as an unprivileged user who must reach
 	// the workspaces and the zerg binary inside this directory.
 	if err := os.Chmod(tmp, 0o711); err != nil {

@@ -89,3 +89,33 @@ func TestCloneCommitQuarantineImport(t *testing.T) {
 		t.Error("a forged bundle was accepted")
 	}
 }
+
+// A clone takes its commit by id, with no ref of its own in the user's
+// repository: a commit that no ref names (a merged head, an imported
+// result) is cloned all the same, even when the user's git config asks
+// for the old protocol, which refuses to send what it did not advertise.
+func TestCloneCommitNeedsNoRef(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[protocol]\n\tversion = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	ctx := context.Background()
+	repo := newRepo(t)
+	loose, err := repo.Run(ctx, "commit-tree", "-m", "no ref names me", "HEAD^{tree}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose = strings.TrimSpace(loose)
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := repo.CloneCommit(ctx, ws, loose); err != nil {
+		t.Fatal(err)
+	}
+	if head, _ := New(ws).RevParse(ctx, "HEAD"); head != loose {
+		t.Errorf("clone HEAD %s, want %s", head, loose)
+	}
+	if refs, _ := repo.Run(ctx, "for-each-ref", "refs/zerg/"); refs != "" {
+		t.Errorf("the clone wrote refs to the user's repository: %s", refs)
+	}
+}

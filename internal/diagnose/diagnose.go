@@ -48,7 +48,7 @@ const maxOutput = 64 << 10
 
 // Diagnose parses an output and ranks the patterns it may show.
 func Diagnose(in Input) Diagnosis {
-	return trained.Diagnose(in)
+	return trained().Diagnose(in)
 }
 
 // Diagnose is Diagnose with this model.
@@ -193,7 +193,7 @@ func signalLine(feature, output string) string {
 	if !ok {
 		return ""
 	}
-	for _, s := range signals {
+	for _, s := range signals() {
 		if s.name != name {
 			continue
 		}

@@ -20,8 +20,8 @@ func TestPatterns(t *testing.T) {
 			t.Errorf("pattern %s: %+v, %v", id, p, ok)
 		}
 	}
-	if len(trained.Patterns) != len(Patterns) || len(trained.LogPrior) != len(Patterns) {
-		t.Errorf("the model knows %d patterns, the package %d", len(trained.Patterns), len(Patterns))
+	if len(trained().Patterns) != len(Patterns) || len(trained().LogPrior) != len(Patterns) {
+		t.Errorf("the model knows %d patterns, the package %d", len(trained().Patterns), len(Patterns))
 	}
 }
 

@@ -279,7 +279,9 @@ var modelJSON []byte
 
 // trained is the model zerg ships, trained on the corpus's training split
 // (go test ./internal/diagnose -run TestModelIsTheCorpus -update writes it).
-var trained = mustLoad(modelJSON)
+// It is read on first use: decoding it took 18 ms of the start of every zerg
+// process, most of which never diagnose anything (a hook, a sandbox's init).
+var trained = sync.OnceValue(func() *Model { return mustLoad(modelJSON) })
 
 func mustLoad(data []byte) *Model {
 	var m Model

@@ -191,12 +191,9 @@ func commitResult(ctx context.Context, in Input, ws driver.Workspace, res Result
 		msg = fmt.Sprintf("%s: attempt %d did not pass (%s)", in.Task.ID, in.Number, res.Reason)
 		trailers["Zerg-Status"] = "failed"
 	}
-	imported, err := q.Import(ictx, commit, in.Base, msg, trailers)
+	imported, err := q.Import(ictx, commit, in.Base, msg, trailers, in.Branch)
 	if err != nil {
 		return res, fmt.Errorf("import the result of %s: %w", in.Task.ID, err)
-	}
-	if err := in.Repo.SetBranch(ictx, in.Branch, imported, ""); err != nil {
-		return res, err
 	}
 	res.Commit = imported
 	if diff, err := in.Repo.DiffCommits(ictx, in.Base, imported); err == nil {

@@ -95,11 +95,14 @@ func (q *Quarantine) FetchBundle(ctx context.Context, bundle string) (string, er
 
 // Import records a commit made by zerg with the tree of the worker's
 // commit on top of parent, with zerg's message and trailers, and copies it
-// into the user's repository. Only that commit and its tree travel: the
-// worker's own commit object (its message could carry anything) and any
-// other object its bundle smuggled stay in the quarantine. It returns the
-// new commit.
-func (q *Quarantine) Import(ctx context.Context, commit, parent, message string, trailers map[string]string) (string, error) {
+// into the user's repository as branch (created, or moved there). Only that
+// commit and its tree travel: the worker's own commit object (its message
+// could carry anything) and any other object its bundle smuggled stay in
+// the quarantine. It returns the new commit.
+func (q *Quarantine) Import(ctx context.Context, commit, parent, message string, trailers map[string]string, branch string) (string, error) {
+	if err := ValidateRef(branch); err != nil {
+		return "", err
+	}
 	tree, err := q.RevParseTree(ctx, commit)
 	if err != nil {
 		return "", err
@@ -108,20 +111,18 @@ func (q *Quarantine) Import(ctx context.Context, commit, parent, message string,
 	if err != nil {
 		return "", err
 	}
-	ref := "refs/zerg/import/" + randomName()
+	// Straight onto the branch: a temporary ref, its removal and then the
+	// branch's own update were three git processes under the lock, on
+	// the way from every worker's result to its merge. --update-head-ok:
+	// a worktree may have the branch checked out (subprocess mode's
+	// attempt), which update-ref, as before, would move all the same.
 	if err := q.main.Locked(func() error {
 		_, err := q.main.Run(ctx, "-c", "transfer.fsckObjects=true", "-c", "protocol.file.allow=always",
-			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", q.Dir, "+"+made+":"+ref)
+			"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--update-head-ok", "--", q.Dir, "+"+made+":refs/heads/"+branch)
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("import %s: %w", ShortHash(commit), err)
 	}
-	// Best effort: the commit is in the repository already; a ref left
-	// behind only keeps it from git's gc.
-	_ = q.main.Locked(func() error {
-		_, err := q.main.Run(context.WithoutCancel(ctx), "update-ref", "-d", ref)
-		return err
-	})
 	return made, nil
 }
 

@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,9 +64,12 @@ func TestCloneCommitQuarantineImport(t *testing.T) {
 	if p, _ := q.Parents(ctx, got); len(p) != 1 || p[0] != base {
 		t.Errorf("parents %v", p)
 	}
-	imported, err := q.Import(ctx, got, base, "T1: a task", map[string]string{"Task-Id": "T1"})
+	imported, err := q.Import(ctx, got, base, "T1: a task", map[string]string{"Task-Id": "T1"}, "zerg/f/task/T1/1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if at, _ := repo.RevParse(ctx, "refs/heads/zerg/f/task/T1/1"); at != imported {
+		t.Errorf("the attempt's branch is at %q, want the imported %s", at, imported)
 	}
 	msg, _ := repo.Run(ctx, "log", "-1", "--format=%an%n%B", imported)
 	if !strings.Contains(msg, "zerg\nT1: a task") || !strings.Contains(msg, "Task-Id: T1") || strings.Contains(msg, "worker's own") {
@@ -117,5 +121,35 @@ func TestCloneCommitNeedsNoRef(t *testing.T) {
 	}
 	if refs, _ := repo.Run(ctx, "for-each-ref", "refs/zerg/"); refs != "" {
 		t.Errorf("the clone wrote refs to the user's repository: %s", refs)
+	}
+}
+
+// Import lands the commit on the attempt's branch itself, creating it or
+// moving it (a recovered attempt imported again), also while a worktree has
+// the branch checked out, as subprocess mode's attempts do.
+func TestImportMovesTheBranch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t)
+	base, _ := repo.RevParse(ctx, "HEAD")
+	q, err := repo.NewQuarantine(ctx, filepath.Join(t.TempDir(), "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const branch = "zerg/f/task/T1/1"
+	if err := repo.AddWorktree(ctx, filepath.Join(t.TempDir(), "wt"), branch, base); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		made, err := q.Import(ctx, base, base, fmt.Sprintf("T1: try %d", i), nil, branch)
+		if err != nil {
+			t.Fatalf("import %d: %v", i, err)
+		}
+		if at, _ := repo.RevParse(ctx, "refs/heads/"+branch); at != made {
+			t.Fatalf("import %d: the branch is at %s, want %s", i, at, made)
+		}
+	}
+	if _, err := q.Import(ctx, base, base, "T1", nil, "-bad"); err == nil {
+		t.Error("an invalid branch name was accepted")
 	}
 }

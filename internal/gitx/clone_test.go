@@ -92,6 +92,17 @@ func TestCloneCommitQuarantineImport(t *testing.T) {
 	if _, err := q.FetchBundle(ctx, bad); err == nil {
 		t.Error("a forged bundle was accepted")
 	}
+	// So is one whose prerequisite the repository lacks.
+	orphan := t.TempDir()
+	o := New(orphan)
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "one"}, {"commit", "-q", "--allow-empty", "-m", "two"}, {"bundle", "create", "--quiet", filepath.Join(orphan, "thin.bundle"), "HEAD~1..HEAD"}} {
+		if _, err := o.Run(ctx, args...); err != nil {
+			t.Fatal(args, err)
+		}
+	}
+	if _, err := q.FetchBundle(ctx, filepath.Join(orphan, "thin.bundle")); err == nil {
+		t.Error("a bundle whose prerequisite the repository lacks was accepted")
+	}
 }
 
 // A clone takes its commit by id, with no ref of its own in the user's

@@ -2,8 +2,6 @@ package gitx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,12 +13,6 @@ import (
 // a repository of its own that holds the base commit and nothing else, and
 // hands its result back as a bundle that zerg checks in a quarantine before
 // any of it enters the user's repository.
-
-func randomName() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // CloneCommit makes dst a new repository whose only commit is commit (a
 // depth-1 fetch from r), checked out on branch "work". Nothing else of r

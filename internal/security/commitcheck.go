@@ -384,7 +384,10 @@ func (c *commitChecker) scanText(p string, data []byte, what string) {
 	for _, f := range c.scanner.ScanFile(p, data) {
 		c.addFinding(p, f, what)
 	}
-	if c.scanner.skipsPath(p) {
+	// An empty file has nothing to scan again under another name; its
+	// name alone (the allowlist's regexps over it) costs a worker that
+	// writes thousands of files with long names minutes of CPU.
+	if len(data) > 0 && c.scanner.skipsPath(p) {
 		// gitleaks' own allowlist skipped the file by its name alone: scan
 		// the content under a neutral name. generic-api-key, tuned for
 		// source code, is left out of this pass: lock files and images are

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +110,37 @@ type Scanner struct {
 	pool  chan *detect.Detector
 	allow *Allowlist
 	rules int
+	empty emptyFiles
+}
+
+// emptyFiles is what the rules can find in an empty file: only what its
+// name matches (a rule with a path), unless some rule's regexp matches
+// nothing at all. gitleaks checks every name against its allowlist's
+// regexps first, which for a worker that writes thousands of empty files
+// with long names costs a minute of CPU; the few rules with a path are
+// cheap.
+type emptyFiles struct {
+	paths []*regexp.Regexp
+	scan  bool // a rule's regexp matches the empty text: scan them all
+}
+
+func newEmptyFiles(rules map[string]config.Rule) emptyFiles {
+	var e emptyFiles
+	for _, r := range rules {
+		if r.Regex != nil && r.Regex.MatchString("") {
+			e.scan = true
+		}
+		if r.Path != nil {
+			e.paths = append(e.paths, r.Path)
+		}
+	}
+	return e
+}
+
+// mayFind reports whether the rules may find anything in an empty file of
+// this name.
+func (e emptyFiles) mayFind(path string) bool {
+	return e.scan || slices.ContainsFunc(e.paths, func(re *regexp.Regexp) bool { return re.MatchString(path) })
 }
 
 var (
@@ -137,7 +170,7 @@ func newScanner(extra string) (*Scanner, error) {
 		return nil, fmt.Errorf("load secret scanning rules: %w", err)
 	}
 	n := runtime.GOMAXPROCS(0)
-	s := &Scanner{pool: make(chan *detect.Detector, n), allow: &Allowlist{}, rules: len(cfg.Rules)}
+	s := &Scanner{pool: make(chan *detect.Detector, n), allow: &Allowlist{}, rules: len(cfg.Rules), empty: newEmptyFiles(cfg.Rules)}
 	for range n {
 		d := detect.NewDetector(cfg)
 		// Inline "gitleaks:allow" comments are not honoured: a worker could
@@ -175,7 +208,7 @@ func (s *Scanner) WithAllowlist(a *Allowlist) *Scanner {
 	if a == nil {
 		a = &Allowlist{}
 	}
-	return &Scanner{pool: s.pool, allow: a, rules: s.rules}
+	return &Scanner{pool: s.pool, allow: a, rules: s.rules, empty: s.empty}
 }
 
 // ScanFile scans the whole content of one file. path is reported in the
@@ -199,7 +232,7 @@ func (s *Scanner) ScanDiff(diff string) []Finding {
 // scan runs the rules over text. lines maps 0-based line indexes of text to
 // reported line numbers; nil means index+1.
 func (s *Scanner) scan(path, text string, lines []int) []Finding {
-	if text == "" && path == "" {
+	if text == "" && (path == "" || !s.empty.mayFind(path)) {
 		return nil
 	}
 	d := <-s.pool

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/logging"
 )
 
@@ -523,5 +525,26 @@ func TestZergRulesFillGaps(t *testing.T) {
 		if !slices.Contains(gained, k) {
 			t.Errorf("%s: expected gitleaks alone to miss it and our rule to catch it; gained %v", k, gained)
 		}
+	}
+}
+
+// An empty file is scanned by its name alone: a rule with a path still
+// finds it; a rule whose regexp matches the empty text sends every empty
+// file through all the rules.
+func TestEmptyFileFindsOnlyByName(t *testing.T) {
+	s := sharedScanner(t)
+	if fs := s.ScanFile("keys/deploy.p12", nil); len(fs) != 1 || fs[0].RuleID != "pkcs12-file" {
+		t.Errorf("findings %v: want pkcs12-file on an empty keys/deploy.p12", fs)
+	}
+	long := strings.Repeat("d"+strings.Repeat("x", 246)+"/", 15) + "f00001"
+	if fs := s.ScanFile(long, nil); len(fs) != 0 {
+		t.Errorf("findings %v in an empty file of a plain name", fs)
+	}
+	e := newEmptyFiles(map[string]config.Rule{"any": {RuleID: "any", Regex: regexp.MustCompile(`x*`)}})
+	if !e.mayFind("notes.txt") {
+		t.Error("a rule whose regexp matches the empty text must see every empty file")
+	}
+	if newEmptyFiles(map[string]config.Rule{"x": {RuleID: "x", Regex: regexp.MustCompile(`x+`)}}).mayFind("notes.txt") {
+		t.Error("no rule may match an empty notes.txt")
 	}
 }
